@@ -1,0 +1,253 @@
+#!/usr/bin/env node
+// A single-node KRaft Kafka broker run from Apache Kafka's own jars, for tests,
+// benchmarks and `npm start` on machines without a Docker engine.
+//
+//   node scripts/kafka/broker.mjs [--port N]     # prints the bootstrap address, Ctrl-C stops it
+//
+// The jars are resolved from Maven Central with Maven (scripts/kafka/pom.xml)
+// into .cache/kafka/<version>/lib, once. Java 17+ and Maven must be on PATH.
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, createWriteStream } from 'node:fs';
+import { createServer, connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const projectRoot = resolve(here, '..', '..');
+const pomFile = join(here, 'pom.xml');
+
+function kafkaVersion() {
+  const match = /<kafka\.version>([^<]+)<\/kafka\.version>/.exec(readFileSync(pomFile, 'utf8'));
+  if (!match) throw new Error(`${pomFile}: no <kafka.version> property`);
+  return match[1];
+}
+
+/** Resolves the broker jars into the cache (once) and returns the lib folder. */
+export function ensureKafkaJars({ log = (line) => process.stderr.write(`${line}\n`) } = {}) {
+  const version = kafkaVersion();
+  const lib = join(projectRoot, '.cache', 'kafka', version, 'lib');
+  const marker = join(lib, '.complete');
+  if (existsSync(marker)) return lib;
+  log(`kafka: resolving Apache Kafka ${version} jars from Maven Central into ${lib} (first run only)`);
+  mkdirSync(lib, { recursive: true });
+  const mvn = spawnSync(
+    'mvn',
+    ['-q', '-B', '-f', pomFile, 'dependency:copy-dependencies', `-DoutputDirectory=${lib}`, '-DincludeScope=runtime'],
+    { stdio: ['ignore', 2, 2] },
+  );
+  if (mvn.error) {
+    throw new Error(`kafka: could not run Maven (${mvn.error.message}); install Maven and Java 17+, or set KAFKA_BROKERS to an existing broker`);
+  }
+  if (mvn.status !== 0) {
+    throw new Error(`kafka: Maven failed to resolve the broker jars (exit ${mvn.status}); see its output above`);
+  }
+  writeFileSync(marker, new Date().toISOString());
+  return lib;
+}
+
+export function freePort() {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+function clusterId() {
+  // KRaft wants a base64url-encoded 16-byte UUID (22 characters, no padding).
+  return randomBytes(16).toString('base64url');
+}
+
+function serverProperties({ port, controllerPort, dataDir }) {
+  return [
+    'process.roles=broker,controller',
+    'node.id=1',
+    `controller.quorum.voters=1@127.0.0.1:${controllerPort}`,
+    `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}`,
+    `advertised.listeners=PLAINTEXT://127.0.0.1:${port}`,
+    'controller.listener.names=CONTROLLER',
+    'inter.broker.listener.name=PLAINTEXT',
+    'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
+    `log.dirs=${dataDir}`,
+    'num.partitions=1',
+    'offsets.topic.replication.factor=1',
+    // NOTE: the default of 50 offsets partitions makes the first group join slow on a laptop.
+    'offsets.topic.num.partitions=8',
+    'transaction.state.log.replication.factor=1',
+    'transaction.state.log.min.isr=1',
+    'share.coordinator.state.topic.replication.factor=1',
+    'share.coordinator.state.topic.min.isr=1',
+    'group.initial.rebalance.delay.ms=0',
+    'auto.create.topics.enable=true',
+    'log.segment.bytes=67108864',
+    '',
+  ].join('\n');
+}
+
+const LOG4J = [
+  'status = warn',
+  'appender.out.type = Console',
+  'appender.out.name = out',
+  'appender.out.layout.type = PatternLayout',
+  'appender.out.layout.pattern = [%d] %p %m (%c)%n',
+  'rootLogger.level = info',
+  'rootLogger.appenderRef.out.ref = out',
+  'logger.state.name = state.change.logger',
+  'logger.state.level = warn',
+  '',
+].join('\n');
+
+function waitForPort(port, deadline) {
+  return new Promise((resolveWait, reject) => {
+    const attempt = () => {
+      const socket = connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolveWait();
+      });
+      socket.once('error', () => {
+        socket.destroy();
+        if (Date.now() > deadline) reject(new Error(`kafka: nothing listens on port ${port}`));
+        else setTimeout(attempt, 200);
+      });
+    };
+    attempt();
+  });
+}
+
+/**
+ * Starts a broker and resolves once it logged "Kafka Server started" and
+ * accepts connections. `restart()` stops it and starts it again on the same
+ * ports and data (for broker-restart tests); `stop()` kills it by its pid and,
+ * unless keepData, removes the data folder.
+ * `detached` (for `npm start`) keeps a terminal's Ctrl-C from reaching the JVM.
+ */
+export async function startBroker({ port, heapMb = 384, startTimeoutMs = 120_000, log, detached = false } = {}) {
+  const lib = ensureKafkaJars({ log });
+  const brokerPort = port ?? (await freePort());
+  const controllerPort = await freePort();
+  const baseDir = mkdtempSync(join(tmpdir(), 'switchyard-kafka-'));
+  const dataDir = join(baseDir, 'data');
+  const propsFile = join(baseDir, 'server.properties');
+  const log4jFile = join(baseDir, 'log4j2.properties');
+  const logFile = join(baseDir, 'broker.log');
+  writeFileSync(propsFile, serverProperties({ port: brokerPort, controllerPort, dataDir }));
+  writeFileSync(log4jFile, LOG4J);
+  const classpath = `${lib}/*`;
+  const jvmArgs = [
+    `-Xms${Math.min(heapMb, 256)}m`,
+    `-Xmx${heapMb}m`,
+    '-XX:+UseSerialGC',
+    '-XX:TieredStopAtLevel=1',
+    '-Djava.awt.headless=true',
+    `-Dlog4j2.configurationFile=${log4jFile}`,
+    '-cp',
+    classpath,
+  ];
+  const format = spawnSync('java', [...jvmArgs, 'kafka.tools.StorageTool', 'format', '-t', clusterId(), '-c', propsFile], {
+    encoding: 'utf8',
+  });
+  if (format.error) throw new Error(`kafka: could not run java (${format.error.message}); install Java 17+`);
+  if (format.status !== 0) throw new Error(`kafka: formatting the storage failed:\n${format.stdout}\n${format.stderr}`);
+
+  let child;
+  const launch = async () => {
+    const out = createWriteStream(logFile, { flags: 'a' });
+    // NOTE: detached puts the JVM in its own process group, so a terminal's Ctrl-C
+    // reaches only the parent, which stops the broker last, after its clients.
+    child = spawn('java', [...jvmArgs, 'kafka.Kafka', propsFile], { stdio: ['ignore', 'pipe', 'pipe'], detached });
+    const started = new Promise((resolveStart, reject) => {
+      let seen = '';
+      const timer = setTimeout(
+        () => reject(new Error(`kafka: broker did not start within ${startTimeoutMs} ms; see ${logFile}`)),
+        startTimeoutMs,
+      );
+      const onData = (chunk) => {
+        out.write(chunk);
+        seen = (seen + chunk.toString('utf8')).slice(-4096);
+        if (seen.includes('Kafka Server started')) {
+          clearTimeout(timer);
+          resolveStart();
+        }
+      };
+      child.stdout.on('data', onData);
+      child.stderr.on('data', (chunk) => out.write(chunk));
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        out.end();
+        reject(new Error(`kafka: broker exited (${signal ?? code}) before it started; see ${logFile}`));
+      });
+    });
+    await started;
+    await waitForPort(brokerPort, Date.now() + 30_000);
+  };
+
+  const kill = () =>
+    new Promise((resolveKill) => {
+      if (!child || child.exitCode !== null || child.signalCode !== null) return resolveKill();
+      const forced = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      child.once('exit', () => {
+        clearTimeout(forced);
+        resolveKill();
+      });
+      child.kill('SIGTERM');
+    });
+
+  await launch();
+  const brokers = `127.0.0.1:${brokerPort}`;
+  return {
+    brokers,
+    port: brokerPort,
+    logFile,
+    get pid() {
+      return child?.pid;
+    },
+    async restart() {
+      await kill();
+      await launch();
+    },
+    async stopProcess() {
+      await kill();
+    },
+    async startProcess() {
+      await launch();
+    },
+    async stop({ keepData = false } = {}) {
+      await kill();
+      if (!keepData) rmSync(baseDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  const portIndex = args.indexOf('--port');
+  const port = portIndex >= 0 ? Number(args[portIndex + 1]) : 9092;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    process.stderr.write('usage: node scripts/kafka/broker.mjs [--port N]   (N = 0 picks a free port)\n');
+    process.exit(1);
+  }
+  const broker = await startBroker({ port: port === 0 ? undefined : port });
+  process.stdout.write(`${broker.brokers}\n`);
+  process.stderr.write(`kafka: broker ready at ${broker.brokers} (pid ${broker.pid}, log ${broker.logFile}); Ctrl-C stops it\n`);
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    broker.stop().then(() => process.exit(0), () => process.exit(2));
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((error) => {
+    process.stderr.write(`${error.message}\n`);
+    process.exit(2);
+  });
+}

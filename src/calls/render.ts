@@ -1,0 +1,150 @@
+/**
+ * Webhook request bodies (DESIGN §6), rendered once per call and sent as is.
+ *
+ * Each body is JSON.stringify of an object literal written in the contract's key
+ * order: V8 keeps insertion order for non-integer keys, and JSON.stringify leaves out
+ * keys whose value is undefined, which is how absent optional fields disappear. The
+ * free-form objects are the ones JSON.parse produced, so a receiver that parses and
+ * re-serializes a body gets the same bytes, and the same X-Signature.
+ */
+import type { Call, CallWithMessageId } from './call.js';
+import { formatTimestamp } from './timestamp.js';
+
+/** Webhook payload version; absent on delete bodies. */
+export const BODY_VERSION = 1;
+
+/**
+ * The webhook body for a call: `version, type, userId, anonymousId, messageId,
+ * timestamp`, then the type's fields, then `context`; alias bodies carry
+ * `"Previous ID"` and `"User ID"` instead of userId.
+ *
+ * `timestamp` is the call's own (`timestampMs`, already corrected for clock skew by
+ * the gateway) or else `fallbackTimestampMs`: when the service received the call (the
+ * Kafka record's timestamp for direct producers).
+ *
+ * A body never lacks messageId: the gateway fills a missing one, and for calls that
+ * producers wrote straight to Kafka the router does, with `withMessageId` (choose an
+ * id derived from topic, partition and offset so a re-processed call keeps its id).
+ */
+export function renderBody(call: CallWithMessageId, fallbackTimestampMs: number): string {
+  const messageId = call.messageId;
+  // NOTE: the type promises a messageId; this guards against casts and plain-JS callers.
+  if (typeof messageId !== 'string' || messageId === '') {
+    throw new TypeError(`renderBody: ${call.type} call has no messageId; fill it with withMessageId first`);
+  }
+  const timestamp = formatTimestamp(call.timestampMs ?? fallbackTimestampMs);
+  switch (call.type) {
+    case 'identify':
+      return JSON.stringify({
+        version: BODY_VERSION,
+        type: 'identify',
+        userId: call.userId,
+        anonymousId: call.anonymousId,
+        messageId,
+        timestamp,
+        traits: call.traits,
+        context: call.context,
+      });
+    case 'track':
+      return JSON.stringify({
+        version: BODY_VERSION,
+        type: 'track',
+        userId: call.userId,
+        anonymousId: call.anonymousId,
+        messageId,
+        timestamp,
+        event: call.event,
+        properties: call.properties,
+        context: call.context,
+      });
+    case 'page':
+      return JSON.stringify({
+        version: BODY_VERSION,
+        type: 'page',
+        userId: call.userId,
+        anonymousId: call.anonymousId,
+        messageId,
+        timestamp,
+        name: call.name,
+        category: call.category,
+        properties: call.properties,
+        context: call.context,
+      });
+    case 'screen':
+      return JSON.stringify({
+        version: BODY_VERSION,
+        type: 'screen',
+        userId: call.userId,
+        anonymousId: call.anonymousId,
+        messageId,
+        timestamp,
+        name: call.name,
+        properties: call.properties,
+        context: call.context,
+      });
+    case 'group':
+      return JSON.stringify({
+        version: BODY_VERSION,
+        type: 'group',
+        userId: call.userId,
+        anonymousId: call.anonymousId,
+        messageId,
+        timestamp,
+        groupId: call.groupId,
+        traits: call.traits,
+        context: call.context,
+      });
+    case 'alias':
+      // The seed names the two identity fields with a space, exactly so.
+      return JSON.stringify({
+        version: BODY_VERSION,
+        type: 'alias',
+        anonymousId: call.anonymousId,
+        messageId,
+        timestamp,
+        'Previous ID': call.previousId,
+        'User ID': call.userId,
+        context: call.context,
+      });
+  }
+}
+
+/** The body sent for a deletion request: only type, userId and timestamp, no version. */
+export function renderDeleteBody(userId: string, timestampMs: number): string {
+  return JSON.stringify({ type: 'delete', userId, timestamp: formatTimestamp(timestampMs) });
+}
+
+export interface AudienceIdentify {
+  userId?: string;
+  anonymousId?: string;
+  messageId: string;
+  timestampMs: number;
+  /** snake_case of the audience name, e.g. `high_value_users`. */
+  traitKey: string;
+  /** true: entered the audience; false: left it. */
+  member: boolean;
+}
+
+/** The identify sent when a user enters or leaves an audience: `traits: {<traitKey>: member}`. */
+export function renderAudienceIdentify(p: AudienceIdentify): string {
+  if (p.userId === undefined && p.anonymousId === undefined) {
+    throw new TypeError('renderAudienceIdentify: needs a userId or an anonymousId');
+  }
+  return JSON.stringify({
+    version: BODY_VERSION,
+    type: 'identify',
+    userId: p.userId,
+    anonymousId: p.anonymousId,
+    messageId: p.messageId,
+    timestamp: formatTimestamp(p.timestampMs),
+    // A computed key is an own property even when it is "__proto__".
+    traits: { [p.traitKey]: p.member },
+  });
+}
+
+/** The Kafka key for a call and its deliveries: userId, else anonymousId. */
+export function routingKey(call: Call): string {
+  const key = call.userId ?? call.anonymousId;
+  if (key === undefined) throw new TypeError(`routingKey: ${call.type} call has neither userId nor anonymousId`);
+  return key;
+}

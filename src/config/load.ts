@@ -1,0 +1,198 @@
+// Reading a config file: YAML → `${ENV}` interpolation → KAFKA_BROKERS override →
+// schema → cross-checks. Every problem found on the way is collected, so an operator
+// fixes the whole file in one go; each is one line `<file>: <path>: <what to do>`.
+
+import { readFileSync } from 'node:fs';
+import { parseDocument, type YAMLError } from 'yaml';
+import { configSchema, crossCheck, isPlainObject, type Config, type IssuePath, type Problem } from './schema.js';
+
+export type LoadResult = { ok: true; config: Config } | { ok: false; errors: string[] };
+
+type Env = Record<string, string | undefined>;
+
+/** `destinations[0].settings.webhooks[1].url`; `(top level)` for the root. */
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const key of path) {
+    if (typeof key === 'number') out += `[${key}]`;
+    else if (typeof key === 'string' && /^[A-Za-z_][\w-]*$/.test(key)) out += out === '' ? key : `.${key}`;
+    else out += `[${JSON.stringify(String(key))}]`;
+  }
+  return out === '' ? '(top level)' : out;
+}
+
+// `$${` (a literal "${"), `${NAME}`, `${NAME:-default}`, or a "${" that is none of them.
+const REFERENCE = /\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$\{/g;
+
+function interpolateString(text: string, env: Env, path: IssuePath, problems: Problem[]): string {
+  return text.replace(REFERENCE, (match, name: string | undefined, fallback: string | undefined) => {
+    if (match === '$${') return '${';
+    if (name === undefined) {
+      problems.push({
+        path,
+        message: 'has a "${" that is not ${NAME} or ${NAME:-default}; write $${ for a literal "${"',
+      });
+      return match;
+    }
+    const value = env[name];
+    // Like the shell's ${NAME:-default}: an empty variable also takes the default,
+    // since Kubernetes manifests often set a variable to "" rather than omit it.
+    if (fallback !== undefined) return value === undefined || value === '' ? fallback : value;
+    if (value === undefined) {
+      problems.push({
+        path,
+        message: `environment variable ${name} is not set; set it, or give a default with \${${name}:-value}`,
+      });
+      return match;
+    }
+    return value;
+  });
+}
+
+/**
+ * A copy of the parsed document with `${NAME}` replaced in string values (never in
+ * keys). It runs after YAML parsing, so a value containing quotes, colons or newlines
+ * cannot change the document's structure.
+ */
+function interpolate(value: unknown, env: Env, path: IssuePath, problems: Problem[], ancestors: Set<unknown>): unknown {
+  if (typeof value === 'string') return interpolateString(value, env, path, problems);
+  const isCollection = Array.isArray(value) || (isPlainObject(value) && [Object.prototype, null].includes(Object.getPrototypeOf(value)));
+  if (!isCollection) return value;
+  // A YAML alias can point at its own ancestor (`a: &x [*x]`); walking that would never end.
+  if (ancestors.has(value)) {
+    problems.push({ path, message: 'refers to itself through a YAML alias; write the value out' });
+    return undefined;
+  }
+  ancestors.add(value);
+  const copy = Array.isArray(value)
+    ? value.map((item, i) => interpolate(item, env, [...path, i], problems, ancestors))
+    : Object.fromEntries(
+        Object.entries(value).map(([k, v]) => [k, interpolate(v, env, [...path, k], problems, ancestors)]),
+      );
+  ancestors.delete(value);
+  return copy;
+}
+
+// One syntax slip makes the parser report a cascade of follow-on errors; the first few
+// locate it, the rest are noise.
+const MAX_YAML_ERRORS = 5;
+
+function yamlProblem(file: string, lines: readonly string[], error: YAMLError): string {
+  // With prettyErrors the message ends with " at line L, column C:" and a code excerpt;
+  // the position goes in front instead, so the line keeps the `<file>: <where>:` form.
+  const [firstLine = error.message] = error.message.split('\n');
+  const what = firstLine.replace(/ at line \d+, column \d+:?$/, '');
+  const at = error.linePos?.[0];
+  const where = at ? `line ${at.line}, column ${at.col}` : '(YAML)';
+  // NOTE: `{ key: ${NAME} }` is the classic slip: inside { } and [ ] YAML reads "{" and
+  // "}" as structure, so a reference there must be quoted.
+  const source = at ? (lines[at.line - 1] ?? '') : '';
+  const hint = /[{[].*\$\{/.test(source) ? '; inside { } or [ ], quote values that use ${...}, e.g. "${NAME}"' : '';
+  return `${file}: ${where}: ${what}; fix the YAML syntax${hint}`;
+}
+
+const samePath = (a: IssuePath, b: readonly PropertyKey[]) => a.length === b.length && a.every((k, i) => k === b[i]);
+
+/** Problems from the schema, one per unknown key rather than one per object. */
+function schemaProblems(raw: unknown): { config?: Config; problems: Problem[] } {
+  const result = configSchema.safeParse(raw);
+  if (result.success) return { config: result.data, problems: [] };
+  const problems: Problem[] = [];
+  for (const issue of result.error.issues) {
+    const path = issue.path.map((k) => (typeof k === 'symbol' ? String(k) : k));
+    if (issue.code === 'unrecognized_keys') {
+      // schema.ts puts one message per key in `message`, one per line, in key order.
+      const messages = issue.message.split('\n');
+      issue.keys.forEach((key, i) => {
+        problems.push({ path: [...path, key], message: messages[i] ?? `unknown key ${JSON.stringify(key)}` });
+      });
+    } else {
+      problems.push({ path, message: issue.message });
+    }
+  }
+  return { problems };
+}
+
+const SECTIONS = ['kafka', 'gateway', 'admin', 'delivery', 'shutdownTimeout', 'log', 'sources', 'destinations', 'audiences'];
+
+/**
+ * Problems grouped by where they are in a file laid out like DESIGN §3 (section, then
+ * entry), so the list reads top to bottom; within one place they keep the order found.
+ */
+function sortByPlace(problems: Problem[]): Problem[] {
+  const place = (p: Problem): [number, number] => {
+    const section = SECTIONS.indexOf(String(p.path[0]));
+    const entry = p.path[1];
+    return [section === -1 ? SECTIONS.length : section, typeof entry === 'number' ? entry : -1];
+  };
+  return problems
+    .map((p) => ({ p, at: place(p) }))
+    .sort((a, b) => a.at[0] - b.at[0] || a.at[1] - b.at[1])
+    .map(({ p }) => p);
+}
+
+export function parseConfigText(text: string, file: string, env: Env): LoadResult {
+  const doc = parseDocument(text, { prettyErrors: true });
+  // Warnings (an unknown `!tag`, say) are refused too: a config that means something
+  // other than it looks is worse than one that does not load.
+  const yamlErrors = [...doc.errors, ...doc.warnings];
+  if (yamlErrors.length > 0) {
+    const lines = text.split(/\r?\n/);
+    return { ok: false, errors: yamlErrors.slice(0, MAX_YAML_ERRORS).map((e) => yamlProblem(file, lines, e)) };
+  }
+
+  let parsed: unknown;
+  try {
+    parsed = doc.toJS();
+  } catch (error) {
+    // yaml throws here only for alias abuse (a "billion laughs" document).
+    return { ok: false, errors: [`${file}: (YAML): ${(error as Error).message}; write the values out instead of aliasing them`] };
+  }
+
+  const envProblems: Problem[] = [];
+  // An empty file is an empty mapping: every setting takes its default.
+  let raw = interpolate(parsed ?? {}, env, [], envProblems, new Set());
+
+  // DESIGN §2: KAFKA_BROKERS (comma-separated host:port) overrides kafka.brokers.
+  // An empty variable counts as unset, as Kubernetes manifests often leave it "".
+  const override = env.KAFKA_BROKERS?.trim();
+  let overridden = false;
+  if (override && isPlainObject(raw) && (raw.kafka === undefined || isPlainObject(raw.kafka))) {
+    const brokers = override.split(',').map((b) => b.trim()).filter((b) => b !== '');
+    raw = { ...raw, kafka: { ...raw.kafka, brokers } };
+    overridden = true;
+  }
+
+  const { config, problems } = schemaProblems(raw);
+  const all = [
+    ...envProblems,
+    // A value whose variable is missing would also fail its own check; one error is enough.
+    ...[...problems, ...crossCheck(raw)].filter((p) => !envProblems.some((e) => samePath(e.path, p.path))),
+  ];
+  if (all.length === 0 && config !== undefined) return { ok: true, config };
+
+  const errors = sortByPlace(all).map((p) => {
+    const fromEnv = overridden && p.path[0] === 'kafka' && p.path[1] === 'brokers' ? ' (the value comes from KAFKA_BROKERS)' : '';
+    return `${file}: ${formatPath(p.path)}: ${p.message}${fromEnv}`;
+  });
+  return { ok: false, errors: [...new Set(errors)] };
+}
+
+export function loadConfigFile(file: string, env: Env): LoadResult {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why =
+      code === 'ENOENT'
+        ? 'no such file; pass --config PATH or set SWITCHYARD_CONFIG (see config/example.yaml)'
+        : code === 'EACCES'
+          ? 'permission denied; make the file readable by this user'
+          : code === 'EISDIR'
+            ? 'is a directory; give the path of a YAML file'
+            : `cannot be read (${(error as Error).message})`;
+    return { ok: false, errors: [`${file}: (file): ${why}`] };
+  }
+  return parseConfigText(text, file, env);
+}

@@ -1,0 +1,782 @@
+// The config file's schema (DESIGN §3) and the resolved `Config` the daemon runs on.
+//
+// Every field is checked by a small function that returns a value or the problems it
+// found, wrapped into zod by `field()`. Zod brings strict objects, defaults and
+// error paths; the check functions bring messages that say what was given and what
+// is expected. Rules that span the whole file (unique ids, references) are in
+// `crossCheck` at the end, run on the raw document rather than as a zod refinement:
+// zod skips refinements once any field below them is invalid, and every problem in
+// the file should be reported at once.
+
+import { z } from 'zod';
+import { parseDuration } from './duration.js';
+import { snakeCase } from './snake-case.js';
+
+export interface WebhookEntry {
+  url: string;
+  headers: Record<string, string>;
+}
+
+export interface DestinationConfig {
+  id: string;
+  type: 'webhooks';
+  enabled: boolean;
+  settings: { webhooks: WebhookEntry[]; sharedSecret?: string };
+}
+
+/** Exactly one of the two lists is set. */
+export interface TrackFilter {
+  blockEvents?: string[];
+  allowEvents?: string[];
+}
+
+export interface SourceConfig {
+  id: string;
+  writeKey?: string;
+  destinations: string[];
+  trackFilter?: TrackFilter;
+}
+
+export interface TraitRule {
+  trait: string;
+  equals?: unknown;
+  in?: unknown[];
+  exists?: boolean;
+  gt?: number;
+  gte?: number;
+  lt?: number;
+  lte?: number;
+}
+
+/** `within: 30d` in YAML becomes `withinMs`. */
+export interface EventRule {
+  event: string;
+  atLeast: number;
+  withinMs?: number;
+}
+
+export type AudienceRule =
+  | { all: AudienceRule[] }
+  | { any: AudienceRule[] }
+  | { not: AudienceRule }
+  | TraitRule
+  | EventRule;
+
+export interface AudienceConfig {
+  name: string;
+  sources: string[];
+  destinations: string[];
+  rule: AudienceRule;
+}
+
+export interface RetryTier {
+  /** As written in the config, e.g. "10s"; it is part of the retry topic's name. */
+  name: string;
+  ms: number;
+}
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+export type SaslMechanism = 'plain' | 'scram-sha-256' | 'scram-sha-512';
+
+export interface Config {
+  kafka: {
+    brokers: string[];
+    clientId: string;
+    topicPrefix: string;
+    partitions: number;
+    replicationFactor: number;
+    ssl?: boolean | Record<string, unknown>;
+    sasl?: { mechanism: SaslMechanism; username: string; password: string };
+  };
+  gateway: { port: number; host: string };
+  admin: { port: number; host: string; token?: string };
+  delivery: {
+    timeoutMs: number;
+    retryTiers: RetryTier[];
+    maxRetryWindowMs: number;
+    concurrencyPerDestination: number;
+  };
+  /** YAML key `shutdownTimeout`. */
+  shutdownTimeoutMs: number;
+  log: { level: LogLevel };
+  sources: SourceConfig[];
+  destinations: DestinationConfig[];
+  audiences: AudienceConfig[];
+}
+
+export const DEFAULT_BROKERS: readonly string[] = ['localhost:9092'];
+export const DEFAULT_TOPIC_PREFIX = 'switchyard.';
+export const DEFAULT_RETRY_TIERS: readonly string[] = ['10s', '1m', '10m', '1h'];
+/** The seed allows up to five webhook URLs per destination. */
+export const MAX_WEBHOOKS = 5;
+
+/** Legal characters of a Kafka topic name; destination ids and the prefix become topic names. */
+export const TOPIC_NAME_PATTERN = /^[a-zA-Z0-9._-]+$/;
+
+/**
+ * Header names a webhook entry may not set, lower-cased. The first group Switchyard
+ * sets itself on every request (DESIGN §6): a static value would either be ignored or
+ * break the receiver's signature check. The second group is managed by undici, which
+ * throws on them at request time; refusing them at load beats failing every delivery.
+ */
+export const RESERVED_HEADER_NAMES: ReadonlyMap<string, string> = new Map([
+  ['content-type', 'set by Switchyard on every request'],
+  ['content-length', 'set by Switchyard on every request'],
+  ['host', 'set by Switchyard on every request'],
+  ['user-agent', 'set by Switchyard on every request'],
+  ['x-signature', 'set by Switchyard on every request'],
+  ['traceparent', 'set by Switchyard on every request'],
+  ['connection', 'managed by the HTTP client'],
+  ['keep-alive', 'managed by the HTTP client'],
+  ['transfer-encoding', 'managed by the HTTP client'],
+  ['upgrade', 'managed by the HTTP client'],
+  ['expect', 'managed by the HTTP client'],
+]);
+
+// ---------------------------------------------------------------------------
+// Check functions: value in, value or problems out.
+
+export type IssuePath = (string | number)[];
+export interface Problem {
+  path: IssuePath;
+  message: string;
+}
+export type Checked<T> = { ok: true; value: T } | { ok: false; problems: Problem[] };
+
+const ok = <T>(value: T): Checked<T> => ({ ok: true, value });
+const fail = (message: string, path: IssuePath = []): { ok: false; problems: Problem[] } => ({
+  ok: false,
+  problems: [{ path, message }],
+});
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** How a value reads in an error message: `"ftp://x"`, `number 42`, `a list`. */
+export function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null (an empty value)';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a mapping';
+  if (typeof value === 'string') {
+    return JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);
+  }
+  return `${typeof value} ${String(value)}`;
+}
+
+const REQUIRED = 'is required; add it';
+
+function checkText(value: unknown): Checked<string> {
+  if (value === undefined) return fail(REQUIRED);
+  if (typeof value !== 'string') return fail(`must be a string, got ${describe(value)}; quote it in YAML`);
+  if (value.length === 0) return fail('must not be empty');
+  return ok(value);
+}
+
+// NOTE: integers and booleans also accept their string form, because a value that
+// comes from `${ENV_VAR}` interpolation is always a string (interpolation happens
+// after YAML parsing, by design), and `port: ${GATEWAY_PORT:-8080}` should work.
+function checkInt(min: number, max: number) {
+  return (value: unknown): Checked<number> => {
+    if (value === undefined) return fail(REQUIRED);
+    const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) {
+      return fail(`must be a whole number from ${min} to ${max}, got ${describe(value)}`);
+    }
+    return ok(n);
+  };
+}
+
+function checkBoolean(value: unknown): Checked<boolean> {
+  if (value === true || value === 'true') return ok(true);
+  if (value === false || value === 'false') return ok(false);
+  return fail(`must be true or false, got ${describe(value)}`);
+}
+
+function checkDuration(value: unknown): Checked<number> {
+  if (value === undefined) return fail(REQUIRED);
+  const ms = typeof value === 'string' ? parseDuration(value) : undefined;
+  if (ms === undefined || ms <= 0) {
+    return fail(
+      `${describe(value)} is not a duration; write a positive number with a unit ms, s, m, h or d, e.g. "500ms", "10s", "1.5m", "4h", "30d"`,
+    );
+  }
+  return ok(ms);
+}
+
+function checkTopicName(what: string, allowEmpty: boolean) {
+  return (value: unknown): Checked<string> => {
+    if (allowEmpty && value === '') return ok(value);
+    const text = checkText(value);
+    if (!text.ok) return text;
+    if (!TOPIC_NAME_PATTERN.test(text.value)) {
+      return fail(
+        `${describe(value)} cannot be used: ${what} becomes part of Kafka topic names, which allow only letters, digits, ".", "_" and "-"`,
+      );
+    }
+    return ok(text.value);
+  };
+}
+
+function checkList<T>(check: (value: unknown) => Checked<T>, opts: { min?: number; max?: number } = {}) {
+  return (value: unknown): Checked<T[]> => {
+    if (value === undefined) return fail(REQUIRED);
+    if (!Array.isArray(value)) return fail(`must be a list, got ${describe(value)}`);
+    const problems: Problem[] = [];
+    if (opts.min !== undefined && value.length < opts.min) {
+      problems.push({ path: [], message: `needs at least ${opts.min} ${opts.min === 1 ? 'entry' : 'entries'}, got ${value.length}` });
+    }
+    if (opts.max !== undefined && value.length > opts.max) {
+      problems.push({ path: [], message: `at most ${opts.max} entries, got ${value.length}` });
+    }
+    const out: T[] = [];
+    value.forEach((item, i) => {
+      const r = check(item);
+      if (r.ok) out.push(r.value);
+      else for (const p of r.problems) problems.push({ path: [i, ...p.path], message: p.message });
+    });
+    return problems.length > 0 ? { ok: false, problems } : ok(out);
+  };
+}
+
+function checkBroker(value: unknown): Checked<string> {
+  const text = checkText(value);
+  if (!text.ok) return text;
+  // host:port or [ipv6]:port — the form kafkajs takes.
+  const match = /^(?:\[[0-9a-fA-F:.]+\]|[^\s:[\]]+):(\d{1,5})$/.exec(text.value);
+  const port = match ? Number(match[1]) : 0;
+  if (port < 1 || port > 65535) {
+    return fail(`${describe(value)} must be host:port, e.g. localhost:9092`);
+  }
+  return ok(text.value);
+}
+
+function checkWebhookUrl(value: unknown): Checked<string> {
+  const text = checkText(value);
+  if (!text.ok) return text;
+  const expected = `${describe(value)} must be an absolute http:// or https:// URL`;
+  // NOTE: the WHATWG parser accepts "http:host" and "http:/host" for special schemes;
+  // insisting on the literal "//" keeps the URL what the operator sees.
+  if (!/^https?:\/\//i.test(text.value)) {
+    const hint = /^[a-z][a-z0-9+.-]*:/i.test(text.value)
+      ? ''
+      : `; add the scheme, e.g. ${JSON.stringify(`https://${text.value}`)}`;
+    return fail(expected + hint);
+  }
+  let url: URL;
+  try {
+    url = new URL(text.value);
+  } catch {
+    return fail(`${expected}; it does not parse as a URL`);
+  }
+  if (url.hostname === '') return fail(`${expected}; it has no host`);
+  // Kept as written: DESIGN §6 posts to "<url as configured>".
+  return ok(text.value);
+}
+
+/** RFC 7230 `token`: the characters a header field name may contain. */
+const HEADER_NAME_PATTERN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+function headerValueProblem(value: string): string | undefined {
+  if (value.includes('\r')) return 'contains a carriage return (CR)';
+  if (value.includes('\n')) return 'contains a line feed (LF)';
+  if (value.includes('\0')) return 'contains a NUL character';
+  // undici refuses other control characters and anything outside Latin-1 at send time.
+  if (/[^\t\x20-\x7e\x80-\xff]/.test(value)) return 'contains a control character or a character outside Latin-1';
+  return undefined;
+}
+
+function checkHeaders(value: unknown): Checked<Record<string, string>> {
+  if (value === undefined || value === null) return ok({});
+  if (!isPlainObject(value)) {
+    return fail(`must be a mapping of header name to value, e.g. { X-Team: growth }, got ${describe(value)}`);
+  }
+  const problems: Problem[] = [];
+  const seen = new Map<string, string>();
+  for (const [name, headerValue] of Object.entries(value)) {
+    const lower = name.toLowerCase();
+    const reserved = RESERVED_HEADER_NAMES.get(lower);
+    if (!HEADER_NAME_PATTERN.test(name)) {
+      problems.push({
+        path: [name],
+        message: `${JSON.stringify(name)} is not a legal HTTP header name; use letters, digits and !#$%&'*+-.^_\`|~ only, no spaces`,
+      });
+    } else if (reserved !== undefined) {
+      problems.push({ path: [name], message: `header ${JSON.stringify(name)} is reserved (${reserved}); remove it` });
+    } else if (seen.has(lower)) {
+      problems.push({
+        path: [name],
+        message: `header ${JSON.stringify(name)} is also given as ${JSON.stringify(seen.get(lower))}; header names are case-insensitive, keep one`,
+      });
+    }
+    seen.set(lower, name);
+    if (typeof headerValue !== 'string') {
+      problems.push({ path: [name], message: `header value must be a string, got ${describe(headerValue)}; quote it in YAML` });
+      continue;
+    }
+    const bad = headerValueProblem(headerValue);
+    if (bad !== undefined) {
+      problems.push({ path: [name], message: `header value ${bad}; a header value must be one line without CR, LF or NUL` });
+    }
+  }
+  return problems.length > 0 ? { ok: false, problems } : ok(value as Record<string, string>);
+}
+
+function checkSsl(value: unknown): Checked<boolean | Record<string, unknown>> {
+  if (typeof value === 'boolean' || isPlainObject(value)) return ok(value);
+  if (value === 'true' || value === 'false') return ok(value === 'true');
+  return fail(`must be true, false, or a mapping of TLS options as kafkajs takes them (ca, cert, key, ...), got ${describe(value)}`);
+}
+
+function oneOf<T extends string>(allowed: readonly T[]) {
+  return (value: unknown): Checked<T> => {
+    if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return ok(value as T);
+    return fail(`must be one of ${allowed.join(', ')}, got ${describe(value)}`);
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Unknown keys: name the key and, where it looks like a typo, the key that was meant.
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution));
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}
+
+export function unknownKeyMessage(key: string, known: readonly string[]): string {
+  const close = known.find((k) => k.toLowerCase() === key.toLowerCase() || editDistance(k, key) <= 2);
+  const hint = close !== undefined ? `did you mean "${close}"?` : `allowed here: ${known.join(', ')}`;
+  return `unknown key ${JSON.stringify(key)}; ${hint}`;
+}
+
+function unknownKeyProblems(value: Record<string, unknown>, known: readonly string[]): Problem[] {
+  return Object.keys(value)
+    .filter((k) => !known.includes(k))
+    .map((k) => ({ path: [k], message: unknownKeyMessage(k, known) }));
+}
+
+// ---------------------------------------------------------------------------
+// Audience rules are recursive and their kind is told by which key is present, so
+// they are checked by hand: a zod union would answer "Invalid input" for a typo deep
+// inside an `all:`.
+
+const RULE_KINDS = ['all', 'any', 'not', 'trait', 'event'] as const;
+const TRAIT_OPERATORS = ['equals', 'in', 'exists', 'gt', 'gte', 'lt', 'lte'] as const;
+// Deep enough for any real rule; stops a pathological file before the stack does.
+const MAX_RULE_DEPTH = 32;
+
+function prefixed(problems: Problem[], prefix: IssuePath): Problem[] {
+  return problems.map((p) => ({ path: [...prefix, ...p.path], message: p.message }));
+}
+
+function checkFiniteNumber(value: unknown): Checked<number> {
+  if (typeof value === 'number' && Number.isFinite(value)) return ok(value);
+  return fail(`must be a number, got ${describe(value)}`);
+}
+
+export function checkAudienceRule(value: unknown, depth = 0): Checked<AudienceRule> {
+  const shape = `a rule is a mapping with exactly one of: ${RULE_KINDS.join(', ')}`;
+  if (!isPlainObject(value)) return fail(`${shape}; got ${describe(value)}`);
+  if (depth > MAX_RULE_DEPTH) return fail(`rules are nested more than ${MAX_RULE_DEPTH} deep`);
+  const kinds = RULE_KINDS.filter((k) => k in value);
+  const [kind] = kinds;
+  if (kind === undefined || kinds.length > 1) {
+    const got = kinds.length > 1 ? `got ${kinds.join(' and ')}` : `got keys ${Object.keys(value).join(', ') || '(none)'}`;
+    return fail(`${shape}; ${got}`);
+  }
+  switch (kind) {
+    case 'all':
+    case 'any': {
+      const problems = unknownKeyProblems(value, [kind]);
+      const list = checkList((item) => checkAudienceRule(item, depth + 1), { min: 1 })(value[kind]);
+      if (!list.ok) problems.push(...prefixed(list.problems, [kind]));
+      if (problems.length > 0 || !list.ok) return { ok: false, problems };
+      return ok(kind === 'all' ? { all: list.value } : { any: list.value });
+    }
+    case 'not': {
+      const problems = unknownKeyProblems(value, ['not']);
+      const inner = checkAudienceRule(value.not, depth + 1);
+      if (!inner.ok) problems.push(...prefixed(inner.problems, ['not']));
+      if (problems.length > 0 || !inner.ok) return { ok: false, problems };
+      return ok({ not: inner.value });
+    }
+    case 'trait':
+      return checkTraitRule(value);
+    case 'event':
+      return checkEventRule(value);
+  }
+}
+
+function checkTraitRule(value: Record<string, unknown>): Checked<TraitRule> {
+  const problems = unknownKeyProblems(value, ['trait', ...TRAIT_OPERATORS]);
+  const trait = checkText(value.trait);
+  if (!trait.ok) problems.push(...prefixed(trait.problems, ['trait']));
+  const operators = TRAIT_OPERATORS.filter((op) => op in value);
+  if (operators.length !== 1) {
+    problems.push({
+      path: [],
+      message: `a trait rule needs exactly one operator of ${TRAIT_OPERATORS.join(', ')}; got ${operators.length === 0 ? 'none' : operators.join(' and ')}`,
+    });
+  }
+  const operands: Partial<Record<(typeof TRAIT_OPERATORS)[number], unknown>> = {};
+  for (const op of operators) {
+    const operand = value[op];
+    let r: Checked<unknown>;
+    if (op === 'equals') {
+      r = operand === undefined || operand === null || typeof operand === 'object'
+        ? fail(`must be a string, number or boolean, got ${describe(operand)}`)
+        : ok(operand);
+    } else if (op === 'in') {
+      r = checkList((item) => (item !== null && typeof item === 'object' ? fail(`must be a string, number or boolean, got ${describe(item)}`) : ok(item)), { min: 1 })(operand);
+    } else if (op === 'exists') {
+      r = typeof operand === 'boolean' ? ok(operand) : fail(`must be true or false, got ${describe(operand)}`);
+    } else {
+      r = checkFiniteNumber(operand);
+    }
+    if (!r.ok) problems.push(...prefixed(r.problems, [op]));
+    else operands[op] = r.value;
+  }
+  if (problems.length > 0 || !trait.ok) return { ok: false, problems };
+  // Each operand was checked above against its operator's type.
+  return ok({ trait: trait.value, ...operands } as TraitRule);
+}
+
+function checkEventRule(value: Record<string, unknown>): Checked<EventRule> {
+  const problems = unknownKeyProblems(value, ['event', 'atLeast', 'within']);
+  const event = checkText(value.event);
+  if (!event.ok) problems.push(...prefixed(event.problems, ['event']));
+  const atLeast = checkInt(1, Number.MAX_SAFE_INTEGER)(value.atLeast);
+  if (!atLeast.ok) problems.push(...prefixed(atLeast.problems, ['atLeast']));
+  const within = value.within === undefined ? ok(undefined) : checkDuration(value.within);
+  if (!within.ok) problems.push(...prefixed(within.problems, ['within']));
+  if (problems.length > 0 || !event.ok || !atLeast.ok || !within.ok) return { ok: false, problems };
+  const rule: EventRule = { event: event.value, atLeast: atLeast.value };
+  if (within.value !== undefined) rule.withinMs = within.value;
+  return ok(rule);
+}
+
+// ---------------------------------------------------------------------------
+// Zod wiring.
+
+/** A zod schema that runs a check function and reports its problems at their paths. */
+function field<T>(check: (value: unknown) => Checked<T>) {
+  return z.unknown().transform((value, ctx): T => {
+    const result = check(value);
+    if (result.ok) return result.value;
+    for (const p of result.problems) {
+      ctx.issues.push({ code: 'custom', message: p.message, input: value, path: p.path });
+    }
+    return z.NEVER;
+  });
+}
+
+/**
+ * `z.strictObject` whose unknown-key issue carries one message per key, joined by
+ * newlines in the order of `issue.keys` (load.ts splits them back into one error per key).
+ */
+function strictObject<S extends z.core.$ZodLooseShape>(shape: S) {
+  const known = Object.keys(shape);
+  return z.strictObject(shape, {
+    error: (issue) => {
+      if (issue.code === 'unrecognized_keys') return issue.keys.map((k) => unknownKeyMessage(k, known)).join('\n');
+      if (issue.code === 'invalid_type') {
+        return issue.input === undefined ? REQUIRED : `must be a mapping (key: value), got ${describe(issue.input)}`;
+      }
+      return undefined;
+    },
+  });
+}
+
+function list<T extends z.ZodType>(element: T) {
+  return z.array(element, {
+    error: (issue) =>
+      issue.code === 'invalid_type'
+        ? issue.input === undefined
+          ? REQUIRED
+          : `must be a list, got ${describe(issue.input)}`
+        : undefined,
+  });
+}
+
+const nonEmptyText = field(checkText);
+const idList = field(checkList(checkText));
+const port = field(checkInt(0, 65535));
+
+const kafkaSchema = strictObject({
+  brokers: field(checkList(checkBroker, { min: 1 })).prefault([...DEFAULT_BROKERS]),
+  clientId: nonEmptyText.prefault('switchyard'),
+  topicPrefix: field(checkTopicName('the topic prefix', true)).prefault(DEFAULT_TOPIC_PREFIX),
+  partitions: field(checkInt(1, 100_000)).prefault(12),
+  replicationFactor: field(checkInt(1, 1_000)).prefault(1),
+  ssl: field(checkSsl).optional(),
+  sasl: strictObject({
+    mechanism: field(oneOf(['plain', 'scram-sha-256', 'scram-sha-512'] as const)),
+    username: nonEmptyText,
+    password: nonEmptyText,
+  }).optional(),
+});
+
+const retryTiers = field(
+  checkList(
+    (value): Checked<RetryTier> => {
+      const ms = checkDuration(value);
+      return ms.ok ? ok({ name: value as string, ms: ms.value }) : ms;
+    },
+    { min: 1 },
+  ),
+);
+
+const deliverySchema = strictObject({
+  timeout: field(checkDuration).prefault('5s'),
+  retryTiers: retryTiers.prefault([...DEFAULT_RETRY_TIERS]),
+  maxRetryWindow: field(checkDuration).prefault('4h'),
+  concurrencyPerDestination: field(checkInt(1, 100_000)).prefault(64),
+}).transform(
+  (d): Config['delivery'] => ({
+    timeoutMs: d.timeout,
+    retryTiers: d.retryTiers,
+    maxRetryWindowMs: d.maxRetryWindow,
+    concurrencyPerDestination: d.concurrencyPerDestination,
+  }),
+);
+
+const trackFilterSchema = strictObject({
+  blockEvents: idList.optional(),
+  allowEvents: idList.optional(),
+}).superRefine(
+  (filter, ctx) => {
+    const given = [filter.blockEvents, filter.allowEvents].filter((l) => l !== undefined).length;
+    if (given !== 1) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `give exactly one of blockEvents or allowEvents, got ${given === 0 ? 'neither' : 'both'}`,
+      });
+    }
+  },
+  // Run even when a list inside has a bad entry, so both problems show at once.
+  { when: (payload) => isPlainObject(payload.value) },
+);
+
+const sourceSchema = strictObject({
+  id: nonEmptyText,
+  writeKey: nonEmptyText.optional(),
+  destinations: idList.prefault([]),
+  trackFilter: trackFilterSchema.optional(),
+});
+
+const webhookSchema = strictObject({
+  url: field(checkWebhookUrl),
+  headers: field(checkHeaders).prefault({}),
+});
+
+const destinationSchema = strictObject({
+  id: field(checkTopicName('a destination id', false)),
+  type: field((value): Checked<'webhooks'> =>
+    value === 'webhooks'
+      ? ok(value)
+      : fail(value === undefined ? 'is required; add `type: webhooks`' : `must be "webhooks" (the only destination type), got ${describe(value)}`),
+  ),
+  enabled: field(checkBoolean).prefault(true),
+  settings: strictObject({
+    webhooks: list(webhookSchema).superRefine(
+      (hooks, ctx) => {
+        if (hooks.length === 0) ctx.addIssue({ code: 'custom', message: 'needs at least 1 entry, got 0' });
+        if (hooks.length > MAX_WEBHOOKS) {
+          ctx.addIssue({ code: 'custom', message: `at most ${MAX_WEBHOOKS} entries, got ${hooks.length}` });
+        }
+      },
+      // The count is wrong whatever the entries hold; report it alongside their problems.
+      { when: (payload) => Array.isArray(payload.value) },
+    ),
+    sharedSecret: nonEmptyText.optional(),
+  }),
+});
+
+const audienceSchema = strictObject({
+  name: nonEmptyText,
+  sources: field(checkList(checkText, { min: 1 })),
+  destinations: idList,
+  rule: field((value) => checkAudienceRule(value)),
+});
+
+const listenerSchema = (defaultPort: number) =>
+  strictObject({ port: port.prefault(defaultPort), host: nonEmptyText.prefault('0.0.0.0') });
+
+export const configSchema: z.ZodType<Config> = strictObject({
+  kafka: kafkaSchema.prefault({}),
+  gateway: listenerSchema(8080).prefault({}),
+  admin: strictObject({
+    port: port.prefault(9464),
+    host: nonEmptyText.prefault('0.0.0.0'),
+    token: nonEmptyText.optional(),
+  }).prefault({}),
+  delivery: deliverySchema.prefault({}),
+  shutdownTimeout: field(checkDuration).prefault('25s'),
+  log: strictObject({
+    level: field(oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const)).prefault('info'),
+  }).prefault({}),
+  sources: list(sourceSchema).prefault([]),
+  destinations: list(destinationSchema).prefault([]),
+  audiences: list(audienceSchema).prefault([]),
+}).transform(
+  (c): Config => ({
+    kafka: c.kafka,
+    gateway: c.gateway,
+    admin: c.admin,
+    delivery: c.delivery,
+    shutdownTimeoutMs: c.shutdownTimeout,
+    log: c.log,
+    sources: c.sources,
+    destinations: c.destinations,
+    audiences: c.audiences,
+  }),
+);
+
+// ---------------------------------------------------------------------------
+// Rules across the file. They read the raw document and skip whatever is not of the
+// expected shape: the schema already reports that.
+
+/** Kafka refuses longer topic names. */
+const MAX_TOPIC_NAME_LENGTH = 249;
+
+function entries(value: unknown): [number, Record<string, unknown>][] {
+  if (!Array.isArray(value)) return [];
+  return value.flatMap((item, i): [number, Record<string, unknown>][] => (isPlainObject(item) ? [[i, item]] : []));
+}
+
+function strings(value: unknown): [number, string][] {
+  if (!Array.isArray(value)) return [];
+  return value.flatMap((item, i): [number, string][] => (typeof item === 'string' ? [[i, item]] : []));
+}
+
+function closest(name: string, known: readonly string[]): string | undefined {
+  return known.find((k) => k.toLowerCase() === name.toLowerCase() || editDistance(k, name) <= 2);
+}
+
+function missingReference(kind: string, id: string, known: readonly string[]): string {
+  const guess = closest(id, known);
+  const hint =
+    guess !== undefined
+      ? `did you mean "${guess}"?`
+      : known.length > 0
+        ? `known ${kind} ids: ${known.join(', ')}`
+        : `no ${kind}s are configured`;
+  return `no ${kind} has id ${JSON.stringify(id)}; ${hint}`;
+}
+
+/** Unique-id and reference rules (DESIGN §3) that no single field can check. */
+export function crossCheck(raw: unknown): Problem[] {
+  if (!isPlainObject(raw)) return [];
+  const problems: Problem[] = [];
+  const sources = entries(raw.sources);
+  const destinations = entries(raw.destinations);
+  const audiences = entries(raw.audiences);
+
+  const uniqueValues = (section: string, key: string, list: [number, Record<string, unknown>][], what: string) => {
+    const seen = new Map<string, number>();
+    for (const [i, item] of list) {
+      const value = item[key];
+      if (typeof value !== 'string') continue;
+      const earlier = seen.get(value);
+      if (earlier === undefined) seen.set(value, i);
+      else problems.push({ path: [section, i, key], message: `${JSON.stringify(value)} is already used by ${section}[${earlier}]; ${what} must be unique` });
+    }
+    return [...seen.keys()];
+  };
+  const sourceIds = uniqueValues('sources', 'id', sources, 'source ids');
+  const destinationIds = uniqueValues('destinations', 'id', destinations, 'destination ids');
+  uniqueValues('audiences', 'name', audiences, 'audience names');
+
+  // The gateway finds a call's source by its write key, so two sources cannot share one.
+  // NOTE: the key itself is a secret and stays out of the message.
+  const writeKeys = new Map<string, number>();
+  for (const [i, source] of sources) {
+    if (typeof source.writeKey !== 'string') continue;
+    const earlier = writeKeys.get(source.writeKey);
+    if (earlier === undefined) writeKeys.set(source.writeKey, i);
+    else problems.push({ path: ['sources', i, 'writeKey'], message: `the same write key is already used by sources[${earlier}]; every source needs its own write key` });
+  }
+
+  const checkReferences = (section: string, i: number, item: Record<string, unknown>, key: string, kind: string, known: readonly string[]) => {
+    const listed = new Set<string>();
+    for (const [j, id] of strings(item[key])) {
+      if (listed.has(id)) problems.push({ path: [section, i, key, j], message: `${JSON.stringify(id)} is listed twice; remove one` });
+      else if (!known.includes(id)) problems.push({ path: [section, i, key, j], message: missingReference(kind, id, known) });
+      listed.add(id);
+    }
+  };
+  for (const [i, source] of sources) checkReferences('sources', i, source, 'destinations', 'destination', destinationIds);
+  for (const [i, audience] of audiences) {
+    checkReferences('audiences', i, audience, 'sources', 'source', sourceIds);
+    checkReferences('audiences', i, audience, 'destinations', 'destination', destinationIds);
+  }
+
+  // Receivers see an audience as the trait snake_case(name), so those must differ too.
+  // (An exact duplicate name is already reported above.)
+  const traitKeys = new Map<string, { index: number; name: string }>();
+  for (const [i, audience] of audiences) {
+    const name = audience.name;
+    if (typeof name !== 'string' || name === '') continue;
+    const key = snakeCase(name);
+    const earlier = traitKeys.get(key);
+    if (key === '') {
+      problems.push({ path: ['audiences', i, 'name'], message: `${JSON.stringify(name)} gives an empty trait key; use letters or digits in the name` });
+    } else if (earlier === undefined) {
+      traitKeys.set(key, { index: i, name });
+    } else if (earlier.name !== name) {
+      problems.push({
+        path: ['audiences', i, 'name'],
+        message: `its trait key "${key}" is the same as that of audiences[${earlier.index}]; audience names must still differ after snake_case`,
+      });
+    }
+  }
+
+  const kafka = isPlainObject(raw.kafka) ? raw.kafka : {};
+  const prefix = typeof kafka.topicPrefix === 'string' ? kafka.topicPrefix : DEFAULT_TOPIC_PREFIX;
+  const delivery = isPlainObject(raw.delivery) ? raw.delivery : {};
+  const tierNames = Array.isArray(delivery.retryTiers) ? strings(delivery.retryTiers) : DEFAULT_RETRY_TIERS.map((t, i): [number, string] => [i, t]);
+
+  // Tier names are part of topic names, so "10s" twice would be one topic for two tiers.
+  const tiersSeen = new Set<string>();
+  for (const [i, name] of tierNames) {
+    if (tiersSeen.has(name)) problems.push({ path: ['delivery', 'retryTiers', i], message: `tier ${JSON.stringify(name)} is listed twice; every tier needs its own name` });
+    tiersSeen.add(name);
+  }
+
+  // NOTE: Kafka refuses a topic whose name differs from an existing one only by "."
+  // versus "_" (they collide in its metric names), so "hooks.main" and "hooks_main"
+  // cannot both exist.
+  const collisions = new Map<string, [number, string]>();
+  const longestTier = Math.max(0, ...tierNames.map(([, name]) => `.retry.${name}`.length));
+  for (const [i, destination] of destinations) {
+    const id = destination.id;
+    if (typeof id !== 'string' || !TOPIC_NAME_PATTERN.test(id)) continue;
+    const folded = id.replaceAll('.', '_');
+    const other = collisions.get(folded);
+    if (other !== undefined && other[1] !== id) {
+      problems.push({
+        path: ['destinations', i, 'id'],
+        message: `${JSON.stringify(id)} and destinations[${other[0]}] (${JSON.stringify(other[1])}) would give Kafka topics that differ only by "." and "_", which Kafka refuses; rename one`,
+      });
+    } else if (other === undefined) {
+      collisions.set(folded, [i, id]);
+    }
+    const length = `${prefix}deliveries.${id}`.length + Math.max(longestTier, '.dlq'.length);
+    if (length > MAX_TOPIC_NAME_LENGTH) {
+      problems.push({
+        path: ['destinations', i, 'id'],
+        message: `its longest Kafka topic name would be ${length} characters, over Kafka's limit of ${MAX_TOPIC_NAME_LENGTH}; shorten the id or kafka.topicPrefix`,
+      });
+    }
+  }
+  return problems;
+}

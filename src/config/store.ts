@@ -1,0 +1,66 @@
+import { watchFile, unwatchFile } from 'node:fs';
+import type { Logger } from 'pino';
+import { loadConfigFile } from './load.js';
+import type { Config } from './schema.js';
+
+export type ConfigListener = (next: Config, previous: Config) => void;
+
+/** The live config: the roles read `current()` and subscribe to changes. */
+export interface ConfigStore {
+  current(): Config;
+  onChange(listener: ConfigListener): () => void;
+  close(): void;
+}
+
+/** A store that never changes: tests, one-shot commands. */
+export function staticConfigStore(config: Config): ConfigStore {
+  return { current: () => config, onChange: () => () => undefined, close: () => undefined };
+}
+
+/**
+ * Reloads the file when it changes. Polls (stat every `intervalMs`) rather than
+ * using fs.watch: a Kubernetes ConfigMap update swaps a symlink, which inotify
+ * watches on the file itself miss. A bad new file is refused and logged; the
+ * old config stays.
+ */
+export function watchedConfigStore(options: {
+  file: string;
+  initial: Config;
+  env: Record<string, string | undefined>;
+  logger: Logger;
+  intervalMs?: number;
+}): ConfigStore {
+  let config = options.initial;
+  const listeners = new Set<ConfigListener>();
+  const reload = () => {
+    const result = loadConfigFile(options.file, options.env);
+    if (!result.ok) {
+      options.logger.error(
+        { file: options.file, errors: result.errors },
+        `config reload refused: ${result.errors.length} problem(s) in ${options.file}; keeping the running config. Fix the file and save it again.`,
+      );
+      return;
+    }
+    if (JSON.stringify(result.config) === JSON.stringify(config)) return;
+    const previous = config;
+    config = result.config;
+    options.logger.info({ file: options.file }, 'config reloaded');
+    for (const listener of listeners) {
+      try {
+        listener(config, previous);
+      } catch (error) {
+        options.logger.error({ err: error }, 'config change listener failed');
+      }
+    }
+  };
+  const onStat = () => reload();
+  watchFile(options.file, { interval: options.intervalMs ?? 1_000, persistent: false }, onStat);
+  return {
+    current: () => config,
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    close: () => unwatchFile(options.file, onStat),
+  };
+}

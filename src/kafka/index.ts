@@ -1,0 +1,4 @@
+export * from './client.js';
+export * from './topics.js';
+export * from './headers.js';
+export * from './ensure-topics.js';

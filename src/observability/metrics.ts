@@ -1,0 +1,108 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Every metric of DESIGN §10; names and labels are part of the contract. */
+export interface Metrics {
+  registry: Registry;
+  callsReceived: Counter<'source' | 'type'>;
+  callsInvalid: Counter<'reason'>;
+  eventsRouted: Counter<'source' | 'destination'>;
+  eventsFiltered: Counter<'source' | 'destination' | 'reason'>;
+  deliveryAttempts: Counter<'destination' | 'outcome'>;
+  deliveries: Counter<'destination' | 'result'>;
+  deliveryDuration: Histogram<'destination'>;
+  endToEnd: Histogram<'destination'>;
+  retryQueueDepth: Gauge<'destination' | 'tier'>;
+  consumerLag: Gauge<'group' | 'topic'>;
+  audienceChanges: Counter<'audience' | 'change'>;
+  audienceMembers: Gauge<'audience'>;
+  gatewayRequests: Counter<'route' | 'status'>;
+}
+
+export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
+  const registry = new Registry();
+  if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  return {
+    registry,
+    callsReceived: new Counter({
+      name: 'switchyard_calls_received_total',
+      help: 'Calls accepted per source and type, filtered ones included (usage).',
+      labelNames: ['source', 'type'],
+      registers,
+    }),
+    callsInvalid: new Counter({
+      name: 'switchyard_calls_invalid_total',
+      help: 'Calls that could not be parsed, validated or attributed, kept in calls.invalid.',
+      labelNames: ['reason'],
+      registers,
+    }),
+    eventsRouted: new Counter({
+      name: 'switchyard_events_routed_total',
+      help: 'Webhook bodies produced to a destination topic.',
+      labelNames: ['source', 'destination'],
+      registers,
+    }),
+    eventsFiltered: new Counter({
+      name: 'switchyard_events_filtered_total',
+      help: 'Events not routed to a connected destination, by reason (integrations, track_filter, disabled).',
+      labelNames: ['source', 'destination', 'reason'],
+      registers,
+    }),
+    deliveryAttempts: new Counter({
+      name: 'switchyard_delivery_attempts_total',
+      help: 'Webhook requests by outcome (2xx, 4xx, 5xx, timeout, network, tls).',
+      labelNames: ['destination', 'outcome'],
+      registers,
+    }),
+    deliveries: new Counter({
+      name: 'switchyard_deliveries_total',
+      help: 'Events by delivery result (delivered, retry_scheduled, dead_lettered).',
+      labelNames: ['destination', 'result'],
+      registers,
+    }),
+    deliveryDuration: new Histogram({
+      name: 'switchyard_delivery_duration_seconds',
+      help: 'Duration of one webhook request.',
+      labelNames: ['destination'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    }),
+    endToEnd: new Histogram({
+      name: 'switchyard_end_to_end_seconds',
+      help: 'Time from a call being received to its event being delivered.',
+      labelNames: ['destination'],
+      buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 1800, 3600, 14400],
+      registers,
+    }),
+    retryQueueDepth: new Gauge({
+      name: 'switchyard_retry_queue_depth',
+      help: 'Messages waiting in a retry tier, per destination.',
+      labelNames: ['destination', 'tier'],
+      registers,
+    }),
+    consumerLag: new Gauge({
+      name: 'switchyard_consumer_lag',
+      help: 'Messages not yet consumed by a consumer group, per topic.',
+      labelNames: ['group', 'topic'],
+      registers,
+    }),
+    audienceChanges: new Counter({
+      name: 'switchyard_audience_changes_total',
+      help: 'Audience membership changes (entered, left).',
+      labelNames: ['audience', 'change'],
+      registers,
+    }),
+    audienceMembers: new Gauge({
+      name: 'switchyard_audience_members',
+      help: 'Current members of an audience.',
+      labelNames: ['audience'],
+      registers,
+    }),
+    gatewayRequests: new Counter({
+      name: 'switchyard_gateway_requests_total',
+      help: 'Gateway HTTP requests by route and status code.',
+      labelNames: ['route', 'status'],
+      registers,
+    }),
+  };
+}

@@ -1,0 +1,81 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+
+function run(args: string[], env: Record<string, string> = {}) {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+  });
+  return { code: result.status, out: result.stdout, err: result.stderr };
+}
+
+function writeYaml(value: unknown): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'switchyard-cli-')), 'switchyard.yaml');
+  writeFileSync(file, stringify(value));
+  return file;
+}
+
+const example = parse(readFileSync(join(ROOT, 'config/example.yaml'), 'utf8')) as {
+  destinations: { settings: { webhooks: unknown[] } }[];
+};
+
+describe('switchyard check-config', () => {
+  it('accepts the example config and masks its secrets', () => {
+    const { code, out } = run(['check-config', '--config', 'config/example.yaml'], {
+      HOOKS_MAIN_SECRET: 'very-secret-value-1',
+      WEB_WRITE_KEY: 'write-key-value-2',
+    });
+    expect(code).toBe(0);
+    expect(out).toContain('hooks-main');
+    expect(out).not.toContain('very-secret-value-1');
+    expect(out).not.toContain('write-key-value-2');
+    expect(out).toContain('****');
+  });
+
+  it('reads the path from SWITCHYARD_CONFIG when --config is absent', () => {
+    const { code } = run(['check-config'], { SWITCHYARD_CONFIG: join(ROOT, 'config/example.yaml') });
+    expect(code).toBe(0);
+  });
+
+  it('names a missing file and exits 1', () => {
+    const { code, out, err } = run(['check-config', '--config', '/nonexistent/switchyard.yaml']);
+    expect(code).toBe(1);
+    expect(out + err).toContain('/nonexistent/switchyard.yaml');
+  });
+
+  it('reports every problem of a broken file with its path and exits 1', () => {
+    const broken = structuredClone(example) as Record<string, unknown> & typeof example;
+    const hooks = broken.destinations[0]!.settings.webhooks;
+    broken.destinations[0]!.settings.webhooks = [...hooks, ...hooks, ...hooks, ...hooks, ...hooks, ...hooks];
+    (broken.destinations[1] as { settings: { webhooks: { url: string }[] } }).settings.webhooks[0]!.url = 'ftp://files.example.com/x';
+    (broken as Record<string, unknown>).kafkaa = {};
+    const file = writeYaml(broken);
+    const { code, out, err } = run(['check-config', '--config', file]);
+    const text = out + err;
+    expect(code).toBe(1);
+    expect(text).toContain('destinations[0].settings.webhooks');
+    expect(text).toContain('destinations[1].settings.webhooks[0].url');
+    expect(text).toContain('kafkaa');
+    expect(text).toContain(file);
+  });
+
+  it('refuses to start a role on a bad config with exit code 1', () => {
+    const file = writeYaml({ kafka: { brokers: [] }, sources: [{ id: 'web', destinations: ['nope'] }] });
+    const { code, err } = run(['router', '--config', file]);
+    expect(code).toBe(1);
+    expect(err).toContain('nope');
+  });
+
+  it('rejects an unknown command with usage and exit code 1', () => {
+    const { code, err } = run(['frobnicate']);
+    expect(code).toBe(1);
+    expect(err).toContain('usage:');
+  });
+});

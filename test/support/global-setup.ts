@@ -1,0 +1,58 @@
+import { execFileSync } from 'node:child_process';
+import type { TestProject } from 'vitest/node';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    kafkaBrokers: string;
+  }
+}
+
+interface RunningBroker {
+  brokers: string;
+  stop(): Promise<void>;
+}
+
+function dockerEngineAnswers(): boolean {
+  try {
+    execFileSync('docker', ['info', '--format', '{{.ServerVersion}}'], { stdio: 'ignore', timeout: 5_000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function startContainerBroker(): Promise<RunningBroker> {
+  const { KafkaContainer } = await import('@testcontainers/kafka');
+  const container = await new KafkaContainer('confluentinc/cp-kafka:7.9.0').withKraft().start();
+  const brokers = `${container.getHost()}:${container.getMappedPort(9093)}`;
+  return { brokers, stop: async () => void (await container.stop()) };
+}
+
+async function startLocalBroker(): Promise<RunningBroker> {
+  // @ts-expect-error -- plain ESM script shared with `npm run kafka` and `npm start`
+  const { startBroker } = (await import('../../scripts/kafka/broker.mjs')) as {
+    startBroker(options?: { log?: (line: string) => void }): Promise<RunningBroker>;
+  };
+  return startBroker({ log: (line) => process.stderr.write(`${line}\n`) });
+}
+
+let broker: RunningBroker | undefined;
+
+/**
+ * One broker per test run: KAFKA_BROKERS when set, else a testcontainers broker
+ * when a Docker engine answers, else a local KRaft broker from Kafka's own jars.
+ */
+export async function setup(project: TestProject): Promise<void> {
+  const given = process.env.KAFKA_BROKERS;
+  if (given) {
+    project.provide('kafkaBrokers', given);
+    return;
+  }
+  broker = dockerEngineAnswers() ? await startContainerBroker() : await startLocalBroker();
+  process.stderr.write(`test broker: ${broker.brokers}\n`);
+  project.provide('kafkaBrokers', broker.brokers);
+}
+
+export async function teardown(): Promise<void> {
+  await broker?.stop();
+}

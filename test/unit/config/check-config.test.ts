@@ -1,0 +1,54 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { runCheckConfig } from '../../../src/config/check-config.js';
+import type { Config } from '../../../src/config/schema.js';
+
+const EXAMPLE = fileURLToPath(new URL('../../../config/example.yaml', import.meta.url));
+
+function run(file: string, env: Record<string, string | undefined>): { code: number; lines: string[] } {
+  const lines: string[] = [];
+  const code = runCheckConfig(file, env, (line) => lines.push(line));
+  return { code, lines };
+}
+
+describe('runCheckConfig', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-check-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('prints the resolved config as YAML with secrets masked, and returns 0', () => {
+    const { code, lines } = run(EXAMPLE, { HOOKS_MAIN_SECRET: 'very-secret-value', KAFKA_BROKERS: 'k1:9092' });
+    expect(code).toBe(0);
+    const text = lines.join('\n');
+    expect(text).not.toContain('very-secret-value');
+    expect(text).not.toContain('dev-admin-token');
+    expect(text).not.toContain('web-demo-key');
+    const printed = parse(text) as Config;
+    expect(printed.kafka.brokers).toEqual(['k1:9092']);
+    expect(printed.admin.token).toBe('****');
+    expect(printed.destinations[0]?.settings.sharedSecret).toBe('****');
+    expect(printed.delivery.timeoutMs).toBe(5_000);
+    expect(printed.audiences[0]?.name).toBe('High Value Users');
+  });
+
+  it('prints every problem and returns 1', () => {
+    const file = join(dir, 'bad.yaml');
+    writeFileSync(file, 'gateway: { prot: 1 }\ndelivery: { timeout: fast }\n');
+    const { code, lines } = run(file, {});
+    expect(code).toBe(1);
+    expect(lines).toEqual([
+      `${file}: gateway.prot: unknown key "prot"; did you mean "port"?`,
+      expect.stringMatching(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: delivery\\.timeout: "fast" is not a duration`)),
+    ]);
+  });
+
+  it('returns 1 for a missing file', () => {
+    const { code, lines } = run(join(dir, 'nope.yaml'), {});
+    expect(code).toBe(1);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('nope.yaml');
+  });
+});

@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { parseConfigText } from '../../../src/config/load.js';
+import { maskConfig, secretsOf } from '../../../src/config/mask.js';
+import type { Config } from '../../../src/config/schema.js';
+
+const SECRETS = {
+  adminToken: 'admin-token-1f3a',
+  writeKey: 'write-key-9c2e',
+  saslPassword: 'sasl-password-77aa',
+  sslKey: '-----BEGIN PRIVATE KEY-----\nkey-material-5d1c\n-----END PRIVATE KEY-----',
+  sslCert: '-----BEGIN CERTIFICATE-----\ncert-material-0b8f\n-----END CERTIFICATE-----',
+  sslPassphrase: 'ssl-passphrase-4e6d',
+  sharedSecret: 'shared-secret-a0b1',
+  authHeader: 'Bearer header-token-c2d3',
+  urlPassword: 'url-password-e4f5',
+};
+
+function configWithSecrets(): Config {
+  const text = `
+kafka:
+  ssl:
+    rejectUnauthorized: true
+    ca: public-ca-text
+    key: \${SSL_KEY}
+    cert: \${SSL_CERT}
+    passphrase: \${SSL_PASSPHRASE}
+  sasl: { mechanism: scram-sha-512, username: switchyard, password: "\${SASL_PASSWORD}" }
+admin: { token: "\${ADMIN_TOKEN}" }
+sources:
+  - { id: web, writeKey: "\${WRITE_KEY}", destinations: [hooks-main] }
+destinations:
+  - id: hooks-main
+    type: webhooks
+    settings:
+      sharedSecret: \${SHARED_SECRET}
+      webhooks:
+        - url: https://user:\${URL_PASSWORD}@hooks.example.com/a
+          headers: { Authorization: "\${AUTH_HEADER}", X-Team: growth }
+`;
+  const result = parseConfigText(text, 'secrets.yaml', {
+    SSL_KEY: SECRETS.sslKey,
+    SSL_CERT: SECRETS.sslCert,
+    SSL_PASSPHRASE: SECRETS.sslPassphrase,
+    SASL_PASSWORD: SECRETS.saslPassword,
+    ADMIN_TOKEN: SECRETS.adminToken,
+    WRITE_KEY: SECRETS.writeKey,
+    SHARED_SECRET: SECRETS.sharedSecret,
+    URL_PASSWORD: SECRETS.urlPassword,
+    AUTH_HEADER: SECRETS.authHeader,
+  });
+  if (!result.ok) throw new Error(result.errors.join('\n'));
+  return result.config;
+}
+
+describe('maskConfig', () => {
+  it('prints no secret value', () => {
+    const printed = stringify(maskConfig(configWithSecrets()));
+    for (const [name, secret] of Object.entries(SECRETS)) {
+      // The distinctive part of each secret, so a partial leak is caught too.
+      const marker = secret.match(/[a-z]+-[a-z]+-[0-9a-f]{4}|[a-z]+-material-[0-9a-f]{4}/)?.[0];
+      expect(marker, name).toBeDefined();
+      expect(printed, name).not.toContain(marker);
+    }
+  });
+
+  it('replaces each secret with **** and keeps everything else', () => {
+    const masked = maskConfig(configWithSecrets()) as Config;
+    expect(masked.admin.token).toBe('****');
+    expect(masked.sources[0]?.writeKey).toBe('****');
+    expect(masked.kafka.sasl).toEqual({ mechanism: 'scram-sha-512', username: 'switchyard', password: '****' });
+    expect(masked.kafka.ssl).toEqual({ rejectUnauthorized: true, ca: 'public-ca-text', key: '****', cert: '****', passphrase: '****' });
+    const settings = masked.destinations[0]?.settings;
+    expect(settings?.sharedSecret).toBe('****');
+    expect(settings?.webhooks[0]).toEqual({
+      url: 'https://user:****@hooks.example.com/a',
+      headers: { Authorization: '****', 'X-Team': 'growth' },
+    });
+  });
+
+  it('leaves the config it was given untouched', () => {
+    const config = configWithSecrets();
+    const before = structuredClone(config);
+    maskConfig(config);
+    expect(config).toEqual(before);
+  });
+
+  it('does not invent fields that were not set', () => {
+    const result = parseConfigText('', 'empty.yaml', {});
+    if (!result.ok) throw new Error(result.errors.join('\n'));
+    const masked = maskConfig(result.config) as Config;
+    expect(masked.admin).toEqual({ port: 9464, host: '0.0.0.0' });
+    expect(masked.kafka.sasl).toBeUndefined();
+  });
+});
+
+describe('secretsOf', () => {
+  it('lists every secret value, longest first', () => {
+    const secrets = secretsOf(configWithSecrets());
+    expect([...secrets].sort()).toEqual(Object.values(SECRETS).sort());
+    for (let i = 1; i < secrets.length; i++) {
+      expect(secrets[i - 1]!.length).toBeGreaterThanOrEqual(secrets[i]!.length);
+    }
+  });
+
+  it('is empty when nothing secret is configured', () => {
+    const result = parseConfigText('gateway: { port: 1 }\n', 'plain.yaml', {});
+    if (!result.ok) throw new Error(result.errors.join('\n'));
+    expect(secretsOf(result.config)).toEqual([]);
+  });
+});

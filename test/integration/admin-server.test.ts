@@ -1,0 +1,93 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createAdminServer } from '../../src/observability/admin-server.js';
+import type { AdminServer } from '../../src/observability/admin-server.js';
+import { silentLogger } from '../../src/observability/logger.js';
+import { createMetrics } from '../../src/observability/metrics.js';
+import type { ServiceHealth } from '../../src/runtime/service.js';
+
+describe('admin server', () => {
+  let server: AdminServer | undefined;
+  afterEach(async () => {
+    await server?.stop();
+    server = undefined;
+  });
+
+  async function start(options: { health?: ServiceHealth[]; token?: string; fail?: boolean } = {}) {
+    const received: unknown[] = [];
+    const metrics = createMetrics();
+    metrics.callsReceived.inc({ source: 'web', type: 'track' }, 3);
+    server = createAdminServer({
+      host: '127.0.0.1',
+      port: 0,
+      token: () => options.token,
+      metrics,
+      logger: silentLogger(),
+      health: () => options.health ?? [{ live: true, ready: true }],
+      deletions: async (request) => {
+        if (options.fail) throw new Error('broker down');
+        received.push(request);
+      },
+    });
+    await server.start();
+    const base = `http://127.0.0.1:${server.port()}`;
+    return { base, received };
+  }
+
+  it('serves the metrics of DESIGN §10 and default process metrics', async () => {
+    const { base } = await start();
+    const res = await fetch(`${base}/metrics`);
+    const text = await res.text();
+    expect(res.status).toBe(200);
+    expect(text).toContain('switchyard_calls_received_total{source="web",type="track"} 3');
+    expect(text).toContain('# TYPE switchyard_delivery_duration_seconds histogram');
+    expect(text).toContain('process_resident_memory_bytes');
+  });
+
+  it('answers /readyz 503 until every service is ready, /healthz on liveness', async () => {
+    const { base } = await start({ health: [{ live: true, ready: true }, { live: true, ready: false, detail: 'joining' }] });
+    expect((await fetch(`${base}/readyz`)).status).toBe(503);
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+  });
+
+  it('accepts a deletion request only with the bearer token', async () => {
+    const { base, received } = await start({ token: 'admin-secret' });
+    const body = JSON.stringify({ userId: 'u-1', sourceIds: ['web'] });
+    const noAuth = await fetch(`${base}/v1/deletions`, { method: 'POST', body });
+    expect(noAuth.status).toBe(401);
+    const wrong = await fetch(`${base}/v1/deletions`, { method: 'POST', body, headers: { authorization: 'Bearer nope' } });
+    expect(wrong.status).toBe(401);
+    const ok = await fetch(`${base}/v1/deletions`, { method: 'POST', body, headers: { authorization: 'Bearer admin-secret' } });
+    expect(ok.status).toBe(202);
+    expect(received).toEqual([{ userId: 'u-1', sourceIds: ['web'] }]);
+  });
+
+  it('refuses malformed deletion requests with a message saying what to send', async () => {
+    const { base, received } = await start({ token: 't0k3n' });
+    const headers = { authorization: 'Bearer t0k3n' };
+    const notJson = await fetch(`${base}/v1/deletions`, { method: 'POST', body: '{', headers });
+    expect(notJson.status).toBe(400);
+    const noUser = await fetch(`${base}/v1/deletions`, { method: 'POST', body: '{"sourceIds":["web"]}', headers });
+    expect(noUser.status).toBe(400);
+    expect(((await noUser.json()) as { message: string }).message).toContain('userId');
+    expect(received).toEqual([]);
+  });
+
+  it('answers 503 with Retry-After when the request cannot be written', async () => {
+    const { base } = await start({ token: 't0k3n', fail: true });
+    const res = await fetch(`${base}/v1/deletions`, {
+      method: 'POST',
+      body: '{"userId":"u-1"}',
+      headers: { authorization: 'Bearer t0k3n' },
+    });
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('5');
+  });
+
+  it('stop() is idempotent', async () => {
+    await start();
+    const first = server!.stop();
+    const second = server!.stop();
+    expect(second).toBe(first);
+    await first;
+  });
+});

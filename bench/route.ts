@@ -1,0 +1,312 @@
+// `npm run bench -- route [--n 100000] [--partitions 6] [--rounds 1] [--concurrency N] [--sides passthrough,router]`
+//
+// How fast the router drains `calls` compared with a bare kafkajs consume→produce
+// passthrough on the same broker, in the same run, over the same input topic: the
+// baseline copies each input record unchanged to as many output topics as the router
+// writes for it (a `bench-fanout` header, set at produce time, tells it how many), with
+// the same client, producer (idempotent, acks=all), consumer settings and commit
+// pattern (one sendBatch per batch, commit after the acks). The difference is what
+// the router adds: parsing, validation, routing rules, rendering, headers, metrics.
+//
+// Starts its own local broker unless KAFKA_BROKERS is set.
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { stringify } from 'yaml';
+import { parseConfigText } from '../src/config/load.js';
+import type { Config } from '../src/config/schema.js';
+import { staticConfigStore } from '../src/config/store.js';
+import { createKafka, createProducer, ensureTopics, topicNames } from '../src/kafka/index.js';
+import type { Admin, EachBatchPayload, Kafka, Message, TopicMessages } from '../src/kafka/index.js';
+import { topicLag } from '../src/kafka/lag.js';
+import { createMetrics } from '../src/observability/metrics.js';
+import { silentLogger } from '../src/observability/logger.js';
+import { ROUTER_TUNING, createRouterService, routerGroupId } from '../src/router/router-service.js';
+import type { RouterTuning } from '../src/router/router-service.js';
+import { routerTopicSpecs } from '../src/router/routing-table.js';
+
+const DESTINATIONS = ['d1', 'd2', 'd3'];
+const FANOUT_HEADER = 'bench-fanout';
+
+interface Broker {
+  brokers: string;
+  stop(): Promise<void>;
+}
+
+async function brokerFor(): Promise<Broker> {
+  const given = process.env.KAFKA_BROKERS;
+  if (given) return { brokers: given, stop: async () => undefined };
+  // @ts-expect-error -- plain ESM script shared with the tests and `npm start`
+  const { startBroker } = (await import('../scripts/kafka/broker.mjs')) as {
+    startBroker(options?: { heapMb?: number; log?: (line: string) => void }): Promise<Broker>;
+  };
+  process.stderr.write('bench: starting a local broker (set KAFKA_BROKERS to use another)\n');
+  return startBroker({ heapMb: 768, log: (line) => process.stderr.write(`${line}\n`) });
+}
+
+function benchConfig(brokers: string, prefix: string, clientId: string, partitions: number): Config {
+  const result = parseConfigText(
+    stringify({
+      kafka: { brokers: brokers.split(','), clientId, topicPrefix: prefix, partitions },
+      sources: [{ id: 'web', writeKey: 'bench-write-key', destinations: DESTINATIONS, trackFilter: { blockEvents: ['Debug Ping'] } }],
+      destinations: DESTINATIONS.map((id) => ({
+        id,
+        type: 'webhooks',
+        settings: { webhooks: [{ url: `https://hooks.example.com/${id}` }], sharedSecret: 'bench-secret' },
+      })),
+    }),
+    'bench-route.yaml',
+    {},
+  );
+  if (!result.ok) throw new Error(result.errors.join('\n'));
+  return result.config;
+}
+
+/** A realistic ~1 KB call; about one in ten is filtered out (track filter or integrations). */
+function benchCall(n: number): { value: string; fanout: number; key: string } {
+  const userId = `user-${(n * 7919) % 50_000}`;
+  const timestamp = new Date(Date.UTC(2026, 4, 1) + n * 37).toISOString();
+  const context = {
+    ip: `203.0.113.${n % 250}`,
+    library: { name: 'analytics-node', version: '3.1.0' },
+    userAgent: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36',
+    page: { path: '/checkout/complete', url: 'https://shop.example.com/checkout/complete', title: 'Thank you', referrer: 'https://shop.example.com/cart' },
+    locale: 'en-US',
+  };
+  const kind = n % 20;
+  if (kind === 0) {
+    return {
+      key: userId,
+      fanout: 0,
+      value: JSON.stringify({ type: 'track', userId, messageId: `bench-${n}`, timestamp, event: 'Debug Ping', properties: { seq: n, padding: 'p'.repeat(560) }, context }),
+    };
+  }
+  if (kind === 1) {
+    return {
+      key: userId,
+      fanout: 0,
+      value: JSON.stringify({ type: 'identify', userId, messageId: `bench-${n}`, timestamp, traits: { plan: 'pro', padding: 'p'.repeat(560) }, integrations: { All: false }, context }),
+    };
+  }
+  if (kind === 2) {
+    return {
+      key: userId,
+      fanout: 3,
+      value: JSON.stringify({
+        type: 'identify',
+        userId,
+        messageId: `bench-${n}`,
+        timestamp,
+        traits: { email: `${userId}@example.com`, plan: n % 3 ? 'pro' : 'free', company: { name: 'Example Inc', employees: 250 }, bio: 'b'.repeat(480) },
+        context,
+      }),
+    };
+  }
+  return {
+    key: userId,
+    fanout: 3,
+    value: JSON.stringify({
+      type: 'track',
+      userId,
+      messageId: `bench-${n}`,
+      timestamp,
+      event: 'Order Completed',
+      properties: {
+        order_id: `order-${n}`,
+        total: 99.5 + (n % 100),
+        revenue: 90.25,
+        currency: 'USD',
+        products: [
+          { product_id: `p-${n % 500}`, sku: 'SKU-100-A', name: 'Monopoly: 3rd Edition', price: 19.99, quantity: 1, category: 'Games' },
+          { product_id: `p-${(n + 1) % 500}`, sku: 'SKU-200-B', name: 'Uno Card Game', price: 3.5, quantity: 2, category: 'Games' },
+        ],
+        note: 'n'.repeat(220),
+      },
+      integrations: { All: true, Webhooks: true },
+      context,
+    }),
+  };
+}
+
+async function produceInput(kafka: Kafka, topic: string, n: number): Promise<number> {
+  const producer = createProducer(kafka);
+  await producer.connect();
+  let events = 0;
+  let bytes = 0;
+  try {
+    for (let start = 0; start < n; start += 2_000) {
+      const messages: Message[] = [];
+      for (let i = start; i < Math.min(n, start + 2_000); i++) {
+        const call = benchCall(i);
+        events += call.fanout;
+        bytes += call.value.length;
+        messages.push({ key: call.key, value: call.value, headers: { 'source-id': 'web', [FANOUT_HEADER]: String(call.fanout) } });
+      }
+      await producer.send({ topic, acks: -1, messages });
+    }
+  } finally {
+    await producer.disconnect();
+  }
+  process.stderr.write(`bench: produced ${n} calls (${Math.round(bytes / n)} bytes on average), ${events} events expected\n`);
+  return events;
+}
+
+async function waitForDrained(admin: Admin, groupId: string, topic: string): Promise<void> {
+  const deadline = Date.now() + 30 * 60_000;
+  for (;;) {
+    const ends = await admin.fetchTopicOffsets(topic);
+    const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+    if (topicLag(ends, committed?.partitions ?? []) === 0) return;
+    if (Date.now() > deadline) throw new Error(`group ${groupId} did not drain ${topic} in 30 minutes`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** The baseline: copy each record, unchanged, to the first `bench-fanout` output topics. */
+async function runPassthrough(kafka: Kafka, admin: Admin, input: string, outputs: string[], groupId: string, tuning: RouterTuning): Promise<number> {
+  const producer = createProducer(kafka);
+  await producer.connect();
+  const consumer = kafka.consumer({
+    groupId,
+    allowAutoTopicCreation: false,
+    maxBytesPerPartition: tuning.maxBytesPerPartition,
+    maxBytes: tuning.maxBytes,
+    maxWaitTimeInMs: tuning.maxWaitTimeInMs,
+  });
+  await consumer.connect();
+  await consumer.subscribe({ topics: [input], fromBeginning: true });
+  const eachBatch = async ({ batch, resolveOffset, commitOffsetsIfNecessary, heartbeat }: EachBatchPayload) => {
+    const last = batch.messages[batch.messages.length - 1];
+    if (!last) return;
+    const perTopic: Message[][] = outputs.map(() => []);
+    for (const message of batch.messages) {
+      const fanout = Number(message.headers?.[FANOUT_HEADER]?.toString() ?? '0');
+      const copy: Message = { key: message.key, value: message.value, headers: message.headers };
+      for (let i = 0; i < fanout; i++) perTopic[i]!.push(copy);
+    }
+    const topicMessages: TopicMessages[] = outputs.map((topic, i) => ({ topic, messages: perTopic[i]! })).filter((t) => t.messages.length > 0);
+    if (topicMessages.length > 0) await producer.sendBatch({ topicMessages, acks: -1 });
+    resolveOffset(last.offset);
+    await commitOffsetsIfNecessary({
+      topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: (BigInt(batch.lastOffset()) + 1n).toString() }] }],
+    });
+    await heartbeat();
+  };
+  try {
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: tuning.partitionsConsumedConcurrently,
+      eachBatch,
+    });
+    const started = performance.now();
+    await waitForDrained(admin, groupId, input);
+    return (performance.now() - started) / 1000;
+  } finally {
+    await consumer.disconnect();
+    await producer.disconnect();
+  }
+}
+
+async function runRouter(config: Config, admin: Admin, tuning: RouterTuning): Promise<number> {
+  const logger = silentLogger();
+  const router = createRouterService({
+    config: staticConfigStore(config),
+    kafka: createKafka(config.kafka, logger),
+    metrics: createMetrics({ defaultMetrics: false }),
+    logger,
+    tuning: { ...tuning, lagIntervalMs: 3_600_000 },
+  });
+  await router.start();
+  try {
+    const started = performance.now();
+    await waitForDrained(admin, routerGroupId(config), topicNames(config.kafka.topicPrefix).calls);
+    return (performance.now() - started) / 1000;
+  } finally {
+    await router.stop();
+  }
+}
+
+export async function main(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      n: { type: 'string', default: '100000' },
+      partitions: { type: 'string', default: '6' },
+      rounds: { type: 'string', default: '1' },
+      sides: { type: 'string', default: 'passthrough,router' },
+      concurrency: { type: 'string', default: String(ROUTER_TUNING.partitionsConsumedConcurrently) },
+    },
+  });
+  const n = Number(values.n);
+  const partitions = Number(values.partitions);
+  const rounds = Number(values.rounds);
+  // Both sides always run with the same consumer settings: the router's defaults,
+  // with partitionsConsumedConcurrently overridable to compare.
+  const tuning: RouterTuning = { ...ROUTER_TUNING, partitionsConsumedConcurrently: Number(values.concurrency) };
+  if (![n, partitions, rounds, tuning.partitionsConsumedConcurrently].every((v) => Number.isInteger(v) && v > 0)) {
+    throw new Error('--n, --partitions, --rounds and --concurrency must be positive integers');
+  }
+  // One side alone is for profiling (node --cpu-prof); the table then has no ratio.
+  const sides = values.sides.split(',').filter((side) => side === 'passthrough' || side === 'router');
+  if (sides.length === 0) throw new Error('--sides takes passthrough, router or both, comma-separated');
+
+  const broker = await brokerFor();
+  const run = randomBytes(4).toString('hex');
+  const prefix = `bench-${run}.`;
+  const setup = benchConfig(broker.brokers, prefix, `bench-${run}`, partitions);
+  const names = topicNames(prefix);
+  const passOutputs = DESTINATIONS.map((id) => `${prefix}pass.${id}`);
+  const kafka = createKafka(setup.kafka, silentLogger());
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    // Every topic exists before either side is timed.
+    await ensureTopics(admin, [...routerTopicSpecs(setup, names), ...passOutputs.map((topic) => ({ topic }))], {
+      partitions,
+      replicationFactor: 1,
+    });
+    const events = await produceInput(kafka, names.calls, n);
+
+    const rows: { side: string; round: number; seconds: number; cpuSeconds: number }[] = [];
+    for (let round = 1; round <= rounds; round++) {
+      // Alternate which side goes first, so neither always gets the warmer JIT and page cache.
+      const order = round % 2 === 1 ? sides : [...sides].reverse();
+      for (const side of order) {
+        const cpuBefore = process.cpuUsage();
+        const seconds =
+          side === 'router'
+            ? await runRouter(benchConfig(broker.brokers, prefix, `bench-${run}-r${round}`, partitions), admin, tuning)
+            : await runPassthrough(kafka, admin, names.calls, passOutputs, `bench-${run}-pass-${round}`, tuning);
+        const cpu = process.cpuUsage(cpuBefore);
+        const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+        rows.push({ side, round, seconds, cpuSeconds });
+        process.stderr.write(`bench: round ${round} ${side}: ${seconds.toFixed(2)} s (this process's CPU: ${cpuSeconds.toFixed(2)} s)\n`);
+      }
+    }
+
+    const written = await Promise.all(
+      DESTINATIONS.map(async (id) => (await admin.fetchTopicOffsets(names.deliveries(id))).reduce((sum, p) => sum + Number(p.high), 0)),
+    );
+    const best = (side: string) => Math.min(...rows.filter((r) => r.side === side).map((r) => r.seconds));
+    const leastCpu = (side: string) => Math.min(...rows.filter((r) => r.side === side).map((r) => r.cpuSeconds));
+    const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(13) : c.padStart(11))).join(' ');
+    const out = [
+      '',
+      `route bench: ${n} calls (~1 KB), 1 source → ${DESTINATIONS.length} destinations, 10% filtered → ${events} events; ${partitions} partitions, ${tuning.partitionsConsumedConcurrently} consumed concurrently; best of ${rounds} round(s)`,
+      line(['side', 'seconds', 'calls/s', 'events/s', 'node CPU s']),
+      ...sides.map((side) => {
+        const seconds = best(side);
+        return line([side, seconds.toFixed(2), Math.round(n / seconds).toString(), Math.round(events / seconds).toString(), leastCpu(side).toFixed(2)]);
+      }),
+    ];
+    if (sides.length === 2) out.push(`ratio router/passthrough: ${(best('passthrough') / best('router')).toFixed(2)}× (target ≥ 0.80×)`);
+    if (sides.includes('router')) {
+      out.push(`check: router wrote ${written.join(' + ')} = ${written.reduce((a, b) => a + b, 0)} records for ${events * rounds} expected (${rounds} round(s))`);
+    }
+    out.push('');
+    process.stdout.write(out.join('\n'));
+  } finally {
+    await admin.disconnect();
+    await broker.stop();
+  }
+}

@@ -1,0 +1,126 @@
+// `switchyard_consumer_lag{group,topic}`: how many records a consumer group has not
+// committed yet, per topic, sampled from the broker (shared by router and deliverer).
+import type { Logger } from 'pino';
+import type { Metrics } from '../observability/metrics.js';
+import type { Admin } from './client.js';
+
+export interface LagGroup {
+  groupId: string;
+  topics: string[];
+}
+
+export interface PartitionEnds {
+  partition: number;
+  /** The high watermark: the offset the next record will get. */
+  high: string;
+  /** The oldest offset still in the log. */
+  low: string;
+}
+
+export interface CommittedOffset {
+  partition: number;
+  /** "-1" when the group has committed nothing for the partition. */
+  offset: string;
+}
+
+/**
+ * Sum over partitions of (high watermark − committed offset). A partition without a
+ * commit, or whose commit is older than the log's start (retention removed the
+ * records), counts from the log's start: those are the records still to be read.
+ */
+export function topicLag(ends: readonly PartitionEnds[], committed: readonly CommittedOffset[]): number {
+  const committedBy = new Map(committed.map((c) => [c.partition, BigInt(c.offset)]));
+  let lag = 0n;
+  for (const end of ends) {
+    const high = BigInt(end.high);
+    const low = BigInt(end.low);
+    const done = committedBy.get(end.partition) ?? -1n;
+    const from = done < low ? low : done;
+    if (high > from) lag += high - from;
+  }
+  return Number(lag);
+}
+
+export interface LagSampler {
+  /** Takes one sample now (also what the timer runs). Never throws; failures are logged. */
+  sample(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Samples every `intervalMs` (the first sample at once). `groups` is read on each
+ * sample, so a config reload that adds topics is picked up without a restart.
+ */
+export function startLagSampler(options: {
+  admin: Admin;
+  metrics: Metrics;
+  groups: () => LagGroup[];
+  intervalMs: number;
+  logger?: Logger;
+  /** Called with each topic's lag once the gauge is set (the deliverer derives its retry queue depth from it). */
+  onSample?: (group: LagGroup, topic: string, lag: number) => void;
+}): LagSampler {
+  const { admin, metrics, logger } = options;
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  let running: Promise<void> = Promise.resolve();
+  let lastProblem: string | undefined;
+  let failuresInARow = 0;
+
+  const sampleGroup = async (group: LagGroup): Promise<void> => {
+    const committed = await admin.fetchOffsets({ groupId: group.groupId, topics: group.topics });
+    const byTopic = new Map(committed.map((t) => [t.topic, t.partitions]));
+    for (const topic of group.topics) {
+      const ends = await admin.fetchTopicOffsets(topic);
+      const lag = topicLag(ends, byTopic.get(topic) ?? []);
+      metrics.consumerLag.set({ group: group.groupId, topic }, lag);
+      options.onSample?.(group, topic, lag);
+    }
+  };
+
+  const sampleAll = async (): Promise<void> => {
+    for (const group of options.groups()) {
+      if (stopped) return;
+      try {
+        await sampleGroup(group);
+        lastProblem = undefined;
+        failuresInARow = 0;
+      } catch (error) {
+        // A single failure is usually a topic just created (its leader not known
+        // yet); two in a row are worth a line, then one per new kind of failure: a
+        // broker outage is already reported by every other part of the process.
+        failuresInARow += 1;
+        const problem = error instanceof Error ? error.message : String(error);
+        if (failuresInARow === 1) {
+          logger?.debug({ err: error, groupId: group.groupId }, 'consumer lag sample failed; retrying at the next interval');
+        } else if (problem !== lastProblem) {
+          logger?.warn({ err: error, groupId: group.groupId }, `consumer lag of group ${group.groupId} could not be sampled; the gauge keeps its last value`);
+          lastProblem = problem;
+        }
+      }
+    }
+  };
+
+  const sample = (): Promise<void> => {
+    running = running.then(sampleAll);
+    return running;
+  };
+
+  const schedule = () => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      void sample().then(schedule);
+    }, options.intervalMs);
+    timer.unref();
+  };
+  void sample().then(schedule);
+
+  return {
+    sample,
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running;
+    },
+  };
+}

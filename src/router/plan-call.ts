@@ -1,0 +1,135 @@
+// One record of `<prefix>calls` → what the router writes for it: the rendered body
+// and the destinations it goes to, or the reason it goes to `calls.invalid`. Pure:
+// no Kafka, no metrics, no clock beyond the `nowMs` it is given.
+import { parseCallBytes, renderBody, routingKey, withMessageId } from '../calls/index.js';
+import type { Call, CallType } from '../calls/index.js';
+import { HEADER, headerText } from '../kafka/index.js';
+import type { IHeaders } from '../kafka/index.js';
+import { internalError, invalid } from './invalid-records.js';
+import type { InboundRecord, InvalidOutcome } from './invalid-records.js';
+import { recordMessageId, recordTimestampMs } from './record-ids.js';
+import { decideRoutes } from './routing-rules.js';
+import type { RouteDecision } from './routing-rules.js';
+import type { RoutingSource, RoutingTable } from './routing-table.js';
+
+export interface RoutedCall {
+  kind: 'routed';
+  source: RoutingSource;
+  type: CallType;
+  /** The call's own messageId, or the one derived from the record. */
+  messageId: string;
+  /** One per destination connected to the source; `routed: false` ones say why not. */
+  decisions: RouteDecision[];
+  /** The Kafka key of the deliveries: userId, else anonymousId. */
+  key: Buffer;
+  /** The webhook body, rendered once for every destination; null when no destination gets it. */
+  body: Buffer | null;
+  /** Delivery headers, one object shared by every destination's record. */
+  headers: IHeaders;
+  /** The parsed call, when it was received and where it was read: what audiences record of it (src/audiences/router-hook.ts). */
+  call: Call;
+  receivedAtMs: number;
+  origin: { partition: number; offset: string };
+}
+
+export type CallOutcome = RoutedCall | InvalidOutcome;
+
+// NOTE: encoded once; kafkajs would otherwise make a Buffer from the same string for
+// every record. The `attempt` of a fresh delivery is 0 and it has not been attempted.
+const ATTEMPT_ZERO = Buffer.from('0');
+const NOT_ATTEMPTED = Buffer.alloc(0);
+const MAX_LISTED_SOURCES = 10;
+
+export function planCall(record: InboundRecord, table: RoutingTable, nowMs: () => number = Date.now): CallOutcome {
+  try {
+    return plan(record, table, nowMs);
+  } catch (error) {
+    return internalError('call', error);
+  }
+}
+
+function plan(record: InboundRecord, table: RoutingTable, nowMs: () => number): CallOutcome {
+  const parsed = parseCallBytes(record.value);
+  if (!parsed.ok) return invalid(parsed.reason, parsed.error);
+  const call = parsed.call;
+
+  const source = resolveSource(record, call, table);
+  if (source.kind === 'invalid') return source;
+
+  const receivedAtMs = recordTimestampMs(record.timestamp, nowMs());
+  const messageId = call.messageId ?? recordMessageId(record.topic, record.partition, record.offset, record.timestamp);
+  const decisions = decideRoutes(call, source.source);
+  // A call that every destination filters out is counted, never rendered.
+  const body = decisions.some((d) => d.routed) ? Buffer.from(renderBody(withMessageId(call, messageId), receivedAtMs), 'utf8') : null;
+
+  // Buffers, not strings: the same headers object goes out once per destination, and
+  // kafkajs would encode a string value again for each.
+  const headers: IHeaders = {
+    [HEADER.sourceId]: source.source.idHeader,
+    [HEADER.messageId]: Buffer.from(messageId, 'utf8'),
+    [HEADER.attempt]: ATTEMPT_ZERO,
+    [HEADER.firstAttemptAt]: NOT_ATTEMPTED,
+    [HEADER.receivedAt]: Buffer.from(String(receivedAtMs), 'latin1'),
+  };
+  const traceparent = record.headers?.[HEADER.traceparent];
+  if (traceparent !== undefined) headers[HEADER.traceparent] = Array.isArray(traceparent) ? traceparent[0]! : traceparent;
+
+  return {
+    kind: 'routed',
+    source: source.source,
+    type: call.type,
+    messageId,
+    decisions,
+    key: Buffer.from(routingKey(call), 'utf8'),
+    body,
+    headers,
+    call,
+    receivedAtMs,
+    origin: { partition: record.partition, offset: record.offset },
+  };
+}
+
+/**
+ * DESIGN §4: the `source-id` header, else the call's `writeKey` looked up in config.
+ * An empty header counts as absent.
+ */
+function resolveSource(
+  record: InboundRecord,
+  call: Call,
+  table: RoutingTable,
+): { kind: 'source'; source: RoutingSource } | InvalidOutcome {
+  const sourceId = headerText(record.headers, HEADER.sourceId);
+  if (sourceId !== undefined && sourceId !== '') {
+    const source = table.sourcesById.get(sourceId);
+    if (source) return { kind: 'source', source };
+    return invalid(
+      'unknown_source',
+      `unknown source ${quote(sourceId)}: no source has this id (from the Kafka header "source-id"); fix the producer's header or add the source to the config (${knownSources(table)})`,
+    );
+  }
+  if (call.writeKey !== undefined && call.writeKey !== '') {
+    const source = table.sourcesByWriteKey.get(call.writeKey);
+    if (source) return { kind: 'source', source };
+    // NOTE: the key is not repeated here: it may be another environment's secret.
+    return invalid(
+      'unknown_source',
+      `unknown write key: no source has the call's "writeKey" (not shown, it is a secret); check the producer's write key against sources[].writeKey, or set the Kafka header "source-id"`,
+    );
+  }
+  return invalid(
+    'missing_source',
+    'call has no source: set the Kafka header "source-id" to a source id, or the call\'s "writeKey" to a source\'s write key',
+  );
+}
+
+function knownSources(table: RoutingTable): string {
+  if (table.sources.length === 0) return 'no sources are configured';
+  const ids = table.sources.slice(0, MAX_LISTED_SOURCES).map((s) => JSON.stringify(s.id));
+  const more = table.sources.length > MAX_LISTED_SOURCES ? `, … (${table.sources.length} in all)` : '';
+  return `known source ids: ${ids.join(', ')}${more}`;
+}
+
+/** A JSON-quoted string cut to 64 characters, so an error never carries a payload. */
+export function quote(text: string): string {
+  return text.length > 64 ? `${JSON.stringify(text.slice(0, 64))}…` : JSON.stringify(text);
+}

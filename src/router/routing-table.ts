@@ -1,0 +1,88 @@
+// The config's sources and destinations, compiled once per config version into the
+// lookups the router's hot path needs: source by id and by write key, each source's
+// destinations with their topic, and track filters as sets.
+import type { Config } from '../config/schema.js';
+import type { TopicNames, TopicSpec } from '../kafka/index.js';
+
+/** The destination's name in a call's `integrations` (the seed: "Webhooks"). */
+export const WEBHOOKS_CATALOG_NAME = 'Webhooks';
+
+export interface RouteTarget {
+  id: string;
+  enabled: boolean;
+  /** `<prefix>deliveries.<id>` */
+  topic: string;
+  /** The key that addresses this destination in `integrations`. */
+  catalogName: string;
+}
+
+export type CompiledTrackFilter =
+  | { kind: 'block'; events: ReadonlySet<string> }
+  | { kind: 'allow'; events: ReadonlySet<string> };
+
+export interface RoutingSource {
+  id: string;
+  /** The `source-id` header value, encoded once. */
+  idHeader: Buffer;
+  /** Connected destinations, in the order the source lists them. */
+  destinations: RouteTarget[];
+  trackFilter?: CompiledTrackFilter;
+}
+
+export interface RoutingTable {
+  /** The config this table was compiled from (compared by identity to spot reloads). */
+  config: Config;
+  sources: RoutingSource[];
+  sourcesById: ReadonlyMap<string, RoutingSource>;
+  sourcesByWriteKey: ReadonlyMap<string, RoutingSource>;
+  destinationsById: ReadonlyMap<string, RouteTarget>;
+}
+
+export function compileRoutingTable(config: Config, names: TopicNames): RoutingTable {
+  const destinationsById = new Map<string, RouteTarget>();
+  for (const destination of config.destinations) {
+    destinationsById.set(destination.id, {
+      id: destination.id,
+      enabled: destination.enabled,
+      topic: names.deliveries(destination.id),
+      catalogName: WEBHOOKS_CATALOG_NAME,
+    });
+  }
+  const sources: RoutingSource[] = [];
+  const sourcesById = new Map<string, RoutingSource>();
+  const sourcesByWriteKey = new Map<string, RoutingSource>();
+  for (const source of config.sources) {
+    const compiled: RoutingSource = {
+      id: source.id,
+      idHeader: Buffer.from(source.id, 'utf8'),
+      // The loader refuses references to unknown destinations; the filter only
+      // keeps this function total for configs built by hand.
+      destinations: source.destinations.flatMap((id) => {
+        const target = destinationsById.get(id);
+        return target ? [target] : [];
+      }),
+    };
+    const filter = source.trackFilter;
+    if (filter?.blockEvents) compiled.trackFilter = { kind: 'block', events: new Set(filter.blockEvents) };
+    else if (filter?.allowEvents) compiled.trackFilter = { kind: 'allow', events: new Set(filter.allowEvents) };
+    sources.push(compiled);
+    sourcesById.set(source.id, compiled);
+    if (source.writeKey !== undefined) sourcesByWriteKey.set(source.writeKey, compiled);
+  }
+  return { config, sources, sourcesById, sourcesByWriteKey, destinationsById };
+}
+
+/**
+ * Every topic the router reads or writes for this config: `calls`, `calls.invalid`,
+ * `deletions`, and per destination (enabled or not, so that enabling one later needs
+ * no new topics) its delivery topic, one retry topic per tier and its dead letters.
+ */
+export function routerTopicSpecs(config: Config, names: TopicNames): TopicSpec[] {
+  const specs: TopicSpec[] = [{ topic: names.calls }, { topic: names.callsInvalid }, { topic: names.deletions }];
+  for (const destination of config.destinations) {
+    specs.push({ topic: names.deliveries(destination.id) });
+    for (const tier of config.delivery.retryTiers) specs.push({ topic: names.retry(destination.id, tier.name) });
+    specs.push({ topic: names.dlq(destination.id) });
+  }
+  return specs;
+}

@@ -1,0 +1,338 @@
+// `npm run bench -- deliver [--n 20000] [--partitions 6] [--concurrency 64] [--rounds 3]`, or
+// standalone: `tsx bench/deliver.ts [same options]`.
+//
+// Webhooks per second from the deliverer (Kafka in, signed POSTs out, commits) to a
+// local keep-alive receiver, against bare undici posting the same bodies at the same
+// concurrency to the same receiver in the same run, at 0 ms and at 50 ms response
+// latency. Then a healthy destination's rate alone and beside a neighbour whose URL
+// never answers. The receiver runs in a child process so it does not share the event
+// loop with what is measured. Each pair runs in alternating order over several rounds
+// and the median of each is compared (the machine is shared). Starts its own local
+// broker unless KAFKA_BROKERS is set.
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Agent } from 'undici';
+import { stringify } from 'yaml';
+import { signBody } from '../src/calls/index.js';
+import { parseConfigText } from '../src/config/load.js';
+import type { Config } from '../src/config/schema.js';
+import { staticConfigStore } from '../src/config/store.js';
+import { createDelivererService } from '../src/delivery/deliverer-service.js';
+import { createKafka, createProducer, ensureTopics, topicNames } from '../src/kafka/index.js';
+import type { Kafka } from '../src/kafka/index.js';
+import { silentLogger } from '../src/observability/logger.js';
+import { createMetrics } from '../src/observability/metrics.js';
+import { USER_AGENT } from '../src/version.js';
+
+const SECRET = 'bench-secret';
+
+// The receiver: plain node:http, keep-alive, reads each body whole, answers 200 after
+// the latency in the path (/ok/<ms>); /hang never answers.
+const RECEIVER_SOURCE = `
+const http = require('node:http');
+const server = http.createServer((req, res) => {
+  req.on('data', () => {});
+  req.on('end', () => {
+    if (req.url === '/hang') return;
+    const ms = Number(req.url.split('/')[2] || 0);
+    const answer = () => { res.writeHead(200, { 'content-type': 'text/plain' }); res.end('ok'); };
+    if (ms > 0) setTimeout(answer, ms); else answer();
+  });
+});
+server.keepAliveTimeout = 60000;
+server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));
+`;
+
+interface Receiver {
+  url(path: string): string;
+  stop(): void;
+}
+
+async function startReceiverProcess(): Promise<Receiver> {
+  const child: ChildProcess = spawn(process.execPath, ['-e', RECEIVER_SOURCE], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`bench receiver exited (${code})`)));
+    child.stdout!.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim())));
+  });
+  return { url: (path) => `http://127.0.0.1:${port}${path}`, stop: () => child.kill('SIGKILL') };
+}
+
+interface Broker {
+  brokers: string;
+  stop(): Promise<void>;
+}
+
+async function brokerFor(): Promise<Broker> {
+  const given = process.env.KAFKA_BROKERS;
+  if (given) return { brokers: given, stop: async () => undefined };
+  // @ts-expect-error -- plain ESM script shared with the tests and `npm start`
+  const { startBroker } = (await import('../scripts/kafka/broker.mjs')) as {
+    startBroker(options?: { heapMb?: number; log?: (line: string) => void }): Promise<Broker>;
+  };
+  process.stderr.write('bench: starting a local broker (set KAFKA_BROKERS to use another)\n');
+  return startBroker({ heapMb: 768, log: (line) => process.stderr.write(`${line}\n`) });
+}
+
+/** A realistic ~700-byte track body, as the router renders it. */
+function benchBody(n: number): string {
+  return JSON.stringify({
+    version: 1,
+    type: 'track',
+    userId: `user-${n % 5000}`,
+    messageId: `bench-${n}`,
+    timestamp: new Date(Date.UTC(2026, 4, 1) + n).toISOString(),
+    event: 'Order Completed',
+    properties: { orderId: `o-${n}`, total: 99.5, currency: 'EUR', items: [{ sku: 'sku-1', qty: 2 }, { sku: 'sku-2', qty: 1 }] },
+    context: {
+      ip: '203.0.113.9',
+      library: { name: 'analytics-node', version: '3.1.0' },
+      userAgent: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36',
+      page: { path: '/checkout/complete', url: 'https://shop.example.com/checkout/complete', title: 'Thank you' },
+    },
+  });
+}
+
+function benchConfig(brokers: string, prefix: string, clientId: string, partitions: number, concurrency: number, destinations: Record<string, string>): Config {
+  const result = parseConfigText(
+    stringify({
+      kafka: { brokers: brokers.split(','), clientId, topicPrefix: prefix, partitions },
+      delivery: { timeout: '2s', retryTiers: ['1s', '5s'], maxRetryWindow: '1m', concurrencyPerDestination: concurrency },
+      destinations: Object.entries(destinations).map(([id, url]) => ({ id, type: 'webhooks', settings: { webhooks: [{ url }], sharedSecret: SECRET } })),
+    }),
+    'bench-deliver.yaml',
+    {},
+  );
+  if (!result.ok) throw new Error(result.errors.join('\n'));
+  return result.config;
+}
+
+async function fill(kafka: Kafka, topic: string, n: number): Promise<void> {
+  const producer = createProducer(kafka);
+  await producer.connect();
+  try {
+    const chunk = 2_000;
+    for (let start = 0; start < n; start += chunk) {
+      const messages = [];
+      for (let i = start; i < Math.min(n, start + chunk); i++) {
+        messages.push({
+          key: `user-${i % 5000}`,
+          value: benchBody(i),
+          headers: { 'source-id': 'web', 'message-id': `bench-${i}`, attempt: '0', 'first-attempt-at': '', 'received-at': String(Date.now()) },
+        });
+      }
+      await producer.send({ topic, acks: -1, messages });
+    }
+  } finally {
+    await producer.disconnect();
+  }
+}
+
+/**
+ * Both sides are timed over the last 80% of their events: start-up (the group join, the
+ * first fetch, opening connections, a neighbour's first fetch) is not what is compared.
+ */
+const WARM_UP = 0.2;
+
+/** Runs a deliverer over pre-filled topics and returns the measured destination's rate. */
+interface Measured {
+  /** Events per second. */
+  rate: number;
+  /** CPU time of this process (user + system) per event, in microseconds: not the receiver's, not the broker's. */
+  cpuUs: number;
+}
+
+async function deliverRate(options: { config: Config; kafka: Kafka; measured: string; n: number }): Promise<Measured> {
+  const metrics = createMetrics({ defaultMetrics: false });
+  const service = createDelivererService(
+    { config: staticConfigStore(options.config), kafka: options.kafka, metrics, logger: silentLogger() },
+    { sampleIntervalMs: 3_600_000 },
+  );
+  const delivered = async () => {
+    const { values } = await metrics.deliveries.get();
+    return values.find((v) => v.labels.destination === options.measured && v.labels.result === 'delivered')?.value ?? 0;
+  };
+  await service.start();
+  try {
+    let first: { at: number; count: number; cpu: NodeJS.CpuUsage } | undefined;
+    const deadline = Date.now() + 600_000;
+    for (;;) {
+      const count = await delivered();
+      const at = performance.now();
+      if (first === undefined && count >= options.n * WARM_UP) first = { at, count, cpu: process.cpuUsage() };
+      if (count >= options.n) {
+        const cpu = process.cpuUsage(first!.cpu);
+        const events = count - first!.count;
+        return { rate: (events / (at - first!.at)) * 1000, cpuUs: (cpu.user + cpu.system) / events };
+      }
+      if (Date.now() > deadline) throw new Error(`only ${count} of ${options.n} delivered in 10 minutes`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  } finally {
+    await service.stop();
+  }
+}
+
+/** Bare undici: the same bodies, headers and concurrency, straight from memory. */
+async function undiciRate(url: string, n: number, concurrency: number): Promise<Measured> {
+  const agent = new Agent({ keepAliveTimeout: 30_000 });
+  const target = new URL(url);
+  const bodies = Array.from({ length: n }, (_, i) => Buffer.from(benchBody(i)));
+  let next = 0;
+  let done = 0;
+  const warmUp = Math.floor(n * WARM_UP);
+  let started = performance.now();
+  let cpuBefore = process.cpuUsage();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let i = next++; i < n; i = next++) {
+        const body = bodies[i]!;
+        const response = await agent.request({
+          origin: target.origin,
+          path: target.pathname,
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'user-agent': USER_AGENT, 'x-signature': signBody(body, SECRET) },
+          body,
+        });
+        await response.body.dump();
+        if (response.statusCode !== 200) throw new Error(`bare undici got ${response.statusCode}`);
+        done += 1;
+        if (done === warmUp) {
+          started = performance.now();
+          cpuBefore = process.cpuUsage();
+        }
+      }
+    }),
+  );
+  const rate = ((n - warmUp) / (performance.now() - started)) * 1000;
+  const cpu = process.cpuUsage(cpuBefore);
+  await agent.close();
+  return { rate, cpuUs: (cpu.user + cpu.system) / (n - warmUp) };
+}
+
+export async function main(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      n: { type: 'string', default: '20000' },
+      partitions: { type: 'string', default: '6' },
+      concurrency: { type: 'string', default: '64' },
+      rounds: { type: 'string', default: '3' },
+    },
+  });
+  const n = Number(values.n);
+  const partitions = Number(values.partitions);
+  const concurrency = Number(values.concurrency);
+  const rounds = Number(values.rounds);
+  if (![n, partitions, concurrency, rounds].every((v) => Number.isInteger(v) && v > 0)) {
+    throw new Error('--n, --partitions, --concurrency and --rounds must be positive integers');
+  }
+  // At 50 ms the rate is bounded by concurrency / latency; fewer events keep the run short.
+  const slowN = Math.min(n, concurrency * 20 * 10);
+
+  const broker = await brokerFor();
+  const receiver = await startReceiverProcess();
+  const run = randomBytes(4).toString('hex');
+  const logger = silentLogger();
+  const results = new Map<string, Measured[]>();
+  const record = (name: string, measured: Measured) => {
+    results.set(name, [...(results.get(name) ?? []), measured]);
+    process.stderr.write(`bench: ${name}: ${Math.round(measured.rate)}/s, ${measured.cpuUs.toFixed(1)} µs CPU/event\n`);
+  };
+  let scenarioNumber = 0;
+  try {
+    const scenario = async (destinations: Record<string, string>, counts: Record<string, number>) => {
+      scenarioNumber += 1;
+      const prefix = `bench-${run}-${scenarioNumber}.`;
+      const config = benchConfig(broker.brokers, prefix, `bench-${run}-${scenarioNumber}`, partitions, concurrency, destinations);
+      const kafka = createKafka(config.kafka, logger);
+      const names = topicNames(prefix);
+      const admin = kafka.admin();
+      await admin.connect();
+      const tiers = config.delivery.retryTiers.map((t) => t.name);
+      await ensureTopics(
+        admin,
+        Object.keys(destinations).flatMap((id) => [names.deliveries(id), names.dlq(id), ...tiers.map((t) => names.retry(id, t))]).map((topic) => ({ topic })),
+        { partitions, replicationFactor: 1 },
+      );
+      await admin.disconnect();
+      for (const [id, count] of Object.entries(counts)) await fill(kafka, names.deliveries(id), count);
+      const measured = Object.keys(counts)[0]!;
+      return deliverRate({ config, kafka, measured, n: counts[measured]! });
+    };
+
+    const healthy = receiver.url('/ok/0');
+    const pairs: [string, () => Promise<Measured>][][] = [
+      [
+        ['bare undici 0 ms', () => undiciRate(receiver.url('/ok/0'), n, concurrency)],
+        ['deliverer 0 ms', () => scenario({ hooks: receiver.url('/ok/0') }, { hooks: n })],
+      ],
+      [
+        ['bare undici 50 ms', () => undiciRate(receiver.url('/ok/50'), slowN, concurrency)],
+        ['deliverer 50 ms', () => scenario({ hooks: receiver.url('/ok/50') }, { hooks: slowN })],
+      ],
+      [
+        ['healthy alone', () => scenario({ healthy }, { healthy: n })],
+        ['healthy beside hanging', () => scenario({ healthy, hanging: receiver.url('/hang') }, { healthy: n, hanging: n })],
+      ],
+    ];
+    for (let round = 1; round <= rounds; round++) {
+      for (const pair of pairs) {
+        for (const [name, measure] of round % 2 === 1 ? pair : [...pair].reverse()) record(name, await measure());
+      }
+    }
+
+    // The median run of each: one run disturbed by whatever else the machine ran, or one
+    // lucky one, moves neither side.
+    const median = (name: string): Measured => {
+      const runs = [...(results.get(name) ?? [])].sort((a, b) => a.rate - b.rate);
+      return runs[Math.floor((runs.length - 1) / 2)] ?? { rate: 0, cpuUs: 0 };
+    };
+    const row = (label: string, ours: string, base: string, target: string) => {
+      const [o, b] = [median(ours), median(base)];
+      return [label, Math.round(o.rate).toString(), Math.round(b.rate).toString(), `${(o.rate / b.rate).toFixed(2)}×`, target, o.cpuUs.toFixed(1), b.cpuUs.toFixed(1)];
+    };
+    const rows = [
+      row(`0 ms latency, ${n} events`, 'deliverer 0 ms', 'bare undici 0 ms', '≥ 0.80×'),
+      row(`50 ms latency, ${slowN} events`, 'deliverer 50 ms', 'bare undici 50 ms', '≥ 0.80×'),
+      row('healthy beside a hanging one', 'healthy beside hanging', 'healthy alone', '≥ 0.90×'),
+    ];
+    const widths = [30, 12, 11, 7, 8, 10, 10];
+    const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' ');
+    process.stdout.write(
+      [
+        '',
+        `deliver bench: signed ~700-byte POSTs to a keep-alive node:http receiver (child process); ${partitions} partitions; concurrency ${concurrency}; median of ${rounds} round(s), each timed over its last 80% of events`,
+        line(['scenario', 'deliverer/s', 'baseline/s', 'ratio', 'target', 'µs CPU/ev', 'base µs/ev']),
+        ...rows.map(line),
+        'baseline: bare undici at the same concurrency to the same receiver (latency rows); the healthy destination alone (last row)',
+        'µs CPU/ev: CPU time of the benchmark process per event (the receiver and broker not included)',
+        `every run (events/s): ${[...results.entries()].map(([name, runs]) => `${name} ${runs.map((r) => Math.round(r.rate)).join('/')}`).join('; ')}`,
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    receiver.stop();
+    await broker.stop();
+  }
+}
+
+function isEntryPoint(): boolean {
+  const entry = process.argv[1];
+  if (!entry) return false;
+  try {
+    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) {
+  main(process.argv.slice(2)).catch((error: unknown) => {
+    process.stderr.write(`bench: ${(error as Error).stack ?? String(error)}\n`);
+    process.exitCode = 2;
+  });
+}

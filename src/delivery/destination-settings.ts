@@ -1,0 +1,46 @@
+// A destination's settings turned, once per config, into what each delivery needs.
+import type { DestinationConfig } from '../config/schema.js';
+import { USER_AGENT } from '../version.js';
+import type { FanOutTarget } from './fan-out.js';
+import { webhookTarget } from './http-sender.js';
+
+export interface PreparedDestination {
+  id: string;
+  targets: FanOutTarget[];
+  /** The URLs as they may be printed (dead-letter `error`, logs), by target index. */
+  printableUrls: string[];
+  sharedSecret?: string;
+}
+
+/**
+ * `masked` is the same destination from `maskConfig`: its URLs have passwords and
+ * token-like query values replaced, for the dead-letter `error` header.
+ *
+ * Headers, in this order (DESIGN §6): Content-Type, User-Agent, the entry's static
+ * headers; X-Signature and traceparent are added per event. A URL with user:password
+ * also gets the Basic `Authorization` it stands for (undici does not derive it), unless
+ * the entry sets Authorization itself.
+ */
+export function prepareDestination(destination: DestinationConfig, masked: DestinationConfig): PreparedDestination {
+  const targets = destination.settings.webhooks.map((hook): FanOutTarget => {
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'user-agent': USER_AGENT,
+      ...hook.headers,
+    };
+    const url = new URL(hook.url);
+    const hasAuthorization = Object.keys(hook.headers).some((name) => name.toLowerCase() === 'authorization');
+    if ((url.username !== '' || url.password !== '') && !hasAuthorization) {
+      const credentials = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+      headers.authorization = `Basic ${Buffer.from(credentials, 'utf8').toString('base64')}`;
+    }
+    return { target: webhookTarget(hook.url), headers };
+  });
+  const printableUrls = destination.settings.webhooks.map((hook, i) => masked.settings.webhooks[i]?.url ?? '(url hidden)');
+  return {
+    id: destination.id,
+    targets,
+    printableUrls,
+    ...(destination.settings.sharedSecret === undefined ? {} : { sharedSecret: destination.settings.sharedSecret }),
+  };
+}

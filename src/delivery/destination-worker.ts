@@ -1,0 +1,283 @@
+// One destination's deliveries: a kafkajs consumer (its own group) on
+// `deliveries.<id>` and its retry tiers, many requests in flight, commits only below
+// the oldest unfinished message. One worker per destination makes isolation
+// structural: a destination whose URLs all hang fills only its own permits, its own
+// connection pool and its own consumer's fetch loop.
+import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
+import { signBody } from '../calls/index.js';
+import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from '../kafka/index.js';
+import type { Metrics } from '../observability/metrics.js';
+import { onceStop, runAll } from '../runtime/service.js';
+import { OUTCOME_LABELS } from './classify.js';
+import type { PreparedDestination } from './destination-settings.js';
+import type { DestinationTopics } from './destination-topics.js';
+import { consumedTopics } from './destination-topics.js';
+import type { Envelope } from './envelope.js';
+import { deadLetterHeaders, describeFailures, readEnvelope, retryHeaders } from './envelope.js';
+import { fanOut, summarize } from './fan-out.js';
+import type { HttpSender } from './http-sender.js';
+import { OffsetTracker } from './offset-tracker.js';
+import type { ProduceBatcher } from './produce-batcher.js';
+import { planNextStep } from './retry-schedule.js';
+import { Semaphore } from './semaphore.js';
+
+export interface DestinationWorkerOptions {
+  destinationId: string;
+  groupId: string;
+  topics: DestinationTopics;
+  delivery: Config['delivery'];
+  /** How many partitions one topic usually has (`kafka.partitions`): how many batches run at once. */
+  partitionsPerTopic: number;
+  /** The destination's current settings; undefined once it left the config. */
+  settings: () => PreparedDestination | undefined;
+  kafka: Kafka;
+  sender: HttpSender;
+  producer: ProduceBatcher;
+  metrics: Metrics;
+  logger: Logger;
+}
+
+export interface DestinationWorker {
+  readonly destinationId: string;
+  readonly groupId: string;
+  readonly topics: DestinationTopics;
+  start(): Promise<void>;
+  /** Stops fetching, lets requests in flight finish (bounded by the timeout), commits, leaves. Idempotent. */
+  stop(): Promise<void>;
+  /** The consumer joined its group (and has not crashed since). */
+  joined(): boolean;
+  /** Set when the consumer crashed for good (kafkajs will not restart it). */
+  failure(): Error | undefined;
+}
+
+/** kafkajs only sends a heartbeat when its interval passed, so calling often is cheap. */
+const HEARTBEAT_EVERY_MS = 1_000;
+/** Fetch long-poll: also how late a resumed retry partition may be fetched again. */
+const MAX_FETCH_WAIT_MS = 250;
+
+export function createDestinationWorker(options: DestinationWorkerOptions): DestinationWorker {
+  const { destinationId, topics, delivery, sender, producer, metrics } = options;
+  const logger = options.logger.child({ destination: destinationId });
+  const slots = new Semaphore(delivery.concurrencyPerDestination);
+  const tierByTopic = new Map(topics.retries.map((r) => [r.topic, r.tier]));
+  const topicOfTier = new Map(topics.retries.filter((r) => !r.leftover).map((r) => [r.tier.name, r.topic]));
+  const policy = { tiers: delivery.retryTiers, maxRetryWindowMs: delivery.maxRetryWindowMs };
+  const holds = new Set<NodeJS.Timeout>();
+
+  // Metric children bound once (so every series exists from 0): the hot path only increments.
+  const attempts = new Map(OUTCOME_LABELS.map((outcome) => [outcome, metrics.deliveryAttempts.labels(destinationId, outcome)]));
+  const delivered = metrics.deliveries.labels(destinationId, 'delivered');
+  const retryScheduled = metrics.deliveries.labels(destinationId, 'retry_scheduled');
+  const deadLettered = metrics.deliveries.labels(destinationId, 'dead_lettered');
+  const requestDuration = metrics.deliveryDuration.labels(destinationId);
+  const endToEnd = metrics.endToEnd.labels(destinationId);
+
+  let consumer: Consumer | undefined;
+  let stopping = false;
+  let hasJoined = false;
+  let crashed: Error | undefined;
+
+  /**
+   * Delivers one event and writes what comes next (retry tier or dead letter).
+   * Resolves once the outcome is safe in Kafka; rejects when that write failed.
+   */
+  const processMessage = async (topic: string, message: KafkaMessage, envelope: Envelope, settings: PreparedDestination): Promise<void> => {
+    const startedAt = Date.now();
+    const firstAttemptAtMs = envelope.firstAttemptAtMs ?? startedAt;
+    if (envelope.problems.length > 0) {
+      logger.warn({ topic, offset: message.offset, problems: envelope.problems }, 'delivery message has unreadable headers; delivering it anyway');
+    }
+    const body = message.value;
+    if (body === null || body.length === 0) {
+      // Nothing to send: keep it where operators look, with the reason.
+      await writeDeadLetter(message, {
+        attemptsMade: envelope.attemptsMade,
+        firstAttemptAtMs,
+        lastAttemptAtMs: startedAt,
+        error: `message at ${topic} offset ${message.offset} has no value (a tombstone?): a delivery message must carry the webhook body; nothing was sent`,
+      });
+      return;
+    }
+
+    const perEvent: Record<string, string> = {};
+    if (settings.sharedSecret !== undefined) perEvent['x-signature'] = signBody(body, settings.sharedSecret);
+    if (envelope.traceparent !== undefined) perEvent.traceparent = envelope.traceparent;
+    const results = await fanOut(sender, settings.targets, body, perEvent);
+    for (const { result } of results) {
+      if (result.outcome === 'cancelled') continue;
+      attempts.get(result.outcome)!.inc();
+      requestDuration.observe(result.durationMs / 1000);
+    }
+    const summary = summarize(results);
+    if (summary.delivered) {
+      delivered.inc();
+      if (envelope.receivedAtMs !== undefined) endToEnd.observe(Math.max(0, Date.now() - envelope.receivedAtMs) / 1000);
+      return;
+    }
+
+    const attemptsMade = envelope.attemptsMade + 1;
+    const lastAttemptAtMs = Date.now();
+    const error = describeFailures(summary.failures.map((f) => ({ url: settings.printableUrls[f.index] ?? '?', reason: f.reason })));
+    const step = planNextStep(
+      { attemptsMade, firstAttemptAtMs, nowMs: lastAttemptAtMs, retryable: summary.retryable, ...(summary.retryAfterMs === undefined ? {} : { retryAfterMs: summary.retryAfterMs }) },
+      policy,
+    );
+    if (step.kind === 'retry') {
+      const retryTopic = topicOfTier.get(step.tier.name)!;
+      await producer.send(retryTopic, {
+        key: message.key,
+        value: body,
+        headers: retryHeaders(message.headers, { attemptsMade, firstAttemptAtMs, dueAtMs: step.dueAtMs }),
+      });
+      retryScheduled.inc();
+      logger.debug({ attempt: attemptsMade, tier: step.tier.name, dueInMs: step.dueAtMs - lastAttemptAtMs, error }, 'not delivered; retry scheduled');
+      return;
+    }
+    await writeDeadLetter(message, { attemptsMade, firstAttemptAtMs, lastAttemptAtMs, error });
+    logger.warn(
+      { attempt: attemptsMade, why: step.why, error },
+      step.why === 'window'
+        ? `event dead-lettered: not delivered within the retry window (${attemptsMade} attempts); replay it with \`switchyard replay --destination ${destinationId}\` once the receiver works`
+        : `event dead-lettered: no URL can accept it as sent (${error}); fix the receiver or the config, then replay it`,
+    );
+  };
+
+  const writeDeadLetter = async (
+    message: KafkaMessage,
+    stage: { attemptsMade: number; firstAttemptAtMs: number; lastAttemptAtMs: number; error: string },
+  ): Promise<void> => {
+    await producer.send(topics.dlq, { key: message.key, value: message.value, headers: deadLetterHeaders(message.headers, stage) });
+    deadLettered.inc();
+  };
+
+  /** Holds a retry partition until its head message is due; other partitions go on. */
+  const holdPartition = (pause: () => () => void, waitMs: number) => {
+    const resume = pause();
+    const timer = setTimeout(() => {
+      holds.delete(timer);
+      resume();
+    }, waitMs);
+    holds.add(timer);
+  };
+
+  const eachBatch = async ({ batch, resolveOffset, heartbeat, pause, isRunning, isStale, commitOffsetsIfNecessary }: EachBatchPayload): Promise<void> => {
+    const tier = tierByTopic.get(batch.topic);
+    const tracker = new OffsetTracker();
+    const inFlight = new Set<Promise<void>>();
+    let interrupted = false;
+    let writeFailure: unknown;
+    let resolved: string | undefined;
+    const settle = () => {
+      const offset = tracker.resolvable();
+      if (offset !== undefined && offset !== resolved) {
+        resolveOffset(offset);
+        resolved = offset;
+      }
+    };
+    // NOTE: progress is resolved and committed once a second while a long batch runs
+    // (a slow receiver can hold one for minutes), and once more when it ends (kafkajs
+    // commits after eachBatch returns). Not per message: nothing commits in between.
+    const beat = setInterval(() => {
+      settle();
+      commitOffsetsIfNecessary()
+        .then(() => heartbeat())
+        .catch((error: unknown) => {
+          // A rebalance: finish what runs, start nothing new, let kafkajs rejoin.
+          interrupted = true;
+          logger.debug({ err: error }, 'heartbeat or commit refused; finishing the batch early');
+        });
+    }, HEARTBEAT_EVERY_MS);
+    const keepGoing = () => !stopping && !interrupted && writeFailure === undefined && isRunning() && !isStale();
+    try {
+      for (const message of batch.messages) {
+        if (!keepGoing()) break;
+        const envelope = readEnvelope(message.headers);
+        if (tier !== undefined) {
+          // NOTE: a due time is capped so that a wrong header cannot park a partition for longer than a window.
+          const waitMs = Math.min((envelope.dueAtMs ?? 0) - Date.now(), delivery.maxRetryWindowMs);
+          if (waitMs > 0) {
+            holdPartition(pause, waitMs);
+            break;
+          }
+        }
+        const settings = options.settings();
+        if (settings === undefined) break; // left the config: this worker is being stopped
+        const weight = settings.targets.length;
+        await slots.acquire(weight);
+        if (!keepGoing()) {
+          slots.release(weight);
+          break;
+        }
+        const ticket = tracker.start(message.offset);
+        const task: Promise<void> = processMessage(batch.topic, message, envelope, settings)
+          .then(
+            () => tracker.finish(ticket),
+            (error: unknown) => {
+              writeFailure ??= error;
+            },
+          )
+          .finally(() => {
+            slots.release(weight);
+            inFlight.delete(task);
+          });
+        inFlight.add(task);
+      }
+      await Promise.all(inFlight);
+      settle();
+    } finally {
+      clearInterval(beat);
+    }
+    if (writeFailure !== undefined) {
+      // NOTE: the failed message and everything after it stay unresolved; kafkajs commits
+      // what was resolved and fetches again from there (duplicates, never a loss).
+      logger.error({ err: writeFailure, topic: batch.topic, partition: batch.partition }, 'could not write a retry or dead letter to Kafka; the unfinished events will be attempted again');
+      throw writeFailure;
+    }
+  };
+
+  const subscribed = consumedTopics(topics);
+
+  return {
+    destinationId,
+    groupId: options.groupId,
+    topics,
+    async start() {
+      const c = options.kafka.consumer({
+        groupId: options.groupId,
+        allowAutoTopicCreation: false,
+        maxWaitTimeInMs: MAX_FETCH_WAIT_MS,
+      });
+      consumer = c;
+      c.on(c.events.GROUP_JOIN, () => {
+        hasJoined = true;
+      });
+      c.on(c.events.CRASH, (event) => {
+        hasJoined = false;
+        const { error, restart } = event.payload;
+        if (!restart) crashed = error;
+        logger.error({ err: error, restart }, restart ? 'delivery consumer crashed; kafkajs restarts it' : 'delivery consumer crashed and will not restart');
+      });
+      await c.connect();
+      await c.subscribe({ topics: subscribed, fromBeginning: true });
+      await c.run({
+        eachBatchAutoResolve: false,
+        autoCommit: true,
+        autoCommitInterval: 1_000,
+        partitionsConsumedConcurrently: Math.max(1, subscribed.length * options.partitionsPerTopic),
+        eachBatch,
+      });
+    },
+    stop: onceStop(async () => {
+      stopping = true;
+      for (const timer of holds) clearTimeout(timer);
+      holds.clear();
+      // disconnect() waits for the running batches, which now start nothing new and
+      // wait only for requests in flight (each bounded by delivery.timeout), then
+      // commits what finished and leaves the group.
+      await runAll([async () => consumer?.disconnect(), () => sender.close()]);
+    }),
+    joined: () => hasJoined && crashed === undefined,
+    failure: () => crashed,
+  };
+}

@@ -1,0 +1,116 @@
+// The Kafka headers a delivery message carries from the router through the retry tiers
+// to the dead-letter topic and back (DESIGN §4). Pure: read once per message, written
+// for retries, dead letters and replays.
+import { formatTimestamp, parseTimestamp } from '../calls/index.js';
+import { HEADER, headerText } from '../kafka/index.js';
+import type { IHeaders, RawHeaders } from '../kafka/index.js';
+
+export interface Envelope {
+  /** Attempts already made (`attempt`; 0 from the router and after a replay). */
+  attemptsMade: number;
+  /** `first-attempt-at`; undefined before the first attempt. */
+  firstAttemptAtMs: number | undefined;
+  /** `due-at` of a retry-tier message: not to be attempted before. */
+  dueAtMs: number | undefined;
+  /** `received-at`: when the call was received, for the end-to-end histogram. */
+  receivedAtMs: number | undefined;
+  traceparent: string | undefined;
+  /** Headers that were present but unreadable; the message is still delivered. */
+  problems: string[];
+}
+
+function epochMs(text: string | undefined, name: string, problems: string[]): number | undefined {
+  if (text === undefined || text === '') return undefined;
+  if (/^\d{1,16}$/.test(text)) return Number(text);
+  problems.push(`header ${name} is ${JSON.stringify(text.slice(0, 40))}, not epoch milliseconds; ignored`);
+  return undefined;
+}
+
+/**
+ * Reads the delivery headers. NOTE: lenient by design: the body is what matters, so a
+ * bad header is reported in `problems` and read as absent rather than holding back the
+ * event (a bad `attempt` counts as 0, a bad `first-attempt-at` starts the window now).
+ */
+export function readEnvelope(headers: RawHeaders | undefined): Envelope {
+  const problems: string[] = [];
+  const attemptText = headerText(headers, HEADER.attempt);
+  let attemptsMade = 0;
+  if (attemptText !== undefined && attemptText !== '') {
+    if (/^\d{1,9}$/.test(attemptText)) attemptsMade = Number(attemptText);
+    else problems.push(`header attempt is ${JSON.stringify(attemptText.slice(0, 40))}, not a whole number; counted as 0`);
+  }
+  const firstText = headerText(headers, HEADER.firstAttemptAt);
+  let firstAttemptAtMs: number | undefined;
+  if (firstText !== undefined && firstText !== '') {
+    firstAttemptAtMs = parseTimestamp(firstText);
+    if (firstAttemptAtMs === undefined) {
+      problems.push(`header first-attempt-at is ${JSON.stringify(firstText.slice(0, 40))}, not an ISO 8601 time; the retry window starts now`);
+    }
+  }
+  const traceparent = headerText(headers, HEADER.traceparent);
+  return {
+    attemptsMade,
+    firstAttemptAtMs,
+    dueAtMs: epochMs(headerText(headers, HEADER.dueAt), HEADER.dueAt, problems),
+    receivedAtMs: epochMs(headerText(headers, HEADER.receivedAt), HEADER.receivedAt, problems),
+    traceparent: traceparent === '' ? undefined : traceparent,
+    problems,
+  };
+}
+
+/** Headers that describe one stage of the delivery; every other header travels unchanged. */
+const STAGE_HEADERS: ReadonlySet<string> = new Set([HEADER.attempt, HEADER.firstAttemptAt, HEADER.lastAttemptAt, HEADER.dueAt, HEADER.error]);
+
+function carried(original: IHeaders | undefined): IHeaders {
+  const out: IHeaders = {};
+  if (original === undefined) return out;
+  for (const name of Object.keys(original)) {
+    if (!STAGE_HEADERS.has(name)) out[name] = original[name];
+  }
+  return out;
+}
+
+/** For `deliveries.<id>.retry.<tier>`: `source-id`, `message-id`, `traceparent`, `received-at` carried. */
+export function retryHeaders(original: IHeaders | undefined, stage: { attemptsMade: number; firstAttemptAtMs: number; dueAtMs: number }): IHeaders {
+  return {
+    ...carried(original),
+    [HEADER.attempt]: String(stage.attemptsMade),
+    [HEADER.firstAttemptAt]: formatTimestamp(stage.firstAttemptAtMs),
+    [HEADER.dueAt]: String(stage.dueAtMs),
+  };
+}
+
+/** For `deliveries.<id>.dlq`: the originals plus why and when. */
+export function deadLetterHeaders(
+  original: IHeaders | undefined,
+  stage: { attemptsMade: number; firstAttemptAtMs: number; lastAttemptAtMs: number; error: string },
+): IHeaders {
+  return {
+    ...carried(original),
+    [HEADER.attempt]: String(stage.attemptsMade),
+    [HEADER.firstAttemptAt]: formatTimestamp(stage.firstAttemptAtMs),
+    [HEADER.lastAttemptAt]: formatTimestamp(stage.lastAttemptAtMs),
+    [HEADER.error]: stage.error,
+  };
+}
+
+/** A replayed dead letter starts afresh: `attempt` 0, empty `first-attempt-at`, no `error`. */
+export function replayHeaders(original: IHeaders | undefined): IHeaders {
+  return { ...carried(original), [HEADER.attempt]: '0', [HEADER.firstAttemptAt]: '' };
+}
+
+const MAX_REASON_CHARS = 300;
+
+/**
+ * The dead letter's `error`: `<url>: <reason>` per URL, joined by "; ". URLs are given
+ * as masked for printing (no passwords or token-like query values); reasons are kept
+ * to one line.
+ */
+export function describeFailures(failures: readonly { url: string; reason: string }[]): string {
+  return failures
+    .map(({ url, reason }) => {
+      const line = reason.replace(/[\r\n]+/g, ' ');
+      return `${url}: ${line.length > MAX_REASON_CHARS ? `${line.slice(0, MAX_REASON_CHARS - 3)}...` : line}`;
+    })
+    .join('; ');
+}

@@ -1,0 +1,76 @@
+// One event to every URL of its destination at once (DESIGN §7): the first 2xx
+// anywhere makes it delivered.
+import type { HttpSender, SendResult, WebhookTarget } from './http-sender.js';
+
+export interface FanOutTarget {
+  target: WebhookTarget;
+  /** Content-Type, User-Agent, the entry's static headers: the same for every event. */
+  headers: Record<string, string>;
+}
+
+/** One finished request (a cancelled one has no result). */
+export interface UrlResult {
+  index: number;
+  result: SendResult;
+}
+
+/**
+ * Sends `body` to every target at once and resolves when one answered 2xx or all
+ * finished. NOTE: on the first 2xx the requests still running are aborted, not left to
+ * finish: the event is delivered, and a hanging URL would otherwise hold a connection
+ * and a concurrency permit until its timeout for nothing. The aborted ones come back as
+ * `cancelled` and are not counted as attempts: their outcome is unknown.
+ */
+export async function fanOut(
+  sender: HttpSender,
+  targets: readonly FanOutTarget[],
+  body: Buffer,
+  perEvent: Record<string, string>,
+): Promise<UrlResult[]> {
+  if (targets.length === 1) {
+    const only = targets[0]!;
+    return [{ index: 0, result: await sender.send(only.target, body, { ...only.headers, ...perEvent }) }];
+  }
+  const cancel = new AbortController();
+  const results: UrlResult[] = [];
+  await Promise.all(
+    targets.map(async (t, index) => {
+      const result = await sender.send(t.target, body, { ...t.headers, ...perEvent }, cancel.signal);
+      results.push({ index, result });
+      if (result.outcome === '2xx') cancel.abort();
+    }),
+  );
+  return results;
+}
+
+export interface EventSummary {
+  delivered: boolean;
+  /** Some URL failed in a way worth another try. */
+  retryable: boolean;
+  /** The longest Retry-After among retryable answers. */
+  retryAfterMs?: number;
+  /** Failed URLs (by target index) and why, in target order. */
+  failures: { index: number; reason: string }[];
+}
+
+/** What the requests of one event came to. Pure. */
+export function summarize(results: readonly UrlResult[]): EventSummary {
+  let delivered = false;
+  let retryable = false;
+  let retryAfterMs: number | undefined;
+  const failures: { index: number; reason: string }[] = [];
+  for (const { index, result } of results) {
+    if (result.outcome === 'cancelled') continue;
+    if (result.verdict === 'delivered') {
+      delivered = true;
+      continue;
+    }
+    if (result.verdict === 'retryable') {
+      retryable = true;
+      if (result.retryAfterMs !== undefined) retryAfterMs = Math.max(retryAfterMs ?? 0, result.retryAfterMs);
+    }
+    failures.push({ index, reason: result.reason });
+  }
+  failures.sort((a, b) => a.index - b.index);
+  return { delivered, retryable, ...(retryAfterMs === undefined ? {} : { retryAfterMs }), failures };
+}

@@ -1,0 +1,174 @@
+// The one module that owns undici. The rest of the deliverer talks to `HttpSender`:
+// send(target, body, headers) → an AttemptResult value.
+import { Agent } from 'undici';
+import type { Dispatcher } from 'undici';
+import type { AttemptResult } from './classify.js';
+import { classifyError, classifyStatus, timedOut } from './classify.js';
+
+/** A webhook URL, parsed once per config. */
+export interface WebhookTarget {
+  /** As configured. */
+  url: string;
+  origin: string;
+  /** Path and query. */
+  path: string;
+}
+
+export function webhookTarget(url: string): WebhookTarget {
+  const parsed = new URL(url);
+  return { url, origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
+}
+
+/** `cancelled`: the caller aborted it (another URL already answered 2xx); its outcome is unknown. */
+export type SendResult = (AttemptResult & { durationMs: number }) | { outcome: 'cancelled'; durationMs: number };
+
+export interface HttpSender {
+  send(target: WebhookTarget, body: Buffer, headers: Record<string, string>, cancel?: AbortSignal): Promise<SendResult>;
+  close(): Promise<void>;
+}
+
+export interface HttpSenderOptions {
+  /** The whole request, headers and body of the answer included (`delivery.timeout`). */
+  timeoutMs: number;
+  /** Response bodies are read and thrown away up to this many bytes; past it the connection is dropped. */
+  maxResponseBodyBytes?: number;
+}
+
+/** Node's default keeps connections 5 s; receivers usually keep them longer. */
+const KEEP_ALIVE_MS = 30_000;
+const DEFAULT_MAX_RESPONSE_BODY_BYTES = 64 * 1024;
+
+const TIMED_OUT = new Error('switchyard: no complete answer within delivery.timeout');
+const CANCELLED = new Error('switchyard: another URL of the destination already accepted the event');
+const BODY_DISCARDED = new Error('switchyard: response body over the size cap; connection dropped');
+
+/**
+ * One request, as an undici dispatch handler: no response stream and no AbortSignal
+ * (measured: an AbortSignal passed to undici's `request` costs about as much CPU as the
+ * rest of the request on a keep-alive connection). The body of the answer is counted
+ * and dropped chunk by chunk, never held.
+ */
+class Attempt implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | undefined;
+  private status = 0;
+  private retryAfter: string | undefined;
+  private bodyBytes = 0;
+  private settled = false;
+  private stopReason: Error | undefined;
+  private readonly timer: NodeJS.Timeout;
+  private readonly started = performance.now();
+
+  constructor(
+    private readonly resolve: (result: SendResult) => void,
+    private readonly timeoutMs: number,
+    private readonly maxBodyBytes: number,
+    private readonly cancel: AbortSignal | undefined,
+  ) {
+    // NOTE: no closures per request: the timer gets the attempt as its argument and the
+    // signal calls handleEvent.
+    this.timer = setTimeout(expire, timeoutMs, this);
+    cancel?.addEventListener('abort', this, { once: true });
+  }
+
+  expire(): void {
+    this.finish(timedOut(this.timeoutMs));
+    this.stop(TIMED_OUT);
+  }
+
+  /** The cancel signal fired. */
+  handleEvent(): void {
+    this.finish({ outcome: 'cancelled' });
+    this.stop(CANCELLED);
+  }
+
+  /** Aborts the request; before it is on a connection, as soon as it gets there. */
+  private stop(reason: Error): void {
+    this.stopReason = reason;
+    if (this.controller && !this.controller.aborted) this.controller.abort(reason);
+  }
+
+  finish(result: AttemptResult | { outcome: 'cancelled' }): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.cancel?.removeEventListener('abort', this);
+    this.resolve({ ...result, durationMs: performance.now() - this.started });
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    // NOTE: undici's connect timeout (set to the same value) bounds the time before this.
+    if (this.stopReason) controller.abort(this.stopReason);
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+    if (statusCode < 200) return; // 1xx informational: the real answer follows
+    this.status = statusCode;
+    const retryAfter = headers['retry-after'];
+    this.retryAfter = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.bodyBytes += chunk.length;
+    if (this.bodyBytes > this.maxBodyBytes) {
+      // The status is all that counts; an enormous or endless body is cut off here.
+      this.finish(classifyStatus(this.status, this.retryAfter, Date.now()));
+      controller.abort(BODY_DISCARDED);
+    }
+  }
+
+  onResponseEnd(): void {
+    this.finish(classifyStatus(this.status, this.retryAfter, Date.now()));
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
+    // After a timeout, a cancel or the body cap this is our own abort, already settled.
+    this.finish(classifyError(error, this.timeoutMs));
+  }
+}
+
+function expire(attempt: Attempt): void {
+  attempt.expire();
+}
+
+/**
+ * A keep-alive connection pool per origin (an undici Agent). Never follows redirects
+ * (undici's dispatch does not), verifies certificates (undici's default: a self-signed
+ * certificate fails the handshake, so no request is sent), and never holds a response
+ * body: it is discarded as it arrives, with a size cap past which the connection is
+ * dropped, so an enormous or endless body cannot exhaust memory.
+ */
+export function createHttpSender(options: HttpSenderOptions): HttpSender {
+  const { timeoutMs } = options;
+  const maxBody = options.maxResponseBodyBytes ?? DEFAULT_MAX_RESPONSE_BODY_BYTES;
+  const agent = new Agent({
+    keepAliveTimeout: KEEP_ALIVE_MS,
+    keepAliveMaxTimeout: 10 * KEEP_ALIVE_MS,
+    connect: { timeout: timeoutMs },
+    // NOTE: the whole-request deadline of Attempt is the one that counts; these
+    // per-phase timeouts of undici are only a backstop.
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  });
+
+  return {
+    send(target, body, headers, cancel) {
+      return new Promise<SendResult>((resolve) => {
+        if (cancel?.aborted) {
+          resolve({ outcome: 'cancelled', durationMs: 0 });
+          return;
+        }
+        const attempt = new Attempt(resolve, timeoutMs, maxBody, cancel);
+        try {
+          agent.dispatch({ origin: target.origin, path: target.path, method: 'POST', headers, body }, attempt);
+        } catch (error) {
+          attempt.finish(classifyError(error, timeoutMs));
+        }
+      });
+    },
+    async close() {
+      // destroy, not close: requests still running are past their use once the deliverer stops.
+      await agent.destroy();
+    },
+  };
+}

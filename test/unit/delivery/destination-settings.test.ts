@@ -1,0 +1,49 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { maskConfig } from '../../../src/config/mask.js';
+import { parseConfigText } from '../../../src/config/load.js';
+import type { Config } from '../../../src/config/schema.js';
+import { prepareDestination } from '../../../src/delivery/destination-settings.js';
+
+const version = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+const YAML = `
+destinations:
+  - id: hooks
+    type: webhooks
+    settings:
+      sharedSecret: s3cret-value
+      webhooks:
+        - url: https://hooks.example.com/segment?team=growth
+          headers: { X-Team: growth }
+        - url: https://bot:pa55word@k.example.com/in?api_key=abcdef123
+`;
+
+function load(): Config {
+  const result = parseConfigText(YAML, 'test.yaml', {});
+  if (!result.ok) throw new Error(result.errors.join('\n'));
+  return result.config;
+}
+
+describe('prepareDestination', () => {
+  const config = load();
+  const masked = maskConfig(config) as Config;
+  const prepared = prepareDestination(config.destinations[0]!, masked.destinations[0]!);
+
+  it('builds each entry’s headers in contract order', () => {
+    expect(prepared.targets[0]!.headers).toEqual({ 'content-type': 'application/json', 'user-agent': `switchyard/${version}`, 'X-Team': 'growth' });
+    expect(Object.keys(prepared.targets[0]!.headers)).toEqual(['content-type', 'user-agent', 'X-Team']);
+    expect(prepared.targets[0]!.target).toEqual({ url: 'https://hooks.example.com/segment?team=growth', origin: 'https://hooks.example.com', path: '/segment?team=growth' });
+  });
+
+  it('turns user:password in a URL into Basic authorization', () => {
+    expect(prepared.targets[1]!.headers.authorization).toBe(`Basic ${Buffer.from('bot:pa55word').toString('base64')}`);
+  });
+
+  it('prints URLs without their secrets', () => {
+    expect(prepared.printableUrls[0]).toBe('https://hooks.example.com/segment?team=growth');
+    expect(prepared.printableUrls[1]).not.toContain('pa55word');
+    expect(prepared.printableUrls[1]).not.toContain('abcdef123');
+    expect(prepared.sharedSecret).toBe('s3cret-value');
+  });
+});

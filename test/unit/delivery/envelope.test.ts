@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import { deadLetterHeaders, describeFailures, readEnvelope, replayHeaders, retryHeaders } from '../../../src/delivery/envelope.js';
+
+const T0 = Date.UTC(2026, 4, 1, 12, 0, 0);
+
+describe('readEnvelope', () => {
+  it('reads the router format: attempt 0, empty first-attempt-at', () => {
+    const envelope = readEnvelope({
+      'source-id': Buffer.from('web'),
+      'message-id': Buffer.from('m-1'),
+      attempt: Buffer.from('0'),
+      'first-attempt-at': Buffer.from(''),
+      traceparent: Buffer.from('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'),
+      'received-at': Buffer.from(String(T0)),
+    });
+    expect(envelope).toEqual({
+      attemptsMade: 0,
+      firstAttemptAtMs: undefined,
+      dueAtMs: undefined,
+      receivedAtMs: T0,
+      traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      problems: [],
+    });
+  });
+
+  it('reads a retry message', () => {
+    const envelope = readEnvelope({ attempt: '3', 'first-attempt-at': '2026-05-01T12:00:00.000Z', 'due-at': String(T0 + 500) });
+    expect(envelope).toMatchObject({ attemptsMade: 3, firstAttemptAtMs: T0, dueAtMs: T0 + 500, problems: [] });
+  });
+
+  it('reads missing headers as absent', () => {
+    expect(readEnvelope(undefined)).toEqual({
+      attemptsMade: 0,
+      firstAttemptAtMs: undefined,
+      dueAtMs: undefined,
+      receivedAtMs: undefined,
+      traceparent: undefined,
+      problems: [],
+    });
+  });
+
+  it('reports unreadable headers and reads them as absent', () => {
+    const envelope = readEnvelope({ attempt: 'two', 'first-attempt-at': 'yesterday', 'due-at': 'soon', 'received-at': '-5' });
+    expect(envelope).toMatchObject({ attemptsMade: 0, firstAttemptAtMs: undefined, dueAtMs: undefined, receivedAtMs: undefined });
+    expect(envelope.problems).toEqual([
+      'header attempt is "two", not a whole number; counted as 0',
+      'header first-attempt-at is "yesterday", not an ISO 8601 time; the retry window starts now',
+      'header due-at is "soon", not epoch milliseconds; ignored',
+      'header received-at is "-5", not epoch milliseconds; ignored',
+    ]);
+  });
+});
+
+const original = {
+  'source-id': Buffer.from('web'),
+  'message-id': Buffer.from('m-1'),
+  attempt: Buffer.from('2'),
+  'first-attempt-at': Buffer.from('2026-05-01T11:59:00.000Z'),
+  'due-at': Buffer.from('1'),
+  traceparent: Buffer.from('00-aa-bb-01'),
+  'received-at': Buffer.from('1777636740000'),
+  error: Buffer.from('old'),
+  'last-attempt-at': Buffer.from('old'),
+};
+
+const text = (headers: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, Buffer.isBuffer(v) ? v.toString() : v]));
+
+describe('outgoing headers', () => {
+  it('a retry carries the originals with the new stage', () => {
+    expect(text(retryHeaders(original, { attemptsMade: 3, firstAttemptAtMs: T0, dueAtMs: T0 + 200 }))).toEqual({
+      'source-id': 'web',
+      'message-id': 'm-1',
+      traceparent: '00-aa-bb-01',
+      'received-at': '1777636740000',
+      attempt: '3',
+      'first-attempt-at': '2026-05-01T12:00:00.000Z',
+      'due-at': String(T0 + 200),
+    });
+  });
+
+  it('a dead letter carries the originals, why and when', () => {
+    expect(text(deadLetterHeaders(original, { attemptsMade: 4, firstAttemptAtMs: T0, lastAttemptAtMs: T0 + 1500, error: 'http://h/x: 400 Bad Request' }))).toEqual({
+      'source-id': 'web',
+      'message-id': 'm-1',
+      traceparent: '00-aa-bb-01',
+      'received-at': '1777636740000',
+      attempt: '4',
+      'first-attempt-at': '2026-05-01T12:00:00.000Z',
+      'last-attempt-at': '2026-05-01T12:00:01.500Z',
+      error: 'http://h/x: 400 Bad Request',
+    });
+  });
+
+  it('a replay starts afresh', () => {
+    expect(text(replayHeaders(original))).toEqual({
+      'source-id': 'web',
+      'message-id': 'm-1',
+      traceparent: '00-aa-bb-01',
+      'received-at': '1777636740000',
+      attempt: '0',
+      'first-attempt-at': '',
+    });
+  });
+});
+
+describe('describeFailures', () => {
+  it('names each URL and its reason on one line', () => {
+    expect(
+      describeFailures([
+        { url: 'https://h/x', reason: '400 Bad Request' },
+        { url: 'https://k/y', reason: 'self-signed certificate' },
+      ]),
+    ).toBe('https://h/x: 400 Bad Request; https://k/y: self-signed certificate');
+    expect(describeFailures([{ url: 'http://a', reason: 'line one\r\nline two' }])).toBe('http://a: line one line two');
+    expect(describeFailures([{ url: 'http://a', reason: 'x'.repeat(1000) }])).toHaveLength('http://a: '.length + 300);
+  });
+});

@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { fanOut, summarize } from '../../../src/delivery/fan-out.js';
+import type { UrlResult } from '../../../src/delivery/fan-out.js';
+import type { HttpSender, SendResult } from '../../../src/delivery/http-sender.js';
+import { webhookTarget } from '../../../src/delivery/http-sender.js';
+
+const ok: SendResult = { outcome: '2xx', verdict: 'delivered', status: 200, reason: '200 OK', durationMs: 1 };
+const e503: SendResult = { outcome: '5xx', verdict: 'retryable', status: 503, reason: '503 Service Unavailable', durationMs: 1 };
+const e400: SendResult = { outcome: '4xx', verdict: 'permanent', status: 400, reason: '400 Bad Request', durationMs: 1 };
+const e429 = (retryAfterMs: number): SendResult => ({ outcome: '4xx', verdict: 'retryable', status: 429, reason: '429 Too Many Requests', retryAfterMs, durationMs: 1 });
+const cancelled: SendResult = { outcome: 'cancelled', durationMs: 1 };
+const r = (index: number, result: SendResult): UrlResult => ({ index, result });
+
+describe('summarize', () => {
+  it('one 2xx delivers, whatever the others did', () => {
+    expect(summarize([r(1, e503), r(0, ok), r(2, cancelled)])).toEqual({
+      delivered: true,
+      retryable: true,
+      failures: [{ index: 1, reason: '503 Service Unavailable' }],
+    });
+  });
+
+  it('any retryable failure makes the event retryable; failures are listed in URL order', () => {
+    expect(summarize([r(2, e503), r(0, e400)])).toEqual({
+      delivered: false,
+      retryable: true,
+      failures: [
+        { index: 0, reason: '400 Bad Request' },
+        { index: 2, reason: '503 Service Unavailable' },
+      ],
+    });
+  });
+
+  it('only permanent failures: nothing to retry', () => {
+    expect(summarize([r(0, e400)])).toEqual({ delivered: false, retryable: false, failures: [{ index: 0, reason: '400 Bad Request' }] });
+  });
+
+  it('keeps the longest Retry-After', () => {
+    expect(summarize([r(0, e429(2000)), r(1, e429(5000)), r(2, e503)]).retryAfterMs).toBe(5000);
+    expect(summarize([r(0, e503)])).not.toHaveProperty('retryAfterMs');
+  });
+});
+
+describe('fanOut', () => {
+  const targets = ['http://a.test/1', 'http://b.test/2', 'http://c.test/3'].map((url) => ({
+    target: webhookTarget(url),
+    headers: { 'content-type': 'application/json', 'x-entry': url },
+  }));
+
+  it('sends to every URL at once with the entry and event headers, and cancels the rest after a 2xx', async () => {
+    const seen: { url: string; headers: Record<string, string> }[] = [];
+    const sender: HttpSender = {
+      send: (target, _body, headers, cancel) => {
+        seen.push({ url: target.url, headers });
+        if (target.url.includes('b.test')) return Promise.resolve(ok);
+        return new Promise<SendResult>((resolve) => cancel?.addEventListener('abort', () => resolve(cancelled)));
+      },
+      close: () => Promise.resolve(),
+    };
+    const results = await fanOut(sender, targets, Buffer.from('{}'), { 'x-signature': 'sig' });
+    expect(seen.map((s) => s.url)).toEqual(['http://a.test/1', 'http://b.test/2', 'http://c.test/3']);
+    expect(seen[0]!.headers).toEqual({ 'content-type': 'application/json', 'x-entry': 'http://a.test/1', 'x-signature': 'sig' });
+    expect(results.map((x) => [x.index, x.result.outcome]).sort()).toEqual([
+      [0, 'cancelled'],
+      [1, '2xx'],
+      [2, 'cancelled'],
+    ]);
+  });
+});

@@ -1,0 +1,345 @@
+// `npm run bench -- gateway [--seconds 10] [--connections 32] [--rounds 2] [--partitions 6]`
+// (or standalone: `tsx bench/gateway.ts ...`)
+//
+// Requests/s of 20-call batches (~1 KB per call, as analytics-node sends them) through
+// the gateway, against a bare node:http server in the same run that reads the same
+// bodies, JSON.parses them and produces each call to Kafka: one sendBatch per request,
+// acks=all, the same idempotent producer, the answer after the ack. Three sides:
+//   baseline  the bare server;
+//   gateway   the gateway as it runs (concurrent requests' writes merged, send-coalescer.ts);
+//   unmerged  the gateway with one sendBatch per request, like the baseline: the
+//             difference to the baseline is then only what the gateway adds (write-key
+//             lookup, validation, merging of context, skew correction, messageIds,
+//             headers, limits, metrics).
+//
+// The load comes from a separate process (undici, N keep-alive connections, one
+// request in flight on each), so the client's CPU is not the servers'. Each side gets a
+// warm-up, then `--seconds` of load; the order of the sides rotates between rounds.
+// Starts its own local broker unless KAFKA_BROKERS is set.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Pool } from 'undici';
+import { parseConfigText } from '../src/config/load.js';
+import type { Config } from '../src/config/schema.js';
+import { staticConfigStore } from '../src/config/store.js';
+import { createGatewayService } from '../src/gateway/gateway-service.js';
+import { createKafka, createProducer, ensureTopics, topicNames } from '../src/kafka/index.js';
+import type { Admin, Kafka, Message } from '../src/kafka/index.js';
+import { createMetrics } from '../src/observability/metrics.js';
+import { silentLogger } from '../src/observability/logger.js';
+
+const HERE = fileURLToPath(import.meta.url);
+const WRITE_KEY = 'bench-write-key-0001';
+const CALLS_PER_REQUEST = 20;
+const DISTINCT_BODIES = 200;
+const WARMUP_SECONDS = 3;
+/** `gateway`: as it runs in production; `unmerged`: each request's write sent alone, like the baseline's. */
+const SIDES = ['baseline', 'gateway', 'unmerged'] as const;
+
+interface Broker {
+  brokers: string;
+  stop(): Promise<void>;
+}
+
+async function brokerFor(): Promise<Broker> {
+  const given = process.env.KAFKA_BROKERS;
+  if (given) return { brokers: given, stop: async () => undefined };
+  // @ts-expect-error -- plain ESM script shared with the tests and `npm start`
+  const { startBroker } = (await import('../scripts/kafka/broker.mjs')) as {
+    startBroker(options?: { heapMb?: number; log?: (line: string) => void }): Promise<Broker>;
+  };
+  process.stderr.write('bench: starting a local broker (set KAFKA_BROKERS to use another)\n');
+  return startBroker({ heapMb: 768, log: (line) => process.stderr.write(`${line}\n`) });
+}
+
+function benchConfig(brokers: string, prefix: string, partitions: number): Config {
+  const result = parseConfigText(
+    JSON.stringify({
+      kafka: { brokers: brokers.split(','), clientId: `bench-${prefix}`, topicPrefix: prefix, partitions },
+      gateway: { port: 0, host: '127.0.0.1' },
+      sources: [{ id: 'web', writeKey: WRITE_KEY, destinations: ['hooks'] }],
+      destinations: [{ id: 'hooks', type: 'webhooks', settings: { webhooks: [{ url: 'https://hooks.example.com/h' }] } }],
+    }),
+    'bench-gateway.yaml',
+    {},
+  );
+  if (!result.ok) throw new Error(result.errors.join('\n'));
+  return result.config;
+}
+
+/** A batch body as @segment/analytics-node sends it: 20 calls of ~1 KB, messageIds, timestamps, sentAt. */
+function benchBody(n: number): string {
+  const sentAt = new Date(Date.UTC(2026, 4, 1, 12) + n * 1000);
+  const batch = Array.from({ length: CALLS_PER_REQUEST }, (_, i) => {
+    const seq = n * CALLS_PER_REQUEST + i;
+    return {
+      type: i % 5 === 0 ? 'identify' : 'track',
+      userId: `user-${(seq * 7919) % 50_000}`,
+      messageId: `bench-${n}-${i}`,
+      timestamp: new Date(sentAt.getTime() - 1000 + i).toISOString(),
+      ...(i % 5 === 0 ? { traits: { plan: 'pro', seats: seq % 40 } } : { event: 'Order Completed', properties: { seq, total: 99.5, padding: 'p'.repeat(480) } }),
+      context: {
+        ip: `203.0.113.${seq % 250}`,
+        library: { name: '@segment/analytics-node', version: '3.1.0' },
+        userAgent: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36',
+        page: { path: '/checkout/complete', url: 'https://shop.example.com/checkout/complete', title: 'Thank you' },
+      },
+      integrations: {},
+      _metadata: { nodeVersion: '20.19.0', jsRuntime: 'node' },
+    };
+  });
+  return JSON.stringify({ batch, writeKey: WRITE_KEY, sentAt: sentAt.toISOString() });
+}
+
+// ---------------------------------------------------------------------------
+// The baseline: what any HTTP-to-Kafka bridge must do, and nothing more.
+
+async function startBaseline(kafka: Kafka, topic: string): Promise<{ port: number; stop(): Promise<void> }> {
+  const producer = createProducer(kafka);
+  await producer.connect();
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { batch: Record<string, unknown>[] };
+      const messages: Message[] = body.batch.map((call) => ({
+        key: (call.userId ?? call.anonymousId) as string,
+        value: JSON.stringify(call),
+      }));
+      producer.sendBatch({ acks: -1, topicMessages: [{ topic, messages }] }).then(
+        () => {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end('{"success":true}');
+        },
+        () => {
+          res.writeHead(503, { 'content-type': 'application/json' });
+          res.end('{"success":false}');
+        },
+      );
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return {
+    port: (server.address() as AddressInfo).port,
+    async stop() {
+      server.closeAllConnections();
+      await new Promise<void>((done) => server.close(() => done()));
+      await producer.disconnect();
+    },
+  };
+}
+
+async function startGateway(config: Config, merging: boolean): Promise<{ port: number; stop(): Promise<void> }> {
+  const logger = silentLogger();
+  const gateway = createGatewayService(
+    {
+      config: staticConfigStore(config),
+      kafka: createKafka(config.kafka, logger),
+      metrics: createMetrics({ defaultMetrics: false }),
+      logger,
+    },
+    // Without merging, every request's write is its own sendBatch, as in the baseline.
+    merging ? {} : { maxConcurrentSends: Number.POSITIVE_INFINITY },
+  );
+  await gateway.start();
+  return { port: gateway.port(), stop: () => gateway.stop() };
+}
+
+// ---------------------------------------------------------------------------
+// The load client, in its own process.
+
+interface LoadResult {
+  requests: number;
+  failed: number;
+  seconds: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+interface LoadSpec {
+  port: number;
+  connections: number;
+  seconds: number;
+  warmupSeconds: number;
+}
+
+async function runLoadClient(spec: LoadSpec): Promise<LoadResult> {
+  const bodies = Array.from({ length: DISTINCT_BODIES }, (_, n) => benchBody(n));
+  const pool = new Pool(`http://127.0.0.1:${spec.port}`, { connections: spec.connections, pipelining: 1 });
+  const authorization = `Basic ${Buffer.from(`${WRITE_KEY}:`).toString('base64')}`;
+  let next = 0;
+  const phase = async (seconds: number, record: boolean) => {
+    const latencies: number[] = [];
+    let requests = 0;
+    let failed = 0;
+    const deadline = performance.now() + seconds * 1000;
+    const started = performance.now();
+    const worker = async () => {
+      while (performance.now() < deadline) {
+        const body = bodies[next++ % bodies.length]!;
+        const sent = performance.now();
+        const res = await pool.request({
+          path: '/v1/batch',
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization },
+          body,
+        });
+        await res.body.dump();
+        if (res.statusCode === 200) requests += 1;
+        else failed += 1;
+        if (record) latencies.push(performance.now() - sent);
+      }
+    };
+    await Promise.all(Array.from({ length: spec.connections }, worker));
+    const elapsed = (performance.now() - started) / 1000;
+    latencies.sort((a, b) => a - b);
+    const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
+    return { requests, failed, seconds: elapsed, p50Ms: at(0.5), p99Ms: at(0.99) };
+  };
+  await phase(spec.warmupSeconds, false);
+  const result = await phase(spec.seconds, true);
+  await pool.close();
+  return result;
+}
+
+function loadFromChild(spec: LoadSpec): Promise<LoadResult> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', HERE, '--load-client', JSON.stringify(spec)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString('utf8');
+    });
+    child.once('error', fail);
+    child.once('exit', (code) => {
+      if (code !== 0) {
+        fail(new Error(`the load client exited with ${code}`));
+        return;
+      }
+      try {
+        done(JSON.parse(out.trim().split('\n').pop() ?? '') as LoadResult);
+      } catch (error) {
+        fail(new Error(`the load client printed no result: ${out.slice(-500)}`, { cause: error }));
+      }
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------
+
+async function recordsIn(admin: Admin, topic: string): Promise<number> {
+  return (await admin.fetchTopicOffsets(topic)).reduce((sum, p) => sum + Number(p.high), 0);
+}
+
+export async function main(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      seconds: { type: 'string', default: '10' },
+      connections: { type: 'string', default: '32' },
+      rounds: { type: 'string', default: '2' },
+      partitions: { type: 'string', default: '6' },
+    },
+  });
+  const seconds = Number(values.seconds);
+  const connections = Number(values.connections);
+  const rounds = Number(values.rounds);
+  const partitions = Number(values.partitions);
+  if (![seconds, connections, rounds, partitions].every((v) => Number.isInteger(v) && v > 0)) {
+    throw new Error('--seconds, --connections, --rounds and --partitions must be positive integers');
+  }
+
+  const broker = await brokerFor();
+  const run = randomBytes(4).toString('hex');
+  const gatewayConfig = benchConfig(broker.brokers, `bench-gw-${run}.`, partitions);
+  const baselineTopic = `bench-gw-${run}.baseline.calls`;
+  const kafka = createKafka(gatewayConfig.kafka, silentLogger());
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    // Every topic exists before either side is timed.
+    const names = topicNames(gatewayConfig.kafka.topicPrefix);
+    await ensureTopics(admin, [{ topic: names.calls }, { topic: names.callsInvalid }, { topic: baselineTopic }], {
+      partitions,
+      replicationFactor: 1,
+    });
+
+    const rows: ({ side: string; round: number } & LoadResult)[] = [];
+    for (let round = 1; round <= rounds; round++) {
+      // Rotate which side goes first, so none always gets the warmer broker.
+      const order = SIDES.map((_, i) => SIDES[(i + round - 1) % SIDES.length]!);
+      for (const side of order) {
+        const server =
+          side === 'baseline' ? await startBaseline(kafka, baselineTopic) : await startGateway(gatewayConfig, side === 'gateway');
+        try {
+          const result = await loadFromChild({ port: server.port, connections, seconds, warmupSeconds: WARMUP_SECONDS });
+          rows.push({ side, round, ...result });
+          process.stderr.write(
+            `bench: round ${round} ${side}: ${(result.requests / result.seconds).toFixed(0)} requests/s (${result.failed} failed)\n`,
+          );
+        } finally {
+          await server.stop();
+        }
+      }
+    }
+
+    const best = (side: string) =>
+      rows.filter((r) => r.side === side).reduce((a, b) => (b.requests / b.seconds > a.requests / a.seconds ? b : a));
+    const baseline = best('baseline');
+    const gateway = best('gateway');
+    const unmerged = best('unmerged');
+    const rate = (r: LoadResult) => r.requests / r.seconds;
+    const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(10) : c.padStart(11))).join(' ');
+    const row = (side: string, r: LoadResult) =>
+      line([side, rate(r).toFixed(0), (rate(r) * CALLS_PER_REQUEST).toFixed(0), r.p50Ms.toFixed(1), r.p99Ms.toFixed(1), String(r.failed)]);
+    const failed = rows.reduce((sum, r) => sum + r.failed, 0);
+    const stored = await recordsIn(admin, names.calls);
+    const accepted = rows.filter((r) => r.side !== 'baseline').reduce((sum, r) => sum + r.requests, 0) * CALLS_PER_REQUEST;
+    process.stdout.write(
+      [
+        '',
+        `gateway bench: POST /v1/batch, ${CALLS_PER_REQUEST} calls (~1 KB each) per request, ${connections} connections, ` +
+          `${seconds} s per side after ${WARMUP_SECONDS} s warm-up, ${partitions} partitions; best of ${rounds} round(s)`,
+        line(['side', 'requests/s', 'calls/s', 'p50 ms', 'p99 ms', 'failed']),
+        row('baseline', baseline),
+        row('gateway', gateway),
+        row('unmerged', unmerged),
+        `ratio gateway/baseline: ${(rate(gateway) / rate(baseline)).toFixed(2)}× (target ≥ 0.80×); ` +
+          `without merging concurrent writes: ${(rate(unmerged) / rate(baseline)).toFixed(2)}×`,
+        // Warm-up requests are stored too, so the topic holds at least the timed ones.
+        `check: ${failed} failed request(s); the calls topic holds ${stored} records, ≥ ${accepted} from the timed gateway requests (both kinds)`,
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    await admin.disconnect();
+    await broker.stop();
+  }
+}
+
+const entry = process.argv[1];
+if (entry !== undefined && resolve(entry) === HERE) {
+  const args = process.argv.slice(2);
+  if (args[0] === '--load-client') {
+    runLoadClient(JSON.parse(args[1] ?? '{}') as LoadSpec).then(
+      (result) => process.stdout.write(`${JSON.stringify(result)}\n`),
+      (error: unknown) => {
+        process.stderr.write(`bench load client: ${(error as Error).stack ?? String(error)}\n`);
+        process.exitCode = 2;
+      },
+    );
+  } else {
+    main(args).catch((error: unknown) => {
+      process.stderr.write(`bench: ${(error as Error).stack ?? String(error)}\n`);
+      process.exitCode = 2;
+    });
+  }
+}

@@ -1,0 +1,181 @@
+/**
+ * Reading a request body within the limits of DESIGN §8: at most 500 KB after
+ * decompression, gzip streamed through zlib so that a small compressed body that
+ * inflates to gigabytes (a gzip bomb) stops at the limit instead of exhausting memory.
+ */
+import { isUtf8 } from 'node:buffer';
+import type { Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
+
+/** 500 KB: the largest request body, after decompression (DESIGN §8, the seed's batch limit). */
+export const MAX_REQUEST_BYTES = 500 * 1024;
+
+/**
+ * Past this declared Content-Length the connection is closed after the 413 rather
+ * than the rest of the body read and thrown away, which would cost the bandwidth of
+ * whatever a client claims to send.
+ */
+export const MAX_DISCARD_BYTES = 4 * MAX_REQUEST_BYTES;
+
+export type BodyErrorCode = 'request_too_large' | 'invalid_gzip' | 'unsupported_encoding';
+
+export type BodyResult =
+  | { ok: true; bytes: Buffer }
+  | {
+      ok: false;
+      status: 400 | 413 | 415;
+      code: BodyErrorCode;
+      message: string;
+      /** Answer with `Connection: close` instead of reading the rest of the body. */
+      closeConnection: boolean;
+    }
+  /** The client went away (or the server's request timeout struck) before the body ended. */
+  | { ok: false; aborted: true };
+
+export interface BodyHead {
+  contentEncoding: string | undefined;
+  contentLength: string | undefined;
+}
+
+type Encoding = 'identity' | 'gzip';
+
+function encodingOf(header: string | undefined): Encoding | undefined {
+  const value = header?.trim().toLowerCase() ?? '';
+  if (value === '' || value === 'identity') return 'identity';
+  if (value === 'gzip' || value === 'x-gzip') return 'gzip';
+  return undefined;
+}
+
+function tooLarge(what: string, closeConnection: boolean): BodyResult {
+  return {
+    ok: false,
+    status: 413,
+    code: 'request_too_large',
+    message: `${what} over the limit of ${MAX_REQUEST_BYTES} bytes (500 KB) per request: send fewer calls per batch`,
+    closeConnection,
+  };
+}
+
+/**
+ * Reads `source` (an IncomingMessage) to its end, decompressing gzip, within
+ * {@link MAX_REQUEST_BYTES}. Never destroys the source: on a refusal it is switched to
+ * discarding the rest, so the answer reaches the client and the connection stays usable.
+ */
+export function readRequestBody(source: Readable, head: BodyHead, limitBytes = MAX_REQUEST_BYTES): Promise<BodyResult> {
+  const encoding = encodingOf(head.contentEncoding);
+  if (encoding === undefined) {
+    return Promise.resolve({
+      ok: false,
+      status: 415,
+      code: 'unsupported_encoding',
+      message: `Content-Encoding ${JSON.stringify(head.contentEncoding?.slice(0, 40))} is not supported: send the body uncompressed or with Content-Encoding: gzip`,
+      closeConnection: false,
+    });
+  }
+  const declared = head.contentLength === undefined ? undefined : Number(head.contentLength);
+  if (declared !== undefined && declared > limitBytes) {
+    const what = encoding === 'gzip' ? `compressed body of ${declared} bytes is` : `body of ${declared} bytes is`;
+    return Promise.resolve(tooLarge(what, declared > MAX_DISCARD_BYTES));
+  }
+
+  return new Promise<BodyResult>((resolve) => {
+    const chunks: Buffer[] = [];
+    let rawBytes = 0;
+    let bodyBytes = 0;
+    let settled = false;
+    let ended = false;
+    const gunzip = encoding === 'gzip' ? createGunzip() : undefined;
+
+    const settle = (result: BodyResult): void => {
+      if (settled) return;
+      settled = true;
+      source.off('data', onData);
+      source.off('end', onEnd);
+      source.off('close', onClose);
+      source.off('error', onClose);
+      if (gunzip !== undefined) {
+        gunzip.off('data', onInflated);
+        gunzip.off('end', onInflatedEnd);
+        // NOTE: an error listener stays, since destroy() may still emit one.
+        gunzip.destroy();
+      }
+      chunks.length = 0;
+      // Throw the rest of the body away (no 'data' listener left, flowing mode).
+      if (!result.ok) source.resume();
+      resolve(result);
+    };
+
+    const collect = (chunk: Buffer): void => {
+      bodyBytes += chunk.length;
+      if (bodyBytes > limitBytes) {
+        settle(tooLarge(gunzip ? 'decompressed body is' : 'body is', false));
+        return;
+      }
+      chunks.push(chunk);
+    };
+
+    const onData = (chunk: Buffer): void => {
+      rawBytes += chunk.length;
+      if (gunzip === undefined) {
+        collect(chunk);
+        return;
+      }
+      if (rawBytes > limitBytes) {
+        settle(tooLarge('compressed body is', false));
+        return;
+      }
+      if (!gunzip.write(chunk)) {
+        source.pause();
+        gunzip.once('drain', () => {
+          if (!settled) source.resume();
+        });
+      }
+    };
+    const onEnd = (): void => {
+      ended = true;
+      if (gunzip === undefined) settle({ ok: true, bytes: Buffer.concat(chunks, bodyBytes) });
+      else gunzip.end();
+    };
+    // 'close' before 'end': the client disconnected or the request timed out. (After
+    // 'end' it is the normal close, while gzip may still be inflating the tail.)
+    const onClose = (): void => {
+      if (!ended) settle({ ok: false, aborted: true });
+    };
+
+    const onInflated = (chunk: Buffer): void => collect(chunk);
+    const onInflatedEnd = (): void => settle({ ok: true, bytes: Buffer.concat(chunks, bodyBytes) });
+    if (gunzip !== undefined) {
+      gunzip.on('data', onInflated);
+      gunzip.on('end', onInflatedEnd);
+      gunzip.on('error', (error: Error) => {
+        settle({
+          ok: false,
+          status: 400,
+          code: 'invalid_gzip',
+          message: `body is not valid gzip (${error.message}): compress the whole body with gzip, or leave out Content-Encoding`,
+          closeConnection: false,
+        });
+      });
+    }
+    source.on('data', onData);
+    source.on('end', onEnd);
+    source.on('close', onClose);
+    source.on('error', onClose);
+  });
+}
+
+export type JsonResult = { ok: true; value: unknown } | { ok: false; message: string };
+
+/** Parses a body as UTF-8 JSON (a leading byte order mark ignored), with an actionable message when it is not. */
+export function parseJsonBody(bytes: Buffer): JsonResult {
+  if (bytes.length === 0) return { ok: false, message: 'body is empty: send the calls as a JSON object' };
+  // NOTE: Buffer#toString would turn invalid UTF-8 into U+FFFD without a word.
+  if (!isUtf8(bytes)) return { ok: false, message: 'body is not valid UTF-8: encode the JSON as UTF-8' };
+  const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  try {
+    return { ok: true, value: JSON.parse(bytes.toString('utf8', start)) };
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    return { ok: false, message: `body is not valid JSON (${detail.slice(0, 200)}): send the calls as one JSON object` };
+  }
+}

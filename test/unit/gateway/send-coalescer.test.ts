@@ -1,0 +1,127 @@
+import { describe, expect, it } from 'vitest';
+import type { TopicMessages } from '../../../src/kafka/index.js';
+import { SendTimeoutError, createSendCoalescer } from '../../../src/gateway/send-coalescer.js';
+import type { SendOutcome } from '../../../src/gateway/send-coalescer.js';
+
+/** A sendBatch whose calls the test resolves or rejects by hand. */
+function fakeKafka() {
+  const calls: { topicMessages: TopicMessages[]; ack(): void; fail(error: Error): void }[] = [];
+  return {
+    calls,
+    sendBatch(topicMessages: TopicMessages[]): Promise<void> {
+      return new Promise<void>((resolve, reject) => {
+        calls.push({ topicMessages, ack: resolve, fail: reject });
+      });
+    },
+  };
+}
+
+function write(topic: string, ...values: string[]): TopicMessages[] {
+  return [{ topic, messages: values.map((value) => ({ key: value, value })) }];
+}
+
+function valuesOf(topicMessages: TopicMessages[]): Record<string, unknown[]> {
+  return Object.fromEntries(topicMessages.map(({ topic, messages }) => [topic, messages.map((m) => m.value)]));
+}
+
+/** Lets settled promises run their callbacks. */
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+describe('createSendCoalescer', () => {
+  it('sends at once, alone, while below the concurrency bound', async () => {
+    const kafka = fakeKafka();
+    const sender = createSendCoalescer({ sendBatch: (tm) => kafka.sendBatch(tm), maxConcurrentSends: 2, maxBytesPerSend: 1000 });
+    const first = sender.send(write('calls', 'a'), 1, 10_000);
+    const second = sender.send(write('calls', 'b'), 1, 10_000);
+    expect(kafka.calls.map((c) => valuesOf(c.topicMessages))).toEqual([{ calls: ['a'] }, { calls: ['b'] }]);
+    kafka.calls[0]!.ack();
+    kafka.calls[1]!.ack();
+    expect(await first).toEqual({ ok: true });
+    expect(await second).toEqual({ ok: true });
+    expect(sender.pending()).toBe(0);
+  });
+
+  it('merges the writes that wait into one send per topic, in arrival order, and answers each after its ack', async () => {
+    const kafka = fakeKafka();
+    const sender = createSendCoalescer({ sendBatch: (tm) => kafka.sendBatch(tm), maxConcurrentSends: 1, maxBytesPerSend: 1000 });
+    const outcomes: SendOutcome[] = [];
+    void sender.send(write('calls', 'a'), 1, 10_000).then((o) => outcomes.push(o));
+    void sender.send(write('calls', 'b'), 1, 10_000).then((o) => outcomes.push(o));
+    void sender.send([...write('calls', 'c'), ...write('calls.invalid', 'x')], 2, 10_000).then((o) => outcomes.push(o));
+    expect(kafka.calls).toHaveLength(1);
+    expect(sender.pending()).toBe(3);
+
+    kafka.calls[0]!.ack();
+    await turn();
+    // The first is answered; the two that waited leave together.
+    expect(outcomes).toEqual([{ ok: true }]);
+    expect(kafka.calls).toHaveLength(2);
+    expect(valuesOf(kafka.calls[1]!.topicMessages)).toEqual({ calls: ['b', 'c'], 'calls.invalid': ['x'] });
+
+    kafka.calls[1]!.ack();
+    await turn();
+    expect(outcomes).toEqual([{ ok: true }, { ok: true }, { ok: true }]);
+  });
+
+  it('keeps a merged send under the byte bound, a larger write going alone', async () => {
+    const kafka = fakeKafka();
+    const sender = createSendCoalescer({ sendBatch: (tm) => kafka.sendBatch(tm), maxConcurrentSends: 1, maxBytesPerSend: 100 });
+    void sender.send(write('t', 'busy'), 1, 10_000);
+    void sender.send(write('t', 'a'), 60, 10_000);
+    void sender.send(write('t', 'b'), 30, 10_000);
+    void sender.send(write('t', 'c'), 30, 10_000);
+    void sender.send(write('t', 'huge'), 500, 10_000);
+    for (let i = 0; i < 4; i++) {
+      kafka.calls[i]!.ack();
+      await turn();
+    }
+    expect(kafka.calls.map((c) => valuesOf(c.topicMessages).t)).toEqual([['busy'], ['a', 'b'], ['c'], ['huge']]);
+  });
+
+  it('fails every write of a failed send with its error, and goes on with the next', async () => {
+    const kafka = fakeKafka();
+    const sender = createSendCoalescer({ sendBatch: (tm) => kafka.sendBatch(tm), maxConcurrentSends: 1, maxBytesPerSend: 1000 });
+    const first = sender.send(write('t', 'a'), 1, 10_000);
+    const second = sender.send(write('t', 'b'), 1, 10_000);
+    const third = sender.send(write('t', 'c'), 1, 10_000);
+    const broken = new Error('broker gone');
+    kafka.calls[0]!.fail(broken);
+    expect(await first).toEqual({ ok: false, error: broken });
+    await turn();
+    kafka.calls[1]!.fail(broken);
+    expect(await second).toEqual({ ok: false, error: broken });
+    expect(await third).toEqual({ ok: false, error: broken });
+    const later = sender.send(write('t', 'd'), 1, 10_000);
+    kafka.calls[2]!.ack();
+    expect(await later).toEqual({ ok: true });
+  });
+
+  it('turns a sendBatch that throws into a failed outcome', async () => {
+    const sender = createSendCoalescer({
+      sendBatch: () => {
+        throw new Error('not connected');
+      },
+      maxConcurrentSends: 1,
+      maxBytesPerSend: 1000,
+    });
+    const outcome = await sender.send(write('t', 'a'), 1, 10_000);
+    expect(outcome.ok).toBe(false);
+    expect(!outcome.ok && (outcome.error as Error).message).toBe('not connected');
+  });
+
+  it('times out a write in flight, and takes a waiting one out so that it is never sent', async () => {
+    const kafka = fakeKafka();
+    const sender = createSendCoalescer({ sendBatch: (tm) => kafka.sendBatch(tm), maxConcurrentSends: 1, maxBytesPerSend: 1000 });
+    const inFlight = sender.send(write('t', 'a'), 1, 50);
+    const waiting = sender.send(write('t', 'b'), 1, 50);
+    const [sent, held] = await Promise.all([inFlight, waiting]);
+    expect(!sent.ok && sent.error).toBeInstanceOf(SendTimeoutError);
+    expect(!sent.ok && (sent.error as SendTimeoutError).sent).toBe(true);
+    expect(!held.ok && (held.error as SendTimeoutError).sent).toBe(false);
+    expect(sender.pending()).toBe(0);
+    // The late ack of the first send releases the slot; the timed-out waiter is not sent.
+    kafka.calls[0]!.ack();
+    await turn();
+    expect(kafka.calls).toHaveLength(1);
+  });
+});

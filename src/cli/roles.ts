@@ -1,22 +1,30 @@
 // Which services each `switchyard <role>` command runs.
 import type { RoleDeps } from '../runtime/deps.js';
 import type { Service } from '../runtime/service.js';
+import { createGatewayService } from '../gateway/gateway-service.js';
+import { createRouterService } from '../router/router-service.js';
+import { createAudienceService } from '../audiences/audience-service.js';
+import { audienceEventFor } from '../audiences/router-hook.js';
+import { createDelivererService } from '../delivery/deliverer-service.js';
+import { replayDeadLetters } from '../delivery/replay.js';
 
 export const ROLE_NAMES = ['gateway', 'router', 'deliverer', 'all'] as const;
 export type RoleName = (typeof ROLE_NAMES)[number];
 
-function notBuilt(role: string): Service[] {
-  throw new Error(`the ${role} role is not built yet`);
-}
-
 export const ROLE_FACTORIES: Record<RoleName, (deps: RoleDeps) => Service[]> = {
-  gateway: () => notBuilt('gateway'),
-  router: () => notBuilt('router'),
-  deliverer: () => notBuilt('deliverer'),
+  gateway: (deps) => [createGatewayService(deps)],
+  // The audience processor is part of the router role; listed first, it creates its
+  // topics before the router writes to them and stops after the router.
+  router: (deps) => {
+    const audiences = createAudienceService(deps);
+    const audienceEvent = audienceEventFor(deps.config.current().kafka.topicPrefix, () => deps.config.current());
+    return [audiences, createRouterService({ ...deps, audienceEvent, onDeletion: (userId) => audiences.eraseUser(userId) })];
+  },
+  deliverer: (deps) => [createDelivererService(deps)],
   // Intake last so that, stopped in reverse, it stops first.
   all: (deps) => [...ROLE_FACTORIES.deliverer(deps), ...ROLE_FACTORIES.router(deps), ...ROLE_FACTORIES.gateway(deps)],
 };
 
-export async function replayCommand(_deps: RoleDeps, options: { destinationId: string; limit?: number }): Promise<number> {
-  throw new Error(`replay of ${options.destinationId} is not built yet`);
+export function replayCommand(deps: RoleDeps, options: { destinationId: string; limit?: number }): Promise<number> {
+  return replayDeadLetters(deps, options);
 }

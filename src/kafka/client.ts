@@ -36,14 +36,24 @@ function toKafkaLevel(level: logLevel): 'error' | 'warn' | 'info' | 'debug' {
   }
 }
 
-/** kafkajs log lines as pino JSON; INFO chatter (joins, rebalances) becomes debug. */
+/**
+ * kafkajs log lines as pino JSON. INFO chatter (joins, rebalances) becomes debug.
+ * NOTE: kafkajs logs every broker error response at ERROR, including the ones it
+ * retries by itself (a leader moving right after topic creation, a coordinator
+ * loading); those become warnings. A failure that outlives kafkajs's retries reaches
+ * our code as an exception and is logged there with what it means.
+ */
 function pinoLogCreator(logger: Logger) {
   return () =>
     ({ level, log }: LogEntry) => {
       const { message, ...extra } = log;
-      const target = toKafkaLevel(level);
-      if (target === 'info') logger.debug({ kafka: extra }, message);
-      else logger[target]({ kafka: extra }, message);
+      let target = toKafkaLevel(level);
+      if (target === 'info') target = 'debug';
+      if (target === 'error' && message.startsWith('[Connection] Response')) target = 'warn';
+      // We bound producer retries on purpose (a send must fail, not hang forever);
+      // callers resend, so the "may invalidate EoS" warning says nothing actionable.
+      if (message.startsWith('Limiting retries for the idempotent producer')) target = 'debug';
+      logger[target]({ kafka: extra }, message);
     };
 }
 

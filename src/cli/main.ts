@@ -10,8 +10,11 @@ import { runCheckConfig } from '../config/check-config.js';
 import { watchedConfigStore } from '../config/store.js';
 import { createKafka } from '../kafka/client.js';
 import { createLogger } from '../observability/logger.js';
+import type { Logger } from '../observability/logger.js';
 import { createMetrics } from '../observability/metrics.js';
 import { createAdminServer } from '../observability/admin-server.js';
+import { tracingRequest } from '../observability/tracing.js';
+import type { TracingSdk } from '../observability/tracing-sdk.js';
 import { createDeletionRequester } from '../router/deletion-requests.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import type { Service } from '../runtime/service.js';
@@ -30,6 +33,9 @@ $KAFKA_BROKERS (comma-separated host:port) overrides kafka.brokers.`;
 export const EXIT_OK = 0;
 export const EXIT_CONFIG = 1;
 export const EXIT_RUNTIME = 2;
+
+/** How long the process may linger after main() finished before it is ended anyway. */
+const LINGER_AFTER_STOP_MS = 2_000;
 
 export async function main(argv: string[], env: Record<string, string | undefined>): Promise<number> {
   let parsed;
@@ -111,6 +117,7 @@ export async function main(argv: string[], env: Record<string, string | undefine
   }
 
   const role = command as RoleName;
+  const tracing = await startTracing(role, env, logger);
   const roles: Service[] = ROLE_FACTORIES[role](deps);
   const deletions = createDeletionRequester(kafka, () => config.current().kafka.topicPrefix);
   const admin = createAdminServer({
@@ -127,10 +134,32 @@ export async function main(argv: string[], env: Record<string, string | undefine
     afterStop: async () => {
       await deletions.stop();
       config.close();
+      // Last: the spans of the drain are exported too.
+      await tracing?.shutdown();
     },
     shutdownTimeoutMs: initial.shutdownTimeoutMs,
     logger,
   });
+}
+
+/**
+ * The OpenTelemetry SDK with an OTLP/HTTP exporter, when the standard OTEL_* variables
+ * ask for it; loaded only then. Without it every hop passes `traceparent` on unchanged.
+ * A tracing setup that fails is logged and the daemon runs without it.
+ */
+async function startTracing(role: string, env: Record<string, string | undefined>, logger: Logger): Promise<TracingSdk | undefined> {
+  const request = tracingRequest(env);
+  if (request.mode === 'unsupported') logger.warn(`tracing off: ${request.why}`);
+  if (request.mode !== 'on') return undefined;
+  try {
+    const { startOtlpTracing } = await import('../observability/tracing-sdk.js');
+    const sdk = await startOtlpTracing({ role, logger });
+    logger.info({ why: request.why }, 'tracing on: spans are exported over OTLP/HTTP');
+    return sdk;
+  } catch (error) {
+    logger.error({ err: error }, 'could not start tracing; running without it (traceparent headers are still passed on)');
+    return undefined;
+  }
 }
 
 function isEntryPoint(): boolean {
@@ -147,6 +176,10 @@ if (isEntryPoint()) {
   main(process.argv.slice(2), process.env).then(
     (code) => {
       process.exitCode = code;
+      // NOTE: everything is stopped and closed by now, so the process ends by itself. If
+      // a library still held the event loop (a socket, a timer), it would wait for the
+      // orchestrator's SIGKILL; this unref'd timer ends it instead, with the same code.
+      setTimeout(() => process.exit(code), LINGER_AFTER_STOP_MS).unref();
     },
     (error: unknown) => {
       process.stderr.write(`switchyard: ${(error as Error).stack ?? String(error)}\n`);

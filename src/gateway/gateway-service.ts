@@ -16,6 +16,8 @@ import { randomUUID } from 'node:crypto';
 import type { InvalidReason } from '../calls/index.js';
 import { HEADER, createProducer, ensureTopics, topicNames } from '../kafka/index.js';
 import type { IHeaders, Message, Producer, TopicMessages } from '../kafka/index.js';
+import { SpanKind, endSpan, outgoingTraceparent, startHopSpan, traceparentHeader, tracingActive } from '../observability/tracing.js';
+import type { Span } from '../observability/tracing.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import type { Service, ServiceHealth } from '../runtime/service.js';
 import { onceStop, runAll } from '../runtime/service.js';
@@ -69,10 +71,6 @@ const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 const KAFKA_RETRY_AFTER_SECONDS = 5;
 /** Retry-After (seconds) when overloaded or stopping: another replica can take the request now. */
 const BUSY_RETRY_AFTER_SECONDS = 1;
-
-/** W3C trace context: version-traceid-parentid-flags, future versions may append fields. */
-const TRACEPARENT_PATTERN = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}(?:-[\x21-\x7e]*)?$/;
-const MAX_TRACEPARENT_LENGTH = 256;
 
 /**
  * Writes of concurrent requests are merged while their values stay under this: below
@@ -204,10 +202,13 @@ export function createGatewayService(deps: RoleDeps, options: GatewayOptions = {
   // -------------------------------------------------------------------------
   // One request
 
-  const serve = async (req: IncomingMessage, res: ServerResponse, route: Route): Promise<void> => {
+  /**
+   * `traceparent`: what the records of this request carry: the request span's context
+   * when tracing is on, else the request's own header (valid ones only).
+   */
+  const serve = async (req: IncomingMessage, res: ServerResponse, route: Route, span: Span | undefined, traceparent: string | undefined): Promise<void> => {
     const label = route.template;
     const receivedAtMs = now();
-    const traceparent = traceparentOf(req.headers.traceparent);
 
     const auth = readAuthorization(req.headers.authorization);
     if (auth.kind === 'unusable') {
@@ -261,6 +262,7 @@ export function createGatewayService(deps: RoleDeps, options: GatewayOptions = {
         return;
       }
     }
+    span?.setAttribute('switchyard.source', sourceId);
 
     const prepared = ingest({ route, body: parsed.value, receivedAtMs, newMessageId });
     if (!prepared.ok) {
@@ -272,6 +274,7 @@ export function createGatewayService(deps: RoleDeps, options: GatewayOptions = {
     }
 
     const { accepted, rejected } = prepared;
+    span?.setAttributes({ 'switchyard.calls.accepted': accepted.length, 'switchyard.calls.invalid': rejected.length });
     // One headers object for every call of the request, values as bytes: kafkajs
     // would otherwise convert the same strings once per record.
     const headers: IHeaders = { [HEADER.sourceId]: Buffer.from(sourceId) };
@@ -341,11 +344,26 @@ export function createGatewayService(deps: RoleDeps, options: GatewayOptions = {
     res.once('close', () => {
       serving -= 1;
     });
-    serve(req, res, route).catch((error: unknown) => {
-      logger.error({ err: error, route: route.template }, 'gateway request failed');
-      if (!res.headersSent) fail(res, route.template, 500, 'internal', 'internal error in the gateway: send the request again; if it persists, see the gateway logs');
-      else res.destroy();
-    });
+    const incoming = traceparentHeader(req.headers.traceparent);
+    // The request's span (tracing on): a child of the caller's traceparent; its own
+    // context is what the records carry, so the router's span is its child.
+    const span = tracingActive()
+      ? startHopSpan(`POST ${route.template}`, SpanKind.SERVER, incoming, {
+          'http.request.method': 'POST',
+          'http.route': route.template,
+          'messaging.destination.name': topics.calls,
+        })
+      : undefined;
+    serve(req, res, route, span, outgoingTraceparent(span, incoming)).then(
+      // 499: the client went away before an answer (as in the request metric).
+      () => endRequestSpan(span, res.headersSent ? res.statusCode : 499),
+      (error: unknown) => {
+        logger.error({ err: error, route: route.template }, 'gateway request failed');
+        if (!res.headersSent) fail(res, route.template, 500, 'internal', 'internal error in the gateway: send the request again; if it persists, see the gateway logs');
+        else res.destroy();
+        endRequestSpan(span, 500, error);
+      },
+    );
   };
 
   /**
@@ -559,11 +577,11 @@ function invalidMessages(
   return messages;
 }
 
-function traceparentOf(header: string | string[] | undefined): string | undefined {
-  const value = Array.isArray(header) ? header[0] : header;
-  if (value === undefined || value.length > MAX_TRACEPARENT_LENGTH) return undefined;
-  const trimmed = value.trim().toLowerCase();
-  return TRACEPARENT_PATTERN.test(trimmed) ? trimmed : undefined;
+function endRequestSpan(span: Span | undefined, status: number, error?: unknown): void {
+  if (span === undefined) return;
+  span.setAttribute('http.response.status_code', status);
+  // A 4xx is the client's doing; only the gateway's own failures mark the span failed.
+  endSpan(span, error ?? (status >= 500 ? `answered ${status}` : undefined));
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -30,8 +30,9 @@ export async function runServices(options: {
       }, options.shutdownTimeoutMs);
       timer.unref();
       try {
-        await runAll([...services].reverse().map((service) => () => service.stop()));
-        await options.afterStop?.();
+        // afterStop runs even when a service failed to stop: it closes what keeps
+        // the process alive and flushes the spans.
+        await runAll([...[...services].reverse().map((service) => () => service.stop()), async () => options.afterStop?.()]);
         logger.info('stopped cleanly');
         return 0;
       } catch (error) {

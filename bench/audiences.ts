@@ -12,19 +12,13 @@
 //
 // Starts its own local broker unless KAFKA_BROKERS is set.
 import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { stringify } from 'yaml';
 import { parseCallBytes } from '../src/calls/index.js';
-import { parseConfigText } from '../src/config/load.js';
 import type { Config } from '../src/config/schema.js';
 import { staticConfigStore } from '../src/config/store.js';
 import { createKafka, createProducer, ensureTopics, topicNames } from '../src/kafka/index.js';
 import type { Admin, Kafka, Message } from '../src/kafka/index.js';
-import { topicLag } from '../src/kafka/lag.js';
 import { createMetrics } from '../src/observability/metrics.js';
 import { silentLogger } from '../src/observability/logger.js';
 import { createRouterService, routerGroupId } from '../src/router/router-service.js';
@@ -37,6 +31,7 @@ import { audienceCallMessage, audienceTopicNames } from '../src/audiences/record
 import { restoreChangelog } from '../src/audiences/restore.js';
 import { compileAudiences } from '../src/audiences/rules.js';
 import { audienceEventFor } from '../src/audiences/router-hook.js';
+import { Stopwatch, benchOptions, formatTable, isEntryPoint, loadBenchConfig, log, recordsIn, runMain, startOrReuseBroker, waitForDrained } from './support.js';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
@@ -58,18 +53,15 @@ const NOW = Date.now();
 const DAY = 86_400_000;
 
 function benchConfig(brokers: string, prefix: string, clientId: string, partitions: number, audiences: number): Config {
-  const result = parseConfigText(
-    stringify({
+  return loadBenchConfig(
+    {
       kafka: { brokers: brokers.split(','), clientId, topicPrefix: prefix, partitions },
       sources: [{ id: 'web', destinations: ['d1'] }],
       destinations: ['d1', 'aud'].map((id) => ({ id, type: 'webhooks', settings: { webhooks: [{ url: `https://hooks.example.com/${id}` }] } })),
       audiences: TEN_AUDIENCES.slice(0, audiences).map((a) => ({ ...a, sources: ['web'], destinations: ['aud'] })),
-    }),
+    },
     'bench-audiences.yaml',
-    {},
   );
-  if (!result.ok) throw new Error(result.errors.join('\n'));
-  return result.config;
 }
 
 /** The calls of one synthetic user: an identify with 4 traits, then a mix of counted events and pages. */
@@ -98,35 +90,6 @@ function heapUsed(): number {
   return process.memoryUsage().heapUsed;
 }
 
-interface Broker {
-  brokers: string;
-  stop(): Promise<void>;
-}
-
-async function brokerFor(): Promise<Broker> {
-  const given = process.env.KAFKA_BROKERS;
-  if (given) return { brokers: given, stop: async () => undefined };
-  // @ts-expect-error -- plain ESM script shared with the tests and `npm start`
-  const { startBroker } = (await import('../scripts/kafka/broker.mjs')) as {
-    startBroker(options?: { heapMb?: number; log?: (line: string) => void }): Promise<Broker>;
-  };
-  process.stderr.write('bench: starting a local broker (set KAFKA_BROKERS to use another)\n');
-  return startBroker({ heapMb: 1024, log: (line) => process.stderr.write(`${line}\n`) });
-}
-
-async function waitForDrained(admin: Admin, groupId: string, topic: string): Promise<void> {
-  const deadline = Date.now() + 30 * 60_000;
-  for (;;) {
-    const ends = await admin.fetchTopicOffsets(topic);
-    const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
-    if (topicLag(ends, committed?.partitions ?? []) === 0) return;
-    if (Date.now() > deadline) throw new Error(`group ${groupId} did not drain ${topic} in 30 minutes`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
-
 // ---------------------------------------------------------------------------
 // 1 + 2: memory and restore
 
@@ -144,7 +107,7 @@ function buildProfiles(count: number, partitions: number, config: Config): { sta
   const states = Array.from({ length: partitions }, (_, p) => createPartitionState(p));
   const offsets = new Array<number>(partitions).fill(0);
   let records = 0;
-  const started = performance.now();
+  const clock = new Stopwatch();
   for (let u = 0; u < count; u++) {
     const p = u % partitions;
     const state = states[p]!;
@@ -156,7 +119,7 @@ function buildProfiles(count: number, partitions: number, config: Config): { sta
     records += batch.length;
     applyRecords(state, batch, set, NOW);
   }
-  return { states, records, seconds: (performance.now() - started) / 1000 };
+  return { states, records, seconds: clock.read().seconds };
 }
 
 async function writeChangelog(kafka: Kafka, topic: string, states: PartitionState[]): Promise<number> {
@@ -201,15 +164,15 @@ async function memoryAndRestore(kafka: Kafka, admin: Admin, options: { profiles:
 
   const topic = audienceTopicNames(options.prefix).profiles;
   await ensureTopics(admin, [{ topic, compacted: true }], { partitions: options.partitions, replicationFactor: 1 });
-  const writeStarted = performance.now();
+  const writing = new Stopwatch();
   memory.changelogBytesPerProfile = (await writeChangelog(kafka, topic, built.states)) / options.profiles;
-  log(`wrote the changelog in ${((performance.now() - writeStarted) / 1000).toFixed(1)} s`);
+  log(`wrote the changelog in ${writing.read().seconds.toFixed(1)} s`);
   built.states.length = 0;
 
   const baseline = heapUsed();
   const states = new Map<number, PartitionState>();
   const set = compileAudiences(config);
-  const readStarted = performance.now();
+  const reading = new Stopwatch();
   await restoreChangelog({
     kafka,
     topic,
@@ -224,11 +187,11 @@ async function memoryAndRestore(kafka: Kafka, admin: Admin, options: { profiles:
     },
     onPartitionDone: () => undefined,
   });
-  const readSeconds = (performance.now() - readStarted) / 1000;
-  const evalStarted = performance.now();
+  const readSeconds = reading.read().seconds;
+  const evaluating = new Stopwatch();
   let changes = 0;
   for (const state of states.values()) changes += sweepProfiles(state, state.profiles.keys(), set, NOW, true).changes.length;
-  const evalSeconds = (performance.now() - evalStarted) / 1000;
+  const evalSeconds = evaluating.read().seconds;
   const restoredHeap = heapUsed() - baseline;
   const restored = [...states.values()].reduce((n, s) => n + s.profiles.size, 0);
   log(`restored ${restored} profiles: read ${readSeconds.toFixed(1)} s, evaluated in ${evalSeconds.toFixed(1)} s (${changes} changes: expected 0)`);
@@ -282,16 +245,17 @@ async function routeSide(side: RouteSide, options: { brokers: string; calls: num
   } else {
     services.push(createRouterService(deps));
   }
-  const cpuBefore = process.cpuUsage();
+  // CPU from the start of the services (restores included); time from when they run.
+  const cpuClock = new Stopwatch();
   for (const service of services) await service.start();
-  const started = performance.now();
+  const clock = new Stopwatch();
   try {
     await waitForDrained(options.admin, routerGroupId(config), names.calls);
     if (side !== 'router') await waitForDrained(options.admin, `${config.kafka.clientId}-audiences`, audienceTopicNames(prefix).events);
-    const seconds = (performance.now() - started) / 1000;
-    const cpu = process.cpuUsage(cpuBefore);
-    const identifies = side === 'router' ? 0 : (await options.admin.fetchTopicOffsets(names.deliveries('aud'))).reduce((n, p) => n + Number(p.high), 0);
-    return { side, seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, identifies };
+    const { seconds } = clock.read();
+    const { cpuSeconds } = cpuClock.read();
+    const identifies = side === 'router' ? 0 : await recordsIn(options.admin, names.deliveries('aud'));
+    return { side, seconds, cpuSeconds, identifies };
   } finally {
     for (const service of [...services].reverse()) await service.stop();
   }
@@ -300,23 +264,12 @@ async function routeSide(side: RouteSide, options: { brokers: string; calls: num
 // ---------------------------------------------------------------------------
 
 export async function main(args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      profiles: { type: 'string', default: '1000000' },
-      calls: { type: 'string', default: '100000' },
-      partitions: { type: 'string', default: '6' },
-      parts: { type: 'string', default: 'memory,restore,route' },
-    },
-  });
-  const profiles = Number(values.profiles);
-  const calls = Number(values.calls);
-  const partitions = Number(values.partitions);
-  const parts = new Set(values.parts.split(','));
-  if (![profiles, calls, partitions].every((v) => Number.isInteger(v) && v > 0)) throw new Error('--profiles, --calls and --partitions must be positive integers');
+  const options = benchOptions(args, { profiles: 1_000_000, calls: 100_000, partitions: 6, parts: 'memory,restore,route' });
+  const { profiles, calls, partitions } = options;
+  const parts = new Set(options.parts.split(','));
 
   const needsKafka = parts.has('restore') || parts.has('route');
-  const broker = needsKafka ? await brokerFor() : { brokers: 'localhost:9092', stop: async () => undefined };
+  const broker = needsKafka ? await startOrReuseBroker({ heapMb: 1024 }) : { brokers: 'localhost:9092', stop: async () => undefined };
   const run = randomBytes(4).toString('hex');
   const kafka = createKafka(benchConfig(broker.brokers, `bench-${run}.`, `bench-${run}`, partitions, 0).kafka, silentLogger());
   const admin = kafka.admin();
@@ -346,13 +299,16 @@ export async function main(args: string[]): Promise<void> {
         rows.push(row);
       }
       const baseline = rows[0]!.seconds;
-      const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(28) : c.padStart(11))).join(' ');
       out.push(`route: ${calls} calls (~200 B), 1 source → 1 destination, ${partitions} partitions; until every group drained`);
-      out.push(line(['side', 'seconds', 'calls/s', 'vs router', 'node CPU s', 'identifies']));
-      for (const row of rows) {
-        const label = row.side === 'router' ? 'router alone (baseline)' : row.side === 'audiences-0' ? 'router + audiences, none' : 'router + 10 audiences';
-        out.push(line([label, row.seconds.toFixed(2), Math.round(calls / row.seconds).toString(), `${(baseline / row.seconds).toFixed(2)}×`, row.cpuSeconds.toFixed(2), String(row.identifies)]));
-      }
+      out.push(
+        ...formatTable(
+          ['side', 'seconds', 'calls/s', 'vs router', 'node CPU s', 'identifies'],
+          rows.map((row) => {
+            const label = row.side === 'router' ? 'router alone (baseline)' : row.side === 'audiences-0' ? 'router + audiences, none' : 'router + 10 audiences';
+            return [label, row.seconds.toFixed(2), Math.round(calls / row.seconds).toString(), `${(baseline / row.seconds).toFixed(2)}×`, row.cpuSeconds.toFixed(2), String(row.identifies)];
+          }),
+        ),
+      );
     }
     out.push('');
     process.stdout.write(out.join('\n'));
@@ -363,9 +319,4 @@ export async function main(args: string[]): Promise<void> {
 }
 
 // Standalone: `tsx bench/audiences.ts …` (bench/run.ts imports it and calls main).
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
-  main(process.argv.slice(2)).catch((error: unknown) => {
-    process.stderr.write(`bench: ${(error as Error).stack ?? String(error)}\n`);
-    process.exitCode = 2;
-  });
-}
+if (isEntryPoint(import.meta.url)) runMain(main);

@@ -1,4 +1,4 @@
-// `npm run bench -- deliver [--n 20000] [--partitions 6] [--concurrency 64] [--rounds 3]`, or
+// `npm run bench -- deliver [--n 20000] [--partitions 6] [--concurrency 64] [--rounds 3] [--scenarios 0ms,50ms,hanging]`, or
 // standalone: `tsx bench/deliver.ts [same options]`.
 //
 // Webhooks per second from the deliverer (Kafka in, signed POSTs out, commits) to a
@@ -12,13 +12,8 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { realpathSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { Agent } from 'undici';
-import { stringify } from 'yaml';
 import { signBody } from '../src/calls/index.js';
-import { parseConfigText } from '../src/config/load.js';
 import type { Config } from '../src/config/schema.js';
 import { staticConfigStore } from '../src/config/store.js';
 import { createDelivererService } from '../src/delivery/deliverer-service.js';
@@ -27,6 +22,7 @@ import type { Kafka } from '../src/kafka/index.js';
 import { silentLogger } from '../src/observability/logger.js';
 import { createMetrics } from '../src/observability/metrics.js';
 import { USER_AGENT } from '../src/version.js';
+import { Stopwatch, benchOptions, formatTable, isEntryPoint, loadBenchConfig, log, runMain, startOrReuseBroker } from './support.js';
 
 const SECRET = 'bench-secret';
 
@@ -61,22 +57,6 @@ async function startReceiverProcess(): Promise<Receiver> {
   return { url: (path) => `http://127.0.0.1:${port}${path}`, stop: () => child.kill('SIGKILL') };
 }
 
-interface Broker {
-  brokers: string;
-  stop(): Promise<void>;
-}
-
-async function brokerFor(): Promise<Broker> {
-  const given = process.env.KAFKA_BROKERS;
-  if (given) return { brokers: given, stop: async () => undefined };
-  // @ts-expect-error -- plain ESM script shared with the tests and `npm start`
-  const { startBroker } = (await import('../scripts/kafka/broker.mjs')) as {
-    startBroker(options?: { heapMb?: number; log?: (line: string) => void }): Promise<Broker>;
-  };
-  process.stderr.write('bench: starting a local broker (set KAFKA_BROKERS to use another)\n');
-  return startBroker({ heapMb: 768, log: (line) => process.stderr.write(`${line}\n`) });
-}
-
 /** A realistic ~700-byte track body, as the router renders it. */
 function benchBody(n: number): string {
   return JSON.stringify({
@@ -97,17 +77,14 @@ function benchBody(n: number): string {
 }
 
 function benchConfig(brokers: string, prefix: string, clientId: string, partitions: number, concurrency: number, destinations: Record<string, string>): Config {
-  const result = parseConfigText(
-    stringify({
+  return loadBenchConfig(
+    {
       kafka: { brokers: brokers.split(','), clientId, topicPrefix: prefix, partitions },
       delivery: { timeout: '2s', retryTiers: ['1s', '5s'], maxRetryWindow: '1m', concurrencyPerDestination: concurrency },
       destinations: Object.entries(destinations).map(([id, url]) => ({ id, type: 'webhooks', settings: { webhooks: [{ url }], sharedSecret: SECRET } })),
-    }),
+    },
     'bench-deliver.yaml',
-    {},
   );
-  if (!result.ok) throw new Error(result.errors.join('\n'));
-  return result.config;
 }
 
 async function fill(kafka: Kafka, topic: string, n: number): Promise<void> {
@@ -121,7 +98,9 @@ async function fill(kafka: Kafka, topic: string, n: number): Promise<void> {
         messages.push({
           key: `user-${i % 5000}`,
           value: benchBody(i),
-          headers: { 'source-id': 'web', 'message-id': `bench-${i}`, attempt: '0', 'first-attempt-at': '', 'received-at': String(Date.now()) },
+          headers: { 'source-id': 'web', 'message-id': `bench-${i}`, attempt: '0', 'first-attempt-at': '' },
+          // As the router writes it: the receipt time as the record timestamp (src/router/plan-call.ts).
+          timestamp: String(Date.now()),
         });
       }
       await producer.send({ topic, acks: -1, messages });
@@ -130,6 +109,10 @@ async function fill(kafka: Kafka, topic: string, n: number): Promise<void> {
     await producer.disconnect();
   }
 }
+
+/** The pairs `--scenarios` can pick, in the order they run. */
+const SCENARIOS = ['0ms', '50ms', 'hanging'] as const;
+type Scenario = (typeof SCENARIOS)[number];
 
 /**
  * Both sides are timed over the last 80% of their events: start-up (the group join, the
@@ -157,16 +140,18 @@ async function deliverRate(options: { config: Config; kafka: Kafka; measured: st
   };
   await service.start();
   try {
-    let first: { at: number; count: number; cpu: NodeJS.CpuUsage } | undefined;
+    let first: { count: number; clock: Stopwatch } | undefined;
     const deadline = Date.now() + 600_000;
     for (;;) {
       const count = await delivered();
-      const at = performance.now();
-      if (first === undefined && count >= options.n * WARM_UP) first = { at, count, cpu: process.cpuUsage() };
+      if (first === undefined && count >= options.n * WARM_UP) {
+        if (count >= options.n) throw new Error(`all ${options.n} events were delivered before the first look past the warm-up; raise --n`);
+        first = { count, clock: new Stopwatch() };
+      }
       if (count >= options.n) {
-        const cpu = process.cpuUsage(first!.cpu);
+        const { seconds, cpuSeconds } = first!.clock.read();
         const events = count - first!.count;
-        return { rate: (events / (at - first!.at)) * 1000, cpuUs: (cpu.user + cpu.system) / events };
+        return { rate: events / seconds, cpuUs: (cpuSeconds * 1e6) / events };
       }
       if (Date.now() > deadline) throw new Error(`only ${count} of ${options.n} delivered in 10 minutes`);
       await new Promise((resolve) => setTimeout(resolve, 20));
@@ -184,8 +169,7 @@ async function undiciRate(url: string, n: number, concurrency: number): Promise<
   let next = 0;
   let done = 0;
   const warmUp = Math.floor(n * WARM_UP);
-  let started = performance.now();
-  let cpuBefore = process.cpuUsage();
+  const clock = new Stopwatch();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       for (let i = next++; i < n; i = next++) {
@@ -200,47 +184,37 @@ async function undiciRate(url: string, n: number, concurrency: number): Promise<
         await response.body.dump();
         if (response.statusCode !== 200) throw new Error(`bare undici got ${response.statusCode}`);
         done += 1;
-        if (done === warmUp) {
-          started = performance.now();
-          cpuBefore = process.cpuUsage();
-        }
+        if (done === warmUp) clock.restart();
       }
     }),
   );
-  const rate = ((n - warmUp) / (performance.now() - started)) * 1000;
-  const cpu = process.cpuUsage(cpuBefore);
+  const { seconds, cpuSeconds } = clock.read();
   await agent.close();
-  return { rate, cpuUs: (cpu.user + cpu.system) / (n - warmUp) };
+  return { rate: (n - warmUp) / seconds, cpuUs: (cpuSeconds * 1e6) / (n - warmUp) };
 }
 
 export async function main(args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      n: { type: 'string', default: '20000' },
-      partitions: { type: 'string', default: '6' },
-      concurrency: { type: 'string', default: '64' },
-      rounds: { type: 'string', default: '3' },
-    },
+  const { n, partitions, concurrency, rounds, scenarios } = benchOptions(args, {
+    n: 20_000,
+    partitions: 6,
+    concurrency: 64,
+    rounds: 3,
+    scenarios: SCENARIOS.join(','),
   });
-  const n = Number(values.n);
-  const partitions = Number(values.partitions);
-  const concurrency = Number(values.concurrency);
-  const rounds = Number(values.rounds);
-  if (![n, partitions, concurrency, rounds].every((v) => Number.isInteger(v) && v > 0)) {
-    throw new Error('--n, --partitions, --concurrency and --rounds must be positive integers');
-  }
+  const chosen = new Set(scenarios.split(','));
+  const unknown = [...chosen].filter((name) => !(SCENARIOS as readonly string[]).includes(name));
+  if (unknown.length > 0) throw new Error(`--scenarios takes ${SCENARIOS.join(', ')} (comma-separated), not ${unknown.join(', ')}`);
   // At 50 ms the rate is bounded by concurrency / latency; fewer events keep the run short.
   const slowN = Math.min(n, concurrency * 20 * 10);
 
-  const broker = await brokerFor();
+  const broker = await startOrReuseBroker();
   const receiver = await startReceiverProcess();
   const run = randomBytes(4).toString('hex');
   const logger = silentLogger();
   const results = new Map<string, Measured[]>();
   const record = (name: string, measured: Measured) => {
     results.set(name, [...(results.get(name) ?? []), measured]);
-    process.stderr.write(`bench: ${name}: ${Math.round(measured.rate)}/s, ${measured.cpuUs.toFixed(1)} µs CPU/event\n`);
+    log(`${name}: ${Math.round(measured.rate)}/s, ${measured.cpuUs.toFixed(1)} µs CPU/event`);
   };
   let scenarioNumber = 0;
   try {
@@ -265,20 +239,21 @@ export async function main(args: string[]): Promise<void> {
     };
 
     const healthy = receiver.url('/ok/0');
-    const pairs: [string, () => Promise<Measured>][][] = [
-      [
+    const allPairs: Record<Scenario, [string, () => Promise<Measured>][]> = {
+      '0ms': [
         ['bare undici 0 ms', () => undiciRate(receiver.url('/ok/0'), n, concurrency)],
         ['deliverer 0 ms', () => scenario({ hooks: receiver.url('/ok/0') }, { hooks: n })],
       ],
-      [
+      '50ms': [
         ['bare undici 50 ms', () => undiciRate(receiver.url('/ok/50'), slowN, concurrency)],
         ['deliverer 50 ms', () => scenario({ hooks: receiver.url('/ok/50') }, { hooks: slowN })],
       ],
-      [
+      hanging: [
         ['healthy alone', () => scenario({ healthy }, { healthy: n })],
         ['healthy beside hanging', () => scenario({ healthy, hanging: receiver.url('/hang') }, { healthy: n, hanging: n })],
       ],
-    ];
+    };
+    const pairs = SCENARIOS.filter((name) => chosen.has(name)).map((name) => allPairs[name]);
     for (let round = 1; round <= rounds; round++) {
       for (const pair of pairs) {
         for (const [name, measure] of round % 2 === 1 ? pair : [...pair].reverse()) record(name, await measure());
@@ -296,18 +271,15 @@ export async function main(args: string[]): Promise<void> {
       return [label, Math.round(o.rate).toString(), Math.round(b.rate).toString(), `${(o.rate / b.rate).toFixed(2)}×`, target, o.cpuUs.toFixed(1), b.cpuUs.toFixed(1)];
     };
     const rows = [
-      row(`0 ms latency, ${n} events`, 'deliverer 0 ms', 'bare undici 0 ms', '≥ 0.80×'),
-      row(`50 ms latency, ${slowN} events`, 'deliverer 50 ms', 'bare undici 50 ms', '≥ 0.80×'),
-      row('healthy beside a hanging one', 'healthy beside hanging', 'healthy alone', '≥ 0.90×'),
+      ...(chosen.has('0ms') ? [row(`0 ms latency, ${n} events`, 'deliverer 0 ms', 'bare undici 0 ms', '≥ 0.80×')] : []),
+      ...(chosen.has('50ms') ? [row(`50 ms latency, ${slowN} events`, 'deliverer 50 ms', 'bare undici 50 ms', '≥ 0.80×')] : []),
+      ...(chosen.has('hanging') ? [row('healthy beside a hanging one', 'healthy beside hanging', 'healthy alone', '≥ 0.90×')] : []),
     ];
-    const widths = [30, 12, 11, 7, 8, 10, 10];
-    const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' ');
     process.stdout.write(
       [
         '',
         `deliver bench: signed ~700-byte POSTs to a keep-alive node:http receiver (child process); ${partitions} partitions; concurrency ${concurrency}; median of ${rounds} round(s), each timed over its last 80% of events`,
-        line(['scenario', 'deliverer/s', 'baseline/s', 'ratio', 'target', 'µs CPU/ev', 'base µs/ev']),
-        ...rows.map(line),
+        ...formatTable(['scenario', 'deliverer/s', 'baseline/s', 'ratio', 'target', 'µs CPU/ev', 'base µs/ev'], rows),
         'baseline: bare undici at the same concurrency to the same receiver (latency rows); the healthy destination alone (last row)',
         'µs CPU/ev: CPU time of the benchmark process per event (the receiver and broker not included)',
         `every run (events/s): ${[...results.entries()].map(([name, runs]) => `${name} ${runs.map((r) => Math.round(r.rate)).join('/')}`).join('; ')}`,
@@ -320,19 +292,4 @@ export async function main(args: string[]): Promise<void> {
   }
 }
 
-function isEntryPoint(): boolean {
-  const entry = process.argv[1];
-  if (!entry) return false;
-  try {
-    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
-
-if (isEntryPoint()) {
-  main(process.argv.slice(2)).catch((error: unknown) => {
-    process.stderr.write(`bench: ${(error as Error).stack ?? String(error)}\n`);
-    process.exitCode = 2;
-  });
-}
+if (isEntryPoint(import.meta.url)) runMain(main);

@@ -21,18 +21,16 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
-import { parseConfigText } from '../src/config/load.js';
 import type { Config } from '../src/config/schema.js';
 import { staticConfigStore } from '../src/config/store.js';
 import { createGatewayService } from '../src/gateway/gateway-service.js';
 import { createKafka, createProducer, ensureTopics, topicNames } from '../src/kafka/index.js';
-import type { Admin, Kafka, Message } from '../src/kafka/index.js';
+import type { Kafka, Message } from '../src/kafka/index.js';
 import { createMetrics } from '../src/observability/metrics.js';
 import { silentLogger } from '../src/observability/logger.js';
+import { Stopwatch, benchOptions, formatTable, isEntryPoint, loadBenchConfig, log, recordsIn, runMain, startOrReuseBroker } from './support.js';
 
 const HERE = fileURLToPath(import.meta.url);
 const WRITE_KEY = 'bench-write-key-0001';
@@ -42,35 +40,16 @@ const WARMUP_SECONDS = 3;
 /** `gateway`: as it runs in production; `unmerged`: each request's write sent alone, like the baseline's. */
 const SIDES = ['baseline', 'gateway', 'unmerged'] as const;
 
-interface Broker {
-  brokers: string;
-  stop(): Promise<void>;
-}
-
-async function brokerFor(): Promise<Broker> {
-  const given = process.env.KAFKA_BROKERS;
-  if (given) return { brokers: given, stop: async () => undefined };
-  // @ts-expect-error -- plain ESM script shared with the tests and `npm start`
-  const { startBroker } = (await import('../scripts/kafka/broker.mjs')) as {
-    startBroker(options?: { heapMb?: number; log?: (line: string) => void }): Promise<Broker>;
-  };
-  process.stderr.write('bench: starting a local broker (set KAFKA_BROKERS to use another)\n');
-  return startBroker({ heapMb: 768, log: (line) => process.stderr.write(`${line}\n`) });
-}
-
 function benchConfig(brokers: string, prefix: string, partitions: number): Config {
-  const result = parseConfigText(
-    JSON.stringify({
+  return loadBenchConfig(
+    {
       kafka: { brokers: brokers.split(','), clientId: `bench-${prefix}`, topicPrefix: prefix, partitions },
       gateway: { port: 0, host: '127.0.0.1' },
       sources: [{ id: 'web', writeKey: WRITE_KEY, destinations: ['hooks'] }],
       destinations: [{ id: 'hooks', type: 'webhooks', settings: { webhooks: [{ url: 'https://hooks.example.com/h' }] } }],
-    }),
+    },
     'bench-gateway.yaml',
-    {},
   );
-  if (!result.ok) throw new Error(result.errors.join('\n'));
-  return result.config;
 }
 
 /** A batch body as @segment/analytics-node sends it: 20 calls of ~1 KB, messageIds, timestamps, sentAt. */
@@ -180,7 +159,7 @@ async function runLoadClient(spec: LoadSpec): Promise<LoadResult> {
     let requests = 0;
     let failed = 0;
     const deadline = performance.now() + seconds * 1000;
-    const started = performance.now();
+    const clock = new Stopwatch();
     const worker = async () => {
       while (performance.now() < deadline) {
         const body = bodies[next++ % bodies.length]!;
@@ -198,7 +177,7 @@ async function runLoadClient(spec: LoadSpec): Promise<LoadResult> {
       }
     };
     await Promise.all(Array.from({ length: spec.connections }, worker));
-    const elapsed = (performance.now() - started) / 1000;
+    const elapsed = clock.read().seconds;
     latencies.sort((a, b) => a - b);
     const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
     return { requests, failed, seconds: elapsed, p50Ms: at(0.5), p99Ms: at(0.99) };
@@ -235,29 +214,10 @@ function loadFromChild(spec: LoadSpec): Promise<LoadResult> {
 
 // ---------------------------------------------------------------------------
 
-async function recordsIn(admin: Admin, topic: string): Promise<number> {
-  return (await admin.fetchTopicOffsets(topic)).reduce((sum, p) => sum + Number(p.high), 0);
-}
-
 export async function main(args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      seconds: { type: 'string', default: '10' },
-      connections: { type: 'string', default: '32' },
-      rounds: { type: 'string', default: '2' },
-      partitions: { type: 'string', default: '6' },
-    },
-  });
-  const seconds = Number(values.seconds);
-  const connections = Number(values.connections);
-  const rounds = Number(values.rounds);
-  const partitions = Number(values.partitions);
-  if (![seconds, connections, rounds, partitions].every((v) => Number.isInteger(v) && v > 0)) {
-    throw new Error('--seconds, --connections, --rounds and --partitions must be positive integers');
-  }
+  const { seconds, connections, rounds, partitions } = benchOptions(args, { seconds: 10, connections: 32, rounds: 2, partitions: 6 });
 
-  const broker = await brokerFor();
+  const broker = await startOrReuseBroker();
   const run = randomBytes(4).toString('hex');
   const gatewayConfig = benchConfig(broker.brokers, `bench-gw-${run}.`, partitions);
   const baselineTopic = `bench-gw-${run}.baseline.calls`;
@@ -282,9 +242,7 @@ export async function main(args: string[]): Promise<void> {
         try {
           const result = await loadFromChild({ port: server.port, connections, seconds, warmupSeconds: WARMUP_SECONDS });
           rows.push({ side, round, ...result });
-          process.stderr.write(
-            `bench: round ${round} ${side}: ${(result.requests / result.seconds).toFixed(0)} requests/s (${result.failed} failed)\n`,
-          );
+          log(`round ${round} ${side}: ${(result.requests / result.seconds).toFixed(0)} requests/s (${result.failed} failed)`);
         } finally {
           await server.stop();
         }
@@ -297,9 +255,7 @@ export async function main(args: string[]): Promise<void> {
     const gateway = best('gateway');
     const unmerged = best('unmerged');
     const rate = (r: LoadResult) => r.requests / r.seconds;
-    const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(10) : c.padStart(11))).join(' ');
-    const row = (side: string, r: LoadResult) =>
-      line([side, rate(r).toFixed(0), (rate(r) * CALLS_PER_REQUEST).toFixed(0), r.p50Ms.toFixed(1), r.p99Ms.toFixed(1), String(r.failed)]);
+    const row = (side: string, r: LoadResult) => [side, rate(r).toFixed(0), (rate(r) * CALLS_PER_REQUEST).toFixed(0), r.p50Ms.toFixed(1), r.p99Ms.toFixed(1), String(r.failed)];
     const failed = rows.reduce((sum, r) => sum + r.failed, 0);
     const stored = await recordsIn(admin, names.calls);
     const accepted = rows.filter((r) => r.side !== 'baseline').reduce((sum, r) => sum + r.requests, 0) * CALLS_PER_REQUEST;
@@ -308,10 +264,7 @@ export async function main(args: string[]): Promise<void> {
         '',
         `gateway bench: POST /v1/batch, ${CALLS_PER_REQUEST} calls (~1 KB each) per request, ${connections} connections, ` +
           `${seconds} s per side after ${WARMUP_SECONDS} s warm-up, ${partitions} partitions; best of ${rounds} round(s)`,
-        line(['side', 'requests/s', 'calls/s', 'p50 ms', 'p99 ms', 'failed']),
-        row('baseline', baseline),
-        row('gateway', gateway),
-        row('unmerged', unmerged),
+        ...formatTable(['side', 'requests/s', 'calls/s', 'p50 ms', 'p99 ms', 'failed'], [row('baseline', baseline), row('gateway', gateway), row('unmerged', unmerged)]),
         `ratio gateway/baseline: ${(rate(gateway) / rate(baseline)).toFixed(2)}× (target ≥ 0.80×); ` +
           `without merging concurrent writes: ${(rate(unmerged) / rate(baseline)).toFixed(2)}×`,
         // Warm-up requests are stored too, so the topic holds at least the timed ones.
@@ -325,8 +278,7 @@ export async function main(args: string[]): Promise<void> {
   }
 }
 
-const entry = process.argv[1];
-if (entry !== undefined && resolve(entry) === HERE) {
+if (isEntryPoint(import.meta.url)) {
   const args = process.argv.slice(2);
   if (args[0] === '--load-client') {
     runLoadClient(JSON.parse(args[1] ?? '{}') as LoadSpec).then(
@@ -337,9 +289,6 @@ if (entry !== undefined && resolve(entry) === HERE) {
       },
     );
   } else {
-    main(args).catch((error: unknown) => {
-      process.stderr.write(`bench: ${(error as Error).stack ?? String(error)}\n`);
-      process.exitCode = 2;
-    });
+    runMain(main, args);
   }
 }

@@ -4,48 +4,33 @@
 // passthrough on the same broker, in the same run, over the same input topic: the
 // baseline copies each input record unchanged to as many output topics as the router
 // writes for it (a `bench-fanout` header, set at produce time, tells it how many), with
-// the same client, producer (idempotent, acks=all), consumer settings and commit
+// the same client, producer (createProducer, acks=all), consumer settings and commit
 // pattern (one sendBatch per batch, commit after the acks). The difference is what
 // the router adds: parsing, validation, routing rules, rendering, headers, metrics.
 //
+// Both sides wait for the broker in turn with their own work (one batch at a time), so
+// the wall-clock ratio lies between the ratio of this process's CPU per call (printed
+// too: the steadier figure on a shared machine) and 1, as the broker's share grows.
+//
 // Starts its own local broker unless KAFKA_BROKERS is set.
 import { randomBytes } from 'node:crypto';
-import { parseArgs } from 'node:util';
-import { stringify } from 'yaml';
-import { parseConfigText } from '../src/config/load.js';
 import type { Config } from '../src/config/schema.js';
 import { staticConfigStore } from '../src/config/store.js';
 import { createKafka, createProducer, ensureTopics, topicNames } from '../src/kafka/index.js';
 import type { Admin, EachBatchPayload, Kafka, Message, TopicMessages } from '../src/kafka/index.js';
-import { topicLag } from '../src/kafka/lag.js';
 import { createMetrics } from '../src/observability/metrics.js';
 import { silentLogger } from '../src/observability/logger.js';
 import { ROUTER_TUNING, createRouterService, routerGroupId } from '../src/router/router-service.js';
 import type { RouterTuning } from '../src/router/router-service.js';
 import { routerTopicSpecs } from '../src/router/routing-table.js';
+import { Stopwatch, benchOptions, formatTable, loadBenchConfig, log, recordsIn, startOrReuseBroker, waitForDrained } from './support.js';
 
 const DESTINATIONS = ['d1', 'd2', 'd3'];
 const FANOUT_HEADER = 'bench-fanout';
 
-interface Broker {
-  brokers: string;
-  stop(): Promise<void>;
-}
-
-async function brokerFor(): Promise<Broker> {
-  const given = process.env.KAFKA_BROKERS;
-  if (given) return { brokers: given, stop: async () => undefined };
-  // @ts-expect-error -- plain ESM script shared with the tests and `npm start`
-  const { startBroker } = (await import('../scripts/kafka/broker.mjs')) as {
-    startBroker(options?: { heapMb?: number; log?: (line: string) => void }): Promise<Broker>;
-  };
-  process.stderr.write('bench: starting a local broker (set KAFKA_BROKERS to use another)\n');
-  return startBroker({ heapMb: 768, log: (line) => process.stderr.write(`${line}\n`) });
-}
-
 function benchConfig(brokers: string, prefix: string, clientId: string, partitions: number): Config {
-  const result = parseConfigText(
-    stringify({
+  return loadBenchConfig(
+    {
       kafka: { brokers: brokers.split(','), clientId, topicPrefix: prefix, partitions },
       sources: [{ id: 'web', writeKey: 'bench-write-key', destinations: DESTINATIONS, trackFilter: { blockEvents: ['Debug Ping'] } }],
       destinations: DESTINATIONS.map((id) => ({
@@ -53,12 +38,9 @@ function benchConfig(brokers: string, prefix: string, clientId: string, partitio
         type: 'webhooks',
         settings: { webhooks: [{ url: `https://hooks.example.com/${id}` }], sharedSecret: 'bench-secret' },
       })),
-    }),
+    },
     'bench-route.yaml',
-    {},
   );
-  if (!result.ok) throw new Error(result.errors.join('\n'));
-  return result.config;
 }
 
 /** A realistic ~1 KB call; about one in ten is filtered out (track filter or integrations). */
@@ -146,19 +128,8 @@ async function produceInput(kafka: Kafka, topic: string, n: number): Promise<num
   } finally {
     await producer.disconnect();
   }
-  process.stderr.write(`bench: produced ${n} calls (${Math.round(bytes / n)} bytes on average), ${events} events expected\n`);
+  log(`produced ${n} calls (${Math.round(bytes / n)} bytes on average), ${events} events expected`);
   return events;
-}
-
-async function waitForDrained(admin: Admin, groupId: string, topic: string): Promise<void> {
-  const deadline = Date.now() + 30 * 60_000;
-  for (;;) {
-    const ends = await admin.fetchTopicOffsets(topic);
-    const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
-    if (topicLag(ends, committed?.partitions ?? []) === 0) return;
-    if (Date.now() > deadline) throw new Error(`group ${groupId} did not drain ${topic} in 30 minutes`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 /** The baseline: copy each record, unchanged, to the first `bench-fanout` output topics. */
@@ -198,9 +169,9 @@ async function runPassthrough(kafka: Kafka, admin: Admin, input: string, outputs
       partitionsConsumedConcurrently: tuning.partitionsConsumedConcurrently,
       eachBatch,
     });
-    const started = performance.now();
+    const clock = new Stopwatch();
     await waitForDrained(admin, groupId, input);
-    return (performance.now() - started) / 1000;
+    return clock.read().seconds;
   } finally {
     await consumer.disconnect();
     await producer.disconnect();
@@ -218,39 +189,31 @@ async function runRouter(config: Config, admin: Admin, tuning: RouterTuning): Pr
   });
   await router.start();
   try {
-    const started = performance.now();
+    const clock = new Stopwatch();
     await waitForDrained(admin, routerGroupId(config), topicNames(config.kafka.topicPrefix).calls);
-    return (performance.now() - started) / 1000;
+    return clock.read().seconds;
   } finally {
     await router.stop();
   }
 }
 
 export async function main(args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      n: { type: 'string', default: '100000' },
-      partitions: { type: 'string', default: '6' },
-      rounds: { type: 'string', default: '1' },
-      sides: { type: 'string', default: 'passthrough,router' },
-      concurrency: { type: 'string', default: String(ROUTER_TUNING.partitionsConsumedConcurrently) },
-    },
+  const options = benchOptions(args, {
+    n: 100_000,
+    partitions: 6,
+    rounds: 1,
+    sides: 'passthrough,router',
+    concurrency: ROUTER_TUNING.partitionsConsumedConcurrently,
   });
-  const n = Number(values.n);
-  const partitions = Number(values.partitions);
-  const rounds = Number(values.rounds);
+  const { n, partitions, rounds } = options;
   // Both sides always run with the same consumer settings: the router's defaults,
   // with partitionsConsumedConcurrently overridable to compare.
-  const tuning: RouterTuning = { ...ROUTER_TUNING, partitionsConsumedConcurrently: Number(values.concurrency) };
-  if (![n, partitions, rounds, tuning.partitionsConsumedConcurrently].every((v) => Number.isInteger(v) && v > 0)) {
-    throw new Error('--n, --partitions, --rounds and --concurrency must be positive integers');
-  }
+  const tuning: RouterTuning = { ...ROUTER_TUNING, partitionsConsumedConcurrently: options.concurrency };
   // One side alone is for profiling (node --cpu-prof); the table then has no ratio.
-  const sides = values.sides.split(',').filter((side) => side === 'passthrough' || side === 'router');
+  const sides = options.sides.split(',').filter((side) => side === 'passthrough' || side === 'router');
   if (sides.length === 0) throw new Error('--sides takes passthrough, router or both, comma-separated');
 
-  const broker = await brokerFor();
+  const broker = await startOrReuseBroker();
   const run = randomBytes(4).toString('hex');
   const prefix = `bench-${run}.`;
   const setup = benchConfig(broker.brokers, prefix, `bench-${run}`, partitions);
@@ -272,34 +235,40 @@ export async function main(args: string[]): Promise<void> {
       // Alternate which side goes first, so neither always gets the warmer JIT and page cache.
       const order = round % 2 === 1 ? sides : [...sides].reverse();
       for (const side of order) {
-        const cpuBefore = process.cpuUsage();
+        const clock = new Stopwatch();
         const seconds =
           side === 'router'
             ? await runRouter(benchConfig(broker.brokers, prefix, `bench-${run}-r${round}`, partitions), admin, tuning)
             : await runPassthrough(kafka, admin, names.calls, passOutputs, `bench-${run}-pass-${round}`, tuning);
-        const cpu = process.cpuUsage(cpuBefore);
-        const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+        // CPU from start to stop of the side: its consumer and producer, not the broker's.
+        const { cpuSeconds } = clock.read();
         rows.push({ side, round, seconds, cpuSeconds });
-        process.stderr.write(`bench: round ${round} ${side}: ${seconds.toFixed(2)} s (this process's CPU: ${cpuSeconds.toFixed(2)} s)\n`);
+        log(`round ${round} ${side}: ${seconds.toFixed(2)} s (this process's CPU: ${cpuSeconds.toFixed(2)} s)`);
       }
     }
 
-    const written = await Promise.all(
-      DESTINATIONS.map(async (id) => (await admin.fetchTopicOffsets(names.deliveries(id))).reduce((sum, p) => sum + Number(p.high), 0)),
-    );
+    const written = await Promise.all(DESTINATIONS.map((id) => recordsIn(admin, names.deliveries(id))));
     const best = (side: string) => Math.min(...rows.filter((r) => r.side === side).map((r) => r.seconds));
     const leastCpu = (side: string) => Math.min(...rows.filter((r) => r.side === side).map((r) => r.cpuSeconds));
-    const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(13) : c.padStart(11))).join(' ');
     const out = [
       '',
       `route bench: ${n} calls (~1 KB), 1 source → ${DESTINATIONS.length} destinations, 10% filtered → ${events} events; ${partitions} partitions, ${tuning.partitionsConsumedConcurrently} consumed concurrently; best of ${rounds} round(s)`,
-      line(['side', 'seconds', 'calls/s', 'events/s', 'node CPU s']),
-      ...sides.map((side) => {
-        const seconds = best(side);
-        return line([side, seconds.toFixed(2), Math.round(n / seconds).toString(), Math.round(events / seconds).toString(), leastCpu(side).toFixed(2)]);
-      }),
+      ...formatTable(
+        ['side', 'seconds', 'calls/s', 'events/s', 'node CPU s', 'CPU µs/call'],
+        sides.map((side) => {
+          const seconds = best(side);
+          const cpu = leastCpu(side);
+          return [side, seconds.toFixed(2), Math.round(n / seconds).toString(), Math.round(events / seconds).toString(), cpu.toFixed(2), ((cpu * 1e6) / n).toFixed(1)];
+        }),
+      ),
     ];
-    if (sides.length === 2) out.push(`ratio router/passthrough: ${(best('passthrough') / best('router')).toFixed(2)}× (target ≥ 0.80×)`);
+    if (sides.length === 2) {
+      out.push(
+        `ratio router/passthrough: ${(best('passthrough') / best('router')).toFixed(2)}× (target ≥ 0.80×); ` +
+          `by CPU of this process: ${(leastCpu('passthrough') / leastCpu('router')).toFixed(2)}×`,
+      );
+    }
+    out.push(`every run (seconds): ${sides.map((side) => `${side} ${rows.filter((r) => r.side === side).map((r) => r.seconds.toFixed(2)).join('/')}`).join('; ')}`);
     if (sides.includes('router')) {
       out.push(`check: router wrote ${written.join(' + ')} = ${written.reduce((a, b) => a + b, 0)} records for ${events * rounds} expected (${rounds} round(s))`);
     }

@@ -6,8 +6,11 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { signBody } from '../calls/index.js';
+import { HEADER, commitUntilDone, headerText } from '../kafka/index.js';
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from '../kafka/index.js';
 import type { Metrics } from '../observability/metrics.js';
+import { SpanKind, endSpan, outgoingTraceparent, startHopSpan, tracingActive } from '../observability/tracing.js';
+import type { Span } from '../observability/tracing.js';
 import { onceStop, runAll } from '../runtime/service.js';
 import { OUTCOME_LABELS } from './classify.js';
 import type { PreparedDestination } from './destination-settings.js';
@@ -16,7 +19,9 @@ import { consumedTopics } from './destination-topics.js';
 import type { Envelope } from './envelope.js';
 import { deadLetterHeaders, describeFailures, readEnvelope, retryHeaders } from './envelope.js';
 import { fanOut, summarize } from './fan-out.js';
+import type { UrlResult } from './fan-out.js';
 import type { HttpSender } from './http-sender.js';
+import { CounterBatch } from './counter-batch.js';
 import { OffsetTracker } from './offset-tracker.js';
 import type { ProduceBatcher } from './produce-batcher.js';
 import { planNextStep } from './retry-schedule.js';
@@ -36,6 +41,22 @@ export interface DestinationWorkerOptions {
   producer: ProduceBatcher;
   metrics: Metrics;
   logger: Logger;
+}
+
+/** What became of one event: the `result` label of `switchyard_deliveries_total`. */
+type DeliveryResult = 'delivered' | 'retry_scheduled' | 'dead_lettered';
+
+/** The answers of one attempt on its span: each URL's outcome, and the deciding status code. */
+function recordAttempt(span: Span, results: readonly UrlResult[]): void {
+  const outcomes: string[] = [];
+  let status: number | undefined;
+  for (const { result } of [...results].sort((a, b) => a.index - b.index)) {
+    outcomes.push(result.outcome);
+    if (result.outcome === 'cancelled') continue;
+    if (result.verdict === 'delivered' || status === undefined) status = result.status ?? status;
+  }
+  span.setAttribute('switchyard.delivery.outcomes', outcomes);
+  if (status !== undefined) span.setAttribute('http.response.status_code', status);
 }
 
 export interface DestinationWorker {
@@ -72,6 +93,8 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
   const deadLettered = metrics.deliveries.labels(destinationId, 'dead_lettered');
   const requestDuration = metrics.deliveryDuration.labels(destinationId);
   const endToEnd = metrics.endToEnd.labels(destinationId);
+  // The two counts every event makes, added once per turn of the event loop (counter-batch.ts).
+  const counts = new CounterBatch();
 
   let consumer: Consumer | undefined;
   let stopping = false;
@@ -81,8 +104,15 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
   /**
    * Delivers one event and writes what comes next (retry tier or dead letter).
    * Resolves once the outcome is safe in Kafka; rejects when that write failed.
+   * `span`: the attempt's span when tracing is on; its context goes out as `traceparent`.
    */
-  const processMessage = async (topic: string, message: KafkaMessage, envelope: Envelope, settings: PreparedDestination): Promise<void> => {
+  const processMessage = async (
+    topic: string,
+    message: KafkaMessage,
+    envelope: Envelope,
+    settings: PreparedDestination,
+    span?: Span,
+  ): Promise<DeliveryResult> => {
     const startedAt = Date.now();
     const firstAttemptAtMs = envelope.firstAttemptAtMs ?? startedAt;
     if (envelope.problems.length > 0) {
@@ -95,25 +125,28 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
         attemptsMade: envelope.attemptsMade,
         firstAttemptAtMs,
         lastAttemptAtMs: startedAt,
+        receivedAtMs: envelope.receivedAtMs,
         error: `message at ${topic} offset ${message.offset} has no value (a tombstone?): a delivery message must carry the webhook body; nothing was sent`,
       });
-      return;
+      return 'dead_lettered';
     }
 
     const perEvent: Record<string, string> = {};
     if (settings.sharedSecret !== undefined) perEvent['x-signature'] = signBody(body, settings.sharedSecret);
-    if (envelope.traceparent !== undefined) perEvent.traceparent = envelope.traceparent;
+    const traceparent = outgoingTraceparent(span, envelope.traceparent);
+    if (traceparent !== undefined) perEvent.traceparent = traceparent;
     const results = await fanOut(sender, settings.targets, body, perEvent);
+    if (span !== undefined) recordAttempt(span, results);
     for (const { result } of results) {
       if (result.outcome === 'cancelled') continue;
-      attempts.get(result.outcome)!.inc();
+      counts.add(attempts.get(result.outcome)!);
       requestDuration.observe(result.durationMs / 1000);
     }
     const summary = summarize(results);
     if (summary.delivered) {
-      delivered.inc();
+      counts.add(delivered);
       if (envelope.receivedAtMs !== undefined) endToEnd.observe(Math.max(0, Date.now() - envelope.receivedAtMs) / 1000);
-      return;
+      return 'delivered';
     }
 
     const attemptsMade = envelope.attemptsMade + 1;
@@ -128,24 +161,50 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
       await producer.send(retryTopic, {
         key: message.key,
         value: body,
-        headers: retryHeaders(message.headers, { attemptsMade, firstAttemptAtMs, dueAtMs: step.dueAtMs }),
+        headers: retryHeaders(message.headers, { attemptsMade, firstAttemptAtMs, dueAtMs: step.dueAtMs, receivedAtMs: envelope.receivedAtMs }),
       });
       retryScheduled.inc();
       logger.debug({ attempt: attemptsMade, tier: step.tier.name, dueInMs: step.dueAtMs - lastAttemptAtMs, error }, 'not delivered; retry scheduled');
-      return;
+      return 'retry_scheduled';
     }
-    await writeDeadLetter(message, { attemptsMade, firstAttemptAtMs, lastAttemptAtMs, error });
+    await writeDeadLetter(message, { attemptsMade, firstAttemptAtMs, lastAttemptAtMs, error, receivedAtMs: envelope.receivedAtMs });
     logger.warn(
       { attempt: attemptsMade, why: step.why, error },
       step.why === 'window'
         ? `event dead-lettered: not delivered within the retry window (${attemptsMade} attempts); replay it with \`switchyard replay --destination ${destinationId}\` once the receiver works`
         : `event dead-lettered: no URL can accept it as sent (${error}); fix the receiver or the config, then replay it`,
     );
+    return 'dead_lettered';
+  };
+
+  /**
+   * processMessage inside the attempt's span when tracing is on: a child of the
+   * delivery record's `traceparent` (the router's span), so the receiver's request
+   * joins the caller's trace.
+   */
+  const deliverEvent = async (topic: string, message: KafkaMessage, envelope: Envelope, settings: PreparedDestination): Promise<DeliveryResult> => {
+    if (!tracingActive()) return processMessage(topic, message, envelope, settings);
+    const span = startHopSpan(`deliver ${destinationId}`, SpanKind.CLIENT, envelope.traceparent, {
+      'switchyard.destination': destinationId,
+      'messaging.message.id': headerText(message.headers, HEADER.messageId),
+      'messaging.destination.name': topic,
+      'messaging.kafka.offset': Number(message.offset),
+      'switchyard.delivery.attempt': envelope.attemptsMade + 1,
+    });
+    try {
+      const result = await processMessage(topic, message, envelope, settings, span);
+      span?.setAttribute('switchyard.delivery.result', result);
+      endSpan(span, result === 'delivered' ? undefined : `not delivered: ${result.replace('_', ' ')}`);
+      return result;
+    } catch (error) {
+      endSpan(span, error);
+      throw error;
+    }
   };
 
   const writeDeadLetter = async (
     message: KafkaMessage,
-    stage: { attemptsMade: number; firstAttemptAtMs: number; lastAttemptAtMs: number; error: string },
+    stage: { attemptsMade: number; firstAttemptAtMs: number; lastAttemptAtMs: number; error: string; receivedAtMs: number | undefined },
   ): Promise<void> => {
     await producer.send(topics.dlq, { key: message.key, value: message.value, headers: deadLetterHeaders(message.headers, stage) });
     deadLettered.inc();
@@ -161,7 +220,7 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
     holds.add(timer);
   };
 
-  const eachBatch = async ({ batch, resolveOffset, heartbeat, pause, isRunning, isStale, commitOffsetsIfNecessary }: EachBatchPayload): Promise<void> => {
+  const eachBatch = async ({ batch, resolveOffset, heartbeat, pause, isRunning, isStale, commitOffsetsIfNecessary, uncommittedOffsets }: EachBatchPayload): Promise<void> => {
     const tier = tierByTopic.get(batch.topic);
     const tracker = new OffsetTracker();
     const inFlight = new Set<Promise<void>>();
@@ -176,8 +235,8 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
       }
     };
     // NOTE: progress is resolved and committed once a second while a long batch runs
-    // (a slow receiver can hold one for minutes), and once more when it ends (kafkajs
-    // commits after eachBatch returns). Not per message: nothing commits in between.
+    // (a slow receiver can hold one for minutes), and once more when it ends (below).
+    // Not per message: nothing commits in between.
     const beat = setInterval(() => {
       settle();
       commitOffsetsIfNecessary()
@@ -190,9 +249,13 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
     }, HEARTBEAT_EVERY_MS);
     const keepGoing = () => !stopping && !interrupted && writeFailure === undefined && isRunning() && !isStale();
     try {
-      for (const message of batch.messages) {
-        if (!keepGoing()) break;
-        const envelope = readEnvelope(message.headers);
+      // NOTE: whether to go on is checked before the first message and after each wait
+      // for permits, not per message: stop, a rebalance, a failed write or a seek can
+      // only come in while the loop waits (nothing else runs in between), and kafkajs's
+      // isStale() costs a JSON.stringify per call.
+      const messages = keepGoing() ? batch.messages : [];
+      for (const message of messages) {
+        const envelope = readEnvelope(message.headers, message.timestamp);
         if (tier !== undefined) {
           // NOTE: a due time is capped so that a wrong header cannot park a partition for longer than a window.
           const waitMs = Math.min((envelope.dueAtMs ?? 0) - Date.now(), delivery.maxRetryWindowMs);
@@ -204,23 +267,27 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
         const settings = options.settings();
         if (settings === undefined) break; // left the config: this worker is being stopped
         const weight = settings.targets.length;
-        await slots.acquire(weight);
-        if (!keepGoing()) {
-          slots.release(weight);
-          break;
+        // No await while permits are free (it would cost a turn of the event loop per message).
+        if (!slots.tryAcquire(weight)) {
+          await slots.acquire(weight);
+          if (!keepGoing()) {
+            slots.release(weight);
+            break;
+          }
         }
         const ticket = tracker.start(message.offset);
-        const task: Promise<void> = processMessage(batch.topic, message, envelope, settings)
-          .then(
-            () => tracker.finish(ticket),
-            (error: unknown) => {
-              writeFailure ??= error;
-            },
-          )
-          .finally(() => {
+        const task: Promise<void> = (tracingActive() ? deliverEvent : processMessage)(batch.topic, message, envelope, settings).then(
+          () => {
             slots.release(weight);
             inFlight.delete(task);
-          });
+            tracker.finish(ticket);
+          },
+          (error: unknown) => {
+            writeFailure ??= error;
+            slots.release(weight);
+            inFlight.delete(task);
+          },
+        );
         inFlight.add(task);
       }
       await Promise.all(inFlight);
@@ -228,6 +295,13 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
     } finally {
       clearInterval(beat);
     }
+    // NOTE: the batch is over once what it finished is committed: a commit lost to a
+    // broker restart would stay lost while the partition is quiet (src/kafka/commit.ts).
+    await commitUntilDone(() => commitOffsetsIfNecessary(uncommittedOffsets()), {
+      stillOwned: () => !stopping && isRunning() && !isStale(),
+      logger,
+      what: `${batch.topic} partition ${batch.partition}`,
+    });
     if (writeFailure !== undefined) {
       // NOTE: the failed message and everything after it stay unresolved; kafkajs commits
       // what was resolved and fetches again from there (duplicates, never a loss).
@@ -275,7 +349,7 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
       // disconnect() waits for the running batches, which now start nothing new and
       // wait only for requests in flight (each bounded by delivery.timeout), then
       // commits what finished and leaves the group.
-      await runAll([async () => consumer?.disconnect(), () => sender.close()]);
+      await runAll([async () => consumer?.disconnect(), () => sender.close(), async () => counts.flush()]);
     }),
     joined: () => hasJoined && crashed === undefined,
     failure: () => crashed,

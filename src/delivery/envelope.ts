@@ -12,12 +12,19 @@ export interface Envelope {
   firstAttemptAtMs: number | undefined;
   /** `due-at` of a retry-tier message: not to be attempted before. */
   dueAtMs: number | undefined;
-  /** `received-at`: when the call was received, for the end-to-end histogram. */
+  /**
+   * When the call was received, for the end-to-end histogram: the `received-at` header,
+   * else the record's Kafka timestamp (where the router puts a recent receipt time:
+   * src/router/plan-call.ts `receiptTimeCarrier`).
+   */
   receivedAtMs: number | undefined;
   traceparent: string | undefined;
   /** Headers that were present but unreadable; the message is still delivered. */
-  problems: string[];
+  problems: readonly string[];
 }
+
+/** Shared by every envelope without problems: one array less per message. */
+const NO_PROBLEMS: readonly string[] = Object.freeze([]);
 
 function epochMs(text: string | undefined, name: string, problems: string[]): number | undefined {
   if (text === undefined || text === '') return undefined;
@@ -26,12 +33,19 @@ function epochMs(text: string | undefined, name: string, problems: string[]): nu
   return undefined;
 }
 
+/** A record's Kafka timestamp (kafkajs gives epoch ms as a string; -1 when the record has none). */
+function recordTimeMs(timestamp: string | undefined): number | undefined {
+  const ms = Number(timestamp);
+  return Number.isSafeInteger(ms) && ms > 0 ? ms : undefined;
+}
+
 /**
- * Reads the delivery headers. NOTE: lenient by design: the body is what matters, so a
- * bad header is reported in `problems` and read as absent rather than holding back the
- * event (a bad `attempt` counts as 0, a bad `first-attempt-at` starts the window now).
+ * Reads the delivery headers, and the record's timestamp for the receipt time. NOTE:
+ * lenient by design: the body is what matters, so a bad header is reported in
+ * `problems` and read as absent rather than holding back the event (a bad `attempt`
+ * counts as 0, a bad `first-attempt-at` starts the window now).
  */
-export function readEnvelope(headers: RawHeaders | undefined): Envelope {
+export function readEnvelope(headers: RawHeaders | undefined, recordTimestamp?: string): Envelope {
   const problems: string[] = [];
   const attemptText = headerText(headers, HEADER.attempt);
   let attemptsMade = 0;
@@ -48,32 +62,44 @@ export function readEnvelope(headers: RawHeaders | undefined): Envelope {
     }
   }
   const traceparent = headerText(headers, HEADER.traceparent);
+  const dueAtMs = epochMs(headerText(headers, HEADER.dueAt), HEADER.dueAt, problems);
+  const receivedAtMs = epochMs(headerText(headers, HEADER.receivedAt), HEADER.receivedAt, problems) ?? recordTimeMs(recordTimestamp);
   return {
     attemptsMade,
     firstAttemptAtMs,
-    dueAtMs: epochMs(headerText(headers, HEADER.dueAt), HEADER.dueAt, problems),
-    receivedAtMs: epochMs(headerText(headers, HEADER.receivedAt), HEADER.receivedAt, problems),
+    dueAtMs,
+    receivedAtMs,
     traceparent: traceparent === '' ? undefined : traceparent,
-    problems,
+    problems: problems.length === 0 ? NO_PROBLEMS : problems,
   };
 }
 
 /** Headers that describe one stage of the delivery; every other header travels unchanged. */
 const STAGE_HEADERS: ReadonlySet<string> = new Set([HEADER.attempt, HEADER.firstAttemptAt, HEADER.lastAttemptAt, HEADER.dueAt, HEADER.error]);
 
-function carried(original: IHeaders | undefined): IHeaders {
+/**
+ * The headers that travel unchanged, plus `received-at` when the original had the
+ * receipt time only as its record timestamp: retries and dead letters are stamped
+ * when they are written, so the receipt time must go along as a header.
+ */
+function carried(original: IHeaders | undefined, receivedAtMs: number | undefined): IHeaders {
   const out: IHeaders = {};
-  if (original === undefined) return out;
-  for (const name of Object.keys(original)) {
-    if (!STAGE_HEADERS.has(name)) out[name] = original[name];
+  if (original !== undefined) {
+    for (const name of Object.keys(original)) {
+      if (!STAGE_HEADERS.has(name)) out[name] = original[name];
+    }
   }
+  if (receivedAtMs !== undefined && out[HEADER.receivedAt] === undefined) out[HEADER.receivedAt] = String(receivedAtMs);
   return out;
 }
 
 /** For `deliveries.<id>.retry.<tier>`: `source-id`, `message-id`, `traceparent`, `received-at` carried. */
-export function retryHeaders(original: IHeaders | undefined, stage: { attemptsMade: number; firstAttemptAtMs: number; dueAtMs: number }): IHeaders {
+export function retryHeaders(
+  original: IHeaders | undefined,
+  stage: { attemptsMade: number; firstAttemptAtMs: number; dueAtMs: number; receivedAtMs?: number | undefined },
+): IHeaders {
   return {
-    ...carried(original),
+    ...carried(original, stage.receivedAtMs),
     [HEADER.attempt]: String(stage.attemptsMade),
     [HEADER.firstAttemptAt]: formatTimestamp(stage.firstAttemptAtMs),
     [HEADER.dueAt]: String(stage.dueAtMs),
@@ -83,10 +109,10 @@ export function retryHeaders(original: IHeaders | undefined, stage: { attemptsMa
 /** For `deliveries.<id>.dlq`: the originals plus why and when. */
 export function deadLetterHeaders(
   original: IHeaders | undefined,
-  stage: { attemptsMade: number; firstAttemptAtMs: number; lastAttemptAtMs: number; error: string },
+  stage: { attemptsMade: number; firstAttemptAtMs: number; lastAttemptAtMs: number; error: string; receivedAtMs?: number | undefined },
 ): IHeaders {
   return {
-    ...carried(original),
+    ...carried(original, stage.receivedAtMs),
     [HEADER.attempt]: String(stage.attemptsMade),
     [HEADER.firstAttemptAt]: formatTimestamp(stage.firstAttemptAtMs),
     [HEADER.lastAttemptAt]: formatTimestamp(stage.lastAttemptAtMs),
@@ -96,7 +122,7 @@ export function deadLetterHeaders(
 
 /** A replayed dead letter starts afresh: `attempt` 0, empty `first-attempt-at`, no `error`. */
 export function replayHeaders(original: IHeaders | undefined): IHeaders {
-  return { ...carried(original), [HEADER.attempt]: '0', [HEADER.firstAttemptAt]: '' };
+  return { ...carried(original, undefined), [HEADER.attempt]: '0', [HEADER.firstAttemptAt]: '' };
 }
 
 const MAX_REASON_CHARS = 300;

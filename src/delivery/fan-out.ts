@@ -72,5 +72,7 @@ export function summarize(results: readonly UrlResult[]): EventSummary {
     failures.push({ index, reason: result.reason });
   }
   failures.sort((a, b) => a.index - b.index);
-  return { delivered, retryable, ...(retryAfterMs === undefined ? {} : { retryAfterMs }), failures };
+  const summary: EventSummary = { delivered, retryable, failures };
+  if (retryAfterMs !== undefined) summary.retryAfterMs = retryAfterMs;
+  return summary;
 }

@@ -26,6 +26,12 @@ export interface RoutedCall {
   body: Buffer | null;
   /** Delivery headers, one object shared by every destination's record. */
   headers: IHeaders;
+  /**
+   * The Kafka timestamp of the delivery records (epoch ms): the receipt time when it
+   * is recent, so the deliverer reads it from there; else now, with the receipt time
+   * in a `received-at` header (see {@link receiptTimeCarrier}).
+   */
+  timestamp: string;
   /** The parsed call, when it was received and where it was read: what audiences record of it (src/audiences/router-hook.ts). */
   call: Call;
   receivedAtMs: number;
@@ -39,6 +45,28 @@ export type CallOutcome = RoutedCall | InvalidOutcome;
 const ATTEMPT_ZERO = Buffer.from('0');
 const NOT_ATTEMPTED = Buffer.alloc(0);
 const MAX_LISTED_SOURCES = 10;
+
+/** How far in the past a receipt time may be to serve as the delivery records' timestamp. */
+export const RECEIPT_TIMESTAMP_MAX_AGE_MS = 60 * 60_000;
+/** How far in the future (clock skew between hosts) it may be. */
+export const RECEIPT_TIMESTAMP_MAX_AHEAD_MS = 60_000;
+
+/**
+ * Where the delivery records carry the call's receipt time (read by the deliverer for
+ * `switchyard_end_to_end_seconds`): the record's Kafka timestamp, or else an internal
+ * `received-at` header on records stamped now.
+ *
+ * NOTE: the timestamp when it can, because headers are dear: kafkajs encodes every
+ * header of every record in a zeroed 512-byte buffer of its own, and the router
+ * writes three or more records per call (measured: ~1.3 µs per header and record). Only a
+ * recent receipt time, though: the record timestamp also drives time-based retention,
+ * so one far in the past (a backlog, a producer that sets old CreateTimes) could let
+ * the broker delete an undelivered record early, and one far in the future can be
+ * refused (`message.timestamp.after.max.ms`). Those records are stamped now.
+ */
+export function receiptTimeCarrier(receivedAtMs: number, nowMs: number): 'timestamp' | 'header' {
+  return receivedAtMs >= nowMs - RECEIPT_TIMESTAMP_MAX_AGE_MS && receivedAtMs <= nowMs + RECEIPT_TIMESTAMP_MAX_AHEAD_MS ? 'timestamp' : 'header';
+}
 
 export function planCall(record: InboundRecord, table: RoutingTable, nowMs: () => number = Date.now): CallOutcome {
   try {
@@ -56,7 +84,8 @@ function plan(record: InboundRecord, table: RoutingTable, nowMs: () => number): 
   const source = resolveSource(record, call, table);
   if (source.kind === 'invalid') return source;
 
-  const receivedAtMs = recordTimestampMs(record.timestamp, nowMs());
+  const now = nowMs();
+  const receivedAtMs = recordTimestampMs(record.timestamp, now);
   const messageId = call.messageId ?? recordMessageId(record.topic, record.partition, record.offset, record.timestamp);
   const decisions = decideRoutes(call, source.source);
   // A call that every destination filters out is counted, never rendered.
@@ -69,8 +98,12 @@ function plan(record: InboundRecord, table: RoutingTable, nowMs: () => number): 
     [HEADER.messageId]: Buffer.from(messageId, 'utf8'),
     [HEADER.attempt]: ATTEMPT_ZERO,
     [HEADER.firstAttemptAt]: NOT_ATTEMPTED,
-    [HEADER.receivedAt]: Buffer.from(String(receivedAtMs), 'latin1'),
   };
+  let timestamp = String(receivedAtMs);
+  if (receiptTimeCarrier(receivedAtMs, now) === 'header') {
+    headers[HEADER.receivedAt] = Buffer.from(timestamp, 'latin1');
+    timestamp = String(now);
+  }
   const traceparent = record.headers?.[HEADER.traceparent];
   if (traceparent !== undefined) headers[HEADER.traceparent] = Array.isArray(traceparent) ? traceparent[0]! : traceparent;
 
@@ -83,6 +116,7 @@ function plan(record: InboundRecord, table: RoutingTable, nowMs: () => number): 
     key: Buffer.from(routingKey(call), 'utf8'),
     body,
     headers,
+    timestamp,
     call,
     receivedAtMs,
     origin: { partition: record.partition, offset: record.offset },

@@ -3,10 +3,12 @@
 // cannot use to `<prefix>calls.invalid`), and commits a batch's offsets only after
 // every record it wrote for that batch is acknowledged.
 import type { Config } from '../config/schema.js';
-import { createProducer, ensureTopics, topicNames } from '../kafka/index.js';
+import { HEADER, commitUntilDone, createProducer, ensureTopics, headerText, topicNames } from '../kafka/index.js';
 import type { Admin, Consumer, EachBatchPayload, Producer, TopicMessages } from '../kafka/index.js';
 import { startLagSampler } from '../kafka/lag.js';
 import type { LagSampler } from '../kafka/lag.js';
+import { SpanKind, endSpan, formatTraceparent, startHopSpan, tracingActive } from '../observability/tracing.js';
+import type { Span } from '../observability/tracing.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import { onceStop, runAll } from '../runtime/service.js';
 import type { Service, ServiceHealth } from '../runtime/service.js';
@@ -78,6 +80,27 @@ export function isProducerStateError(error: unknown): boolean {
     e = (e as { cause?: unknown }).cause;
   }
   return false;
+}
+
+/**
+ * The span of one call (tracing on): a child of the call's `traceparent` header, and
+ * the parent of its deliveries: its context replaces the `traceparent` of the
+ * delivery headers (one object per call, shared by its destinations' records).
+ */
+function startCallSpan(routed: RoutedCall, topic: string): Span | undefined {
+  if (!tracingActive()) return undefined;
+  const span = startHopSpan(`route ${routed.type}`, SpanKind.CONSUMER, headerText(routed.headers, HEADER.traceparent), {
+    'messaging.system': 'kafka',
+    'messaging.operation.type': 'process',
+    'messaging.destination.name': topic,
+    'messaging.destination.partition.id': String(routed.origin.partition),
+    'messaging.kafka.offset': Number(routed.origin.offset),
+    'messaging.message.id': routed.messageId,
+    'switchyard.source': routed.source.id,
+    'switchyard.destinations': routed.decisions.flatMap((d) => (d.routed ? [d.target.id] : [])),
+  });
+  if (span !== undefined) routed.headers[HEADER.traceparent] = Buffer.from(formatTraceparent(span.spanContext()), 'latin1');
+  return span;
 }
 
 /** The router's consumer group: `<clientId>-router`. */
@@ -191,12 +214,16 @@ export function createRouterService(deps: RouterDeps): Service {
     const afterSend: PlannedDeletion[] = [];
     let pendingThrough: string | undefined;
     let doneThrough: string | undefined;
+    /** Spans of the calls waiting in `out` (tracing on): they end when their send is acknowledged. */
+    const spans: Span[] = [];
 
     // NOTE: the order here is the no-loss guarantee: send, wait for the acks, and
     // only then mark the offsets done. The commit follows at the end of the batch.
     const flush = async (): Promise<void> => {
       if (pendingThrough === undefined) return;
       if (out.size > 0) await send(out.topicMessages());
+      for (const span of spans) span.end();
+      spans.length = 0;
       tally.applyTo(metrics);
       for (const deletion of afterSend) await deps.onDeletion?.(deletion.userId, deletion.sourceIds);
       afterSend.length = 0;
@@ -235,10 +262,13 @@ export function createRouterService(deps: RouterDeps): Service {
       let fits = audience === undefined || out.fits(audience.topic, audienceBytes);
       if (body !== null) for (const d of routed.decisions) if (d.routed && !out.fits(d.target.topic, bytes)) fits = false;
       if (!fits) await flush();
+      const span = startCallSpan(routed, batch.topic);
+      if (span !== undefined) spans.push(span);
       if (body !== null) {
-        // Every destination gets the same key, body and headers objects: one render.
+        // Every destination gets the same record (key, body, headers, timestamp): one render.
+        const delivery = { key: routed.key, value: body, headers: routed.headers, timestamp: routed.timestamp };
         for (const d of routed.decisions) {
-          if (d.routed) out.add(d.target.topic, { key: routed.key, value: body, headers: routed.headers }, bytes);
+          if (d.routed) out.add(d.target.topic, delivery, bytes);
         }
       }
       if (audience) out.add(audience.topic, audience.message, audienceBytes);
@@ -286,16 +316,24 @@ export function createRouterService(deps: RouterDeps): Service {
       }
       await flush();
       if (doneThrough !== undefined) {
-        await payload.commitOffsetsIfNecessary({
+        const offsets = {
           topics: [
             {
               topic: batch.topic,
               partitions: [{ partition: batch.partition, offset: commitOffset(doneThrough, last.offset, batch.lastOffset()) }],
             },
           ],
+        };
+        // NOTE: retried while the partition is ours: the records are resolved, so a commit
+        // lost here would not come back while the partition is quiet (src/kafka/commit.ts).
+        await commitUntilDone(() => payload.commitOffsetsIfNecessary(offsets), {
+          stillOwned: () => !stopping && payload.isRunning() && !payload.isStale(),
+          logger,
+          what: `${batch.topic} partition ${batch.partition}`,
         });
       }
     } catch (error) {
+      for (const span of spans) endSpan(span, error);
       // Nothing of this batch past `doneThrough` is resolved: kafkajs fetches it again.
       logger.warn(
         { err: error, topic: batch.topic, partition: batch.partition, firstOffset: batch.firstOffset(), doneThrough },

@@ -82,13 +82,26 @@ describe('replay', () => {
     expect(thirdRun.output).toContain('replayed 0 dead letter(s) of "hooks" back to delivery');
 
     // What replay wrote beside the three originals: the same bytes, key and headers,
-    // with attempt counting from 0 again and no trace of the dead-letter stage.
+    // with attempt counting from 0 again and no trace of the dead-letter stage. The
+    // originals had their receipt time only as the record timestamp (as the router
+    // writes recent calls); the dead letters, and so the replays, carry it as `received-at`.
     const main = await kafka.readAll(`${prefix}deliveries.hooks`, { atLeast: 6 });
     expect(main).toHaveLength(6);
     expect(main.map((m) => m.text).sort()).toEqual([...ids, ...ids].map(body).sort());
+    const messageId = (m: (typeof main)[number]) => (JSON.parse(m.text) as { messageId: string }).messageId;
+    // One key, so one partition: the three originals come first.
+    const originals = [...main].sort((a, b) => Number(a.offset) - Number(b.offset)).slice(0, 3);
+    const receivedAt = new Map(originals.map((m) => [messageId(m), m.timestamp]));
     for (const m of main) {
       expect(m.key).toBe('u-1');
-      expect(m.headers).toEqual({ 'source-id': 'web', 'message-id': (JSON.parse(m.text) as { messageId: string }).messageId, attempt: '0', 'first-attempt-at': '' });
+      const replayed = !originals.includes(m);
+      expect(m.headers).toEqual({
+        'source-id': 'web',
+        'message-id': messageId(m),
+        attempt: '0',
+        'first-attempt-at': '',
+        ...(replayed ? { 'received-at': receivedAt.get(messageId(m)) } : {}),
+      });
     }
   });
 });

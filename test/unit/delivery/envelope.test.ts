@@ -23,6 +23,16 @@ describe('readEnvelope', () => {
     });
   });
 
+  it('takes the receipt time from the record timestamp when there is no received-at header', () => {
+    const headers = { 'source-id': Buffer.from('web'), attempt: Buffer.from('0'), 'first-attempt-at': Buffer.from('') };
+    expect(readEnvelope(headers, String(T0)).receivedAtMs).toBe(T0);
+    // The header wins: audience identifies and records stamped later carry it.
+    expect(readEnvelope({ ...headers, 'received-at': Buffer.from(String(T0 - 5)) }, String(T0)).receivedAtMs).toBe(T0 - 5);
+    // kafkajs gives -1 for a record without a timestamp.
+    expect(readEnvelope(headers, '-1').receivedAtMs).toBeUndefined();
+    expect(readEnvelope(headers, '-1').problems).toEqual([]);
+  });
+
   it('reads a retry message', () => {
     const envelope = readEnvelope({ attempt: '3', 'first-attempt-at': '2026-05-01T12:00:00.000Z', 'due-at': String(T0 + 500) });
     expect(envelope).toMatchObject({ attemptsMade: 3, firstAttemptAtMs: T0, dueAtMs: T0 + 500, problems: [] });
@@ -77,6 +87,21 @@ describe('outgoing headers', () => {
       'first-attempt-at': '2026-05-01T12:00:00.000Z',
       'due-at': String(T0 + 200),
     });
+  });
+
+  it('retries and dead letters carry a receipt time the original had only as its record timestamp', () => {
+    const fresh = { 'source-id': Buffer.from('web'), 'message-id': Buffer.from('m-1'), attempt: Buffer.from('0'), 'first-attempt-at': Buffer.from('') };
+    expect(text(retryHeaders(fresh, { attemptsMade: 1, firstAttemptAtMs: T0, dueAtMs: T0 + 200, receivedAtMs: T0 - 50 }))).toEqual({
+      'source-id': 'web',
+      'message-id': 'm-1',
+      'received-at': String(T0 - 50),
+      attempt: '1',
+      'first-attempt-at': '2026-05-01T12:00:00.000Z',
+      'due-at': String(T0 + 200),
+    });
+    expect(text(deadLetterHeaders(fresh, { attemptsMade: 1, firstAttemptAtMs: T0, lastAttemptAtMs: T0, error: 'e', receivedAtMs: T0 - 50 }))['received-at']).toBe(String(T0 - 50));
+    // An original header is kept as it was.
+    expect(text(retryHeaders(original, { attemptsMade: 3, firstAttemptAtMs: T0, dueAtMs: T0 + 200, receivedAtMs: T0 }))['received-at']).toBe('1777636740000');
   });
 
   it('a dead letter carries the originals, why and when', () => {

@@ -26,6 +26,20 @@ describe('Semaphore', () => {
     expect(s.inUse).toBe(3);
   });
 
+  it('tryAcquire takes free permits at once, and never ahead of a waiter', async () => {
+    const s = new Semaphore(3);
+    expect(s.tryAcquire(2)).toBe(true);
+    expect(s.tryAcquire(2)).toBe(false);
+    expect(s.inUse).toBe(2);
+    const waiting = s.acquire(2);
+    // One permit is free, but the waiter came first.
+    expect(s.tryAcquire(1)).toBe(false);
+    s.release(2);
+    expect(await settled(waiting)).toBe(true);
+    expect(s.tryAcquire(1)).toBe(true);
+    expect(s.inUse).toBe(3);
+  });
+
   it('caps a weight above the capacity at the capacity', async () => {
     const s = new Semaphore(2);
     await s.acquire(5);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planCall } from '../../../src/router/plan-call.js';
+import { RECEIPT_TIMESTAMP_MAX_AGE_MS, RECEIPT_TIMESTAMP_MAX_AHEAD_MS, planCall } from '../../../src/router/plan-call.js';
 import type { CallOutcome, RoutedCall } from '../../../src/router/plan-call.js';
 import { recordMessageId } from '../../../src/router/record-ids.js';
 import { baseTable, NAMES, record } from './fixtures.js';
@@ -69,7 +69,26 @@ describe('planCall: routed calls', () => {
   it('uses the clock when the record has no usable timestamp', () => {
     const r = routed(plan(record('{"type":"page","userId":"u-2","name":"Home"}', { headers: { 'source-id': 'web' }, timestamp: '-1' })));
     expect(r.body?.toString()).toContain('"timestamp":"2030-01-01T00:00:00.000Z"');
-    expect(text(r.headers)['received-at']).toBe(String(NOW));
+    expect(r.receivedAtMs).toBe(NOW);
+    expect(r.timestamp).toBe(String(NOW));
+    expect(text(r.headers)['received-at']).toBeUndefined();
+  });
+
+  it('carries a recent receipt time as the records\' timestamp, an old or future one in a received-at header', () => {
+    const at = (offsetMs: number) =>
+      routed(plan(record('{"type":"identify","userId":"u-1"}', { headers: { 'source-id': 'web' }, timestamp: String(NOW + offsetMs) })));
+    for (const offsetMs of [0, -5_000, -RECEIPT_TIMESTAMP_MAX_AGE_MS, RECEIPT_TIMESTAMP_MAX_AHEAD_MS]) {
+      const r = at(offsetMs);
+      expect(r.timestamp, `${offsetMs}`).toBe(String(NOW + offsetMs));
+      expect(Object.keys(r.headers), `${offsetMs}`).toEqual(['source-id', 'message-id', 'attempt', 'first-attempt-at']);
+    }
+    // A backlog or a producer's old CreateTime: stamped now (retention counts from now), receipt time in the header.
+    for (const offsetMs of [-RECEIPT_TIMESTAMP_MAX_AGE_MS - 1, -86_400_000, RECEIPT_TIMESTAMP_MAX_AHEAD_MS + 1]) {
+      const r = at(offsetMs);
+      expect(r.timestamp, `${offsetMs}`).toBe(String(NOW));
+      expect(text(r.headers)['received-at'], `${offsetMs}`).toBe(String(NOW + offsetMs));
+      expect(r.receivedAtMs, `${offsetMs}`).toBe(NOW + offsetMs);
+    }
   });
 
   it('attributes a call by its writeKey when there is no source-id header', () => {

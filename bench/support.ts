@@ -1,0 +1,136 @@
+// What the benchmarks (bench/<name>.ts) share: a broker to run against, their options,
+// the config they load, how they wait for a consumer group, time a side and print a
+// table. Not a benchmark itself (bench/run.ts skips it). Benchmarks are not part of
+// `npm test`: each prints a table against a same-run baseline and never fails a build.
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { parseConfigText } from '../src/config/load.js';
+import type { Config } from '../src/config/schema.js';
+import type { Admin } from '../src/kafka/index.js';
+import { topicLag } from '../src/kafka/lag.js';
+
+/** A progress line on stderr (stdout carries only the result table). */
+export function log(line: string): void {
+  process.stderr.write(`bench: ${line}\n`);
+}
+
+export interface Broker {
+  /** Bootstrap address(es), comma-separated. */
+  brokers: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * The broker in KAFKA_BROKERS when set (left running on stop), else a local KRaft
+ * broker from Kafka's jars (scripts/kafka/broker.mjs), stopped by `stop()`.
+ */
+export async function startOrReuseBroker(options: { heapMb?: number } = {}): Promise<Broker> {
+  const given = process.env.KAFKA_BROKERS;
+  if (given) return { brokers: given, stop: async () => undefined };
+  // @ts-expect-error -- plain ESM script shared with the tests and `npm start`
+  const { startBroker } = (await import('../scripts/kafka/broker.mjs')) as {
+    startBroker(options?: { heapMb?: number; log?: (line: string) => void }): Promise<Broker>;
+  };
+  log('starting a local broker (set KAFKA_BROKERS to use another)');
+  return startBroker({ heapMb: options.heapMb ?? 768, log: (line) => process.stderr.write(`${line}\n`) });
+}
+
+type OptionValues<T extends Record<string, number | string>> = { [K in keyof T]: T[K] extends number ? number : string };
+
+/**
+ * `--name value` options with their defaults: a number default makes an option that
+ * must be a positive integer, a string default a free string. Unknown options are
+ * refused (node:util parseArgs).
+ */
+export function benchOptions<const T extends Record<string, number | string>>(args: string[], defaults: T): OptionValues<T> {
+  const { values } = parseArgs({
+    args,
+    options: Object.fromEntries(Object.entries(defaults).map(([name, value]) => [name, { type: 'string' as const, default: String(value) }])),
+  });
+  const out: Record<string, number | string> = {};
+  const bad: string[] = [];
+  for (const [name, fallback] of Object.entries(defaults)) {
+    const given = String(values[name]);
+    if (typeof fallback === 'string') {
+      out[name] = given;
+      continue;
+    }
+    const value = Number(given);
+    if (!Number.isInteger(value) || value <= 0) bad.push(`--${name}`);
+    out[name] = value;
+  }
+  if (bad.length > 0) throw new Error(`${bad.join(', ')} must be ${bad.length === 1 ? 'a positive integer' : 'positive integers'}`);
+  return out as OptionValues<T>;
+}
+
+/** A config from its YAML shape (durations as strings), through the daemon's own loader. */
+export function loadBenchConfig(shape: Record<string, unknown>, file: string): Config {
+  // JSON is YAML: no second serializer needed.
+  const result = parseConfigText(JSON.stringify(shape), file, {});
+  if (!result.ok) throw new Error(result.errors.join('\n'));
+  return result.config;
+}
+
+/** Resolves once `groupId` has committed everything `topic` holds (its lag is 0). */
+export async function waitForDrained(admin: Admin, groupId: string, topic: string, timeoutMs = 30 * 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const ends = await admin.fetchTopicOffsets(topic);
+    const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+    if (topicLag(ends, committed?.partitions ?? []) === 0) return;
+    if (Date.now() > deadline) throw new Error(`group ${groupId} did not drain ${topic} in ${Math.round(timeoutMs / 60_000)} minutes`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** How many records `topic` has taken: the sum of its partitions' high watermarks. */
+export async function recordsIn(admin: Admin, topic: string): Promise<number> {
+  return (await admin.fetchTopicOffsets(topic)).reduce((sum, p) => sum + Number(p.high), 0);
+}
+
+/** Wall-clock and CPU time (user + system of this process) since it was made or last restarted. */
+export class Stopwatch {
+  private startedAt = performance.now();
+  private cpuAtStart = process.cpuUsage();
+
+  restart(): void {
+    this.startedAt = performance.now();
+    this.cpuAtStart = process.cpuUsage();
+  }
+
+  read(): { seconds: number; cpuSeconds: number } {
+    const cpu = process.cpuUsage(this.cpuAtStart);
+    return { seconds: (performance.now() - this.startedAt) / 1000, cpuSeconds: (cpu.user + cpu.system) / 1e6 };
+  }
+}
+
+/** Text table lines: the first column left-aligned, the others right-aligned, each as wide as its widest cell. */
+export function formatTable(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] ?? '').length)));
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...rows.map(line)];
+}
+
+/** Whether the module at `moduleUrl` is the process's entry point (`tsx bench/<name>.ts …`), not imported by bench/run.ts. */
+export function isEntryPoint(moduleUrl: string): boolean {
+  const entry = process.argv[1];
+  if (entry === undefined) return false;
+  try {
+    return realpathSync(entry) === realpathSync(fileURLToPath(moduleUrl));
+  } catch {
+    return false;
+  }
+}
+
+/** Runs a benchmark's `main` as a script: a failure is printed and exits 2. */
+export function runMain(main: (args: string[]) => Promise<void>, args: string[] = process.argv.slice(2)): void {
+  main(args).catch((error: unknown) => {
+    process.stderr.write(`bench: ${(error as Error).stack ?? String(error)}\n`);
+    process.exitCode = 2;
+  });
+}

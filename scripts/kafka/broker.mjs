@@ -60,7 +60,12 @@ export function freePort() {
 
 function clusterId() {
   // KRaft wants a base64url-encoded 16-byte UUID (22 characters, no padding).
-  return randomBytes(16).toString('base64url');
+  // NOTE: one in 64 of those starts with "-", which the storage tool's argument parser
+  // takes for an option ("--cluster-id: expected one argument"): draw again.
+  for (;;) {
+    const id = randomBytes(16).toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
 }
 
 function serverProperties({ port, controllerPort, dataDir }) {

@@ -1,7 +1,7 @@
 // The one module that owns kafkajs: every other module uses the types and
 // factories re-exported here, so a later swap of client library stays local.
 import { Kafka, logLevel, CompressionTypes, Partitioners } from 'kafkajs';
-import type { KafkaConfig, LogEntry, SASLOptions } from 'kafkajs';
+import type { Consumer, ConsumerConfig, KafkaConfig, LogEntry, SASLOptions } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 
@@ -57,6 +57,28 @@ function pinoLogCreator(logger: Logger) {
     };
 }
 
+/**
+ * How long a consumer group waits for a member that stopped heartbeating before it
+ * hands that member's partitions to the others.
+ *
+ * NOTE: kafkajs's default is 30 s, so after a SIGKILL (or an OOM kill) the router's or
+ * a destination's partitions stalled for 30 s: the replacement cannot join until the
+ * dead member's session expires (found by the chaos harness). 10 s with a heartbeat
+ * every 3 s keeps that stall short and still rides out a couple of lost heartbeats
+ * (the broker's floor, group.min.session.timeout.ms, is 6 s by default). Consumers
+ * with long batches heartbeat from inside them (the router after each send, the
+ * deliverer every second).
+ */
+export const CONSUMER_SESSION_TIMEOUT_MS = 10_000;
+export const CONSUMER_HEARTBEAT_INTERVAL_MS = 3_000;
+
+/** kafkajs's client with Switchyard's consumer defaults; a consumer's own settings still win. */
+class SwitchyardKafka extends Kafka {
+  override consumer(config: ConsumerConfig): Consumer {
+    return super.consumer({ sessionTimeout: CONSUMER_SESSION_TIMEOUT_MS, heartbeatInterval: CONSUMER_HEARTBEAT_INTERVAL_MS, ...config });
+  }
+}
+
 export function createKafka(settings: KafkaSettings, logger: Logger, clientIdSuffix?: string): Kafka {
   const config: KafkaConfig = {
     clientId: clientIdSuffix ? `${settings.clientId}-${clientIdSuffix}` : settings.clientId,
@@ -69,14 +91,30 @@ export function createKafka(settings: KafkaSettings, logger: Logger, clientIdSuf
   };
   if (settings.ssl !== undefined) config.ssl = settings.ssl as KafkaConfig['ssl'];
   if (settings.sasl !== undefined) config.sasl = settings.sasl as SASLOptions;
-  return new Kafka(config);
+  return new SwitchyardKafka(config);
 }
 
-/** An idempotent producer with acks=all: what every role writes with. */
+/**
+ * What every role writes with (sends use acks=all): one request in flight per broker, so
+ * that a retried request cannot overtake a later one, and NOT idempotent.
+ *
+ * NOTE: kafkajs's idempotent producer can acknowledge records it never wrote. When a
+ * produce request fails after the broker stored it (a broker restart cuts the
+ * connection before the answer), kafkajs rolls its sequence numbers back, and the next
+ * request — another concurrent send, or the retry of this one with its null-key records
+ * spread over the partitions anew — reuses them for other records; the broker takes it
+ * for a duplicate of the stored batch, answers success, and writes nothing. The chaos
+ * harness lost acknowledged calls that way, and a producer also got stuck on
+ * OUT_OF_ORDER_SEQUENCE_NUMBER for good after a restart (test/integration/
+ * producer-broker-restart.test.ts). Without idempotence a retry can only write a record
+ * twice, which the contract allows (receivers dedupe on messageId); it never loses one.
+ * One request in flight is what the idempotent producer did anyway (kafkajs holds a
+ * lock per broker around each produce request).
+ */
 export function createProducer(kafka: Kafka) {
   return kafka.producer({
-    idempotent: true,
-    maxInFlightRequests: 5,
+    idempotent: false,
+    maxInFlightRequests: 1,
     allowAutoTopicCreation: false,
     createPartitioner: Partitioners.DefaultPartitioner,
   });

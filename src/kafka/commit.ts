@@ -1,0 +1,86 @@
+// Committing a batch's finished work so that a failed commit cannot leave it
+// uncommitted for good.
+import type { Logger } from 'pino';
+
+/**
+ * Broker answers that mean this member's generation is over: its commit can never
+ * succeed, kafkajs rejoins the group and reads again from the last commit.
+ */
+const GENERATION_LOST = new Set(['REBALANCE_IN_PROGRESS', 'ILLEGAL_GENERATION', 'UNKNOWN_MEMBER_ID', 'FENCED_INSTANCE_ID']);
+
+/** The kafkajs error `type` of an error or of one of its causes. */
+function errorTypes(error: unknown): string[] {
+  const types: string[] = [];
+  for (let e: unknown = error, depth = 0; typeof e === 'object' && e !== null && depth < 5; depth++) {
+    const type = (e as { type?: unknown }).type;
+    if (typeof type === 'string') types.push(type);
+    e = (e as { cause?: unknown }).cause;
+  }
+  return types;
+}
+
+export function isGenerationLost(error: unknown): boolean {
+  return errorTypes(error).some((type) => GENERATION_LOST.has(type));
+}
+
+/** kafkajs marks errors worth another try (`retriable`, on the error or a cause); anything else is not. */
+export function isRetriable(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; typeof e === 'object' && e !== null && depth < 5; depth++) {
+    if ((e as { retriable?: unknown }).retriable === true) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+export interface CommitRetryOptions {
+  /** False once the consumer stops or the partition is taken away (a seek, a rebalance): then give up quietly. */
+  stillOwned: () => boolean;
+  logger: Logger;
+  /** What is committed, for the log ("calls partition 3"). */
+  what: string;
+  /** First wait between tries; doubles up to maxDelayMs. */
+  initialDelayMs?: number;
+  maxDelayMs?: number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/**
+ * Runs `commit` until it succeeds, as long as the partition is still this member's.
+ *
+ * NOTE: kafkajs commits only during and after a batch. When that commit fails (the
+ * broker restarting, the group coordinator moving or loading), kafkajs fetches on from
+ * the offsets it resolved, so if nothing new arrives on the partition nothing is ever
+ * committed again: the group's lag stays above zero (and its alert fires) and all of
+ * that work is done a second time after the next restart. Found by the chaos harness: a
+ * broker restart at the end of a burst left a destination's lag stuck for good. So a
+ * batch is finished only once its offsets are committed; while the broker does not
+ * answer, the batch waits (fetching could not go on anyway).
+ *
+ * An answer that says the generation is over is rethrown: kafkajs then rejoins and
+ * reads again from the last commit (duplicates, never a loss). So is an error kafkajs
+ * does not mark retriable (an authorization failure, a bug): waiting would not help.
+ */
+export async function commitUntilDone(commit: () => Promise<void>, options: CommitRetryOptions): Promise<void> {
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  let delayMs = options.initialDelayMs ?? 200;
+  const maxDelayMs = options.maxDelayMs ?? 5_000;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await commit();
+      if (attempt > 1) options.logger.info({ what: options.what, attempts: attempt }, `offsets of ${options.what} committed after ${attempt} attempts`);
+      return;
+    } catch (error) {
+      // A lost generation, an authorization failure or a bug: not for waiting out here.
+      if (isGenerationLost(error) || !isRetriable(error)) throw error;
+      if (!options.stillOwned()) {
+        options.logger.debug({ err: error, what: options.what }, 'commit failed while stopping or after a seek; the next owner reads from the last commit');
+        return;
+      }
+      if (attempt === 1) {
+        options.logger.warn({ err: error, what: options.what }, `could not commit the offsets of ${options.what}; retrying until the broker answers`);
+      }
+    }
+    await sleep(delayMs);
+    delayMs = Math.min(maxDelayMs, delayMs * 2);
+  }
+}

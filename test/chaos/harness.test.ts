@@ -1,0 +1,212 @@
+// The chaos harness's own pure parts: the verdict, the routing and body oracles, the
+// fault plan, the memory trend and the command line. A harness that miscounts would
+// pass a run that lost calls, so its arithmetic is tested like product code.
+import { describe, expect, it } from 'vitest';
+import { normalizeReceivedBody, renderExpectedBody } from './expected-body.js';
+import { planFaults } from './faults.js';
+import { parseChaosArgs, PROFILES } from './profiles.js';
+import { createRandom } from './random.js';
+import { slope, trendOf } from './samples.js';
+import { reasonsOf } from './tap.js';
+import { chaosTopology, expectedDestinations, integrationsLetThrough, sourceOfRecord } from './topology.js';
+import { judge } from './verdict.js';
+import type { Arrivals, Expectation, Kept, Observations } from './verdict.js';
+
+function observations(parts: {
+  arrivals?: Record<string, Record<string, Arrivals>>;
+  deadLetters?: Record<string, Record<string, Kept>>;
+  invalid?: Record<string, Kept>;
+}): Observations {
+  const nested = <T>(record: Record<string, Record<string, T>> = {}) => new Map(Object.entries(record).map(([d, byKey]) => [d, new Map(Object.entries(byKey))]));
+  return { arrivals: nested(parts.arrivals), deadLetters: nested(parts.deadLetters), invalidKept: new Map(Object.entries(parts.invalid ?? {})) };
+}
+
+const load = (key: string, destinations: string[] | undefined, acknowledged = true): Expectation => ({ key, origin: 'load', acknowledged, claim: 'valid', destinations });
+
+describe('judge', () => {
+  it('counts a call delivered at every destination, and duplicates past the first 2xx', () => {
+    const verdict = judge([load('m-1', ['a', 'b'])], observations({ arrivals: { a: { 'm-1': { requests: 3, delivered: 2 } }, b: { 'm-1': { requests: 1, delivered: 1 } } } }));
+    expect(verdict.load).toMatchObject({ acknowledged: 1, delivered: 1, lost: 0, expectedPairs: 2, deliveredPairs: 2, duplicateDeliveries: 1, duplicatesByDestination: { a: 1 } });
+    expect(verdict.lostCount + verdict.unexpectedCount + verdict.problemCount).toBe(0);
+  });
+
+  it('counts a second 2xx from another URL of the destination as the contract, not as a duplicate', () => {
+    const verdict = judge([load('m-1', ['fan'])], observations({ arrivals: { fan: { 'm-1': { requests: 2, delivered: 2, redelivered: 0 } } } }));
+    expect(verdict.load.duplicateDeliveries).toBe(0);
+  });
+
+  it('accounts a dead letter only with an error header', () => {
+    const verdict = judge(
+      [load('m-1', ['a']), load('m-2', ['a'])],
+      observations({ deadLetters: { a: { 'm-1': { count: 1, withError: 1 }, 'm-2': { count: 1, withError: 0 } } } }),
+    );
+    expect(verdict.load).toMatchObject({ deadLettered: 1, lost: 1, deadLetteredPairs: 1, lostPairs: 1 });
+    expect(verdict.lost.map((f) => f.key)).toEqual(['m-2']);
+    expect(verdict.problems.map((f) => f.what)).toEqual(['dead letter without an error header']);
+  });
+
+  it('calls a pair lost when the receiver only ever failed it and no dead letter exists', () => {
+    const verdict = judge([load('m-1', ['a'])], observations({ arrivals: { a: { 'm-1': { requests: 4, delivered: 0 } } } }));
+    expect(verdict.lost).toEqual([{ key: 'm-1', destination: 'a', what: 'reached the receiver 4 time(s) but never with a 2xx, and is not dead-lettered' }]);
+  });
+
+  it('flags a filtered call that arrived anyway, and a delivery to a destination not expected', () => {
+    const verdict = judge(
+      [load('m-1', []), load('m-2', ['a'])],
+      observations({ arrivals: { a: { 'm-1': { requests: 1, delivered: 1 }, 'm-2': { requests: 1, delivered: 1 } }, off: { 'm-2': { requests: 1, delivered: 1 } } } }),
+    );
+    expect(verdict.load.filtered).toBe(1);
+    expect(verdict.unexpected.map((f) => `${f.key}→${f.destination}`)).toEqual(['m-1→a', 'm-2→off']);
+  });
+
+  it('lets an unacknowledged call arrive or not, but only where it was to go', () => {
+    const verdict = judge(
+      [load('m-1', ['a'], false), load('m-2', ['a'], false)],
+      observations({ arrivals: { a: { 'm-1': { requests: 1, delivered: 1 } }, off: { 'm-2': { requests: 1, delivered: 1 } } } }),
+    );
+    expect(verdict.load).toMatchObject({ acknowledged: 0, unacknowledged: 2, unacknowledgedArrived: 2, lost: 0 });
+    expect(verdict.unexpected.map((f) => f.key)).toEqual(['m-2']);
+  });
+
+  it('takes calls.invalid as the answer for records written straight to Kafka, and requires it when the gateway claimed it', () => {
+    const fuzz = (key: string, claim: Expectation['claim'], destinations?: string[]): Expectation => ({ key, origin: 'fuzz', acknowledged: true, claim, destinations });
+    const verdict = judge(
+      [fuzz('t-1', 'unknown'), fuzz('t-2', 'unknown', ['a']), fuzz('t-3', 'invalid'), fuzz('t-4', 'unknown'), fuzz('t-5', 'valid', ['a'])],
+      observations({
+        invalid: { 't-1': { count: 1, withError: 1 }, 't-5': { count: 1, withError: 1 } },
+        arrivals: { a: { 't-2': { requests: 1, delivered: 1 }, 't-5': { requests: 1, delivered: 1 } } },
+      }),
+    );
+    expect(verdict.fuzz).toMatchObject({ acknowledged: 5, invalidKept: 1, delivered: 2, lost: 2 });
+    expect(verdict.lost.map((f) => f.key)).toEqual(['t-3', 't-4']);
+    expect(verdict.problems.map((f) => f.key)).toEqual(['t-5']);
+  });
+
+  it('reports arrivals, dead letters and invalid records that match nothing sent', () => {
+    const verdict = judge(
+      [],
+      observations({ arrivals: { a: { 'stray:x': { requests: 1, delivered: 1 } } }, deadLetters: { a: { 'stray:y': { count: 1, withError: 1 } } }, invalid: { 'stray:z': { count: 1, withError: 1 } } }),
+    );
+    expect(verdict.unexpected.map((f) => f.key)).toEqual(['stray:x', 'stray:y', 'stray:z']);
+  });
+});
+
+describe('routing oracle (DESIGN §5)', () => {
+  it.each([
+    [undefined, true],
+    [{}, true],
+    [{ All: false }, false],
+    [{ All: false, Webhooks: true }, true],
+    [{ All: false, Webhooks: { option: 1 } }, true],
+    [{ Webhooks: false }, false],
+    [{ All: true, Webhooks: false }, false],
+    [{ webhooks: false }, true],
+    [{ All: 'false' }, true],
+    [{ All: false, Webhooks: null }, false],
+    [[], true],
+  ])('integrations %j → %s', (integrations, through) => {
+    expect(integrationsLetThrough(integrations)).toBe(through);
+  });
+
+  const topology = chaosTopology({ failingShare: 0.2 });
+  const web = topology.sources.find((s) => s.id === 'web')!;
+
+  it('skips disabled destinations and applies the source track filter to track calls only', () => {
+    expect(expectedDestinations(topology, web, { type: 'identify' })).toEqual(['steady', 'flaky']);
+    expect(expectedDestinations(topology, web, { type: 'track', event: 'Debug Ping' })).toEqual([]);
+    expect(expectedDestinations(topology, web, { type: 'page', event: 'Debug Ping' })).toEqual(['steady', 'flaky']);
+  });
+
+  it('finds the source by header first, then by write key', () => {
+    expect(sourceOfRecord(topology, 'server', 'web-write-key')?.id).toBe('server');
+    expect(sourceOfRecord(topology, '', 'web-write-key')?.id).toBe('web');
+    expect(sourceOfRecord(topology, undefined, 'nope')).toBeUndefined();
+    expect(sourceOfRecord(topology, 'nope', 'web-write-key')).toBeUndefined();
+  });
+});
+
+describe('body oracle (DESIGN §6)', () => {
+  it('renders the two bodies of the contract byte for byte', () => {
+    expect(
+      renderExpectedBody(
+        { type: 'track', userId: 'u-1', event: 'Order Completed', properties: { total: 99.5 }, context: { ip: '203.0.113.9' } },
+        { messageId: 'm-1', timestamp: '2026-05-01T12:00:00.000Z' },
+      ),
+    ).toBe('{"version":1,"type":"track","userId":"u-1","messageId":"m-1","timestamp":"2026-05-01T12:00:00.000Z","event":"Order Completed","properties":{"total":99.5},"context":{"ip":"203.0.113.9"}}');
+    expect(renderExpectedBody({ type: 'alias', previousId: 'anon-7', userId: 'u-1' }, { messageId: 'm-2', timestamp: '2026-05-01T12:00:00.000Z' })).toBe(
+      '{"version":1,"type":"alias","messageId":"m-2","timestamp":"2026-05-01T12:00:00.000Z","Previous ID":"anon-7","User ID":"u-1"}',
+    );
+  });
+
+  it('normalizes a received body only when its timestamp and messageId have the contract form', () => {
+    expect(normalizeReceivedBody('{"version":1,"type":"identify","messageId":"x","timestamp":"2026-05-01T12:00:00.000Z"}', undefined)).toEqual({
+      ok: true,
+      text: '{"version":1,"type":"identify","messageId":"<messageId>","timestamp":"<timestamp>"}',
+    });
+    expect(normalizeReceivedBody('{"version":1,"timestamp":"2026-05-01T12:00:00Z"}', 'x').ok).toBe(false);
+    expect(normalizeReceivedBody('not json', 'x').ok).toBe(false);
+  });
+});
+
+describe('fault plan', () => {
+  it('spreads the faults over 10–85 % of the load, kills every role, and repeats for a seed', () => {
+    const plan = (seed: number) => planFaults({ kills: 6, brokerRestarts: 2, receiverOutages: 3 }, 100_000, 'steady', createRandom(seed));
+    const faults = plan(7);
+    expect(faults).toEqual(plan(7));
+    expect(faults.filter((f) => f.kind === 'kill')).toHaveLength(6);
+    expect(new Set(faults.flatMap((f) => (f.kind === 'kill' ? [f.role] : [])))).toEqual(new Set(['gateway', 'router', 'deliverer']));
+    expect(faults.filter((f) => f.kind === 'broker-restart')).toHaveLength(2);
+    for (const fault of faults) expect(fault.atMs).toBeGreaterThanOrEqual(10_000);
+    for (const fault of faults) expect(fault.atMs).toBeLessThanOrEqual(85_000);
+    expect(faults.map((f) => f.atMs)).toEqual([...faults.map((f) => f.atMs)].sort((a, b) => a - b));
+  });
+});
+
+describe('dead-letter reasons', () => {
+  it('leave the URLs out, so that reasons from different ports count together', () => {
+    expect(reasonsOf('http://127.0.0.1:4100/hook: 500 Internal Server Error; https://h.example/x?y=1: 302 Found (redirects are not followed)')).toBe(
+      '500 Internal Server Error; 302 Found (redirects are not followed)',
+    );
+  });
+});
+
+describe('memory trend', () => {
+  it('is the least-squares slope', () => {
+    expect(slope([{ x: 0, y: 1 }, { x: 1, y: 3 }, { x: 2, y: 5 }])).toBeCloseTo(2);
+    expect(slope([{ x: 0, y: 5 }])).toBe(0);
+  });
+
+  it('leaves out the warm-up and reports MiB per minute', () => {
+    const mib = 1024 * 1024;
+    const samples = Array.from({ length: 10 }, (_, i) => ({
+      atMs: i * 60_000,
+      // 50 MiB of warm-up growth in the first two samples, then 1 MiB a minute.
+      rssBytes: (i < 2 ? i * 50 : 100 + i) * mib,
+      heapUsedBytes: 20 * mib,
+      externalBytes: 5 * mib,
+      eventLoopP99Ms: i,
+    }));
+    const trend = trendOf(samples);
+    expect(trend.samples).toBe(8);
+    expect(trend.rssSlopeMiBPerMin).toBeCloseTo(1);
+    expect(trend.heapSlopeMiBPerMin).toBeCloseTo(0);
+    expect(trend.eventLoopP99MaxMs).toBe(9);
+    expect(trend.series[0]).toEqual([0, 102, 20, 5]);
+  });
+});
+
+describe('command line', () => {
+  it('starts from the profile and applies the knobs', () => {
+    const { profile, reportFile } = parseChaosArgs(['--profile', 'short', '--kills', '5', '--failing-share', '0.5', '--seed', '42', '--report', 'r.json']);
+    expect(profile).toMatchObject({ name: 'short', calls: PROFILES.short.calls, kills: 5, failingShare: 0.5, seed: 42 });
+    expect(reportFile).toBe('r.json');
+    expect(parseChaosArgs([]).profile.name).toBe('full');
+    expect(parseChaosArgs(['--profile', 'soak', '--soak-minutes', '2']).profile.calls).toBe(2 * 60 * PROFILES.soak.ratePerSecond);
+  });
+
+  it('refuses what it cannot run, saying what to give', () => {
+    expect(() => parseChaosArgs(['--profile', 'huge'])).toThrow('--profile must be short, full or soak');
+    expect(() => parseChaosArgs(['--kills', '2.5'])).toThrow('--kills must be a whole number');
+    expect(() => parseChaosArgs(['--failing-share', '2'])).toThrow('between 0 and 1');
+  });
+});

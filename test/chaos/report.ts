@@ -1,0 +1,62 @@
+// The chaos report as text for a terminal: the numbers an SRE asks for first.
+import type { ChaosReport } from './run-chaos.js';
+import type { OriginTally } from './verdict.js';
+
+const seconds = (ms: number | undefined) => (ms === undefined ? 'n/a' : `${(ms / 1000).toFixed(1)} s`);
+const percent = (share: number) => `${(share * 100).toFixed(3)} %`;
+
+function tallyLines(name: string, t: OriginTally): string[] {
+  return [
+    `${name}:`,
+    `  acknowledged ${t.acknowledged}   unacknowledged ${t.unacknowledged} (${t.unacknowledgedArrived} arrived anyway)`,
+    `  delivered ${t.delivered}   dead-lettered ${t.deadLettered}   filtered ${t.filtered}   kept invalid ${t.invalidKept}   LOST ${t.lost}`,
+    `  pairs (call × destination): expected ${t.expectedPairs}, delivered ${t.deliveredPairs}, dead-lettered ${t.deadLetteredPairs}, lost ${t.lostPairs}; duplicates ${t.duplicateDeliveries} ${JSON.stringify(t.duplicatesByDestination)}; delivered and also dead-lettered ${t.deliveredAndDeadLettered}`,
+  ];
+}
+
+export function formatReport(report: ChaosReport): string {
+  const { verdict, profile } = report;
+  const lines = [
+    `Switchyard chaos run — profile ${profile.name}, seed ${profile.seed} (repeat with --seed ${profile.seed}), logs ${report.logDir}`,
+    `RESULT: ${report.passed ? 'PASSED' : 'FAILED'}`,
+    ...report.failures.map((f) => `  - ${f}`),
+    '',
+    ...tallyLines('load calls', verdict.load),
+    ...tallyLines('fuzzed inputs', verdict.fuzz),
+    `  fuzz: ${report.fuzzStats.kafkaInputs} to the calls topic, ${report.fuzzStats.gatewayInputs} to the gateway (answers ${JSON.stringify(report.fuzzStats.gatewayStatus)}); ${report.fuzzBodiesNotChecked} large bodies not compared`,
+    `duplicates: ${percent(report.duplicateRate)} of delivered pairs (an event 2xx-answered again by the same URL; target < 1 %)`,
+    `faults: ${report.faults.kills} SIGKILLs (${report.roles.map((r) => `${r.role} ${r.kills}`).join(', ')}), ${report.faults.brokerRestarts} broker restarts, ${report.faults.receiverOutages} receiver outages`,
+    `crashes (exits nobody asked for): ${report.crashes.length}`,
+    `timings: load ${seconds(report.timings.loadMs)}, drain ${seconds(report.timings.drainMs)} after the load and last fault (${seconds(report.timings.drainAfterLastFaultMs)} after the last fault), total ${seconds(report.timings.totalMs)}`,
+    `gateway load requests: ${report.loadStats.requests}, retried ${report.loadStats.retriedRequests}, never acknowledged ${report.loadStats.failedRequests}`,
+    '',
+    'roles:',
+    ...report.roles.map(
+      (r) =>
+        `  ${r.role.padEnd(9)} shutdown: ${r.shutdown}; logs warn ${r.logs.warn} error ${r.logs.error} fatal ${r.logs.fatal}` +
+        (r.resources
+          ? `; RSS ${r.resources.rssFirstMiB.toFixed(0)}→${r.resources.rssLastMiB.toFixed(0)} MiB (max ${r.resources.rssMaxMiB.toFixed(0)}), slope RSS ${r.resources.rssSlopeMiBPerMin.toFixed(2)} MiB/min, heap ${r.resources.heapSlopeMiBPerMin.toFixed(2)}, external ${r.resources.externalSlopeMiBPerMin.toFixed(2)} MiB/min; event-loop p99 median ${r.resources.eventLoopP99MedianMs.toFixed(1)} ms, max ${r.resources.eventLoopP99MaxMs.toFixed(1)} ms`
+          : ''),
+    ),
+    ...report.roles.flatMap((r) => r.topErrors.map(([message, count]) => `    ${r.role} error ×${count}: ${message}`)),
+    'dead letters, by reason (URLs left out):',
+    ...Object.entries(report.deadLetterReasons).flatMap(([destination, reasons]) =>
+      reasons.slice(0, 4).map(([reason, count]) => `  ${destination.padEnd(10)} ${String(count).padStart(7)}  ${reason.slice(0, 150)}`),
+    ),
+    'receivers:',
+    ...report.receivers.map((r) => `  ${r.name.padEnd(16)} ${String(r.requests).padStart(7)} requests; failures served ${JSON.stringify(r.failuresServed)}${r.problemCount > 0 ? `; ${r.problemCount} PROBLEMS` : ''}`),
+  ];
+  const listed = [
+    ...verdict.lost.map((f) => `  lost: ${f.key}${f.destination ? ` → ${f.destination}` : ''}: ${f.what}`),
+    ...verdict.unexpected.map((f) => `  unexpected: ${f.key}${f.destination ? ` → ${f.destination}` : ''}: ${f.what}`),
+    ...verdict.problems.map((f) => `  problem: ${f.key}${f.destination ? ` → ${f.destination}` : ''}: ${f.what}`),
+    ...report.receivers.flatMap((r) => r.problems.map((p) => `  receiver problem: ${p}`)),
+    ...Object.entries(report.trails).map(
+      ([key, stops]) =>
+        `  trail of ${key}: ${stops.length === 0 ? 'in no topic at all' : stops.map((s) => `${s.topic}[${s.partition}]@${s.offset} ${JSON.stringify(s.headers)}`).join(' → ')}`,
+    ),
+    ...report.crashes.map((c) => `  crash: ${c.role} pid ${String(c.pid)} ${c.exit}; last lines:\n${c.lastLines.slice(-8).map((l) => `      ${l.slice(0, 300)}`).join('\n')}`),
+  ];
+  if (listed.length > 0) lines.push('', 'findings (first ones):', ...listed);
+  return lines.join('\n');
+}

@@ -1,0 +1,583 @@
+// One chaos run: a dedicated broker, the three roles as separate processes, hostile
+// receivers, a load of calls and fuzzed inputs, faults at random instants; then the
+// drain and the verdict: nothing acknowledged is lost, nothing arrives where it must
+// not, no process dies unasked.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
+import type { Admin } from 'kafkajs';
+import { topicNames } from '../../src/kafka/topics.js';
+import { topicLag } from '../../src/kafka/lag.js';
+import { ROLES, RoleProcess, freePort, startDedicatedBroker, writeRoleConfig } from './cluster.js';
+import type { DedicatedBroker, LogCounts, RoleName, UnexpectedExit } from './cluster.js';
+import { planFaults, runFaults } from './faults.js';
+import type { FaultRecord } from './faults.js';
+import { emptyFuzzStats, feedGateway, feedKafka } from './fuzz-feed.js';
+import type { FuzzStats } from './fuzz-feed.js';
+import { fuzzCalls, fuzzRequests } from './fuzz-inputs.js';
+import { Ledger } from './ledger.js';
+import { createKafkaWriter, emptyLoadStats, makeLoadCall, pickSource, sendLoadCalls } from './load.js';
+import type { KafkaWriter, LoadStats } from './load.js';
+import type { ChaosProfile } from './profiles.js';
+import { createRandom, freshSeed } from './random.js';
+import { startChaosReceiver } from './receivers.js';
+import type { ChaosReceiver, Failure } from './receivers.js';
+import { sampleRole, trendOf } from './samples.js';
+import type { ResourceSample, Trend } from './samples.js';
+import { startTap } from './tap.js';
+import { findTrails } from './trail.js';
+import type { TrailStop } from './trail.js';
+import type { KafkaTap } from './tap.js';
+import { chaosConfig, chaosTopology } from './topology.js';
+import type { Topology } from './topology.js';
+import { judge } from './verdict.js';
+import type { Arrivals, Kept, Observations, Verdict } from './verdict.js';
+
+export interface RoleSummary {
+  role: RoleName;
+  kills: number;
+  shutdown: string;
+  logs: LogCounts;
+  /** The most frequent error and fatal log messages. */
+  topErrors: [string, number][];
+  resources?: Trend;
+}
+
+export interface ChaosReport {
+  profile: ChaosProfile & { seed: number };
+  runTag: string;
+  logDir: string;
+  passed: boolean;
+  /** Why it did not pass (empty when it did). */
+  failures: string[];
+  verdict: Verdict;
+  loadStats: LoadStats;
+  fuzzStats: Omit<FuzzStats, 'gatewayStatus'> & { gatewayStatus: Record<string, number> };
+  faults: { kills: number; brokerRestarts: number; receiverOutages: number; failed: string[] };
+  crashes: UnexpectedExit[];
+  roles: RoleSummary[];
+  receivers: { name: string; requests: number; failuresServed: Record<string, number>; problems: string[]; problemCount: number }[];
+  /** Fuzzed bodies too large to keep for the body comparison (they are still accounted for). */
+  fuzzBodiesNotChecked: number;
+  /** Per destination, the reasons its dead letters give (URLs left out), most frequent first. */
+  deadLetterReasons: Record<string, [string, number][]>;
+  timings: {
+    loadMs: number;
+    /** From the end of the last fault (or of the load, if later) to everything accounted for and every consumer caught up. */
+    drainMs: number | undefined;
+    drainAfterLastFaultMs: number | undefined;
+    totalMs: number;
+  };
+  duplicateRate: number;
+  /** For lost calls: every record of them found in the topics, in topic order (calls, deliveries, retries, dead letters). */
+  trails: Record<string, TrailStop[]>;
+}
+
+type Log = (line: string) => void;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+
+/** Keeps a budget of concurrent sends and a steady rate: `dispatch` is called with the index of the next item and returns how many it took. */
+async function pace(options: {
+  total: number;
+  perSecond: number;
+  maxInFlight: number;
+  dispatch: (next: number, due: number) => { taken: number; done: Promise<void> };
+}): Promise<void> {
+  const started = Date.now();
+  const inFlight = new Set<Promise<void>>();
+  let issued = 0;
+  while (issued < options.total) {
+    const due = Math.min(options.total, Math.floor(((Date.now() - started) / 1000) * options.perSecond)) - issued;
+    if (due <= 0 || inFlight.size >= options.maxInFlight) {
+      await (inFlight.size >= options.maxInFlight ? Promise.race(inFlight) : sleep(20));
+      continue;
+    }
+    const { taken, done } = options.dispatch(issued, due);
+    issued += taken;
+    const tracked = done.finally(() => inFlight.delete(tracked));
+    inFlight.add(tracked);
+  }
+  await Promise.all(inFlight);
+}
+
+/** The consumer groups and topics that must reach zero lag for the run to be drained. */
+function lagGroups(topology: Topology, clientId: string, prefix: string, tiers: readonly string[]): { groupId: string; topics: string[] }[] {
+  const names = topicNames(prefix);
+  const groups = [{ groupId: `${clientId}-router`, topics: [names.calls, names.deletions] }];
+  for (const destination of topology.destinations.filter((d) => d.enabled)) {
+    groups.push({
+      groupId: `${clientId}-deliverer-${destination.id}`,
+      topics: [names.deliveries(destination.id), ...tiers.map((tier) => names.retry(destination.id, tier))],
+    });
+  }
+  return groups;
+}
+
+/** Records not yet committed, in all and per group and topic (only those behind). */
+async function consumerLag(admin: Admin, groups: readonly { groupId: string; topics: string[] }[]): Promise<{ total: number; behind: string[] }> {
+  let total = 0;
+  const behind: string[] = [];
+  for (const group of groups) {
+    const committed = await admin.fetchOffsets({ groupId: group.groupId, topics: group.topics });
+    for (const topic of group.topics) {
+      const ends = await admin.fetchTopicOffsets(topic);
+      const partitions = committed.find((c) => c.topic === topic)?.partitions ?? [];
+      const lag = topicLag(ends, partitions);
+      total += lag;
+      if (lag > 0) {
+        const detail = ends.map((end) => `p${end.partition} ${partitions.find((p) => p.partition === end.partition)?.offset ?? '-'}/${end.high}`).join(' ');
+        behind.push(`${group.groupId} ${topic}: ${lag} (${detail})`);
+      }
+    }
+  }
+  return { total, behind };
+}
+
+/** What the receivers and the tap saw, by destination. */
+function observe(topology: Topology, receivers: ReadonlyMap<string, ChaosReceiver>, tap: KafkaTap): Observations {
+  const arrivals = new Map<string, Map<string, Arrivals>>();
+  for (const destination of topology.destinations) {
+    const merged = new Map<string, Arrivals>();
+    for (const name of destination.receivers) {
+      for (const [key, seen] of receivers.get(name)!.arrivals) {
+        const redelivered = Math.max(0, seen.delivered - 1);
+        const entry = merged.get(key);
+        if (entry === undefined) merged.set(key, { requests: seen.requests, delivered: seen.delivered, redelivered });
+        else {
+          entry.requests += seen.requests;
+          entry.delivered += seen.delivered;
+          entry.redelivered = (entry.redelivered ?? 0) + redelivered;
+        }
+      }
+    }
+    arrivals.set(destination.id, merged);
+  }
+  return { arrivals, deadLetters: tap.deadLetters as ReadonlyMap<string, ReadonlyMap<string, Kept>>, invalidKept: tap.invalidKept };
+}
+
+/** Everything one run holds: what it started, what it sent, what it saw. */
+interface ChaosRun {
+  profile: ChaosProfile & { seed: number };
+  random: ReturnType<typeof createRandom>;
+  runTag: string;
+  logDir: string;
+  say: Log;
+  topology: Topology;
+  ledger: Ledger;
+  names: ReturnType<typeof topicNames>;
+  clientId: string;
+  receivers: Map<string, ChaosReceiver>;
+  roles: Map<RoleName, RoleProcess>;
+  crashes: UnexpectedExit[];
+  samples: Map<RoleName, ResourceSample[]>;
+  loadStats: LoadStats;
+  fuzzStats: FuzzStats;
+  broker?: DedicatedBroker;
+  tap?: KafkaTap;
+  writer?: KafkaWriter;
+  admin?: Admin;
+  gatewayUrl: string;
+}
+
+export async function runChaos(input: ChaosProfile, log: Log): Promise<ChaosReport> {
+  const seed = input.seed ?? freshSeed();
+  const profile = { ...input, seed };
+  const random = createRandom(seed);
+  const runTag = random.hex(8);
+  const logDir = mkdtempSync(join(tmpdir(), `switchyard-chaos-${profile.name}-`));
+  const startedAt = Date.now();
+  const clock = () => `${((Date.now() - startedAt) / 1000).toFixed(1).padStart(6)}s`;
+  const say: Log = (line) => log(`[chaos ${clock()}] ${line}`);
+  say(`profile ${profile.name}, seed ${seed}, run ${runTag}; logs in ${logDir}`);
+
+  const run: ChaosRun = {
+    profile,
+    random,
+    runTag,
+    logDir,
+    say,
+    topology: chaosTopology({ failingShare: profile.failingShare }),
+    ledger: new Ledger(runTag),
+    names: topicNames(`chaos-${runTag}.`),
+    clientId: `chaos-${runTag}`,
+    receivers: new Map(),
+    roles: new Map(),
+    crashes: [],
+    samples: new Map(ROLES.map((role) => [role, []])),
+    loadStats: emptyLoadStats(),
+    fuzzStats: emptyFuzzStats(),
+    gatewayUrl: '',
+  };
+  let sampler: NodeJS.Timeout | undefined;
+  let faultRecords: FaultRecord[] = [];
+  let shutdown = new Map<RoleName, string>();
+  let loadMs = 0;
+  let drained: Drained = { drainMs: undefined, drainAfterLastFaultMs: undefined, behind: [] };
+  try {
+    await startSystem(run);
+    sampler = setInterval(() => sampleResources(run), profile.sampleEveryMs);
+    const driven = await driveLoadAndFaults(run);
+    loadMs = driven.loadEndedAt - driven.loadStartedAt;
+    faultRecords = driven.faultRecords;
+    drained = await waitForDrain(run, driven.loadEndedAt, faultRecords);
+  } finally {
+    clearInterval(sampler);
+    shutdown = await stopRoles(run);
+    await run.writer?.close().catch(() => undefined);
+    await run.admin?.disconnect().catch(() => undefined);
+  }
+
+  const verdict = judge(run.ledger.expectations(), observe(run.topology, run.receivers, run.tap!));
+  const deadLetterReasons = Object.fromEntries(
+    [...(run.tap?.deadLetterReasons ?? [])].map(([destination, reasons]) => [destination, [...reasons].sort((a, b) => b[1] - a[1]).slice(0, 8)]),
+  );
+  await run.tap?.close().catch(() => undefined);
+  const trails = verdict.lost.length > 0 ? await followTrails(run, verdict) : {};
+  for (const receiver of run.receivers.values()) await receiver.close();
+  await run.broker?.stop().catch(() => undefined);
+
+  const report = buildReport({
+    profile,
+    runTag,
+    logDir,
+    verdict,
+    loadStats: run.loadStats,
+    fuzzStats: run.fuzzStats,
+    faultRecords,
+    crashes: run.crashes,
+    roles: run.roles,
+    shutdown,
+    receivers: run.receivers,
+    samples: run.samples,
+    fuzzBodiesNotChecked: run.ledger.bodiesNotChecked,
+    deadLetterReasons,
+    timings: { loadMs, drainMs: drained.drainMs, drainAfterLastFaultMs: drained.drainAfterLastFaultMs, totalMs: Date.now() - startedAt },
+    notDrained: drained.behind,
+    trails,
+  });
+  writeFileSync(join(logDir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
+  return report;
+}
+
+/** The broker, the receivers, the three role processes, and the harness's own Kafka clients. */
+async function startSystem(run: ChaosRun): Promise<void> {
+  const { profile, topology, say } = run;
+  const broker = await startDedicatedBroker((line) => say(line));
+  run.broker = broker;
+  say(`broker ${broker.brokers}`);
+  const deliveryTimeoutMs = parseSeconds(profile.delivery.timeout);
+  for (const spec of topology.receivers) {
+    const destination = topology.destinations.find((d) => d.receivers.includes(spec.name))!;
+    run.receivers.set(
+      spec.name,
+      await startChaosReceiver({
+        spec,
+        random: run.random.fork(),
+        deliveryTimeoutMs,
+        sharedSecret: destination.sharedSecret,
+        keyOf: (messageId, traceId) => run.ledger.keyOf(messageId, traceId),
+        checkBody: (key, body) => run.ledger.checkBody(key, body),
+      }),
+    );
+  }
+
+  const gatewayPort = await freePort();
+  run.gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+  const settings = {
+    brokers: broker.brokers,
+    clientId: run.clientId,
+    topicPrefix: `chaos-${run.runTag}.`,
+    partitions: profile.partitions,
+    gatewayPort,
+    receiverUrls: new Map([...run.receivers].map(([name, r]) => [name, r.url()])),
+    delivery: profile.delivery,
+  };
+  for (const role of ROLES) {
+    // One config file per role: the same but for the admin port, so that each role's /metrics can be read.
+    const adminPort = await freePort();
+    const file = writeRoleConfig(run.logDir, role, chaosConfig(topology, { ...settings, adminPort }));
+    run.roles.set(
+      role,
+      new RoleProcess(role, file, adminPort, run.logDir, (exit) => {
+        run.crashes.push(exit);
+        say(`CRASH: ${exit.role} (pid ${String(exit.pid)}) exited unasked: ${exit.exit}`);
+      }),
+    );
+  }
+  // The router creates every topic of the config; the others then find them.
+  await run.roles.get('router')!.start();
+  await Promise.all([run.roles.get('deliverer')!.start(), run.roles.get('gateway')!.start()]);
+  say('roles started: gateway, router, deliverer');
+
+  run.tap = await startTap({
+    brokers: broker.brokers,
+    topics: { callsInvalid: run.names.callsInvalid, deadLetters: new Map(topology.destinations.map((d) => [run.names.dlq(d.id), d.id])) },
+    keyOf: (messageId, traceId) => run.ledger.keyOf(messageId, traceId),
+    log: say,
+  });
+  run.writer = await createKafkaWriter(broker.brokers, run.names.calls);
+  run.admin = new Kafka({ clientId: 'chaos-admin', brokers: [broker.brokers], logLevel: logLevel.NOTHING }).admin();
+  await run.admin.connect();
+}
+
+function sampleResources(run: ChaosRun): void {
+  for (const [role, process] of run.roles) {
+    if (!process.running()) continue;
+    void sampleRole(process.adminPort).then((sample) => {
+      if (sample !== undefined) run.samples.get(role)!.push(sample);
+    });
+  }
+}
+
+/** The load, the fuzzed inputs and the faults, all at once; resolves when the load is sent and the last fault is over. */
+async function driveLoadAndFaults(run: ChaosRun): Promise<{ loadStartedAt: number; loadEndedAt: number; faultRecords: FaultRecord[] }> {
+  const { profile, topology, ledger, say, loadStats, fuzzStats } = run;
+  const writer = run.writer!;
+  const target = { gatewayUrl: run.gatewayUrl, kafka: writer };
+  const loadDurationMs = (profile.calls / profile.ratePerSecond) * 1000;
+  const faults = planFaults(
+    { kills: profile.kills, brokerRestarts: profile.brokerRestarts, receiverOutages: profile.receiverOutages },
+    loadDurationMs,
+    'steady',
+    run.random.fork(),
+  );
+  const loadStartedAt = Date.now();
+  const progress = setInterval(() => {
+    const requests = [...run.receivers.values()].reduce((sum, r) => sum + r.requests(), 0);
+    say(
+      `load: ${loadStats.requests} requests (${loadStats.failedRequests} unacknowledged); fuzz: ${fuzzStats.kafkaInputs + fuzzStats.gatewayInputs} inputs; receivers: ${requests} requests; tap: ${run.tap?.records() ?? 0} records`,
+    );
+  }, 10_000);
+
+  const loadRandom = run.random.fork();
+  const load = pace({
+    total: profile.calls,
+    perSecond: profile.ratePerSecond,
+    maxInFlight: 16,
+    dispatch: (next, due) => {
+      // One request or write carries calls of one source: Kafka writes up to 50, gateway batches up to 25, a third single calls.
+      const source = pickSource(topology, loadRandom);
+      const size = Math.min(due, source.writeKey === undefined ? loadRandom.int(1, 50) : loadRandom.chance(0.3) ? 1 : loadRandom.int(1, 25));
+      const calls = Array.from({ length: size }, (_, i) => makeLoadCall(topology, source, ledger, loadRandom, next + i));
+      return { taken: size, done: sendLoadCalls(calls, target, ledger, loadRandom, loadStats) };
+    },
+  });
+
+  // Fuzzed inputs at a steady rate over the same time as the load.
+  const gatewayFuzz = Math.round(profile.fuzzInputs * profile.gatewayFuzzShare);
+  const kafkaFuzz = profile.fuzzInputs - gatewayFuzz;
+  const fuzzSeconds = Math.max(1, loadDurationMs / 1000);
+  const kafkaFuzzRandom = run.random.fork();
+  const kafkaInputs = fuzzCalls(kafkaFuzz, profile.seed);
+  const fuzzKafka = pace({
+    total: kafkaFuzz,
+    perSecond: kafkaFuzz / fuzzSeconds,
+    maxInFlight: 4,
+    dispatch: (_next, due) => {
+      const batch = [];
+      for (let i = 0; i < Math.min(due, 50); i++) {
+        const item = kafkaInputs.next();
+        if (item.done === true) break;
+        batch.push(item.value);
+      }
+      return { taken: Math.max(1, batch.length), done: feedKafka(batch, writer, topology, ledger, kafkaFuzzRandom, fuzzStats) };
+    },
+  });
+  const gatewayFuzzRandom = run.random.fork();
+  const gatewayInputs = fuzzRequests(gatewayFuzz, profile.seed + 1);
+  const fuzzGateway = pace({
+    total: gatewayFuzz,
+    perSecond: gatewayFuzz / fuzzSeconds,
+    maxInFlight: 4,
+    dispatch: () => {
+      const item = gatewayInputs.next();
+      if (item.done === true) return { taken: 1, done: Promise.resolve() };
+      return { taken: 1, done: feedGateway(item.value, run.gatewayUrl, topology, ledger, gatewayFuzzRandom, fuzzStats) };
+    },
+  });
+
+  const faultsDone = runFaults(faults, loadStartedAt, {
+    kill: (role) => run.roles.get(role)!.kill(),
+    restart: (role) => run.roles.get(role)!.start(),
+    stopBroker: () => run.broker!.stopProcess(),
+    startBroker: () => run.broker!.startProcess(),
+    outage: (name, untilMs) => run.receivers.get(name)!.outageUntil(untilMs),
+    log: say,
+  });
+  try {
+    await Promise.all([load, fuzzKafka, fuzzGateway]);
+    const loadEndedAt = Date.now();
+    say(`load sent in ${((loadEndedAt - loadStartedAt) / 1000).toFixed(1)} s; waiting for the last faults`);
+    return { loadStartedAt, loadEndedAt, faultRecords: await faultsDone };
+  } finally {
+    clearInterval(progress);
+  }
+}
+
+interface Drained {
+  drainMs: number | undefined;
+  drainAfterLastFaultMs: number | undefined;
+  /** Consumers still behind when the drain timed out. */
+  behind: string[];
+}
+
+/**
+ * Waits until every acknowledged input is accounted for and every consumer group has
+ * committed everything, then until the receivers are quiet (late duplicates).
+ */
+async function waitForDrain(run: ChaosRun, loadEndedAt: number, faultRecords: readonly FaultRecord[]): Promise<Drained> {
+  const { profile, say } = run;
+  const lastFaultEndedAt = Math.max(0, ...faultRecords.map((r) => r.endedAtMs));
+  const quietFrom = Math.max(loadEndedAt, lastFaultEndedAt);
+  const groups = lagGroups(run.topology, run.clientId, `chaos-${run.runTag}.`, profile.delivery.retryTiers);
+  const deadline = quietFrom + profile.drainTimeoutMs;
+  let drained: Drained = { drainMs: undefined, drainAfterLastFaultMs: undefined, behind: [] };
+  let lastReport = 0;
+  for (;;) {
+    const verdict = judge(run.ledger.expectations(), observe(run.topology, run.receivers, run.tap!));
+    let lag: number | undefined;
+    let behind: string[] = [];
+    try {
+      ({ total: lag, behind } = await consumerLag(run.admin!, groups));
+    } catch {
+      lag = undefined; // the broker between restarts; asked again in a second
+    }
+    if (verdict.lostCount === 0 && lag === 0) {
+      const drainedAt = Date.now();
+      drained = { drainMs: drainedAt - quietFrom, drainAfterLastFaultMs: lastFaultEndedAt > 0 ? drainedAt - lastFaultEndedAt : undefined, behind: [] };
+      say(`drained ${((drainedAt - quietFrom) / 1000).toFixed(1)} s after the load and the last fault`);
+      break;
+    }
+    if (Date.now() > deadline) {
+      say(`NOT drained after ${profile.drainTimeoutMs} ms: ${verdict.lostCount} unaccounted, lag ${String(lag)}: ${behind.join('; ')}`);
+      drained = { ...drained, behind };
+      break;
+    }
+    if (Date.now() - lastReport > 10_000) {
+      lastReport = Date.now();
+      say(`draining: ${verdict.lostCount} not yet accounted for, consumer lag ${lag ?? 'unknown'} ${behind.join('; ')}`);
+    }
+    await sleep(1_000);
+  }
+  // Late duplicates: until the receivers have been quiet for 2 s (10 s at most).
+  const settleUntil = Date.now() + 10_000;
+  const lastRequestAt = () => Math.max(...[...run.receivers.values()].map((r) => r.lastRequestAt()));
+  while (Date.now() < settleUntil && Date.now() - lastRequestAt() < 2_000) await sleep(250);
+  return drained;
+}
+
+/** SIGTERM, intake first, as an orchestrator would; each must exit 0 (a clean shutdown). */
+async function stopRoles(run: ChaosRun): Promise<Map<RoleName, string>> {
+  const shutdown = new Map<RoleName, string>();
+  for (const role of ['gateway', 'router', 'deliverer'] as const) {
+    const process = run.roles.get(role);
+    if (process !== undefined) shutdown.set(role, await process.stop());
+  }
+  return shutdown;
+}
+
+/** For each lost call, every record of it in the topics it should have passed through. */
+async function followTrails(run: ChaosRun, verdict: Verdict): Promise<Record<string, TrailStop[]>> {
+  if (run.broker === undefined) return {};
+  run.say(`following the trail of ${verdict.lost.length} lost call(s) through the topics`);
+  const { names } = run;
+  const topics = [
+    names.calls,
+    names.callsInvalid,
+    ...run.topology.destinations.flatMap((d) => [names.deliveries(d.id), ...run.profile.delivery.retryTiers.map((tier) => names.retry(d.id, tier)), names.dlq(d.id)]),
+  ];
+  try {
+    const found = await findTrails(run.broker.brokers, topics, new Set(verdict.lost.map((f) => f.key)), (messageId, traceId) => run.ledger.keyOf(messageId, traceId));
+    return Object.fromEntries(verdict.lost.map((f) => [f.key, found.get(f.key) ?? []]));
+  } catch (error) {
+    run.say(`could not follow the trails: ${String(error)}`);
+    return {};
+  }
+}
+
+function parseSeconds(duration: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s)$/.exec(duration);
+  if (match === null) throw new Error(`chaos: delivery.timeout ${duration} must be in ms or s`);
+  return Number(match[1]) * (match[2] === 's' ? 1000 : 1);
+}
+
+function buildReport(parts: {
+  profile: ChaosProfile & { seed: number };
+  runTag: string;
+  logDir: string;
+  verdict: Verdict;
+  loadStats: LoadStats;
+  fuzzStats: FuzzStats;
+  faultRecords: FaultRecord[];
+  crashes: UnexpectedExit[];
+  roles: ReadonlyMap<RoleName, RoleProcess>;
+  shutdown: ReadonlyMap<RoleName, string>;
+  receivers: ReadonlyMap<string, ChaosReceiver>;
+  samples: ReadonlyMap<RoleName, ResourceSample[]>;
+  fuzzBodiesNotChecked: number;
+  deadLetterReasons: ChaosReport['deadLetterReasons'];
+  timings: ChaosReport['timings'];
+  notDrained: string[];
+  trails: Record<string, TrailStop[]>;
+}): ChaosReport {
+  const { verdict, profile } = parts;
+  const kills = parts.faultRecords.filter((r) => r.fault.kind === 'kill');
+  const soak = profile.kills === 0 && profile.brokerRestarts === 0;
+  const roles: RoleSummary[] = [...parts.roles.values()].map((process) => ({
+    role: process.role,
+    kills: kills.filter((r) => r.fault.kind === 'kill' && r.fault.role === process.role).length,
+    shutdown: parts.shutdown.get(process.role) ?? 'not stopped',
+    logs: process.logCounts,
+    topErrors: [...process.errorMessages].sort((a, b) => b[1] - a[1]).slice(0, 5),
+    ...(soak ? { resources: trendOf(parts.samples.get(process.role) ?? []) } : {}),
+  }));
+  const receivers = [...parts.receivers.values()].map((r) => ({
+    name: r.name,
+    requests: r.requests(),
+    failuresServed: Object.fromEntries(r.failuresServed) as Record<Failure | 'outage', number>,
+    problems: r.problems,
+    problemCount: r.problemCount(),
+  }));
+  const pairs = verdict.load.deliveredPairs + verdict.fuzz.deliveredPairs;
+  const duplicates = verdict.load.duplicateDeliveries + verdict.fuzz.duplicateDeliveries;
+  const failures: string[] = [];
+  if (verdict.lostCount > 0) failures.push(`${verdict.lostCount} acknowledged input(s) lost (see verdict.lost)`);
+  if (verdict.unexpectedCount > 0) failures.push(`${verdict.unexpectedCount} unexpected arrival(s) or record(s) (see verdict.unexpected)`);
+  if (verdict.problemCount > 0) failures.push(`${verdict.problemCount} kept record(s) break the contract (see verdict.problems)`);
+  const receiverProblems = receivers.reduce((sum, r) => sum + r.problemCount, 0);
+  if (receiverProblems > 0) failures.push(`${receiverProblems} request(s) broke the webhook contract or carried a wrong body (see receivers[].problems)`);
+  if (parts.crashes.length > 0) failures.push(`${parts.crashes.length} process(es) exited unasked: ${parts.crashes.map((c) => `${c.role} (${c.exit})`).join(', ')}`);
+  for (const role of roles) if (role.shutdown !== 'exit code 0') failures.push(`${role.role} did not shut down cleanly on SIGTERM: ${role.shutdown}`);
+  if (parts.timings.drainMs === undefined) failures.push(`not drained within ${profile.drainTimeoutMs} ms; consumers behind: ${parts.notDrained.join('; ') || 'none'}`);
+  if (parts.loadStats.refusals.length > 0) failures.push(`the gateway refused ${parts.loadStats.refusals.length} valid load request(s): ${parts.loadStats.refusals[0]}`);
+  if (parts.fuzzStats.oddAnswers.length > 0) failures.push(`the gateway gave ${parts.fuzzStats.oddAnswers.length} answer(s) the contract does not allow: ${parts.fuzzStats.oddAnswers[0]}`);
+  const failedFaults = parts.faultRecords.filter((r) => r.error !== undefined).map((r) => `${r.fault.kind}: ${r.error}`);
+  if (failedFaults.length > 0) failures.push(`${failedFaults.length} fault(s) could not be carried out: ${failedFaults[0]}`);
+  const { gatewayStatus, ...fuzzRest } = parts.fuzzStats;
+  return {
+    profile,
+    runTag: parts.runTag,
+    logDir: parts.logDir,
+    passed: failures.length === 0,
+    failures,
+    verdict,
+    loadStats: parts.loadStats,
+    fuzzStats: { ...fuzzRest, gatewayStatus: Object.fromEntries([...gatewayStatus].map(([k, v]) => [String(k), v])) },
+    faults: {
+      kills: kills.length,
+      brokerRestarts: parts.faultRecords.filter((r) => r.fault.kind === 'broker-restart').length,
+      receiverOutages: parts.faultRecords.filter((r) => r.fault.kind === 'receiver-outage').length,
+      failed: failedFaults,
+    },
+    crashes: parts.crashes,
+    roles,
+    receivers,
+    fuzzBodiesNotChecked: parts.fuzzBodiesNotChecked,
+    deadLetterReasons: parts.deadLetterReasons,
+    timings: parts.timings,
+    duplicateRate: pairs === 0 ? 0 : duplicates / pairs,
+    trails: parts.trails,
+  };
+}

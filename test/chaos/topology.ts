@@ -1,0 +1,188 @@
+// What the chaos run sets up and what it therefore expects: the receivers and how each
+// misbehaves, the destinations they serve, the sources, and the routing oracle — the
+// harness's own reading of DESIGN §5, written apart from src/router so that a routing
+// bug shows up as a difference instead of being copied into the expectation.
+
+/** How a receiver answers. */
+export type ReceiverBehaviour =
+  /** 200, after a delay of up to `maxDelayMs` (well within the delivery timeout). */
+  | { kind: 'ok'; maxDelayMs: number }
+  /** A `share` of the requests fail in one of the hostile ways of receivers.ts; the rest get 200. */
+  | { kind: 'failing'; share: number }
+  /** Always a 302 to another path: never followed, so a permanent failure. */
+  | { kind: 'redirect' }
+  /** Reads the request and never answers. */
+  | { kind: 'blackhole' };
+
+export interface ReceiverSpec {
+  name: string;
+  behaviour: ReceiverBehaviour;
+}
+
+export interface DestinationSpec {
+  id: string;
+  enabled: boolean;
+  /** Receiver names, one webhook URL each (1 to 5). */
+  receivers: string[];
+  sharedSecret?: string;
+}
+
+export interface SourceSpec {
+  id: string;
+  /** Calls of sources with a write key go through the gateway; the others straight to `calls`. */
+  writeKey?: string;
+  destinations: string[];
+  blockEvents?: string[];
+  /** Share of the load's calls that come from this source. */
+  share: number;
+}
+
+export interface Topology {
+  receivers: ReceiverSpec[];
+  destinations: DestinationSpec[];
+  sources: SourceSpec[];
+  /** The source fuzzed inputs are attributed to (header or write key). */
+  fuzzSource: SourceSpec;
+}
+
+/** The `integrations` key of every webhook destination (the seed's catalog name). */
+export const CATALOG_NAME = 'Webhooks';
+export const BLOCKED_EVENT = 'Debug Ping';
+
+/**
+ * Six destinations, one per kind of receiver trouble:
+ * - `steady`: a good receiver (and the target of receiver outages);
+ * - `flaky`: a receiver failing `failingShare` of requests (5xx, hangs, resets, slow,
+ *   enormous and endless bodies, redirects);
+ * - `fanout`: three URLs (a redirect, a half-failing one, a good one): any 2xx delivers;
+ * - `bounce`: only a redirect, so everything it gets is dead-lettered at once;
+ * - `blackhole`: never answers, so everything it gets is dead-lettered at the window's end;
+ * - `off`: disabled, so it must never get anything.
+ */
+export function chaosTopology(options: { failingShare: number }): Topology {
+  const fuzzSource: SourceSpec = {
+    id: 'fuzz',
+    writeKey: 'fuzz-write-key',
+    destinations: ['steady', 'off'],
+    blockEvents: [BLOCKED_EVENT],
+    share: 0,
+  };
+  return {
+    receivers: [
+      { name: 'steady', behaviour: { kind: 'ok', maxDelayMs: 20 } },
+      { name: 'flaky', behaviour: { kind: 'failing', share: options.failingShare } },
+      { name: 'fanout-redirect', behaviour: { kind: 'redirect' } },
+      { name: 'fanout-failing', behaviour: { kind: 'failing', share: 0.5 } },
+      { name: 'fanout-ok', behaviour: { kind: 'ok', maxDelayMs: 200 } },
+      { name: 'bounce', behaviour: { kind: 'redirect' } },
+      { name: 'blackhole', behaviour: { kind: 'blackhole' } },
+      { name: 'off', behaviour: { kind: 'ok', maxDelayMs: 0 } },
+    ],
+    destinations: [
+      { id: 'steady', enabled: true, receivers: ['steady'], sharedSecret: 'chaos-steady-secret' },
+      { id: 'flaky', enabled: true, receivers: ['flaky'] },
+      { id: 'fanout', enabled: true, receivers: ['fanout-redirect', 'fanout-failing', 'fanout-ok'], sharedSecret: 'chaos-fanout-secret' },
+      { id: 'bounce', enabled: true, receivers: ['bounce'] },
+      { id: 'blackhole', enabled: true, receivers: ['blackhole'] },
+      { id: 'off', enabled: false, receivers: ['off'] },
+    ],
+    sources: [
+      { id: 'web', writeKey: 'web-write-key', destinations: ['steady', 'flaky', 'off'], blockEvents: [BLOCKED_EVENT], share: 0.4 },
+      { id: 'mobile', writeKey: 'mobile-write-key', destinations: ['fanout', 'bounce'], share: 0.22 },
+      { id: 'server', destinations: ['steady', 'flaky'], share: 0.36 },
+      // Few calls: each one holds a concurrency permit for a whole timeout per attempt.
+      { id: 'legacy', destinations: ['blackhole'], share: 0.02 },
+      fuzzSource,
+    ],
+    fuzzSource,
+  };
+}
+
+export interface ClusterSettings {
+  brokers: string;
+  clientId: string;
+  topicPrefix: string;
+  partitions: number;
+  gatewayPort: number;
+  adminPort: number;
+  /** Webhook URL of each receiver. */
+  receiverUrls: ReadonlyMap<string, string>;
+  delivery: { timeout: string; retryTiers: string[]; maxRetryWindow: string; concurrencyPerDestination: number };
+}
+
+/** The switchyard config (YAML shape) of one role process. */
+export function chaosConfig(topology: Topology, settings: ClusterSettings): Record<string, unknown> {
+  const url = (receiver: string): string => {
+    const found = settings.receiverUrls.get(receiver);
+    if (found === undefined) throw new Error(`chaos topology: no receiver named ${receiver}`);
+    return found;
+  };
+  return {
+    kafka: {
+      brokers: [settings.brokers],
+      clientId: settings.clientId,
+      topicPrefix: settings.topicPrefix,
+      partitions: settings.partitions,
+      replicationFactor: 1,
+    },
+    gateway: { host: '127.0.0.1', port: settings.gatewayPort },
+    admin: { host: '127.0.0.1', port: settings.adminPort },
+    delivery: settings.delivery,
+    shutdownTimeout: '20s',
+    log: { level: 'info' },
+    sources: topology.sources.map((source) => ({
+      id: source.id,
+      ...(source.writeKey === undefined ? {} : { writeKey: source.writeKey }),
+      destinations: source.destinations,
+      ...(source.blockEvents === undefined ? {} : { trackFilter: { blockEvents: source.blockEvents } }),
+    })),
+    destinations: topology.destinations.map((destination) => ({
+      id: destination.id,
+      type: 'webhooks',
+      enabled: destination.enabled,
+      settings: {
+        webhooks: destination.receivers.map((receiver) => ({ url: url(receiver), headers: { 'X-Chaos-Receiver': receiver } })),
+        ...(destination.sharedSecret === undefined ? {} : { sharedSecret: destination.sharedSecret }),
+      },
+    })),
+  };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * Whether a call's `integrations` lets it reach a webhook destination (DESIGN §5 rule 2):
+ * `Webhooks: true` or an object → on, `false` → off, otherwise off when `All` is false.
+ */
+export function integrationsLetThrough(integrations: unknown): boolean {
+  if (!isPlainObject(integrations)) return true;
+  const own = Object.hasOwn(integrations, CATALOG_NAME) ? integrations[CATALOG_NAME] : undefined;
+  if (own === true || isPlainObject(own)) return true;
+  if (own === false) return false;
+  return !(Object.hasOwn(integrations, 'All') && integrations.All === false);
+}
+
+/**
+ * The destinations a valid call from `source` must reach (DESIGN §5): enabled ones,
+ * when `integrations` lets it through and the source's track filter does not block it.
+ */
+export function expectedDestinations(
+  topology: Topology,
+  source: SourceSpec,
+  call: { type?: unknown; event?: unknown; integrations?: unknown },
+): string[] {
+  if (!integrationsLetThrough(call.integrations)) return [];
+  if (call.type === 'track' && typeof call.event === 'string' && source.blockEvents?.includes(call.event)) return [];
+  return source.destinations.filter((id) => topology.destinations.find((d) => d.id === id)?.enabled === true);
+}
+
+/** Which source a record on `calls` belongs to (DESIGN §4): the `source-id` header, else the body's `writeKey`. */
+export function sourceOfRecord(topology: Topology, headerSourceId: string | undefined, writeKey: unknown): SourceSpec | undefined {
+  if (headerSourceId !== undefined && headerSourceId !== '') return topology.sources.find((s) => s.id === headerSourceId);
+  if (typeof writeKey === 'string' && writeKey !== '') return topology.sources.find((s) => s.writeKey === writeKey);
+  return undefined;
+}

@@ -1,0 +1,116 @@
+// Regression (found by the chaos harness): with kafkajs's idempotent producer, sends
+// that overlap while the broker restarts could be acknowledged without being written —
+// a failed request's sequence numbers were reused for other records, which the broker
+// took for a duplicate — and the producer could stay stuck on OUT_OF_ORDER_SEQUENCE_NUMBER
+// afterwards. The daemon's producer (src/kafka/client.ts, createProducer) must never
+// acknowledge a record it did not write, and must keep writing after every restart.
+import { Kafka, logLevel } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKafka, createProducer } from '../../src/kafka/index.js';
+import type { Producer } from '../../src/kafka/index.js';
+import { silentLogger } from '../../src/observability/logger.js';
+import { randomName } from '../support/kafka.js';
+import { waitFor } from '../support/wait-for.js';
+
+interface DedicatedBroker {
+  brokers: string;
+  stopProcess(): Promise<void>;
+  startProcess(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+async function startDedicatedBroker(): Promise<DedicatedBroker> {
+  // @ts-expect-error -- plain ESM script shared with `npm run kafka`
+  const { startBroker } = (await import('../../scripts/kafka/broker.mjs')) as {
+    startBroker(options?: { log?: (line: string) => void }): Promise<DedicatedBroker>;
+  };
+  return startBroker({ log: (line) => process.stderr.write(`${line}\n`) });
+}
+
+/** Overlapping sends, as the gateway's and the deliverer's batchers make them. */
+const SENDERS = 20;
+const RECORDS_PER_SEND = 20;
+const RESTARTS = 6;
+
+describe('the daemon producer across broker restarts', () => {
+  const topic = randomName('restart');
+  let broker: DedicatedBroker;
+  let producer: Producer;
+
+  beforeAll(async () => {
+    broker = await startDedicatedBroker();
+    const admin = new Kafka({ clientId: 'restart-test', brokers: [broker.brokers], logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 3 }] });
+    await admin.disconnect();
+    producer = createProducer(
+      createKafka({ brokers: [broker.brokers], clientId: 'restart-test', topicPrefix: 'x.', partitions: 3, replicationFactor: 1 }, silentLogger()),
+    );
+    await producer.connect();
+  });
+
+  afterAll(async () => {
+    await producer?.disconnect();
+    await broker?.stop();
+  });
+
+  it('acknowledges only records it wrote, and writes again after each restart', async () => {
+    const acknowledged = new Set<string>();
+    let next = 0;
+    let sending = true;
+    const sender = async (): Promise<void> => {
+      while (sending) {
+        const ids = Array.from({ length: RECORDS_PER_SEND }, () => `r-${next++}`);
+        try {
+          await producer.sendBatch({
+            acks: -1,
+            // Null keys half the time: kafkajs spreads those over the partitions anew on every retry.
+            topicMessages: [{ topic, messages: ids.map((id, i) => ({ key: i % 2 === 0 ? null : `k-${id}`, value: id })) }],
+          });
+          for (const id of ids) acknowledged.add(id);
+        } catch {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      }
+    };
+    const senders = Array.from({ length: SENDERS }, sender);
+    try {
+      for (let restart = 1; restart <= RESTARTS; restart++) {
+        const before = acknowledged.size;
+        await waitFor(() => acknowledged.size >= before + 1_000, { timeoutMs: 30_000, what: `writes acknowledged again before restart ${restart}` });
+        await broker.stopProcess();
+        await broker.startProcess();
+      }
+      const last = acknowledged.size;
+      await waitFor(() => acknowledged.size >= last + 1_000, { timeoutMs: 30_000, what: 'writes acknowledged after the last restart' });
+    } finally {
+      sending = false;
+      await Promise.all(senders);
+    }
+
+    const stored = new Set<string>();
+    const kafka = new Kafka({ clientId: 'restart-test', brokers: [broker.brokers], logLevel: logLevel.NOTHING });
+    const admin = kafka.admin();
+    await admin.connect();
+    const total = (await admin.fetchTopicOffsets(topic)).reduce((sum, p) => sum + Number(p.high), 0);
+    await admin.disconnect();
+    const consumer = kafka.consumer({ groupId: randomName('reader') });
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    let read = 0;
+    await new Promise<void>((resolve) => {
+      void consumer.run({
+        eachMessage: async ({ message }) => {
+          stored.add(message.value!.toString());
+          read += 1;
+          if (read >= total) resolve();
+        },
+      });
+    });
+    await consumer.disconnect();
+
+    const missing = [...acknowledged].filter((id) => !stored.has(id));
+    process.stderr.write(`producer across ${RESTARTS} restarts: ${acknowledged.size} acknowledged, ${total} stored, ${missing.length} missing\n`);
+    expect(missing).toEqual([]);
+  }, 120_000);
+});

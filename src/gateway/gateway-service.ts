@@ -2,7 +2,7 @@
  * `switchyard gateway`: Segment's tracking API over node:http (DESIGN §8).
  *
  * Each request: route → write key → body (gzip, 500 KB) → JSON → calls prepared
- * (ingest.ts) → ONE sendBatch with acks=all on the idempotent producer, carrying the
+ * (ingest.ts) → ONE sendBatch with acks=all on the shared producer (acks=all, not idempotent: see src/kafka/client.ts), carrying the
  * valid calls to `calls` and the invalid ones to `calls.invalid` → the answer.
  * NOTE: `200 {"success":true}` is written only after Kafka acknowledged that send, so
  * a call the client saw accepted is on the brokers; a crash before the answer makes

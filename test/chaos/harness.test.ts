@@ -189,6 +189,7 @@ describe('memory trend', () => {
     const trend = trendOf(samples);
     expect(trend.samples).toBe(8);
     expect(trend.rssSlopeMiBPerMin).toBeCloseTo(1);
+    expect(trend.rssSlopeSecondHalfMiBPerMin).toBeCloseTo(1);
     expect(trend.heapSlopeMiBPerMin).toBeCloseTo(0);
     expect(trend.eventLoopP99MaxMs).toBe(9);
     expect(trend.series[0]).toEqual([0, 102, 20, 5]);

@@ -35,7 +35,7 @@ export function formatReport(report: ChaosReport): string {
       (r) =>
         `  ${r.role.padEnd(9)} shutdown: ${r.shutdown}; logs warn ${r.logs.warn} error ${r.logs.error} fatal ${r.logs.fatal}` +
         (r.resources
-          ? `; RSS ${r.resources.rssFirstMiB.toFixed(0)}→${r.resources.rssLastMiB.toFixed(0)} MiB (max ${r.resources.rssMaxMiB.toFixed(0)}), slope RSS ${r.resources.rssSlopeMiBPerMin.toFixed(2)} MiB/min, heap ${r.resources.heapSlopeMiBPerMin.toFixed(2)}, external ${r.resources.externalSlopeMiBPerMin.toFixed(2)} MiB/min; event-loop p99 median ${r.resources.eventLoopP99MedianMs.toFixed(1)} ms, max ${r.resources.eventLoopP99MaxMs.toFixed(1)} ms`
+          ? `; RSS ${r.resources.rssFirstMiB.toFixed(0)}→${r.resources.rssLastMiB.toFixed(0)} MiB (max ${r.resources.rssMaxMiB.toFixed(0)}), slope RSS ${r.resources.rssSlopeMiBPerMin.toFixed(2)} MiB/min (second half ${r.resources.rssSlopeSecondHalfMiBPerMin.toFixed(2)}), heap ${r.resources.heapSlopeMiBPerMin.toFixed(2)}, external ${r.resources.externalSlopeMiBPerMin.toFixed(2)} MiB/min; event-loop p99 median ${r.resources.eventLoopP99MedianMs.toFixed(1)} ms, max ${r.resources.eventLoopP99MaxMs.toFixed(1)} ms`
           : ''),
     ),
     ...report.roles.flatMap((r) => r.topErrors.map(([message, count]) => `    ${r.role} error ×${count}: ${message}`)),

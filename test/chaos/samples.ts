@@ -54,6 +54,8 @@ export interface Trend {
   rssSlopeMiBPerMin: number;
   heapSlopeMiBPerMin: number;
   externalSlopeMiBPerMin: number;
+  /** RSS slope over the second half only: a process still settling shows a slope overall and none here. */
+  rssSlopeSecondHalfMiBPerMin: number;
   rssFirstMiB: number;
   rssLastMiB: number;
   rssMaxMiB: number;
@@ -69,13 +71,14 @@ const round = (n: number) => Math.round(n * 10) / 10;
 /** The trend of one process's samples, the first `warmupShare` of them left out (JIT, pools and caches filling). */
 export function trendOf(samples: readonly ResourceSample[], warmupShare = 0.2): Trend {
   const kept = samples.slice(Math.floor(samples.length * warmupShare));
-  const perMinute = (key: 'rssBytes' | 'heapUsedBytes' | 'externalBytes') => (slope(kept.map((s) => ({ x: s.atMs, y: s[key] }))) * 60_000) / MIB;
+  const perMinute = (key: 'rssBytes' | 'heapUsedBytes' | 'externalBytes', from = kept) => (slope(from.map((s) => ({ x: s.atMs, y: s[key] }))) * 60_000) / MIB;
   const lags = kept.map((s) => s.eventLoopP99Ms).sort((a, b) => a - b);
   return {
     samples: kept.length,
     rssSlopeMiBPerMin: perMinute('rssBytes'),
     heapSlopeMiBPerMin: perMinute('heapUsedBytes'),
     externalSlopeMiBPerMin: perMinute('externalBytes'),
+    rssSlopeSecondHalfMiBPerMin: perMinute('rssBytes', kept.slice(Math.floor(kept.length / 2))),
     rssFirstMiB: (kept[0]?.rssBytes ?? 0) / MIB,
     rssLastMiB: (kept.at(-1)?.rssBytes ?? 0) / MIB,
     rssMaxMiB: Math.max(0, ...kept.map((s) => s.rssBytes)) / MIB,

@@ -284,7 +284,8 @@ function optionalObject(value: unknown): Record<string, unknown> | undefined | t
   return isPlainObject(value) ? value : BAD;
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
+/** A JSON object as JSON.parse makes it (not an array, a Date, a class instance). */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null) return false;
   const proto: unknown = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;

@@ -1,5 +1,6 @@
 export {
   CALL_TYPES,
+  isPlainObject,
   MAX_CALL_BYTES,
   MAX_NESTING_DEPTH,
   parseCallBytes,

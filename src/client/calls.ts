@@ -3,7 +3,7 @@
  * once (so a bad call throws in the caller's code, not later in the background),
  * given a messageId and a timestamp, and serialized once.
  */
-import { formatTimestamp, parseTimestamp, validateCall } from '../calls/index.js';
+import { formatTimestamp, isPlainObject, parseTimestamp, validateCall } from '../calls/index.js';
 import type { CallType } from '../calls/index.js';
 import { AnalyticsValidationError } from './errors.js';
 import type { BatchLimits, QueuedCall } from './transport.js';
@@ -220,12 +220,6 @@ function timestampText(type: CallType, value: unknown, nowMs: number): string {
 
 function withLibrary(context: Record<string, unknown>, library: Library): Record<string, unknown> {
   return context.library === undefined ? { ...context, library } : context;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null) return false;
-  const proto: unknown = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
 }
 
 function describe(value: unknown): string {

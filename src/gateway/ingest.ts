@@ -14,6 +14,7 @@ import {
   MAX_TIMESTAMP_MS,
   MIN_TIMESTAMP_MS,
   formatTimestamp,
+  isPlainObject,
   parseTimestamp,
   routingKey,
   validateCall,
@@ -272,12 +273,6 @@ function requestError(
   reason: InvalidReason,
 ): IngestResult {
   return { ok: false, status, code, message, reason };
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null) return false;
-  const proto: unknown = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
 }
 
 function describe(value: unknown): string {

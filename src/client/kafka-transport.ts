@@ -67,7 +67,7 @@ export function createKafkaTransport(options: KafkaTransportOptions, log: DebugL
     };
     if (options.ssl !== undefined) config.ssl = options.ssl;
     if (options.sasl !== undefined) config.sasl = options.sasl;
-    // createProducer: idempotent, acks=all, the same partitioner as the gateway, no topic auto-creation.
+    // createProducer: acks=all, not idempotent (src/kafka/client.ts), the same partitioner as the gateway, no topic auto-creation.
     const created = createProducer(new Kafka(config));
     try {
       await created.connect();

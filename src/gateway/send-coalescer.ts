@@ -1,9 +1,9 @@
 /**
  * Merges the Kafka writes of concurrent requests into fewer produce requests.
  *
- * kafkajs sends every `sendBatch` as its own produce request, and the idempotent
- * producer keeps at most 5 in flight per broker; under load, requests queue inside
- * kafkajs one produce each. Here, up to `maxConcurrentSends` writes go out at once;
+ * kafkajs sends every `sendBatch` as its own produce request, and the role's producer
+ * keeps one in flight per broker (src/kafka/client.ts); under load, requests queue
+ * inside kafkajs one produce each. Here, up to `maxConcurrentSends` writes go out at once;
  * writes that arrive meanwhile wait and leave together, as one merged `sendBatch`, when
  * a send finishes. At low load every write leaves at once, alone: no added delay.
  *

@@ -8,9 +8,9 @@ export interface TopicSpec {
 // NOTE: right after a create, a busy broker can answer metadata requests for the new
 // topics with UNKNOWN_TOPIC_OR_PARTITION or LEADER_NOT_AVAILABLE, and kafkajs's own
 // wait (createTopics' waitForLeaders) gives up on the first. A produce that races
-// the leader election then trips kafkajs's idempotent producer into
-// OUT_OF_ORDER_SEQUENCE_NUMBER. So the wait for leaders is done here, patiently,
-// until each new partition's leader answers.
+// the leader election fails with errors kafkajs's bounded retries may not outlast
+// (with the idempotent producer we once used it tripped OUT_OF_ORDER_SEQUENCE_NUMBER).
+// So the wait for leaders is done here, patiently, until each new partition's leader answers.
 const LEADER_WAIT_MS = 30_000;
 const LEADER_POLL_MS = 100;
 

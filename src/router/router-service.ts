@@ -53,7 +53,12 @@ export const ROUTER_TUNING: RouterTuning = {
   maxBytesPerPartition: 512 * 1024,
   maxBytes: 10 * 1024 * 1024,
   maxWaitTimeInMs: 1_000,
-  partitionsConsumedConcurrently: 1,
+  // NOTE: three partitions' batches at once, so one batch is routed while another waits
+  // for its acks and commit (each partition's batches still run one after the other, in
+  // order). Measured with `npm run bench -- route`: 1 → 3 cut the router's time for
+  // 100,000 calls by about a fifth; the gain comes from overlapping, so more adds little
+  // on two cores, and each batch in hand holds its input and its output in memory.
+  partitionsConsumedConcurrently: 3,
   maxTopicBytesPerSend: MAX_TOPIC_BYTES_PER_SEND,
   lagIntervalMs: 15_000,
 };
@@ -66,20 +71,6 @@ export interface RouterDeps extends RoleDeps {
    */
   audienceEvent?: (routed: RoutedCall) => { topic: string; message: { key: Buffer; value: Buffer } } | undefined;
   tuning?: Partial<RouterTuning>;
-}
-
-/**
- * Broker answers that mean the idempotent producer's sequence state is broken
- * rather than that the send failed for a reason worth waiting out.
- */
-const PRODUCER_STATE_ERRORS = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID', 'INVALID_PRODUCER_EPOCH', 'INVALID_PRODUCER_ID_MAPPING']);
-
-export function isProducerStateError(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; typeof e === 'object' && e !== null && depth < 5; depth++) {
-    if (PRODUCER_STATE_ERRORS.has(String((e as { type?: unknown }).type))) return true;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
 }
 
 /**
@@ -163,42 +154,13 @@ export function createRouterService(deps: RouterDeps): Service {
   };
 
   // --- sending ---------------------------------------------------------------
-  let replacing: Promise<void> | undefined;
   /**
-   * A new idempotent producer (a new producer id, sequences from 0). The old one is
-   * disconnected in the background: its sends have all failed or finished.
-   */
-  const replaceProducer = (broken: Producer): Promise<void> => {
-    if (producer !== broken) return replacing ?? Promise.resolve();
-    replacing = (async () => {
-      const fresh = createProducer(kafka);
-      await fresh.connect();
-      producer = fresh;
-      broken.disconnect().catch(() => undefined);
-    })().finally(() => {
-      replacing = undefined;
-    });
-    return replacing;
-  };
-
-  /**
-   * sendBatch with acks=all. NOTE: kafkajs's idempotent producer can lose track of
-   * its sequence numbers when a send to several partitions half fails (a known
-   * kafkajs weakness), after which every send fails with OUT_OF_ORDER_SEQUENCE_NUMBER.
-   * The Java client resets its producer id then; the same here, by replacing the
-   * producer and sending once more. The records may then be written twice, which
-   * receivers dedupe by messageId; none is lost.
+   * sendBatch with acks=all on the role's producer (not idempotent: src/kafka/client.ts).
+   * A failed send fails the batch, which kafkajs then consumes again: records already
+   * written may be written twice, none is lost.
    */
   const send = async (topicMessages: TopicMessages[]): Promise<void> => {
-    const current = producer!;
-    try {
-      await current.sendBatch({ topicMessages, acks: -1 });
-    } catch (error) {
-      if (!isProducerStateError(error)) throw error;
-      logger.warn({ err: error }, 'producer sequence state broken; replacing the producer and sending again (these records may be written twice)');
-      await replaceProducer(current);
-      await producer!.sendBatch({ topicMessages, acks: -1 });
-    }
+    await producer!.sendBatch({ topicMessages, acks: -1 });
   };
 
   // --- batches ---------------------------------------------------------------

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../../src/observability/metrics.js';
-import { isProducerStateError } from '../../../src/router/router-service.js';
 import { RouterTally } from '../../../src/router/router-tally.js';
 
 describe('RouterTally', () => {
@@ -28,15 +27,5 @@ describe('RouterTally', () => {
       ['web/off/disabled', 1],
     ]);
     expect(await values(metrics.callsInvalid)).toEqual([['unknown_source', 1]]);
-  });
-});
-
-describe('isProducerStateError', () => {
-  it('recognises a broken idempotent-producer state, also when wrapped', () => {
-    expect(isProducerStateError({ type: 'OUT_OF_ORDER_SEQUENCE_NUMBER' })).toBe(true);
-    expect(isProducerStateError({ name: 'KafkaJSNonRetriableError', cause: { type: 'UNKNOWN_PRODUCER_ID' } })).toBe(true);
-    expect(isProducerStateError({ type: 'NOT_LEADER_FOR_PARTITION' })).toBe(false);
-    expect(isProducerStateError(new Error('boom'))).toBe(false);
-    expect(isProducerStateError(undefined)).toBe(false);
   });
 });

@@ -4,11 +4,13 @@
 // Webhooks per second from the deliverer (Kafka in, signed POSTs out, commits) to a
 // local keep-alive receiver, against bare undici posting the same bodies at the same
 // concurrency to the same receiver in the same run, at 0 ms and at 50 ms response
-// latency. Then a healthy destination's rate alone and beside a neighbour whose URL
-// never answers. The receiver runs in a child process so it does not share the event
-// loop with what is measured. Each pair runs in alternating order over several rounds
-// and the median of each is compared (the machine is shared). Starts its own local
-// broker unless KAFKA_BROKERS is set.
+// latency. At 0 ms a third side, the floor (bare kafkajs consumption feeding bare
+// undici, nothing else), tells how much of the gap kafkajs alone makes. Then a healthy
+// destination's rate alone and beside a neighbour whose URL never answers. The receiver
+// runs in a child process so it does not share the event loop with what is measured.
+// Each pair runs in alternating order over several rounds and the median of each is
+// compared (the machine is shared). Starts its own local broker unless KAFKA_BROKERS is
+// set.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -161,6 +163,85 @@ async function deliverRate(options: { config: Config; kafka: Kafka; measured: st
   }
 }
 
+/** One signed POST the plain undici way (`request`, body dumped), as both baselines send it. */
+async function postSigned(agent: Agent, target: URL, body: Buffer, who: string): Promise<void> {
+  const response = await agent.request({
+    origin: target.origin,
+    path: target.pathname,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'user-agent': USER_AGENT, 'x-signature': signBody(body, SECRET) },
+    body,
+  });
+  await response.body.dump();
+  if (response.statusCode !== 200) throw new Error(`${who} got ${response.statusCode}`);
+}
+
+/**
+ * The floor of any kafkajs-fed deliverer: bare kafkajs consumption of the same topic
+ * (the deliverer's consumer settings, autoCommit, one batch per partition at once)
+ * feeding bare undici exactly as `undiciRate` posts (same API, headers, signature,
+ * concurrency), with none of the deliverer's work: no envelope, classification,
+ * retries, metrics or offset tracking. Its ratio to bare undici is what kafkajs
+ * alone costs; the deliverer's ratio to it is what the deliverer itself costs.
+ */
+async function floorRate(kafka: Kafka, topic: string, groupId: string, url: string, n: number, concurrency: number, partitions: number): Promise<Measured> {
+  const agent = new Agent({ keepAliveTimeout: 30_000 });
+  const target = new URL(url);
+  let free = concurrency;
+  const waiting: (() => void)[] = [];
+  let done = 0;
+  const warmUp = Math.floor(n * WARM_UP);
+  const clock = new Stopwatch();
+  let finished!: () => void;
+  let failed!: (error: unknown) => void;
+  const all = new Promise<void>((resolve, reject) => {
+    finished = resolve;
+    failed = reject;
+  });
+  const post = async (body: Buffer) => {
+    await postSigned(agent, target, body, 'floor');
+    done += 1;
+    if (done === warmUp) clock.restart();
+    if (done === n) finished();
+  };
+  const consumer = kafka.consumer({ groupId, allowAutoTopicCreation: false, maxWaitTimeInMs: 250 });
+  await consumer.connect();
+  await consumer.subscribe({ topics: [topic], fromBeginning: true });
+  await consumer.run({
+    eachBatchAutoResolve: false,
+    autoCommit: true,
+    autoCommitInterval: 1_000,
+    partitionsConsumedConcurrently: partitions,
+    eachBatch: async ({ batch, resolveOffset }) => {
+      const inFlight: Promise<void>[] = [];
+      for (const message of batch.messages) {
+        if (free === 0) await new Promise<void>((grant) => waiting.push(grant));
+        else free -= 1;
+        inFlight.push(
+          post(message.value!).catch(failed).finally(() => {
+            const next = waiting.shift();
+            if (next) next();
+            else free += 1;
+          }),
+        );
+      }
+      await Promise.all(inFlight);
+      const last = batch.messages[batch.messages.length - 1];
+      if (last) resolveOffset(last.offset);
+    },
+  });
+  let seconds: number;
+  let cpuSeconds: number;
+  try {
+    await all;
+    ({ seconds, cpuSeconds } = clock.read());
+  } finally {
+    await consumer.disconnect();
+    await agent.close();
+  }
+  return { rate: (n - warmUp) / seconds, cpuUs: (cpuSeconds * 1e6) / (n - warmUp) };
+}
+
 /** Bare undici: the same bodies, headers and concurrency, straight from memory. */
 async function undiciRate(url: string, n: number, concurrency: number): Promise<Measured> {
   const agent = new Agent({ keepAliveTimeout: 30_000 });
@@ -173,16 +254,7 @@ async function undiciRate(url: string, n: number, concurrency: number): Promise<
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       for (let i = next++; i < n; i = next++) {
-        const body = bodies[i]!;
-        const response = await agent.request({
-          origin: target.origin,
-          path: target.pathname,
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'user-agent': USER_AGENT, 'x-signature': signBody(body, SECRET) },
-          body,
-        });
-        await response.body.dump();
-        if (response.statusCode !== 200) throw new Error(`bare undici got ${response.statusCode}`);
+        await postSigned(agent, target, bodies[i]!, 'bare undici');
         done += 1;
         if (done === warmUp) clock.restart();
       }
@@ -218,7 +290,8 @@ export async function main(args: string[]): Promise<void> {
   };
   let scenarioNumber = 0;
   try {
-    const scenario = async (destinations: Record<string, string>, counts: Record<string, number>) => {
+    /** Fills the topics of `destinations`, then runs the deliverer over them (or, with `floorUrl`, the kafkajs + undici floor). */
+    const scenario = async (destinations: Record<string, string>, counts: Record<string, number>, floorUrl?: string) => {
       scenarioNumber += 1;
       const prefix = `bench-${run}-${scenarioNumber}.`;
       const config = benchConfig(broker.brokers, prefix, `bench-${run}-${scenarioNumber}`, partitions, concurrency, destinations);
@@ -235,6 +308,7 @@ export async function main(args: string[]): Promise<void> {
       await admin.disconnect();
       for (const [id, count] of Object.entries(counts)) await fill(kafka, names.deliveries(id), count);
       const measured = Object.keys(counts)[0]!;
+      if (floorUrl !== undefined) return floorRate(kafka, names.deliveries(measured), `${config.kafka.clientId}-floor`, floorUrl, counts[measured]!, concurrency, partitions);
       return deliverRate({ config, kafka, measured, n: counts[measured]! });
     };
 
@@ -243,6 +317,7 @@ export async function main(args: string[]): Promise<void> {
       '0ms': [
         ['bare undici 0 ms', () => undiciRate(receiver.url('/ok/0'), n, concurrency)],
         ['deliverer 0 ms', () => scenario({ hooks: receiver.url('/ok/0') }, { hooks: n })],
+        ['kafkajs+undici floor 0 ms', () => scenario({ hooks: receiver.url('/ok/0') }, { hooks: n }, receiver.url('/ok/0'))],
       ],
       '50ms': [
         ['bare undici 50 ms', () => undiciRate(receiver.url('/ok/50'), slowN, concurrency)],
@@ -271,7 +346,13 @@ export async function main(args: string[]): Promise<void> {
       return [label, Math.round(o.rate).toString(), Math.round(b.rate).toString(), `${(o.rate / b.rate).toFixed(2)}×`, target, o.cpuUs.toFixed(1), b.cpuUs.toFixed(1)];
     };
     const rows = [
-      ...(chosen.has('0ms') ? [row(`0 ms latency, ${n} events`, 'deliverer 0 ms', 'bare undici 0 ms', '≥ 0.80×')] : []),
+      ...(chosen.has('0ms')
+        ? [
+            row(`0 ms latency, ${n} events`, 'deliverer 0 ms', 'bare undici 0 ms', '≥ 0.80×'),
+            row('  floor: bare kafkajs → bare undici', 'kafkajs+undici floor 0 ms', 'bare undici 0 ms', '(bound)'),
+            row('  deliverer vs that floor', 'deliverer 0 ms', 'kafkajs+undici floor 0 ms', ''),
+          ]
+        : []),
       ...(chosen.has('50ms') ? [row(`50 ms latency, ${slowN} events`, 'deliverer 50 ms', 'bare undici 50 ms', '≥ 0.80×')] : []),
       ...(chosen.has('hanging') ? [row('healthy beside a hanging one', 'healthy beside hanging', 'healthy alone', '≥ 0.90×')] : []),
     ];

@@ -3,6 +3,29 @@ import type { Service } from './service.js';
 import { runAll } from './service.js';
 
 /**
+ * Sends Node's process warnings through `logger` instead of Node's plain-text line on
+ * stderr, so the process writes nothing but pino JSON. Returns a function that puts
+ * Node's own handling back (for tests).
+ *
+ * NOTE: Node prints warnings from a 'warning' listener of its own, so removing the
+ * listeners is what silences that line. The one seen in practice: kafkajs's broker
+ * lock, an EventEmitter, passes its listener limit while many sends wait for a broker
+ * that restarts (MaxListenersExceededWarning; harmless, kafkajs issue #153).
+ */
+export function logProcessWarnings(logger: Logger): () => void {
+  const previous = process.listeners('warning');
+  process.removeAllListeners('warning');
+  const onWarning = (warning: Error & { code?: string }) => {
+    logger.warn({ warning: { name: warning.name, code: warning.code, message: warning.message } }, `node warning: ${warning.name}: ${warning.message}`);
+  };
+  process.on('warning', onWarning);
+  return () => {
+    process.off('warning', onWarning);
+    for (const listener of previous) process.on('warning', listener);
+  };
+}
+
+/**
  * Starts the services in order and runs until SIGTERM/SIGINT. Then stops them
  * in reverse order (intake first: the admin server, listed first, stops last
  * so /metrics and probes answer during the drain). A second signal or the
@@ -55,6 +78,7 @@ export async function runServices(options: {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  logProcessWarnings(logger);
   process.on('unhandledRejection', (error) => {
     logger.fatal({ err: error }, 'unhandled promise rejection; exiting so the orchestrator restarts the process');
     process.exit(2);

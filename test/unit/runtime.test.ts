@@ -1,4 +1,8 @@
+import { Writable } from 'node:stream';
+import { EventEmitter, once } from 'node:events';
 import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/observability/logger.js';
+import { logProcessWarnings } from '../../src/runtime/run-services.js';
 import { onceStop, runAll } from '../../src/runtime/service.js';
 
 describe('runAll', () => {
@@ -37,5 +41,41 @@ describe('onceStop', () => {
     expect(a).toBe(b);
     await a;
     expect(runs).toBe(1);
+  });
+});
+
+describe('logProcessWarnings', () => {
+  it('logs a process warning as one pino JSON line instead of Node\'s stderr text', async () => {
+    const lines: string[] = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const restore = logProcessWarnings(createLogger({ level: 'info', destination }));
+    const stderr: string[] = [];
+    const originalWrite = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string | Uint8Array) => {
+      stderr.push(chunk.toString());
+      return true;
+    }) as typeof process.stderr.write;
+    try {
+      const warned = once(process, 'warning');
+      // What kafkajs's broker lock does around a broker restart: an 11th listener.
+      const lock = new EventEmitter();
+      for (let i = 0; i < 11; i++) lock.on('releaseLock', () => undefined);
+      await warned;
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.stderr.write = originalWrite;
+      restore();
+    }
+    expect(stderr.filter((line) => line.includes('MaxListenersExceededWarning'))).toEqual([]);
+    expect(lines).toHaveLength(1);
+    const entry = JSON.parse(lines[0]!) as { level: number; msg: string; warning: { name: string } };
+    expect(entry.level).toBe(40);
+    expect(entry.warning.name).toBe('MaxListenersExceededWarning');
+    expect(entry.msg).toContain('releaseLock listeners');
   });
 });

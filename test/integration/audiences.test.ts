@@ -4,9 +4,7 @@
 // (a user entering the Markers audience) is processed after everything produced or
 // queued before it: once its identify is there, the absence of others is a fact.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
 import { parseCallBytes } from '../../src/calls/index.js';
-import { parseConfigText } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import type { ConfigListener, ConfigStore } from '../../src/config/store.js';
 import { createKafka, topicNames } from '../../src/kafka/index.js';
@@ -16,6 +14,7 @@ import type { Metrics } from '../../src/observability/metrics.js';
 import { createAudienceService } from '../../src/audiences/audience-service.js';
 import type { AudienceService } from '../../src/audiences/audience-service.js';
 import { audienceCallMessage, audienceTopicNames } from '../../src/audiences/records.js';
+import { testConfig } from '../support/config.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import type { ReadMessage } from '../support/kafka.js';
 import { waitFor } from '../support/wait-for.js';
@@ -27,8 +26,8 @@ const proUsers = { name: 'Pro Users', sources: ['web'], destinations: ['hooks', 
 const buyers = { name: 'Buyers', sources: ['web'], destinations: ['hooks'], rule: { event: 'Order Completed', atLeast: 3 } };
 
 function loadConfig(prefix: string, clientId: string, audiences: unknown[]): Config {
-  const result = parseConfigText(
-    stringify({
+  return testConfig(
+    {
       kafka: { brokers: testBrokers(), clientId, topicPrefix: prefix, partitions: 1 },
       sources: [
         { id: 'web', destinations: ['hooks'] },
@@ -39,12 +38,9 @@ function loadConfig(prefix: string, clientId: string, audiences: unknown[]): Con
         { id: 'off', type: 'webhooks', enabled: false, settings: { webhooks: [{ url: 'http://127.0.0.1:9/off' }] } },
       ],
       audiences,
-    }),
+    },
     'audiences.test.yaml',
-    {},
   );
-  if (!result.ok) throw new Error(result.errors.join('\n'));
-  return result.config;
 }
 
 /** A config store a test can change, like a reloaded file. */

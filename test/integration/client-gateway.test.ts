@@ -4,13 +4,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Analytics, AnalyticsDeliveryError } from '../../src/client/index.js';
 import { GATEWAY_ADDED_BYTES } from '../../src/client/http-transport.js';
-import { parseConfigText } from '../../src/config/load.js';
-import { staticConfigStore } from '../../src/config/store.js';
 import { createGatewayService } from '../../src/gateway/gateway-service.js';
 import type { GatewayService } from '../../src/gateway/gateway-service.js';
-import { createKafka } from '../../src/kafka/index.js';
-import { silentLogger } from '../../src/observability/logger.js';
-import { createMetrics } from '../../src/observability/metrics.js';
+import { testConfig, testRoleDeps } from '../support/config.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 
 const WRITE_KEY = 'wk-switchyard-client-0001';
@@ -22,22 +18,16 @@ let testKafka: Awaited<ReturnType<typeof createTestKafka>>;
 let endpoint: string;
 
 beforeAll(async () => {
-  const loaded = parseConfigText(
-    JSON.stringify({
+  const config = testConfig(
+    {
       kafka: { brokers: testBrokers(), topicPrefix: prefix, partitions: 3 },
       gateway: { port: 0, host: '127.0.0.1' },
       sources: [{ id: 'web', writeKey: WRITE_KEY, destinations: ['hooks'] }],
       destinations: [{ id: 'hooks', type: 'webhooks', settings: { webhooks: [{ url: 'http://127.0.0.1:9/hook' }] } }],
-    }),
+    },
     'client-gateway.yaml',
-    {},
   );
-  if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
-  const logger = silentLogger();
-  gateway = createGatewayService(
-    { config: staticConfigStore(loaded.config), kafka: createKafka(loaded.config.kafka, logger), metrics: createMetrics({ defaultMetrics: false }), logger },
-    { now: () => RECEIVED },
-  );
+  gateway = createGatewayService(testRoleDeps(config), { now: () => RECEIVED });
   await gateway.start();
   endpoint = `http://127.0.0.1:${gateway.port()}`;
   testKafka = await createTestKafka();

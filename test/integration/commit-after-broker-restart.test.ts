@@ -6,33 +6,18 @@
 import { Kafka, logLevel } from 'kafkajs';
 import type { Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfigText } from '../../src/config/load.js';
-import { staticConfigStore } from '../../src/config/store.js';
 import { createDelivererService, delivererGroupId } from '../../src/delivery/deliverer-service.js';
-import { createKafka, topicNames } from '../../src/kafka/index.js';
+import { topicNames } from '../../src/kafka/index.js';
 import { topicLag } from '../../src/kafka/lag.js';
-import { silentLogger } from '../../src/observability/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import type { Service } from '../../src/runtime/service.js';
+import { testConfig, testRoleDeps } from '../support/config.js';
 import { randomName, randomPrefix } from '../support/kafka.js';
 import { startReceiver } from '../support/receiver.js';
 import type { Receiver } from '../support/receiver.js';
 import { waitFor } from '../support/wait-for.js';
-
-interface DedicatedBroker {
-  brokers: string;
-  stopProcess(): Promise<void>;
-  startProcess(): Promise<void>;
-  stop(): Promise<void>;
-}
-
-async function startDedicatedBroker(): Promise<DedicatedBroker> {
-  // @ts-expect-error -- plain ESM script shared with `npm run kafka`
-  const { startBroker } = (await import('../../scripts/kafka/broker.mjs')) as {
-    startBroker(options?: { log?: (line: string) => void }): Promise<DedicatedBroker>;
-  };
-  return startBroker({ log: (line) => process.stderr.write(`${line}\n`) });
-}
+import { startDedicatedBroker } from '../support/dedicated-broker.js';
+import type { DedicatedBroker } from '../support/dedicated-broker.js';
 
 const EVENTS = 5;
 /** How long the receiver holds each request: long enough to stop the broker meanwhile. */
@@ -52,19 +37,16 @@ describe('deliverer commit across a broker restart', () => {
     broker = await startDedicatedBroker();
     receiver = await startReceiver();
     receiver.reply({ status: 200, delayMs: HOLD_MS });
-    const loaded = parseConfigText(
-      JSON.stringify({
+    const config = testConfig(
+      {
         kafka: { brokers: [broker.brokers], clientId: randomName('commit'), topicPrefix: prefix, partitions: 1 },
         delivery: { timeout: '30s', retryTiers: ['1s'], maxRetryWindow: '5m', concurrencyPerDestination: 16 },
         destinations: [{ id: 'hooks', type: 'webhooks', settings: { webhooks: [{ url: receiver.url() }] } }],
-      }),
+      },
       'commit.yaml',
-      {},
     );
-    if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
-    groupId = delivererGroupId(loaded.config, 'hooks');
-    const logger = silentLogger();
-    deliverer = createDelivererService({ config: staticConfigStore(loaded.config), kafka: createKafka(loaded.config.kafka, logger), metrics, logger });
+    groupId = delivererGroupId(config, 'hooks');
+    deliverer = createDelivererService(testRoleDeps(config, { metrics }));
     await deliverer.start();
     admin = new Kafka({ clientId: 'commit-test', brokers: [broker.brokers], logLevel: logLevel.NOTHING }).admin();
     await admin.connect();

@@ -4,7 +4,6 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfigText } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { staticConfigStore, watchedConfigStore } from '../../src/config/store.js';
 import type { ConfigStore } from '../../src/config/store.js';
@@ -14,6 +13,7 @@ import { silentLogger } from '../../src/observability/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import type { Metrics } from '../../src/observability/metrics.js';
 import type { Service } from '../../src/runtime/service.js';
+import { testConfig } from '../support/config.js';
 import { writeConfigFile } from '../support/daemon.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import { startReceiver } from '../support/receiver.js';
@@ -33,9 +33,7 @@ function configDoc(prefix: string, clientId: string, destinations: { id: string;
 }
 
 function load(doc: unknown, file = 'lifecycle.test.yaml'): Config {
-  const loaded = parseConfigText(JSON.stringify(doc), file, {});
-  if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
-  return loaded.config;
+  return testConfig(doc, file);
 }
 
 function startService(store: ConfigStore, metrics: Metrics): Service {

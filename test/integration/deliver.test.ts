@@ -3,8 +3,6 @@
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
-import { parseConfigText } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { staticConfigStore } from '../../src/config/store.js';
 import { createDelivererService } from '../../src/delivery/deliverer-service.js';
@@ -13,6 +11,7 @@ import { silentLogger } from '../../src/observability/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import type { Metrics } from '../../src/observability/metrics.js';
 import type { Service } from '../../src/runtime/service.js';
+import { testConfig } from '../support/config.js';
 import { startSelfSignedReceiver } from '../support/https-receiver.js';
 import type { SelfSignedReceiver } from '../support/https-receiver.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
@@ -101,9 +100,7 @@ beforeAll(async () => {
       { id: 'selfsigned', type: 'webhooks', settings: { webhooks: [{ url: tls.url() }] } },
     ],
   };
-  const loaded = parseConfigText(stringify(doc), 'deliver.test.yaml', {});
-  if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
-  config = loaded.config;
+  config = testConfig(doc, 'deliver.test.yaml');
   metrics = createMetrics({ defaultMetrics: false });
   service = createDelivererService(
     { config: staticConfigStore(config), kafka: createKafka(config.kafka, silentLogger()), metrics, logger: silentLogger() },

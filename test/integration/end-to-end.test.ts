@@ -6,15 +6,10 @@ import { readFileSync } from 'node:fs';
 import { Analytics } from '@segment/analytics-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROLE_FACTORIES } from '../../src/cli/roles.js';
-import { parseConfigText } from '../../src/config/load.js';
-import { staticConfigStore } from '../../src/config/store.js';
 import { createGatewayService } from '../../src/gateway/gateway-service.js';
 import type { GatewayService } from '../../src/gateway/gateway-service.js';
-import { createKafka } from '../../src/kafka/index.js';
-import { silentLogger } from '../../src/observability/logger.js';
-import { createMetrics } from '../../src/observability/metrics.js';
-import type { RoleDeps } from '../../src/runtime/deps.js';
 import type { Service } from '../../src/runtime/service.js';
+import { testConfig, testRoleDeps } from '../support/config.js';
 import { randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import { startReceiver } from '../support/receiver.js';
 import type { Receiver } from '../support/receiver.js';
@@ -54,8 +49,8 @@ let sentAtMs: number | undefined;
 
 beforeAll(async () => {
   receiver = await startReceiver();
-  const loaded = parseConfigText(
-    JSON.stringify({
+  const config = testConfig(
+    {
       kafka: { brokers: testBrokers(), clientId: randomName('e2e'), topicPrefix: randomPrefix(), partitions: 2 },
       gateway: { port: 0, host: '127.0.0.1' },
       sources: [{ id: 'node-backend', writeKey: WRITE_KEY, destinations: ['hooks'] }],
@@ -66,18 +61,10 @@ beforeAll(async () => {
           settings: { webhooks: [{ url: receiver.url('/segment'), headers: { 'X-Team': 'growth' } }], sharedSecret: SHARED_SECRET },
         },
       ],
-    }),
+    },
     'end-to-end.test.yaml',
-    {},
   );
-  if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
-  const logger = silentLogger();
-  const deps: RoleDeps = {
-    config: staticConfigStore(loaded.config),
-    kafka: createKafka(loaded.config.kafka, logger),
-    metrics: createMetrics({ defaultMetrics: false }),
-    logger,
-  };
+  const deps = testRoleDeps(config);
   gateway = createGatewayService(deps, { now: () => sentAtMs ?? Date.now() });
   // The roles as `switchyard all` composes them, with the gateway's clock pinned.
   services = [...ROLE_FACTORIES.deliverer(deps), ...ROLE_FACTORIES.router(deps), gateway];

@@ -8,8 +8,6 @@
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
-import { parseConfigText } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { topicNames } from '../../src/kafka/index.js';
 import { topicLag } from '../../src/kafka/lag.js';
@@ -23,6 +21,7 @@ import { traceIdOf } from '../chaos/receivers.js';
 import { chaosConfig, chaosTopology } from '../chaos/topology.js';
 import { judge } from '../chaos/verdict.js';
 import type { Arrivals, Kept } from '../chaos/verdict.js';
+import { testConfig } from '../support/config.js';
 import { startRole, writeConfigFile } from '../support/daemon.js';
 import type { Daemon } from '../support/daemon.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
@@ -47,9 +46,7 @@ function configShape(brokers: string[], clientId: string, prefix: string): Recor
 }
 
 function loadConfig(shape: Record<string, unknown>): Config {
-  const loaded = parseConfigText(stringify(shape), 'fuzz.yaml', {});
-  if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
-  return loaded.config;
+  return testConfig(shape, 'fuzz.yaml');
 }
 
 describe('fuzzed calls: the router planning them (property)', () => {

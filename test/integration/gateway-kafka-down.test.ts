@@ -4,32 +4,15 @@
 import { Kafka, logLevel } from 'kafkajs';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfigText } from '../../src/config/load.js';
-import { staticConfigStore } from '../../src/config/store.js';
 import { createGatewayService } from '../../src/gateway/gateway-service.js';
 import type { GatewayService } from '../../src/gateway/gateway-service.js';
-import { createKafka } from '../../src/kafka/index.js';
-import { silentLogger } from '../../src/observability/logger.js';
-import { createMetrics } from '../../src/observability/metrics.js';
+import { testConfig, testRoleDeps } from '../support/config.js';
 import { randomName, randomPrefix, readTopic } from '../support/kafka.js';
 import { waitFor } from '../support/wait-for.js';
-
-interface DedicatedBroker {
-  brokers: string;
-  stopProcess(): Promise<void>;
-  startProcess(): Promise<void>;
-  stop(): Promise<void>;
-}
+import { startDedicatedBroker } from '../support/dedicated-broker.js';
+import type { DedicatedBroker } from '../support/dedicated-broker.js';
 
 const WRITE_KEY = 'wk-kafka-down-0001';
-
-async function startDedicatedBroker(): Promise<DedicatedBroker> {
-  // @ts-expect-error -- plain ESM script shared with `npm run kafka`
-  const { startBroker } = (await import('../../scripts/kafka/broker.mjs')) as {
-    startBroker(options?: { log?: (line: string) => void }): Promise<DedicatedBroker>;
-  };
-  return startBroker({ log: (line) => process.stderr.write(`${line}\n`) });
-}
 
 async function postBatch(base: string, userId: string): Promise<{ status: number; headers: Record<string, unknown>; json: Record<string, unknown> }> {
   const res = await request(`${base}/v1/batch`, {
@@ -48,20 +31,17 @@ describe('gateway when Kafka is unavailable', () => {
 
   beforeAll(async () => {
     broker = await startDedicatedBroker();
-    const loaded = parseConfigText(
-      JSON.stringify({
+    const config = testConfig(
+      {
         kafka: { brokers: [broker.brokers], topicPrefix: prefix, partitions: 1 },
         gateway: { port: 0, host: '127.0.0.1' },
         sources: [{ id: 'web', writeKey: WRITE_KEY, destinations: ['hooks'] }],
         destinations: [{ id: 'hooks', type: 'webhooks', settings: { webhooks: [{ url: 'http://127.0.0.1:9/hook' }] } }],
-      }),
+      },
       'kafka-down.yaml',
-      {},
     );
-    if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
-    const logger = silentLogger();
     gateway = createGatewayService(
-      { config: staticConfigStore(loaded.config), kafka: createKafka(loaded.config.kafka, logger), metrics: createMetrics({ defaultMetrics: false }), logger },
+      testRoleDeps(config),
       // A shorter bound than production's 10 s keeps the test quick; the behaviour is the same.
       { sendTimeoutMs: 3_000 },
     );

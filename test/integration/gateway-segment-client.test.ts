@@ -2,13 +2,9 @@
 // type arrives in the calls topic with its source, fields and corrected timestamps.
 import { Analytics } from '@segment/analytics-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfigText } from '../../src/config/load.js';
-import { staticConfigStore } from '../../src/config/store.js';
 import { createGatewayService } from '../../src/gateway/gateway-service.js';
 import type { GatewayService } from '../../src/gateway/gateway-service.js';
-import { createKafka } from '../../src/kafka/index.js';
-import { silentLogger } from '../../src/observability/logger.js';
-import { createMetrics } from '../../src/observability/metrics.js';
+import { testConfig, testRoleDeps } from '../support/config.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 
 const WRITE_KEY = 'wk-segment-node-0001';
@@ -20,8 +16,8 @@ describe('gateway with @segment/analytics-node', () => {
   let testKafka: Awaited<ReturnType<typeof createTestKafka>>;
 
   beforeAll(async () => {
-    const loaded = parseConfigText(
-      JSON.stringify({
+    const config = testConfig(
+      {
         kafka: { brokers: testBrokers(), topicPrefix: prefix, partitions: 3 },
         gateway: { port: 0, host: '127.0.0.1' },
         sources: [
@@ -29,16 +25,10 @@ describe('gateway with @segment/analytics-node', () => {
           { id: 'other', writeKey: 'wk-other-0001', destinations: ['hooks'] },
         ],
         destinations: [{ id: 'hooks', type: 'webhooks', settings: { webhooks: [{ url: 'http://127.0.0.1:9/hook' }] } }],
-      }),
+      },
       'segment-client.yaml',
-      {},
     );
-    if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
-    const logger = silentLogger();
-    gateway = createGatewayService(
-      { config: staticConfigStore(loaded.config), kafka: createKafka(loaded.config.kafka, logger), metrics: createMetrics({ defaultMetrics: false }), logger },
-      { now: () => RECEIVED },
-    );
+    gateway = createGatewayService(testRoleDeps(config), { now: () => RECEIVED });
     await gateway.start();
     testKafka = await createTestKafka();
   });

@@ -7,7 +7,6 @@ import { gzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Consumer, KafkaMessage } from 'kafkajs';
-import { parseConfigText } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import type { ConfigStore } from '../../src/config/store.js';
 import { createGatewayService } from '../../src/gateway/gateway-service.js';
@@ -16,6 +15,7 @@ import { createKafka } from '../../src/kafka/index.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import type { Metrics } from '../../src/observability/metrics.js';
 import { silentLogger } from '../../src/observability/logger.js';
+import { testConfig } from '../support/config.js';
 import { randomName, randomPrefix, testBrokers, testKafka } from '../support/kafka.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -25,15 +25,15 @@ const MOBILE_KEY = 'wk-mobile-0123456789';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 function makeConfig(prefix: string, sources: unknown[]): Config {
-  const text = JSON.stringify({
-    kafka: { brokers: testBrokers(), topicPrefix: prefix, partitions: 2, replicationFactor: 1 },
-    gateway: { port: 0, host: '127.0.0.1' },
-    sources,
-    destinations: [{ id: 'hooks', type: 'webhooks', settings: { webhooks: [{ url: 'http://127.0.0.1:9/hook' }] } }],
-  });
-  const loaded = parseConfigText(text, 'gateway-test.yaml', {});
-  if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
-  return loaded.config;
+  return testConfig(
+    {
+      kafka: { brokers: testBrokers(), topicPrefix: prefix, partitions: 2, replicationFactor: 1 },
+      gateway: { port: 0, host: '127.0.0.1' },
+      sources,
+      destinations: [{ id: 'hooks', type: 'webhooks', settings: { webhooks: [{ url: 'http://127.0.0.1:9/hook' }] } }],
+    },
+    'gateway-test.yaml',
+  );
 }
 
 interface Running {

@@ -11,21 +11,8 @@ import type { Producer } from '../../src/kafka/index.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { randomName } from '../support/kafka.js';
 import { waitFor } from '../support/wait-for.js';
-
-interface DedicatedBroker {
-  brokers: string;
-  stopProcess(): Promise<void>;
-  startProcess(): Promise<void>;
-  stop(): Promise<void>;
-}
-
-async function startDedicatedBroker(): Promise<DedicatedBroker> {
-  // @ts-expect-error -- plain ESM script shared with `npm run kafka`
-  const { startBroker } = (await import('../../scripts/kafka/broker.mjs')) as {
-    startBroker(options?: { log?: (line: string) => void }): Promise<DedicatedBroker>;
-  };
-  return startBroker({ log: (line) => process.stderr.write(`${line}\n`) });
-}
+import { startDedicatedBroker } from '../support/dedicated-broker.js';
+import type { DedicatedBroker } from '../support/dedicated-broker.js';
 
 /** Overlapping sends, as the gateway's and the deliverer's batchers make them. */
 const SENDERS = 20;

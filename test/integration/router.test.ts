@@ -2,8 +2,6 @@
 // topics and to calls.invalid, byte for byte, for every routing rule and every kind
 // of bad input, plus deletion requests, metrics and its service life cycle.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
-import { parseConfigText } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { staticConfigStore } from '../../src/config/store.js';
 import { createKafka, topicNames } from '../../src/kafka/index.js';
@@ -12,6 +10,7 @@ import { createMetrics } from '../../src/observability/metrics.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { createRouterService, routerGroupId } from '../../src/router/router-service.js';
 import type { Service } from '../../src/runtime/service.js';
+import { testConfig } from '../support/config.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import type { ReadMessage } from '../support/kafka.js';
 import { waitFor } from '../support/wait-for.js';
@@ -35,9 +34,7 @@ async function waitForDrained(tk: TestKafka, groupId: string, topic: string, tim
 }
 
 function loadConfig(shape: unknown): Config {
-  const result = parseConfigText(stringify(shape), 'router-test.yaml', {});
-  if (!result.ok) throw new Error(result.errors.join('\n'));
-  return result.config;
+  return testConfig(shape, 'router-test.yaml');
 }
 
 const byMessageId = (messages: ReadMessage[]) => new Map(messages.map((m) => [m.headers['message-id'], m]));

@@ -7,20 +7,15 @@ import { randomBytes } from 'node:crypto';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfigText } from '../../src/config/load.js';
-import { staticConfigStore } from '../../src/config/store.js';
 import { createDelivererService } from '../../src/delivery/deliverer-service.js';
 import { createGatewayService } from '../../src/gateway/gateway-service.js';
 import type { GatewayService } from '../../src/gateway/gateway-service.js';
-import { createKafka } from '../../src/kafka/index.js';
-import { silentLogger } from '../../src/observability/logger.js';
-import { createMetrics } from '../../src/observability/metrics.js';
 import { SpanKind } from '../../src/observability/tracing.js';
 import { installTracing } from '../../src/observability/tracing-sdk.js';
 import type { TracingSdk } from '../../src/observability/tracing-sdk.js';
 import { createRouterService } from '../../src/router/router-service.js';
-import type { RoleDeps } from '../../src/runtime/deps.js';
 import type { Service } from '../../src/runtime/service.js';
+import { testConfig, testRoleDeps } from '../support/config.js';
 import { startRole, writeConfigFile } from '../support/daemon.js';
 import { randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import { startReceiver } from '../support/receiver.js';
@@ -37,25 +32,17 @@ let sdk: TracingSdk | undefined;
 
 beforeAll(async () => {
   receiver = await startReceiver();
-  const loaded = parseConfigText(
-    JSON.stringify({
+  const config = testConfig(
+    {
       kafka: { brokers: testBrokers(), clientId: randomName('tracing'), topicPrefix: randomPrefix(), partitions: 2 },
       gateway: { port: 0, host: '127.0.0.1' },
       delivery: { timeout: '5s', retryTiers: ['200ms'], maxRetryWindow: '1m' },
       sources: [{ id: 'web', writeKey: WRITE_KEY, destinations: ['hooks'] }],
       destinations: [{ id: 'hooks', type: 'webhooks', settings: { webhooks: [{ url: receiver.url() }] } }],
-    }),
+    },
     'tracing.test.yaml',
-    {},
   );
-  if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
-  const logger = silentLogger();
-  const deps: RoleDeps = {
-    config: staticConfigStore(loaded.config),
-    kafka: createKafka(loaded.config.kafka, logger),
-    metrics: createMetrics({ defaultMetrics: false }),
-    logger,
-  };
+  const deps = testRoleDeps(config);
   gateway = createGatewayService(deps);
   services = [createDelivererService(deps, { sampleIntervalMs: 60_000 }), createRouterService({ ...deps, tuning: { lagIntervalMs: 60_000 } }), gateway];
   for (const service of services) await service.start();

@@ -4,7 +4,7 @@
 // cause is recorded as a crash; every role's output is kept in the run's log folder.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { createWriteStream, writeFileSync } from 'node:fs';
+import { createWriteStream, renameSync, writeFileSync } from 'node:fs';
 import type { WriteStream } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -77,6 +77,7 @@ export class RoleProcess {
   readonly logCounts: LogCounts = { warn: 0, error: 0, fatal: 0 };
   /** Messages of error and fatal lines (first few), for the report. */
   readonly errorMessages = new Map<string, number>();
+  private readonly logWaiters = new Set<{ msg: string; seen: () => void }>();
 
   constructor(
     readonly role: RoleName,
@@ -165,6 +166,28 @@ export class RoleProcess {
     }
   }
 
+  /** Resolves once `times` more log lines (of any generation) have `msg` as their message; rejects after `timeoutMs`. */
+  waitForLog(msg: string, times: number, timeoutMs: number): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let left = times;
+      const waiter = {
+        msg,
+        seen: () => {
+          left -= 1;
+          if (left > 0) return;
+          clearTimeout(timer);
+          this.logWaiters.delete(waiter);
+          resolve();
+        },
+      };
+      const timer = setTimeout(() => {
+        this.logWaiters.delete(waiter);
+        reject(new Error(`${this.role} logged "${msg}" ${times - left} of ${times} times within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.logWaiters.add(waiter);
+    });
+  }
+
   running(): boolean {
     const child = this.child;
     return child !== undefined && child.exitCode === null && child.signalCode === null;
@@ -185,6 +208,7 @@ export class RoleProcess {
       return;
     }
     if (entry.msg === 'started') started();
+    for (const waiter of this.logWaiters) if (entry.msg === waiter.msg) waiter.seen();
     const level = typeof entry.level === 'number' ? entry.level : 0;
     if (level >= 40 && level < 50) this.logCounts.warn += 1;
     if (level >= 50) {
@@ -196,9 +220,13 @@ export class RoleProcess {
   }
 }
 
-/** Writes one role's config file (same content for all roles but the admin port). */
+/**
+ * Writes one role's config file (same content for all roles but the admin port). The
+ * file is replaced whole (a rename), so a role reloading it never reads half of it.
+ */
 export function writeRoleConfig(logDir: string, role: RoleName, config: Record<string, unknown>): string {
   const file = join(logDir, `${role}.yaml`);
-  writeFileSync(file, stringify(config));
+  writeFileSync(`${file}.next`, stringify(config));
+  renameSync(`${file}.next`, file);
   return file;
 }

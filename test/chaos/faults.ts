@@ -1,6 +1,7 @@
 // The fault schedule: at random instants of the load, SIGKILL a role and start it
-// again, stop the broker and start it on the same data, or take a receiver down for a
-// few seconds. Planning is pure (and seeded); faults run one after another, so each
+// again, stop the broker and start it on the same data, take a receiver down for a
+// few seconds, or change the config file under the running roles (a reload that makes
+// the deliverer restart its destination workers). Planning is pure (and seeded); faults run one after another, so each
 // one's effect can be told apart and a restarting role never meets a stopped broker.
 import type { RoleName } from './cluster.js';
 import { ROLES } from './cluster.js';
@@ -9,7 +10,8 @@ import type { Random } from './random.js';
 export type Fault =
   | { kind: 'kill'; atMs: number; role: RoleName; /** Before the restart: a dead pod's replacement is not instant. */ downMs: number }
   | { kind: 'broker-restart'; atMs: number; downMs: number }
-  | { kind: 'receiver-outage'; atMs: number; receiver: string; durationMs: number };
+  | { kind: 'receiver-outage'; atMs: number; receiver: string; durationMs: number }
+  | { kind: 'reload'; atMs: number };
 
 /** What happened, for the report. */
 export interface FaultRecord {
@@ -25,7 +27,7 @@ export interface FaultRecord {
  * shuffled order, so that every role is killed when there are at least three kills.
  */
 export function planFaults(
-  counts: { kills: number; brokerRestarts: number; receiverOutages: number },
+  counts: { kills: number; brokerRestarts: number; receiverOutages: number; reloads: number },
   loadDurationMs: number,
   outageReceiver: string,
   random: Random,
@@ -36,6 +38,7 @@ export function planFaults(
   for (let i = 0; i < counts.kills; i++) faults.push({ kind: 'kill', atMs: at(), role: roles[i % roles.length]!, downMs: random.int(0, 2_000) });
   for (let i = 0; i < counts.brokerRestarts; i++) faults.push({ kind: 'broker-restart', atMs: at(), downMs: random.int(1_000, 5_000) });
   for (let i = 0; i < counts.receiverOutages; i++) faults.push({ kind: 'receiver-outage', atMs: at(), receiver: outageReceiver, durationMs: random.int(1_000, 4_000) });
+  for (let i = 0; i < counts.reloads; i++) faults.push({ kind: 'reload', atMs: at() });
   return faults.sort((a, b) => a.atMs - b.atMs);
 }
 
@@ -45,6 +48,8 @@ export interface FaultActions {
   stopBroker(): Promise<void>;
   startBroker(): Promise<void>;
   outage(receiver: string, untilMs: number): void;
+  /** Rewrites the roles' config files and resolves once the change is applied. */
+  reload(): Promise<string>;
   log(line: string): void;
 }
 
@@ -77,6 +82,9 @@ export async function runFaults(faults: readonly Fault[], startMs: number, actio
         case 'receiver-outage':
           actions.log(`fault: receiver ${fault.receiver} answers 503 for ${fault.durationMs} ms`);
           actions.outage(fault.receiver, Date.now() + fault.durationMs);
+          break;
+        case 'reload':
+          actions.log(`fault: config reloaded under load (${await actions.reload()})`);
           break;
       }
     } catch (caught) {

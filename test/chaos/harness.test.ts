@@ -150,12 +150,13 @@ describe('body oracle (DESIGN §6)', () => {
 
 describe('fault plan', () => {
   it('spreads the faults over 10–85 % of the load, kills every role, and repeats for a seed', () => {
-    const plan = (seed: number) => planFaults({ kills: 6, brokerRestarts: 2, receiverOutages: 3 }, 100_000, 'steady', createRandom(seed));
+    const plan = (seed: number) => planFaults({ kills: 6, brokerRestarts: 2, receiverOutages: 3, reloads: 2 }, 100_000, 'steady', createRandom(seed));
     const faults = plan(7);
     expect(faults).toEqual(plan(7));
     expect(faults.filter((f) => f.kind === 'kill')).toHaveLength(6);
     expect(new Set(faults.flatMap((f) => (f.kind === 'kill' ? [f.role] : [])))).toEqual(new Set(['gateway', 'router', 'deliverer']));
     expect(faults.filter((f) => f.kind === 'broker-restart')).toHaveLength(2);
+    expect(faults.filter((f) => f.kind === 'reload')).toHaveLength(2);
     for (const fault of faults) expect(fault.atMs).toBeGreaterThanOrEqual(10_000);
     for (const fault of faults) expect(fault.atMs).toBeLessThanOrEqual(85_000);
     expect(faults.map((f) => f.atMs)).toEqual([...faults.map((f) => f.atMs)].sort((a, b) => a - b));

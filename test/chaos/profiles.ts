@@ -24,6 +24,8 @@ export interface ChaosProfile {
   brokerRestarts: number;
   /** Spells during which the `steady` receiver answers 503 to everything. */
   receiverOutages: number;
+  /** Config files rewritten under the running roles (delivery concurrency changed, so the deliverer restarts its workers). */
+  reloads: number;
   /** Share of requests the `flaky` receiver fails. */
   failingShare: number;
   partitions: number;
@@ -54,6 +56,7 @@ export const PROFILES: Record<'short' | 'full' | 'soak', ChaosProfile> = {
     kills: 3,
     brokerRestarts: 1,
     receiverOutages: 2,
+    reloads: 2,
     failingShare: 0.2,
     partitions: 3,
     delivery: TEST_DELIVERY,
@@ -69,6 +72,7 @@ export const PROFILES: Record<'short' | 'full' | 'soak', ChaosProfile> = {
     kills: 21,
     brokerRestarts: 3,
     receiverOutages: 8,
+    reloads: 6,
     failingShare: 0.2,
     partitions: 3,
     delivery: TEST_DELIVERY,
@@ -85,6 +89,7 @@ export const PROFILES: Record<'short' | 'full' | 'soak', ChaosProfile> = {
     kills: 0,
     brokerRestarts: 0,
     receiverOutages: 0,
+    reloads: 0,
     failingShare: 0.2,
     partitions: 3,
     delivery: TEST_DELIVERY,
@@ -99,6 +104,7 @@ knobs (each overrides the profile's value):
   --calls N              load calls                     --rate N              load calls per second
   --fuzz N               fuzzed inputs                  --kills N             SIGKILLs of a random role
   --broker-restarts N    broker restarts                --outages N           receiver outages
+  --reloads N            config reloads under load
   --failing-share F      share the flaky receiver fails --soak-minutes N      soak length (soak profile)
   --seed N               repeat a run's random choices  --report FILE         also write the report as JSON`;
 
@@ -128,6 +134,7 @@ export function parseChaosArgs(argv: string[]): ChaosCommand {
       kills: { type: 'string' },
       'broker-restarts': { type: 'string' },
       outages: { type: 'string' },
+      reloads: { type: 'string' },
       'failing-share': { type: 'string' },
       'soak-minutes': { type: 'string' },
       seed: { type: 'string' },
@@ -148,6 +155,7 @@ export function parseChaosArgs(argv: string[]): ChaosCommand {
   set('kills', positive('kills', values.kills));
   set('brokerRestarts', positive('broker-restarts', values['broker-restarts']));
   set('receiverOutages', positive('outages', values.outages));
+  set('reloads', positive('reloads', values.reloads));
   const share = positive('failing-share', values['failing-share'], false);
   if (share !== undefined && share > 1) throw new Error('--failing-share must be between 0 and 1');
   set('failingShare', share);

@@ -30,6 +30,7 @@ import { findTrails } from './trail.js';
 import type { TrailStop } from './trail.js';
 import type { KafkaTap } from './tap.js';
 import { chaosConfig, chaosTopology } from './topology.js';
+import type { ClusterSettings } from './topology.js';
 import type { Topology } from './topology.js';
 import { judge } from './verdict.js';
 import type { Arrivals, Kept, Observations, Verdict } from './verdict.js';
@@ -54,7 +55,7 @@ export interface ChaosReport {
   verdict: Verdict;
   loadStats: LoadStats;
   fuzzStats: Omit<FuzzStats, 'gatewayStatus'> & { gatewayStatus: Record<string, number> };
-  faults: { kills: number; brokerRestarts: number; receiverOutages: number; failed: string[] };
+  faults: { kills: number; brokerRestarts: number; receiverOutages: number; reloads: number; failed: string[] };
   crashes: UnexpectedExit[];
   roles: RoleSummary[];
   receivers: { name: string; requests: number; failuresServed: Record<string, number>; problems: string[]; problemCount: number }[];
@@ -179,6 +180,10 @@ interface ChaosRun {
   writer?: KafkaWriter;
   admin?: Admin;
   gatewayUrl: string;
+  /** What the roles' config files are written from (set once the receivers run). */
+  settings?: Omit<ClusterSettings, 'adminPort'>;
+  /** Config reloads so far. */
+  reloads: number;
 }
 
 export async function runChaos(input: ChaosProfile, log: Log): Promise<ChaosReport> {
@@ -209,6 +214,7 @@ export async function runChaos(input: ChaosProfile, log: Log): Promise<ChaosRepo
     loadStats: emptyLoadStats(),
     fuzzStats: emptyFuzzStats(),
     gatewayUrl: '',
+    reloads: 0,
   };
   let sampler: NodeJS.Timeout | undefined;
   let faultRecords: FaultRecord[] = [];
@@ -285,7 +291,7 @@ async function startSystem(run: ChaosRun): Promise<void> {
 
   const gatewayPort = await freePort();
   run.gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
-  const settings = {
+  const settings: Omit<ClusterSettings, 'adminPort'> = {
     brokers: broker.brokers,
     clientId: run.clientId,
     topicPrefix: `chaos-${run.runTag}.`,
@@ -294,6 +300,7 @@ async function startSystem(run: ChaosRun): Promise<void> {
     receiverUrls: new Map([...run.receivers].map(([name, r]) => [name, r.url()])),
     delivery: profile.delivery,
   };
+  run.settings = settings;
   for (const role of ROLES) {
     // One config file per role: the same but for the admin port, so that each role's /metrics can be read.
     const adminPort = await freePort();
@@ -331,6 +338,31 @@ function sampleResources(run: ChaosRun): void {
   }
 }
 
+/** The message the deliverer logs for each destination worker it restarts after a reload (src/delivery/deliverer-service.ts). */
+const WORKER_RESTARTED = 'delivery settings changed; restarting its worker';
+
+/**
+ * Rewrites every role's config file with another delivery concurrency (half the
+ * profile's, then back), which makes the deliverer stop every destination worker with
+ * its requests in flight and retry partitions paused, and start new ones; routing
+ * stays the same, so what each call must reach does not change. Resolves once the
+ * deliverer restarted the worker of every enabled destination (so the next reload
+ * cannot take this one's log lines for its own).
+ */
+async function reloadConfig(run: ChaosRun): Promise<string> {
+  run.reloads += 1;
+  const base = run.profile.delivery.concurrencyPerDestination;
+  const concurrency = run.reloads % 2 === 1 ? Math.max(1, Math.floor(base / 2)) : base;
+  const workers = run.topology.destinations.filter((d) => d.enabled).length;
+  const applied = run.roles.get('deliverer')!.waitForLog(WORKER_RESTARTED, workers, 30_000);
+  for (const [role, process] of run.roles) {
+    const settings = { ...run.settings!, adminPort: process.adminPort, delivery: { ...run.settings!.delivery, concurrencyPerDestination: concurrency } };
+    writeRoleConfig(run.logDir, role, chaosConfig(run.topology, settings));
+  }
+  await applied;
+  return `delivery concurrency ${concurrency}; the deliverer restarted its workers`;
+}
+
 /** The load, the fuzzed inputs and the faults, all at once; resolves when the load is sent and the last fault is over. */
 async function driveLoadAndFaults(run: ChaosRun): Promise<{ loadStartedAt: number; loadEndedAt: number; faultRecords: FaultRecord[] }> {
   const { profile, topology, ledger, say, loadStats, fuzzStats } = run;
@@ -338,7 +370,7 @@ async function driveLoadAndFaults(run: ChaosRun): Promise<{ loadStartedAt: numbe
   const target = { gatewayUrl: run.gatewayUrl, kafka: writer };
   const loadDurationMs = (profile.calls / profile.ratePerSecond) * 1000;
   const faults = planFaults(
-    { kills: profile.kills, brokerRestarts: profile.brokerRestarts, receiverOutages: profile.receiverOutages },
+    { kills: profile.kills, brokerRestarts: profile.brokerRestarts, receiverOutages: profile.receiverOutages, reloads: profile.reloads },
     loadDurationMs,
     'steady',
     run.random.fork(),
@@ -404,6 +436,7 @@ async function driveLoadAndFaults(run: ChaosRun): Promise<{ loadStartedAt: numbe
     stopBroker: () => run.broker!.stopProcess(),
     startBroker: () => run.broker!.startProcess(),
     outage: (name, untilMs) => run.receivers.get(name)!.outageUntil(untilMs),
+    reload: () => reloadConfig(run),
     log: say,
   });
   try {
@@ -524,7 +557,7 @@ function buildReport(parts: {
 }): ChaosReport {
   const { verdict, profile } = parts;
   const kills = parts.faultRecords.filter((r) => r.fault.kind === 'kill');
-  const soak = profile.kills === 0 && profile.brokerRestarts === 0;
+  const soak = profile.kills === 0 && profile.brokerRestarts === 0 && profile.reloads === 0;
   const roles: RoleSummary[] = [...parts.roles.values()].map((process) => ({
     role: process.role,
     kills: kills.filter((r) => r.fault.kind === 'kill' && r.fault.role === process.role).length,
@@ -569,6 +602,7 @@ function buildReport(parts: {
       kills: kills.length,
       brokerRestarts: parts.faultRecords.filter((r) => r.fault.kind === 'broker-restart').length,
       receiverOutages: parts.faultRecords.filter((r) => r.fault.kind === 'receiver-outage').length,
+      reloads: parts.faultRecords.filter((r) => r.fault.kind === 'reload').length,
       failed: failedFaults,
     },
     crashes: parts.crashes,

@@ -2,6 +2,7 @@
 // fault plan, the memory trend and the command line. A harness that miscounts would
 // pass a run that lost calls, so its arithmetic is tested like product code.
 import { describe, expect, it } from 'vitest';
+import { deletionDestinations, deletionSources, expectedDeleteBody } from './deletions.js';
 import { normalizeReceivedBody, renderExpectedBody } from './expected-body.js';
 import { planFaults } from './faults.js';
 import { parseChaosArgs, PROFILES } from './profiles.js';
@@ -115,6 +116,13 @@ describe('routing oracle (DESIGN §5)', () => {
     expect(expectedDestinations(topology, web, { type: 'identify' })).toEqual(['steady', 'flaky']);
     expect(expectedDestinations(topology, web, { type: 'track', event: 'Debug Ping' })).toEqual([]);
     expect(expectedDestinations(topology, web, { type: 'page', event: 'Debug Ping' })).toEqual(['steady', 'flaky']);
+  });
+
+  it('sends a deletion to every enabled destination of its source, unfiltered, and only names sources with a live destination', () => {
+    expect(deletionDestinations(topology, web)).toEqual(['steady', 'flaky']);
+    expect(deletionDestinations(topology, topology.sources.find((s) => s.id === 'mobile')!)).toEqual(['fanout', 'bounce']);
+    expect(deletionSources(topology).map((s) => s.id)).toEqual(['web', 'mobile', 'server']);
+    expect(expectedDeleteBody('u-1', Date.UTC(2026, 4, 1))).toBe('{"type":"delete","userId":"u-1","timestamp":"2026-05-01T00:00:00.000Z"}');
   });
 
   it('finds the source by header first, then by write key', () => {

@@ -1,6 +1,7 @@
 // What the harness sent and what it therefore expects, by the key each call is known by
-// at the receivers: load calls by messageId (`ld-<run>-<n>`), fuzzed inputs by the trace
-// id of their traceparent (their messageId may be anything, or missing).
+// at the receivers: load calls by messageId (`ld-<run>-<n>`), fuzzed inputs and deletion
+// requests by the trace id of their traceparent (a fuzzed messageId may be anything or
+// missing; a delete body has none).
 import { normalizeReceivedBody } from './expected-body.js';
 import type { Expectation } from './verdict.js';
 
@@ -51,6 +52,16 @@ export class Ledger {
       expectation: { key: messageId, origin: 'load', acknowledged: false, claim: 'valid', destinations },
       body,
       knownMessageId: messageId,
+      placeholders: false,
+    });
+  }
+
+  /** A deletion request, known by its trace id, with the exact delete body its destinations must get. */
+  addDeletion(key: string, destinations: readonly string[], body: string): void {
+    this.entries.set(key, {
+      expectation: { key, origin: 'deletion', acknowledged: false, claim: 'valid', destinations },
+      body,
+      knownMessageId: undefined,
       placeholders: false,
     });
   }

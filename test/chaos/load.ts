@@ -156,7 +156,7 @@ export async function postToGateway(
 }
 
 export interface KafkaWriter {
-  /** Writes records to `calls` with acks=all, again on failure, up to ATTEMPTS times. */
+  /** Writes records to its topic with acks=all, again on failure, up to ATTEMPTS times. */
   write(records: { key: string | null; value: Buffer; headers: Record<string, string> }[]): Promise<SendOutcome>;
   close(): Promise<void>;
 }

@@ -18,6 +18,8 @@ export interface ChaosProfile {
   fuzzInputs: number;
   /** Of the fuzzed inputs, the share sent through the gateway. */
   gatewayFuzzShare: number;
+  /** Deletion requests (each naming one source), spread over the load. */
+  deletions: number;
   /** SIGKILLs of a random role (each followed by a restart). */
   kills: number;
   /** Broker stops and restarts on the same data. */
@@ -53,6 +55,7 @@ export const PROFILES: Record<'short' | 'full' | 'soak', ChaosProfile> = {
     ratePerSecond: 80,
     fuzzInputs: 10_000,
     gatewayFuzzShare: 0.1,
+    deletions: 100,
     kills: 3,
     brokerRestarts: 1,
     receiverOutages: 2,
@@ -69,6 +72,7 @@ export const PROFILES: Record<'short' | 'full' | 'soak', ChaosProfile> = {
     ratePerSecond: 160,
     fuzzInputs: 100_000,
     gatewayFuzzShare: 0.1,
+    deletions: 2_000,
     kills: 21,
     brokerRestarts: 3,
     receiverOutages: 8,
@@ -86,6 +90,7 @@ export const PROFILES: Record<'short' | 'full' | 'soak', ChaosProfile> = {
     ratePerSecond: 60,
     fuzzInputs: 6_000,
     gatewayFuzzShare: 0.1,
+    deletions: 0,
     kills: 0,
     brokerRestarts: 0,
     receiverOutages: 0,
@@ -104,7 +109,7 @@ knobs (each overrides the profile's value):
   --calls N              load calls                     --rate N              load calls per second
   --fuzz N               fuzzed inputs                  --kills N             SIGKILLs of a random role
   --broker-restarts N    broker restarts                --outages N           receiver outages
-  --reloads N            config reloads under load
+  --reloads N            config reloads under load      --deletions N         deletion requests
   --failing-share F      share the flaky receiver fails --soak-minutes N      soak length (soak profile)
   --seed N               repeat a run's random choices  --report FILE         also write the report as JSON`;
 
@@ -135,6 +140,7 @@ export function parseChaosArgs(argv: string[]): ChaosCommand {
       'broker-restarts': { type: 'string' },
       outages: { type: 'string' },
       reloads: { type: 'string' },
+      deletions: { type: 'string' },
       'failing-share': { type: 'string' },
       'soak-minutes': { type: 'string' },
       seed: { type: 'string' },
@@ -156,6 +162,7 @@ export function parseChaosArgs(argv: string[]): ChaosCommand {
   set('brokerRestarts', positive('broker-restarts', values['broker-restarts']));
   set('receiverOutages', positive('outages', values.outages));
   set('reloads', positive('reloads', values.reloads));
+  set('deletions', positive('deletions', values.deletions));
   const share = positive('failing-share', values['failing-share'], false);
   if (share !== undefined && share > 1) throw new Error('--failing-share must be between 0 and 1');
   set('failingShare', share);

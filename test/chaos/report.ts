@@ -24,6 +24,7 @@ export function formatReport(report: ChaosReport): string {
     ...tallyLines('load calls', verdict.load),
     ...tallyLines('fuzzed inputs', verdict.fuzz),
     `  fuzz: ${report.fuzzStats.kafkaInputs} to the calls topic, ${report.fuzzStats.gatewayInputs} to the gateway (answers ${JSON.stringify(report.fuzzStats.gatewayStatus)}); ${report.fuzzBodiesNotChecked} large bodies not compared`,
+    ...tallyLines('deletion requests', verdict.deletion),
     `duplicates: ${percent(report.duplicateRate)} of delivered pairs (an event 2xx-answered again by the same URL; target < 1 %)`,
     `faults: ${report.faults.kills} SIGKILLs (${report.roles.map((r) => `${r.role} ${r.kills}`).join(', ')}), ${report.faults.brokerRestarts} broker restarts, ${report.faults.receiverOutages} receiver outages, ${report.faults.reloads} config reloads`,
     `crashes (exits nobody asked for): ${report.crashes.length}`,

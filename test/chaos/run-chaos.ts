@@ -13,6 +13,8 @@ import { ROLES, RoleProcess, freePort, startDedicatedBroker, writeRoleConfig } f
 import type { DedicatedBroker, LogCounts, RoleName, UnexpectedExit } from './cluster.js';
 import { planFaults, runFaults } from './faults.js';
 import type { FaultRecord } from './faults.js';
+import { emptyDeletionStats, feedDeletions } from './deletions.js';
+import type { DeletionStats } from './deletions.js';
 import { emptyFuzzStats, feedGateway, feedKafka } from './fuzz-feed.js';
 import type { FuzzStats } from './fuzz-feed.js';
 import { fuzzCalls, fuzzRequests } from './fuzz-inputs.js';
@@ -178,6 +180,9 @@ interface ChaosRun {
   broker?: DedicatedBroker;
   tap?: KafkaTap;
   writer?: KafkaWriter;
+  /** Writes deletion requests to `deletions`. */
+  deletionWriter?: KafkaWriter;
+  deletionStats: DeletionStats;
   admin?: Admin;
   gatewayUrl: string;
   /** What the roles' config files are written from (set once the receivers run). */
@@ -215,6 +220,7 @@ export async function runChaos(input: ChaosProfile, log: Log): Promise<ChaosRepo
     fuzzStats: emptyFuzzStats(),
     gatewayUrl: '',
     reloads: 0,
+    deletionStats: emptyDeletionStats(),
   };
   let sampler: NodeJS.Timeout | undefined;
   let faultRecords: FaultRecord[] = [];
@@ -232,6 +238,7 @@ export async function runChaos(input: ChaosProfile, log: Log): Promise<ChaosRepo
     clearInterval(sampler);
     shutdown = await stopRoles(run);
     await run.writer?.close().catch(() => undefined);
+    await run.deletionWriter?.close().catch(() => undefined);
     await run.admin?.disconnect().catch(() => undefined);
   }
 
@@ -325,6 +332,7 @@ async function startSystem(run: ChaosRun): Promise<void> {
     log: say,
   });
   run.writer = await createKafkaWriter(broker.brokers, run.names.calls);
+  run.deletionWriter = await createKafkaWriter(broker.brokers, run.names.deletions);
   run.admin = new Kafka({ clientId: 'chaos-admin', brokers: [broker.brokers], logLevel: logLevel.NOTHING }).admin();
   await run.admin.connect();
 }
@@ -430,6 +438,18 @@ async function driveLoadAndFaults(run: ChaosRun): Promise<{ loadStartedAt: numbe
     },
   });
 
+  // Deletion requests at a steady rate over the same time, a few per write.
+  const deletionRandom = run.random.fork();
+  const deletions = pace({
+    total: profile.deletions,
+    perSecond: profile.deletions / fuzzSeconds,
+    maxInFlight: 2,
+    dispatch: (next, due) => {
+      const count = Math.min(due, 5);
+      return { taken: count, done: feedDeletions(next, count, run.deletionWriter!, run, deletionRandom, run.deletionStats) };
+    },
+  });
+
   const faultsDone = runFaults(faults, loadStartedAt, {
     kill: (role) => run.roles.get(role)!.kill(),
     restart: (role) => run.roles.get(role)!.start(),
@@ -440,7 +460,7 @@ async function driveLoadAndFaults(run: ChaosRun): Promise<{ loadStartedAt: numbe
     log: say,
   });
   try {
-    await Promise.all([load, fuzzKafka, fuzzGateway]);
+    await Promise.all([load, fuzzKafka, fuzzGateway, deletions]);
     const loadEndedAt = Date.now();
     say(`load sent in ${((loadEndedAt - loadStartedAt) / 1000).toFixed(1)} s; waiting for the last faults`);
     return { loadStartedAt, loadEndedAt, faultRecords: await faultsDone };
@@ -573,8 +593,8 @@ function buildReport(parts: {
     problems: r.problems,
     problemCount: r.problemCount(),
   }));
-  const pairs = verdict.load.deliveredPairs + verdict.fuzz.deliveredPairs;
-  const duplicates = verdict.load.duplicateDeliveries + verdict.fuzz.duplicateDeliveries;
+  const pairs = verdict.load.deliveredPairs + verdict.fuzz.deliveredPairs + verdict.deletion.deliveredPairs;
+  const duplicates = verdict.load.duplicateDeliveries + verdict.fuzz.duplicateDeliveries + verdict.deletion.duplicateDeliveries;
   const failures: string[] = [];
   if (verdict.lostCount > 0) failures.push(`${verdict.lostCount} acknowledged input(s) lost (see verdict.lost)`);
   if (verdict.unexpectedCount > 0) failures.push(`${verdict.unexpectedCount} unexpected arrival(s) or record(s) (see verdict.unexpected)`);

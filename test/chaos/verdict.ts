@@ -28,7 +28,7 @@ export interface Kept {
 export interface Expectation {
   /** The call's identity at the receivers: its messageId (load) or `trace:<trace id>` (fuzz). */
   key: string;
-  origin: 'load' | 'fuzz';
+  origin: 'load' | 'fuzz' | 'deletion';
   /** The gateway answered 200 (or kept it, for an invalid one) or Kafka acknowledged the write. */
   acknowledged: boolean;
   /**
@@ -90,6 +90,7 @@ export interface OriginTally {
 export interface Verdict {
   load: OriginTally;
   fuzz: OriginTally;
+  deletion: OriginTally;
   /** Losses, first ones: key, destination, why. */
   lost: Finding[];
   /** Arrivals, dead letters or invalid records that match nothing that was sent there. */
@@ -133,7 +134,7 @@ function seenAt(observations: Observations, key: string): Set<string> {
 }
 
 export function judge(expectations: Iterable<Expectation>, observations: Observations): Verdict {
-  const verdict: Verdict = { load: emptyTally(), fuzz: emptyTally(), lost: [], unexpected: [], problems: [], lostCount: 0, unexpectedCount: 0, problemCount: 0 };
+  const verdict: Verdict = { load: emptyTally(), fuzz: emptyTally(), deletion: emptyTally(), lost: [], unexpected: [], problems: [], lostCount: 0, unexpectedCount: 0, problemCount: 0 };
   const note = (list: 'lost' | 'unexpected' | 'problems', finding: Finding): void => {
     const count = list === 'lost' ? 'lostCount' : list === 'unexpected' ? 'unexpectedCount' : 'problemCount';
     verdict[count] += 1;

@@ -4,7 +4,7 @@
 // takes the dead member's partitions within about that.
 import { afterAll, describe, expect, it } from 'vitest';
 import { CONSUMER_SESSION_TIMEOUT_MS } from '../../src/kafka/index.js';
-import { startRole, writeConfigFile } from '../support/daemon.js';
+import { killAll, startRole, writeConfigFile } from '../support/daemon.js';
 import type { Daemon } from '../support/daemon.js';
 import { randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import { waitFor } from '../support/wait-for.js';
@@ -19,10 +19,7 @@ describe('consumer session after a SIGKILL', () => {
   const daemons: Daemon[] = [];
 
   afterAll(async () => {
-    for (const daemon of daemons) {
-      daemon.kill('SIGKILL');
-      await daemon.exited;
-    }
+    await killAll(daemons);
   });
 
   it("hands a killed router's partitions to the surviving one within the session timeout", async () => {

@@ -16,7 +16,7 @@ import type { Service } from '../../src/runtime/service.js';
 import { testConfig } from '../support/config.js';
 import { writeConfigFile } from '../support/daemon.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
-import { startReceiver } from '../support/receiver.js';
+import { startReceiver, staysQuiet } from '../support/receiver.js';
 import type { Receiver } from '../support/receiver.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -46,17 +46,6 @@ async function produce(prefix: string, destination: string, ids: string[]) {
     `${prefix}deliveries.${destination}`,
     ids.map((id) => ({ key: `u-${id}`, value: body(id), headers: { 'source-id': 'web', 'message-id': id, attempt: '0', 'first-attempt-at': '' } })),
   );
-}
-
-/** Whether the receiver got no new request for `quietMs` (a negative check needs some wait). */
-async function staysQuiet(receiver: Receiver, quietMs: number): Promise<boolean> {
-  const before = receiver.requests.length;
-  const deadline = Date.now() + quietMs;
-  while (Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    if (receiver.requests.length !== before) return false;
-  }
-  return true;
 }
 
 const messageIds = (receiver: Receiver) => new Set(receiver.requests.map((r) => (JSON.parse(r.text) as { messageId: string }).messageId));

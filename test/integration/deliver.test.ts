@@ -16,7 +16,7 @@ import { startSelfSignedReceiver } from '../support/https-receiver.js';
 import type { SelfSignedReceiver } from '../support/https-receiver.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import type { ReadMessage } from '../support/kafka.js';
-import { startReceiver } from '../support/receiver.js';
+import { startReceiver, staysQuiet } from '../support/receiver.js';
 import type { ReceivedRequest, Receiver } from '../support/receiver.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -64,17 +64,6 @@ async function count(metric: 'deliveries' | 'deliveryAttempts', labels: Record<s
   const { values } = await metrics[metric].get();
   const has = (v: { labels: object }) => Object.entries(labels).every(([k, want]) => (v.labels as Record<string, unknown>)[k] === want);
   return values.filter(has).reduce((sum, v) => sum + v.value, 0);
-}
-
-/** Whether the receiver got no new request for `quietMs` (a negative check needs some wait). */
-async function staysQuiet(receiver: Receiver, quietMs: number): Promise<boolean> {
-  const before = receiver.requests.length;
-  const deadline = Date.now() + quietMs;
-  while (Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    if (receiver.requests.length !== before) return false;
-  }
-  return true;
 }
 
 beforeAll(async () => {

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { topicNames } from '../../src/kafka/index.js';
 import { topicLag } from '../../src/kafka/lag.js';
-import { startDaemon, startRole, writeConfigFile } from '../support/daemon.js';
+import { killAll, startDaemon, startRole, writeConfigFile } from '../support/daemon.js';
 import type { Daemon } from '../support/daemon.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import { waitFor } from '../support/wait-for.js';
@@ -55,10 +55,7 @@ describe('router crash (SIGKILL mid-stream)', () => {
   });
 
   afterAll(async () => {
-    for (const daemon of daemons) {
-      daemon.kill('SIGKILL');
-      await daemon.exited;
-    }
+    await killAll(daemons);
     await tk?.close();
   });
 

@@ -21,6 +21,14 @@ export interface Daemon {
   kill(signal?: NodeJS.Signals): void;
 }
 
+/** SIGKILLs every daemon (for afterAll) and waits until each has exited. */
+export async function killAll(daemons: readonly Daemon[]): Promise<void> {
+  for (const daemon of daemons) {
+    daemon.kill('SIGKILL');
+    await daemon.exited;
+  }
+}
+
 /** Writes a config object to a temp YAML file and returns its path. */
 export function writeConfigFile(config: unknown, file?: string): string {
   const path = file ?? join(mkdtempSync(join(tmpdir(), 'switchyard-config-')), 'switchyard.yaml');

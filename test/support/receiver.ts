@@ -29,6 +29,17 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
+/** Whether the receiver got no new request for `quietMs` (a negative check needs some wait). */
+export async function staysQuiet(receiver: Receiver, quietMs: number): Promise<boolean> {
+  const before = receiver.requests.length;
+  const deadline = Date.now() + quietMs;
+  while (Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    if (receiver.requests.length !== before) return false;
+  }
+  return true;
+}
+
 export async function startReceiver(): Promise<Receiver> {
   const requests: ReceivedRequest[] = [];
   let replyFor: (request: ReceivedRequest, index: number) => Reply = () => ({ status: 200 });

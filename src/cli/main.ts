@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 // The composition root: the only place that reads process.env and argv,
 // loads the config once and wires the roles together.
-import { parseArgs } from 'node:util';
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { loadConfigFile } from '../config/load.js';
 import { secretsOf } from '../config/mask.js';
 import { runCheckConfig } from '../config/check-config.js';
-import { watchedConfigStore } from '../config/store.js';
+import { staticConfigStore, watchedConfigStore } from '../config/store.js';
+import type { Config } from '../config/schema.js';
 import { createKafka } from '../kafka/client.js';
 import { createLogger } from '../observability/logger.js';
 import type { Logger } from '../observability/logger.js';
@@ -19,16 +19,12 @@ import { createDeletionRequester } from '../router/deletion-requests.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import type { Service } from '../runtime/service.js';
 import { runServices } from '../runtime/run-services.js';
-import { ROLE_FACTORIES, ROLE_NAMES, replayCommand } from './roles.js';
-import type { RoleName } from './roles.js';
-
-const USAGE = `usage:
-  switchyard gateway|router|deliverer|all [--config PATH]
-  switchyard check-config [--config PATH]
-  switchyard replay --destination ID [--limit N] [--config PATH]
-
-The config path is --config, else $SWITCHYARD_CONFIG, else config/switchyard.yaml.
-$KAFKA_BROKERS (comma-separated host:port) overrides kafka.brokers.`;
+import { VERSION } from '../version.js';
+import { parseCommandLine } from './args.js';
+import type { Invocation } from './args.js';
+import { runDlqList, runReplay } from './operator-commands.js';
+import { guardedOutput } from './output.js';
+import { ROLE_FACTORIES } from './roles.js';
 
 export const EXIT_OK = 0;
 export const EXIT_CONFIG = 1;
@@ -37,86 +33,59 @@ export const EXIT_RUNTIME = 2;
 /** How long the process may linger after main() finished before it is ended anyway. */
 const LINGER_AFTER_STOP_MS = 2_000;
 
-export async function main(argv: string[], env: Record<string, string | undefined>): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        config: { type: 'string' },
-        destination: { type: 'string' },
-        limit: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (error) {
-    process.stderr.write(`switchyard: ${(error as Error).message}\n${USAGE}\n`);
-    return EXIT_CONFIG;
-  }
-  const [command, ...rest] = parsed.positionals;
-  if (parsed.values.help) {
-    process.stdout.write(`${USAGE}\n`);
-    return EXIT_OK;
-  }
-  if (!command || rest.length > 0) {
-    process.stderr.write(`switchyard: ${command ? `unexpected argument "${rest[0]}"` : 'no command given'}\n${USAGE}\n`);
-    return EXIT_CONFIG;
-  }
-  const configFile = parsed.values.config ?? env.SWITCHYARD_CONFIG ?? 'config/switchyard.yaml';
+const stdout = guardedOutput(process.stdout);
+const stderr = guardedOutput(process.stderr);
 
-  if (command === 'check-config') {
-    return runCheckConfig(configFile, env, (line) => process.stdout.write(`${line}\n`));
+export async function main(argv: string[], env: Record<string, string | undefined>): Promise<number> {
+  const invocation = parseCommandLine(argv, Date.now());
+  switch (invocation.kind) {
+    case 'help':
+      stdout.write(`${invocation.text}\n`);
+      return EXIT_OK;
+    case 'version':
+      stdout.write(`switchyard ${VERSION}\n`);
+      return EXIT_OK;
+    case 'usage-error':
+      stderr.write(`${invocation.message}\n`);
+      return EXIT_CONFIG;
+    default:
+      break;
   }
-  if (command !== 'replay' && !(ROLE_NAMES as readonly string[]).includes(command)) {
-    process.stderr.write(`switchyard: unknown command "${command}"\n${USAGE}\n`);
-    return EXIT_CONFIG;
+  const configFile = invocation.config ?? env.SWITCHYARD_CONFIG ?? 'config/switchyard.yaml';
+
+  if (invocation.kind === 'check-config') {
+    return runCheckConfig(configFile, env, (line) => stdout.write(`${line}\n`));
   }
 
   const loaded = loadConfigFile(configFile, env);
   if (!loaded.ok) {
-    for (const error of loaded.errors) process.stderr.write(`${error}\n`);
-    process.stderr.write(`switchyard: ${loaded.errors.length} problem(s) in the config; nothing started\n`);
+    for (const error of loaded.errors) stderr.write(`${error}\n`);
+    stderr.write(`switchyard: ${loaded.errors.length} problem(s) in the config; nothing started\n`);
     return EXIT_CONFIG;
   }
   const initial = loaded.config;
+
+  if (invocation.kind === 'replay' || invocation.kind === 'dlq-list') {
+    return runOperatorCommand(invocation, configFile, initial, env);
+  }
+
   let secrets = secretsOf(initial);
   const logger = createLogger({ level: env.LOG_LEVEL ?? initial.log.level, secrets: () => secrets });
-  const config = watchedConfigStore({ file: configFile, initial, env, logger });
+  const metrics = createMetrics();
+  const config = watchedConfigStore({
+    file: configFile,
+    initial,
+    env,
+    logger,
+    onReload: (result) => metrics.configReloads.inc({ result }),
+  });
   config.onChange((next) => {
     secrets = secretsOf(next);
   });
   const kafka = createKafka(initial.kafka, logger);
-  const metrics = createMetrics();
   const deps: RoleDeps = { config, kafka, metrics, logger };
 
-  if (command === 'replay') {
-    const destination = parsed.values.destination;
-    const limit = parsed.values.limit === undefined ? undefined : Number(parsed.values.limit);
-    if (!destination || (limit !== undefined && (!Number.isInteger(limit) || limit <= 0))) {
-      process.stderr.write(`switchyard replay: --destination ID is required and --limit must be a positive integer\n${USAGE}\n`);
-      config.close();
-      return EXIT_CONFIG;
-    }
-    if (!initial.destinations.some((d) => d.id === destination)) {
-      process.stderr.write(`switchyard replay: ${configFile}: destinations: no destination has id "${destination}"\n`);
-      config.close();
-      return EXIT_CONFIG;
-    }
-    try {
-      const moved = await replayCommand(deps, { destinationId: destination, ...(limit ? { limit } : {}) });
-      process.stdout.write(`replayed ${moved} dead letter(s) of "${destination}" back to delivery\n`);
-      return EXIT_OK;
-    } catch (error) {
-      logger.error({ err: error }, 'replay failed');
-      process.stderr.write(`switchyard replay: ${(error as Error).message}\n`);
-      return EXIT_RUNTIME;
-    } finally {
-      config.close();
-    }
-  }
-
-  const role = command as RoleName;
+  const role = invocation.role;
   const tracing = await startTracing(role, env, logger);
   const roles: Service[] = ROLE_FACTORIES[role](deps);
   const deletions = createDeletionRequester(kafka, () => config.current().kafka.topicPrefix);
@@ -140,6 +109,38 @@ export async function main(argv: string[], env: Record<string, string | undefine
     shutdownTimeoutMs: initial.shutdownTimeoutMs,
     logger,
   });
+}
+
+/**
+ * `dlq list` and `replay`: one-shot, on the config as loaded (no reload), with logs on
+ * stderr so that stdout carries only what they print.
+ */
+async function runOperatorCommand(
+  invocation: Extract<Invocation, { kind: 'replay' | 'dlq-list' }>,
+  configFile: string,
+  config: Config,
+  env: Record<string, string | undefined>,
+): Promise<number> {
+  const name = invocation.kind === 'replay' ? 'replay' : 'dlq list';
+  const destination = invocation.query.destination;
+  if (!config.destinations.some((d) => d.id === destination)) {
+    const known = config.destinations.map((d) => d.id).join(', ') || 'none';
+    stderr.write(`switchyard ${name}: ${configFile}: destinations: no destination has id "${destination}" (the config has: ${known}); give one of those with --destination\n`);
+    return EXIT_CONFIG;
+  }
+  const secrets = secretsOf(config);
+  const logger = createLogger({ level: env.LOG_LEVEL ?? 'warn', secrets: () => secrets, destination: process.stderr });
+  const deps: RoleDeps = { config: staticConfigStore(config), kafka: createKafka(config.kafka, logger), metrics: createMetrics({ defaultMetrics: false }), logger };
+  const io = { stdout, stderr };
+  try {
+    return invocation.kind === 'replay'
+      ? await runReplay(deps, invocation.query, invocation.dryRun, io)
+      : await runDlqList(deps, invocation.query, invocation.json, io);
+  } catch (error) {
+    logger.error({ err: error }, `${name} failed`);
+    stderr.write(`switchyard ${name}: ${(error as Error).message}\n`);
+    return EXIT_RUNTIME;
+  }
 }
 
 /**
@@ -182,7 +183,7 @@ if (isEntryPoint()) {
       setTimeout(() => process.exit(code), LINGER_AFTER_STOP_MS).unref();
     },
     (error: unknown) => {
-      process.stderr.write(`switchyard: ${(error as Error).stack ?? String(error)}\n`);
+      stderr.write(`switchyard: ${(error as Error).stack ?? String(error)}\n`);
       process.exit(EXIT_RUNTIME);
     },
   );

@@ -6,10 +6,11 @@ import { createRouterService } from '../router/router-service.js';
 import { createAudienceService } from '../audiences/audience-service.js';
 import { audienceEventFor } from '../audiences/router-hook.js';
 import { createDelivererService } from '../delivery/deliverer-service.js';
-import { replayDeadLetters } from '../delivery/replay.js';
+import { ROLE_COMMANDS } from './args.js';
+import type { RoleCommand } from './args.js';
 
-export const ROLE_NAMES = ['gateway', 'router', 'deliverer', 'all'] as const;
-export type RoleName = (typeof ROLE_NAMES)[number];
+export const ROLE_NAMES = ROLE_COMMANDS;
+export type RoleName = RoleCommand;
 
 export const ROLE_FACTORIES: Record<RoleName, (deps: RoleDeps) => Service[]> = {
   gateway: (deps) => [createGatewayService(deps)],
@@ -24,7 +25,3 @@ export const ROLE_FACTORIES: Record<RoleName, (deps: RoleDeps) => Service[]> = {
   // Intake last so that, stopped in reverse, it stops first.
   all: (deps) => [...ROLE_FACTORIES.deliverer(deps), ...ROLE_FACTORIES.router(deps), ...ROLE_FACTORIES.gateway(deps)],
 };
-
-export function replayCommand(deps: RoleDeps, options: { destinationId: string; limit?: number }): Promise<number> {
-  return replayDeadLetters(deps, options);
-}

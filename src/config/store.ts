@@ -29,6 +29,8 @@ export function watchedConfigStore(options: {
   env: Record<string, string | undefined>;
   logger: Logger;
   intervalMs?: number;
+  /** Told of each reload of a changed file: applied, or refused (kept the old config). */
+  onReload?: (result: 'applied' | 'refused') => void;
 }): ConfigStore {
   let config = options.initial;
   const listeners = new Set<ConfigListener>();
@@ -39,12 +41,14 @@ export function watchedConfigStore(options: {
         { file: options.file, errors: result.errors },
         `config reload refused: ${result.errors.length} problem(s) in ${options.file}; keeping the running config. Fix the file and save it again.`,
       );
+      options.onReload?.('refused');
       return;
     }
     if (JSON.stringify(result.config) === JSON.stringify(config)) return;
     const previous = config;
     config = result.config;
     options.logger.info({ file: options.file }, 'config reloaded');
+    options.onReload?.('applied');
     for (const listener of listeners) {
       try {
         listener(config, previous);

@@ -1,17 +1,31 @@
-// `switchyard replay --destination ID [--limit N]`: moves dead letters back to
-// `deliveries.<id>` with fresh attempt headers.
-import type { Consumer, EachBatchPayload, Producer } from '../kafka/index.js';
-import { createProducer, ensureTopics, topicNames } from '../kafka/index.js';
+// `switchyard replay --destination ID [--since TIME] [--until TIME] [--limit N] [--dry-run]`:
+// moves dead letters back to `deliveries.<id>` with fresh attempt headers.
+import { randomBytes } from 'node:crypto';
+import type { Admin, Producer } from '../kafka/index.js';
+import { createProducer, ensureTopics, scanTopic, topicNames } from '../kafka/index.js';
+import type { ScannedBatch } from '../kafka/index.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import { runAll } from '../runtime/service.js';
+import { inTimeRange, readDeadLetter } from './dead-letters.js';
+import type { DeadLetter, TimeRange } from './dead-letters.js';
 import { replayHeaders } from './envelope.js';
+import { MAX_LEDGER_METADATA_CHARS, isDone, ledgerMetadata, markDone, readLedger } from './replay-ledger.js';
+import type { OffsetRange, ReplayLedger } from './replay-ledger.js';
 
 export interface ReplayOptions {
   destinationId: string;
   /** Move at most this many (oldest first, per partition). */
-  limit?: number;
+  limit?: number | undefined;
+  /** Only letters dead-lettered in this range (`last-attempt-at`, else the record time). */
+  range?: TimeRange | undefined;
+  /** Find and report the letters, move none, record nothing. */
+  dryRun?: boolean | undefined;
+  /** Told of each letter once it is moved (once the broker acknowledged it), or found in a dry run. */
+  onLetter?: ((letter: DeadLetter) => void) | undefined;
+  /** Checked between batches: true ends the replay early (the output went away). */
+  shouldStop?: (() => boolean) | undefined;
   /** Give up when nothing moved for this long (the group never joined, the broker went away). */
-  stallTimeoutMs?: number;
+  stallTimeoutMs?: number | undefined;
 }
 
 /** The replay's consumer group: `<clientId>-replay-<destinationId>`. */
@@ -19,12 +33,32 @@ export function replayGroupId(clientId: string, destinationId: string): string {
   return `${clientId}-replay-${destinationId}`;
 }
 
+/** Where each DLQ partition's replay stands, from the replay group's commits. */
+export async function readReplayLedgers(admin: Admin, groupId: string, dlq: string): Promise<{ ledgers: Map<number, ReplayLedger>; lows: Map<number, bigint>; highs: Map<number, bigint> }> {
+  const ends = await admin.fetchTopicOffsets(dlq);
+  const [committed] = await admin.fetchOffsets({ groupId, topics: [dlq] });
+  const byPartition = new Map((committed?.partitions ?? []).map((p) => [p.partition, p]));
+  const ledgers = new Map<number, ReplayLedger>();
+  const lows = new Map<number, bigint>();
+  const highs = new Map<number, bigint>();
+  for (const end of ends) {
+    const commit = byPartition.get(end.partition);
+    ledgers.set(end.partition, readLedger(commit?.offset, commit?.metadata, BigInt(end.low)));
+    lows.set(end.partition, BigInt(end.low));
+    highs.set(end.partition, BigInt(end.high));
+  }
+  return { ledgers, lows, highs };
+}
+
 /**
  * Moves the dead letters that are in the DLQ now (up to its high watermarks, read
  * first, so the command ends even while new dead letters arrive) back for delivery, and
- * returns how many it moved. Its position is committed in its own group after each
- * write is acknowledged, so a second replay does not move the same letters again, and a
- * replay that dies half-way moves some at most twice, never loses one.
+ * returns how many it moved (or, in a dry run, would move).
+ *
+ * What was moved is committed in the replay group after each write is acknowledged, as
+ * a ledger (replay-ledger.ts): a second replay does not move the same letters again, a
+ * ranged replay never makes a later one skip the letters it left out, and a replay that
+ * dies half-way moves some at most twice, never loses one.
  */
 export async function replayDeadLetters(deps: RoleDeps, options: ReplayOptions): Promise<number> {
   const config = deps.config.current();
@@ -34,89 +68,101 @@ export async function replayDeadLetters(deps: RoleDeps, options: ReplayOptions):
   const groupId = replayGroupId(config.kafka.clientId, options.destinationId);
   const logger = deps.logger.child({ component: 'replay', destination: options.destinationId });
   const limit = options.limit ?? Number.POSITIVE_INFINITY;
-  const stallTimeoutMs = options.stallTimeoutMs ?? 60_000;
+  const range = options.range ?? {};
+  const dryRun = options.dryRun === true;
 
   const admin = deps.kafka.admin();
   let producer: Producer | undefined;
-  let consumer: Consumer | undefined;
+  // A dry run reads with a group of its own that never commits, from the beginning.
+  const scanGroup = dryRun ? `${groupId}-dry-run-${randomBytes(4).toString('hex')}` : groupId;
   try {
     await admin.connect();
-    await ensureTopics(admin, [{ topic: target }, { topic: dlq }], {
-      partitions: config.kafka.partitions,
-      replicationFactor: config.kafka.replicationFactor,
-    });
-    const ends = await admin.fetchTopicOffsets(dlq);
-    const [committed] = await admin.fetchOffsets({ groupId, topics: [dlq] });
-    const committedBy = new Map((committed?.partitions ?? []).map((p) => [p.partition, BigInt(p.offset)]));
-    // Per partition, the offset the replay must reach: the high watermark now.
-    const pending = new Map<number, bigint>();
-    for (const end of ends) {
-      const low = BigInt(end.low);
-      const done = committedBy.get(end.partition) ?? -1n;
-      const from = done < low ? low : done;
-      if (BigInt(end.high) > from) pending.set(end.partition, BigInt(end.high));
+    if (dryRun) {
+      if (!(await admin.listTopics()).includes(dlq)) return 0;
+    } else {
+      await ensureTopics(admin, [{ topic: target }, { topic: dlq }], {
+        partitions: config.kafka.partitions,
+        replicationFactor: config.kafka.replicationFactor,
+      });
     }
-    if (pending.size === 0 || limit <= 0) {
+    const { ledgers, highs } = await readReplayLedgers(admin, groupId, dlq);
+    const ends = new Map([...highs].filter(([partition, high]) => high > ledgers.get(partition)!.position));
+    if (ends.size === 0 || limit <= 0) {
       logger.info({ dlq }, 'no dead letters to replay');
       return 0;
     }
-
-    producer = createProducer(deps.kafka);
-    await producer.connect();
+    if (!dryRun) {
+      producer = createProducer(deps.kafka);
+      await producer.connect();
+    }
     const out = producer;
     let moved = 0;
-    let lastProgress = Date.now();
-    let finish: (error?: unknown) => void = () => undefined;
-    const finished = new Promise<void>((resolve, reject) => {
-      finish = (error) => (error === undefined ? resolve() : reject(error));
-    });
-    const complete = () => pending.size === 0 || moved >= limit;
 
-    const eachBatch = async ({ batch, resolveOffset, commitOffsetsIfNecessary }: EachBatchPayload): Promise<void> => {
-      const end = pending.get(batch.partition);
-      if (end === undefined || complete()) return;
-      const eligible = batch.messages.filter((m) => BigInt(m.offset) < end);
-      const take = eligible.slice(0, limit - moved);
-      if (take.length > 0) {
-        await out.send({
-          topic: target,
-          acks: -1,
-          messages: take.map((m) => ({ key: m.key, value: m.value, headers: replayHeaders(m.headers) })),
-        });
-        const next = String(BigInt(take[take.length - 1]!.offset) + 1n);
+    const onBatch = async (batch: ScannedBatch): Promise<'more' | 'stop'> => {
+      let ledger = ledgers.get(batch.partition)!;
+      const { take, done } = selectLetters(batch, ledger, range, limit - moved);
+      if (out !== undefined && (take.length > 0 || done.length > 0)) {
+        const next = markDone(ledger, [...take.map((t): OffsetRange => [t.letter.offset, t.letter.offset]), ...done]);
+        const metadata = ledgerMetadata(next);
+        if (metadata.length > MAX_LEDGER_METADATA_CHARS) throw ledgerFullError(dlq, batch.partition, options.destinationId);
+        if (take.length > 0) {
+          await out.send({ topic: target, acks: -1, messages: take.map((t) => t.message) });
+        }
         // NOTE: committed only after the broker acknowledged the writes above.
-        await commitOffsetsIfNecessary({ topics: [{ topic: dlq, partitions: [{ partition: batch.partition, offset: next }] }] });
-        resolveOffset(take[take.length - 1]!.offset);
-        moved += take.length;
-        lastProgress = Date.now();
+        await batch.commit(next.position, metadata);
+        ledger = next;
+        ledgers.set(batch.partition, ledger);
+        await batch.heartbeat();
       }
-      // Done with the partition once everything below its end was moved.
-      if (take.length === eligible.length && BigInt(batch.lastOffset()) + 1n >= end) pending.delete(batch.partition);
-      if (complete()) finish();
+      for (const t of take) options.onLetter?.(t.letter);
+      moved += take.length;
+      return moved >= limit || options.shouldStop?.() === true ? 'stop' : 'more';
     };
 
-    const c = deps.kafka.consumer({ groupId, allowAutoTopicCreation: false, maxWaitTimeInMs: 500 });
-    consumer = c;
-    c.on(c.events.CRASH, (event) => {
-      if (!event.payload.restart) finish(event.payload.error);
-    });
-    await c.connect();
-    await c.subscribe({ topics: [dlq], fromBeginning: true });
-    await c.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch });
-
-    const watchdog = setInterval(() => {
-      if (Date.now() - lastProgress > stallTimeoutMs) {
-        finish(new Error(`replay of ${dlq} made no progress for ${stallTimeoutMs} ms (moved ${moved} so far); check that the broker is reachable and run it again`));
-      }
-    }, 1_000);
-    try {
-      await finished;
-    } finally {
-      clearInterval(watchdog);
-    }
-    logger.info({ moved, from: dlq, to: target }, 'dead letters replayed');
+    await scanTopic(deps.kafka, { topic: dlq, groupId: scanGroup, ends, onBatch, stallTimeoutMs: options.stallTimeoutMs });
+    logger.info({ moved, from: dlq, to: target, dryRun }, dryRun ? 'dead letters found for a replay (dry run: none moved)' : 'dead letters replayed');
     return moved;
   } finally {
-    await runAll([async () => consumer?.disconnect(), async () => producer?.disconnect(), () => admin.disconnect()]);
+    await runAll([async () => producer?.disconnect(), async () => (dryRun ? forgetGroup(admin, scanGroup) : undefined), () => admin.disconnect()]);
+  }
+}
+
+interface Selected {
+  letter: DeadLetter;
+  message: { key: Buffer | null; value: Buffer | null; headers: ReturnType<typeof replayHeaders> };
+}
+
+/**
+ * The letters of a batch to move (in the range, not moved before, up to `room`), and the
+ * offsets between its records that hold no letter (dealt with too).
+ */
+function selectLetters(batch: ScannedBatch, ledger: ReplayLedger, range: TimeRange, room: number): { take: Selected[]; done: OffsetRange[] } {
+  const take: Selected[] = [];
+  const done: OffsetRange[] = [];
+  let previous: bigint | undefined;
+  for (const record of batch.records) {
+    if (previous !== undefined && record.offset > previous + 1n) done.push([previous + 1n, record.offset - 1n]);
+    previous = record.offset;
+    if (isDone(ledger, record.offset) || take.length >= room) continue;
+    const letter = readDeadLetter(record);
+    if (!inTimeRange(range, letter.deadLetteredAtMs)) continue;
+    take.push({ letter, message: { key: record.key, value: record.value, headers: replayHeaders(record.headers as Parameters<typeof replayHeaders>[0]) } });
+  }
+  return { take, done };
+}
+
+function ledgerFullError(dlq: string, partition: number, destinationId: string): Error {
+  return new Error(
+    `partition ${partition} of ${dlq}: earlier replays by time range left too many separate stretches of letters behind to record another; ` +
+      `run \`switchyard replay --destination ${destinationId}\` without --since/--until first (it moves the letters left behind), then this one`,
+  );
+}
+
+/** A throwaway group has no commits, but the broker keeps its entry for a while: remove it. */
+export async function forgetGroup(admin: Admin, groupId: string): Promise<void> {
+  try {
+    await admin.deleteGroups([groupId]);
+  } catch {
+    // Best effort: an empty group without offsets expires by itself.
   }
 }

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { VERSION } from '../version.js';
 
 /** Every metric of DESIGN §10; names and labels are part of the contract. */
 export interface Metrics {
@@ -16,6 +17,9 @@ export interface Metrics {
   audienceChanges: Counter<'audience' | 'change'>;
   audienceMembers: Gauge<'audience'>;
   gatewayRequests: Counter<'route' | 'status'>;
+  /** Config file changes: `applied`, or `refused` (a bad file; the running config kept). */
+  configReloads: Counter<'result'>;
+  buildInfo: Gauge<'version'>;
 }
 
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
@@ -104,5 +108,27 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       labelNames: ['route', 'status'],
       registers,
     }),
+    configReloads: configReloadsCounter(registers),
+    buildInfo: buildInfoGauge(registers),
   };
+}
+
+function configReloadsCounter(registers: Registry[]): Counter<'result'> {
+  const counter = new Counter({
+    name: 'switchyard_config_reloads_total',
+    help: 'Config file changes by result: applied, or refused (a bad file; the running config is kept).',
+    labelNames: ['result'],
+    registers,
+  });
+  // Both series exist from the start, so that increase() sees the first refusal.
+  counter.inc({ result: 'applied' }, 0);
+  counter.inc({ result: 'refused' }, 0);
+  return counter;
+}
+
+/** Always 1; the version is in the label (join on it to see which version each pod runs). */
+function buildInfoGauge(registers: Registry[]): Gauge<'version'> {
+  const gauge = new Gauge({ name: 'switchyard_build_info', help: 'The running Switchyard version (value always 1).', labelNames: ['version'], registers });
+  gauge.set({ version: VERSION }, 1);
+  return gauge;
 }

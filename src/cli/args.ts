@@ -1,0 +1,208 @@
+// The command line of DESIGN §2: which command, which options, and the help text of
+// each. Pure: main.ts reads argv and env and acts on the result.
+import { parseArgs } from 'node:util';
+import { parseTimeRange } from './time-range.js';
+import type { TimeRange } from './time-range.js';
+
+export const ROLE_COMMANDS = ['gateway', 'router', 'deliverer', 'all'] as const;
+export type RoleCommand = (typeof ROLE_COMMANDS)[number];
+
+type OptionName = 'config' | 'destination' | 'since' | 'until' | 'limit' | 'dry-run' | 'json';
+
+interface CommandSpec {
+  name: string;
+  summary: string;
+  usage: string;
+  options: readonly OptionName[];
+  example: string;
+  notes?: string;
+}
+
+const OPTION_HELP: Record<OptionName, string> = {
+  config: '--config PATH       the config file (else $SWITCHYARD_CONFIG, else config/switchyard.yaml)',
+  destination: '--destination ID    the destination whose dead letters to use (its id in the config)',
+  since: '--since TIME        only letters dead-lettered at or after TIME',
+  until: '--until TIME        only letters dead-lettered before TIME',
+  limit: '--limit N           at most N letters (oldest first within each partition)',
+  'dry-run': '--dry-run           print the letters it would move, move none',
+  json: '--json              one JSON object per line: {"messageId","deadLetteredAt","attempts","error","offset","partition"}',
+};
+
+const TIME_NOTE = 'TIME is ISO 8601 (2026-05-01T12:00:00Z) or a duration back from now (30m, 2h, 7d).';
+
+const ROLE_SUMMARY: Record<RoleCommand, string> = {
+  gateway: 'run the HTTP ingestion API (Segment tracking API) that writes calls to Kafka',
+  router: 'route calls to destination topics (integrations, track filters, audiences, deletions)',
+  deliverer: 'deliver events as signed webhooks, with retry tiers and dead letters',
+  all: 'run the gateway, router and deliverer in one process (a laptop, a small install)',
+};
+
+export const COMMANDS: readonly CommandSpec[] = [
+  ...ROLE_COMMANDS.map((role) => ({
+    name: role,
+    summary: ROLE_SUMMARY[role],
+    usage: `switchyard ${role} [--config PATH]`,
+    options: ['config'] as const,
+    example: `switchyard ${role} --config /etc/switchyard/switchyard.yaml`,
+    notes: 'Runs until SIGTERM or SIGINT, then finishes in-flight work and exits 0. $KAFKA_BROKERS overrides kafka.brokers.',
+  })),
+  {
+    name: 'check-config',
+    summary: 'validate a config file and print it resolved, secrets masked; exit 1 on a problem',
+    usage: 'switchyard check-config [--config PATH]',
+    options: ['config'],
+    example: 'switchyard check-config --config config/example.yaml',
+  },
+  {
+    name: 'replay',
+    summary: "move a destination's dead letters back for delivery, with a fresh retry window",
+    usage: 'switchyard replay --destination ID [--since TIME] [--until TIME] [--limit N] [--dry-run] [--config PATH]',
+    options: ['destination', 'since', 'until', 'limit', 'dry-run', 'config'],
+    example: 'switchyard replay --destination hooks-main --since 2h --dry-run --config /etc/switchyard/switchyard.yaml',
+    notes: `${TIME_NOTE} Prints every letter it moves and how many. A letter is moved once: a later replay skips the letters an earlier one moved, and never the ones it left out of its range.`,
+  },
+  {
+    name: 'dlq list',
+    summary: "list a destination's dead letters (time, message id, attempts, error per URL) without consuming them",
+    usage: 'switchyard dlq list --destination ID [--since TIME] [--until TIME] [--limit N] [--json] [--config PATH]',
+    options: ['destination', 'since', 'until', 'limit', 'json', 'config'],
+    example: 'switchyard dlq list --destination hooks-main --since 1d --json --config /etc/switchyard/switchyard.yaml',
+    notes: `${TIME_NOTE} The time of a letter is its last-attempt-at header, else its Kafka timestamp.`,
+  },
+];
+
+export function programHelp(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  return [
+    'switchyard: a Kafka-based event router (Segment-spec calls in, signed webhooks out).',
+    '',
+    'usage: switchyard <command> [options]',
+    '       switchyard <command> --help     options and an example of one command',
+    '       switchyard --version',
+    '',
+    'commands:',
+    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    '',
+    'The config path is --config, else $SWITCHYARD_CONFIG, else config/switchyard.yaml.',
+    '$KAFKA_BROKERS (comma-separated host:port) overrides kafka.brokers.',
+    'Exit codes: 0 ok, 1 bad config or usage, 2 runtime failure.',
+    '',
+    'example:',
+    '  switchyard all --config config/example.yaml',
+  ].join('\n');
+}
+
+export function commandHelp(spec: CommandSpec): string {
+  return [
+    `switchyard ${spec.name}: ${spec.summary}`,
+    '',
+    `usage: ${spec.usage}`,
+    '',
+    'options:',
+    ...spec.options.map((o) => `  ${OPTION_HELP[o]}`),
+    `  --help              this help`,
+    ...(spec.notes ? ['', spec.notes] : []),
+    '',
+    'example:',
+    `  ${spec.example}`,
+  ].join('\n');
+}
+
+export interface LetterQuery {
+  destination: string;
+  range: TimeRange;
+  limit: number | undefined;
+}
+
+export type Invocation =
+  | { kind: 'help'; text: string }
+  | { kind: 'version' }
+  /** `message` says what is wrong and what to do; print it with the usage hint to stderr, exit 1. */
+  | { kind: 'usage-error'; message: string }
+  | { kind: 'role'; role: RoleCommand; config: string | undefined }
+  | { kind: 'check-config'; config: string | undefined }
+  | { kind: 'replay'; config: string | undefined; query: LetterQuery; dryRun: boolean }
+  | { kind: 'dlq-list'; config: string | undefined; query: LetterQuery; json: boolean };
+
+function usageError(message: string, spec?: CommandSpec): Invocation {
+  const hint = spec ? `see: switchyard ${spec.name} --help` : 'see: switchyard --help';
+  return { kind: 'usage-error', message: `${message}\nusage: ${spec ? spec.usage : 'switchyard <command> [options]'}\n${hint}` };
+}
+
+/** Reads argv (without node and the script) into what to run; `nowMs` anchors `--since 2h`. */
+export function parseCommandLine(argv: readonly string[], nowMs: number): Invocation {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      tokens: true,
+      options: {
+        config: { type: 'string' },
+        destination: { type: 'string' },
+        since: { type: 'string' },
+        until: { type: 'string' },
+        limit: { type: 'string' },
+        'dry-run': { type: 'boolean' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean' },
+      },
+    });
+  } catch (error) {
+    return usageError(`switchyard: ${(error as Error).message}`);
+  }
+  const { values, positionals, tokens } = parsed;
+  if (values.version && positionals.length === 0) return { kind: 'version' };
+  if (positionals.length === 0) {
+    return values.help ? { kind: 'help', text: programHelp() } : usageError('switchyard: no command given');
+  }
+  const spec = findCommand(positionals);
+  if (!spec) {
+    if (positionals[0] === 'dlq') {
+      if (values.help && positionals.length === 1) return { kind: 'help', text: commandHelp(COMMANDS.find((c) => c.name === 'dlq list')!) };
+      return usageError(
+        positionals.length === 1 ? 'switchyard dlq: say what to do with the dead letters: dlq list' : `switchyard dlq: unknown subcommand "${positionals[1]}"; the one there is: dlq list`,
+      );
+    }
+    return usageError(`switchyard: unknown command "${positionals[0]}"; the commands are ${COMMANDS.map((c) => c.name).join(', ')}`);
+  }
+  if (values.help) return { kind: 'help', text: commandHelp(spec) };
+  const extra = positionals.slice(spec.name.split(' ').length);
+  if (extra.length > 0) return usageError(`switchyard ${spec.name}: unexpected argument "${extra[0]}"`, spec);
+  const given = new Set(tokens.filter((t) => t.kind === 'option').map((t) => t.name));
+  const foreign = [...given].filter((name) => name !== 'help' && !(spec.options as readonly string[]).includes(name));
+  if (foreign.length > 0) return usageError(`switchyard ${spec.name}: --${foreign[0]} is not an option of this command`, spec);
+
+  if ((ROLE_COMMANDS as readonly string[]).includes(spec.name)) return { kind: 'role', role: spec.name as RoleCommand, config: values.config };
+  if (spec.name === 'check-config') return { kind: 'check-config', config: values.config };
+
+  const query = letterQuery(spec, values, nowMs);
+  if (!query.ok) return usageError(`switchyard ${spec.name}: ${query.message}`, spec);
+  if (spec.name === 'replay') return { kind: 'replay', config: values.config, query: query.value, dryRun: values['dry-run'] === true };
+  return { kind: 'dlq-list', config: values.config, query: query.value, json: values.json === true };
+}
+
+function findCommand(positionals: readonly string[]): CommandSpec | undefined {
+  const two = positionals.slice(0, 2).join(' ');
+  return COMMANDS.find((c) => c.name === two) ?? COMMANDS.find((c) => c.name === positionals[0]);
+}
+
+function letterQuery(
+  spec: CommandSpec,
+  values: { destination?: string | undefined; since?: string | undefined; until?: string | undefined; limit?: string | undefined },
+  nowMs: number,
+): { ok: true; value: LetterQuery } | { ok: false; message: string } {
+  if (values.destination === undefined || values.destination === '') {
+    return { ok: false, message: `--destination ID is required: the id of a destination in the config (${spec.name === 'replay' ? 'whose dead letters to move' : 'whose dead letters to list'})` };
+  }
+  let limit: number | undefined;
+  if (values.limit !== undefined) {
+    limit = /^\d+$/.test(values.limit) ? Number(values.limit) : Number.NaN;
+    if (!Number.isSafeInteger(limit) || limit <= 0) return { ok: false, message: `--limit ${JSON.stringify(values.limit)} is not a positive whole number: give one like --limit 10` };
+  }
+  const range = parseTimeRange(values, nowMs);
+  if (!range.ok) return range;
+  return { ok: true, value: { destination: values.destination, range: range.value, limit } };
+}

@@ -1,0 +1,46 @@
+// `switchyard dlq list` and `switchyard replay`: what they print and how they exit.
+import { listDeadLetters } from '../delivery/list-dead-letters.js';
+import { replayDeadLetters } from '../delivery/replay.js';
+import { deadLetterJson, deadLetterLine } from '../delivery/dead-letters.js';
+import type { RoleDeps } from '../runtime/deps.js';
+import type { LetterQuery } from './args.js';
+import type { LineOutput } from './output.js';
+import { describeTimeRange } from './time-range.js';
+
+export interface CommandIo {
+  stdout: LineOutput;
+  stderr: LineOutput;
+}
+
+/** Prints each dead letter in the range (a line, or JSON with `--json`), then how many to stderr. */
+export async function runDlqList(deps: RoleDeps, query: LetterQuery, json: boolean, io: CommandIo): Promise<number> {
+  const result = await listDeadLetters(deps, {
+    destinationId: query.destination,
+    range: query.range,
+    limit: query.limit,
+    shouldStop: io.stdout.closed,
+    onLetter: (letter, replayed) => io.stdout.write(`${json ? deadLetterJson(letter) : deadLetterLine(letter, replayed ? 'replayed' : undefined)}\n`),
+  });
+  const where = result.topicExists ? result.topic : `${result.topic} (the topic does not exist yet: nothing was dead-lettered)`;
+  const range = describeTimeRange(query.range);
+  const summary = `${result.listed} dead letter(s) of "${query.destination}"${range ? ` ${range}` : ''} in ${where}${query.limit !== undefined && result.listed >= query.limit ? ` (stopped at --limit ${query.limit})` : ''}\n`;
+  // NOTE: with --json, stdout carries only the JSON lines, so that it can be piped to jq.
+  (json ? io.stderr : io.stdout).write(summary);
+  return 0;
+}
+
+/** Moves (or with --dry-run, finds) the letters in the range, printing each, then how many. */
+export async function runReplay(deps: RoleDeps, query: LetterQuery, dryRun: boolean, io: CommandIo): Promise<number> {
+  const moved = await replayDeadLetters(deps, {
+    destinationId: query.destination,
+    range: query.range,
+    limit: query.limit,
+    dryRun,
+    shouldStop: io.stdout.closed,
+    onLetter: (letter) => io.stdout.write(`${dryRun ? 'would replay' : 'replayed'}  ${deadLetterLine(letter)}\n`),
+  });
+  const range = describeTimeRange(query.range);
+  const which = `${moved} dead letter(s) of "${query.destination}"${range ? ` ${range}` : ''}`;
+  io.stdout.write(dryRun ? `dry run: would replay ${which}; moved none\n` : `replayed ${which} back to delivery\n`);
+  return 0;
+}

@@ -1,0 +1,52 @@
+// TIME arguments of `switchyard dlq list` and `replay` (DESIGN §2): an ISO 8601 time, or a
+// duration back from now written as in the config (`30m`, `2h`, `7d`). Pure.
+import { formatTimestamp, parseTimestamp } from '../calls/index.js';
+import { parseDuration } from '../config/duration.js';
+import type { TimeRange } from '../delivery/dead-letters.js';
+
+export type { TimeRange };
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
+
+const TIME_HELP = 'give an ISO 8601 time (2026-05-01T12:00:00Z) or a duration back from now (30m, 2h, 7d)';
+
+/** Epoch milliseconds for one TIME argument, read against `nowMs`. */
+export function parseTimeArg(option: string, text: string, nowMs: number): Parsed<number> {
+  const back = parseDuration(text);
+  if (back !== undefined) return { ok: true, value: nowMs - back };
+  const at = parseTimestamp(text);
+  if (at !== undefined) return { ok: true, value: at };
+  return { ok: false, message: `--${option} ${JSON.stringify(text)} is not a time: ${TIME_HELP}` };
+}
+
+/** `--since` and `--until` together; refuses an empty range, which would match nothing by mistake. */
+export function parseTimeRange(values: { since?: string | undefined; until?: string | undefined }, nowMs: number): Parsed<TimeRange> {
+  const range: TimeRange = {};
+  if (values.since !== undefined) {
+    const since = parseTimeArg('since', values.since, nowMs);
+    if (!since.ok) return since;
+    range.sinceMs = since.value;
+  }
+  if (values.until !== undefined) {
+    const until = parseTimeArg('until', values.until, nowMs);
+    if (!until.ok) return until;
+    range.untilMs = until.value;
+  }
+  if (range.sinceMs !== undefined && range.untilMs !== undefined && range.sinceMs >= range.untilMs) {
+    return {
+      ok: false,
+      message: `--since (${formatTimestamp(range.sinceMs)}) is not before --until (${formatTimestamp(range.untilMs)}): swap them or widen the range`,
+    };
+  }
+  return { ok: true, value: range };
+}
+
+/** "dead-lettered since 2026-05-01T10:00:00.000Z", for messages; empty without a bound. */
+export function describeTimeRange(range: TimeRange): string {
+  const since = range.sinceMs === undefined ? undefined : formatTimestamp(range.sinceMs);
+  const until = range.untilMs === undefined ? undefined : formatTimestamp(range.untilMs);
+  if (since && until) return `dead-lettered from ${since} until ${until}`;
+  if (since) return `dead-lettered since ${since}`;
+  if (until) return `dead-lettered before ${until}`;
+  return '';
+}

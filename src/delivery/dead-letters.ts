@@ -1,0 +1,93 @@
+// What an operator sees of one dead letter (`switchyard dlq list`, `replay`): when it was
+// dead-lettered, its message id, attempts and the reason per URL. Pure.
+import { formatTimestamp, parseTimestamp } from '../calls/index.js';
+import { HEADER, headerText } from '../kafka/index.js';
+import type { RawHeaders } from '../kafka/index.js';
+
+/** Dead-lettering times to keep: `sinceMs <= t < untilMs`; an absent bound is open. */
+export interface TimeRange {
+  sinceMs?: number;
+  untilMs?: number;
+}
+
+export function inTimeRange(range: TimeRange, ms: number | undefined): boolean {
+  if (range.sinceMs === undefined && range.untilMs === undefined) return true;
+  if (ms === undefined) return false;
+  return (range.sinceMs === undefined || ms >= range.sinceMs) && (range.untilMs === undefined || ms < range.untilMs);
+}
+
+export interface DeadLetter {
+  messageId: string | null;
+  /** `last-attempt-at`, else the record's Kafka timestamp. */
+  deadLetteredAtMs: number | undefined;
+  attempts: number | null;
+  /** The `error` header: `<url>: <reason>` per URL, joined by "; ". */
+  error: string | null;
+  partition: number;
+  offset: bigint;
+}
+
+export interface DeadLetterRecord {
+  partition: number;
+  offset: bigint;
+  value: Buffer | null;
+  headers: RawHeaders | undefined;
+  timestamp: string;
+}
+
+/** The message id from the header; else from the body, for letters written by hand or by an older version. */
+function messageIdOf(record: DeadLetterRecord): string | null {
+  const header = headerText(record.headers, HEADER.messageId);
+  if (header !== undefined && header !== '') return header;
+  if (record.value === null) return null;
+  try {
+    const body = JSON.parse(record.value.toString('utf8')) as { messageId?: unknown };
+    return typeof body.messageId === 'string' ? body.messageId : null;
+  } catch {
+    return null;
+  }
+}
+
+export function readDeadLetter(record: DeadLetterRecord): DeadLetter {
+  const lastAttempt = headerText(record.headers, HEADER.lastAttemptAt);
+  const recordMs = Number(record.timestamp);
+  const deadLetteredAtMs =
+    (lastAttempt === undefined ? undefined : parseTimestamp(lastAttempt)) ?? (Number.isSafeInteger(recordMs) && recordMs > 0 ? recordMs : undefined);
+  const attemptText = headerText(record.headers, HEADER.attempt);
+  const error = headerText(record.headers, HEADER.error);
+  return {
+    messageId: messageIdOf(record),
+    deadLetteredAtMs,
+    attempts: attemptText !== undefined && /^\d{1,9}$/.test(attemptText) ? Number(attemptText) : null,
+    error: error === undefined || error === '' ? null : error,
+    partition: record.partition,
+    offset: record.offset,
+  };
+}
+
+/** One line of `dlq list --json`, with the keys in the order of DESIGN §2. */
+export function deadLetterJson(letter: DeadLetter): string {
+  return JSON.stringify({
+    messageId: letter.messageId,
+    deadLetteredAt: letter.deadLetteredAtMs === undefined ? null : formatTimestamp(letter.deadLetteredAtMs),
+    attempts: letter.attempts,
+    error: letter.error,
+    offset: Number(letter.offset),
+    partition: letter.partition,
+  });
+}
+
+/** One line for a person: time, message id, attempts, where, and why. */
+export function deadLetterLine(letter: DeadLetter, note?: string): string {
+  const at = letter.deadLetteredAtMs === undefined ? '(no time)' : formatTimestamp(letter.deadLetteredAtMs);
+  const attempts = letter.attempts === null ? '?' : String(letter.attempts);
+  return [
+    at,
+    letter.messageId ?? '(no message id)',
+    `attempts=${attempts}`,
+    `partition=${letter.partition}`,
+    `offset=${letter.offset}`,
+    ...(note ? [note] : []),
+    `error=${letter.error ?? '(none)'}`,
+  ].join('  ');
+}

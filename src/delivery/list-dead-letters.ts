@@ -1,0 +1,70 @@
+// `switchyard dlq list --destination ID [--since TIME] [--until TIME] [--limit N]`: reads
+// the dead letters without consuming them.
+import { randomBytes } from 'node:crypto';
+import { scanTopic, topicNames } from '../kafka/index.js';
+import type { RoleDeps } from '../runtime/deps.js';
+import { runAll } from '../runtime/service.js';
+import { inTimeRange, readDeadLetter } from './dead-letters.js';
+import type { DeadLetter, TimeRange } from './dead-letters.js';
+import { isDone } from './replay-ledger.js';
+import { forgetGroup, readReplayLedgers, replayGroupId } from './replay.js';
+
+export interface ListOptions {
+  destinationId: string;
+  range?: TimeRange | undefined;
+  limit?: number | undefined;
+  /** Told of each letter in the range, in offset order per partition; `replayed`: a replay already moved it. */
+  onLetter(letter: DeadLetter, replayed: boolean): void;
+  /** Checked between batches: true ends the listing early (the output went away). */
+  shouldStop?: (() => boolean) | undefined;
+  stallTimeoutMs?: number | undefined;
+}
+
+export interface ListResult {
+  topic: string;
+  listed: number;
+  /** False when the DLQ topic does not exist yet: nothing was ever dead-lettered. */
+  topicExists: boolean;
+}
+
+/**
+ * Reads `deliveries.<id>.dlq` up to its high watermarks with a consumer group of its own
+ * that never commits (and is deleted afterwards), so the replay group's position and
+ * every other reader stay as they were.
+ */
+export async function listDeadLetters(deps: RoleDeps, options: ListOptions): Promise<ListResult> {
+  const config = deps.config.current();
+  const topic = topicNames(config.kafka.topicPrefix).dlq(options.destinationId);
+  const limit = options.limit ?? Number.POSITIVE_INFINITY;
+  const range = options.range ?? {};
+  const groupId = `${config.kafka.clientId}-dlq-list-${randomBytes(4).toString('hex')}`;
+  const admin = deps.kafka.admin();
+  let listed = 0;
+  try {
+    await admin.connect();
+    if (!(await admin.listTopics()).includes(topic)) return { topic, listed: 0, topicExists: false };
+    const { ledgers, lows, highs } = await readReplayLedgers(admin, replayGroupId(config.kafka.clientId, options.destinationId), topic);
+    const ends = new Map([...highs].filter(([partition, high]) => high > (lows.get(partition) ?? 0n)));
+    if (ends.size === 0 || limit <= 0) return { topic, listed: 0, topicExists: true };
+    await scanTopic(deps.kafka, {
+      topic,
+      groupId,
+      ends,
+      stallTimeoutMs: options.stallTimeoutMs,
+      onBatch: async (batch) => {
+        const ledger = ledgers.get(batch.partition);
+        for (const record of batch.records) {
+          if (listed >= limit) break;
+          const letter = readDeadLetter(record);
+          if (!inTimeRange(range, letter.deadLetteredAtMs)) continue;
+          options.onLetter(letter, ledger !== undefined && isDone(ledger, record.offset));
+          listed += 1;
+        }
+        return listed >= limit || options.shouldStop?.() === true ? 'stop' : 'more';
+      },
+    });
+    return { topic, listed, topicExists: true };
+  } finally {
+    await runAll([async () => forgetGroup(admin, groupId), () => admin.disconnect()]);
+  }
+}

@@ -1,0 +1,98 @@
+// Reads a topic from a consumer group's position up to offsets fixed in advance (the
+// high watermarks when an operator command started), so a command ends even while new
+// records arrive. Commits only what the caller commits.
+import type { Kafka } from './client.js';
+import type { RawHeaders } from './headers.js';
+
+export interface ScannedRecord {
+  partition: number;
+  offset: bigint;
+  key: Buffer | null;
+  value: Buffer | null;
+  headers: RawHeaders | undefined;
+  /** The record's Kafka timestamp, epoch ms as kafkajs gives it. */
+  timestamp: string;
+}
+
+export interface ScannedBatch {
+  partition: number;
+  /** The records of the batch below the partition's end, in offset order. */
+  records: ScannedRecord[];
+  /** Every offset up to this one (inclusive) was seen: records, or offsets that hold none. */
+  seenThrough: bigint;
+  /** Commits `offset` with `metadata` in the scan's group (only for a group that keeps a position). */
+  commit(offset: bigint, metadata: string): Promise<void>;
+  heartbeat(): Promise<void>;
+}
+
+export interface ScanOptions {
+  topic: string;
+  groupId: string;
+  /** Partitions to read, each up to (not including) its end offset. */
+  ends: ReadonlyMap<number, bigint>;
+  /** Called once per fetched batch, one partition at a time; `'stop'` ends the scan early. */
+  onBatch(batch: ScannedBatch): Promise<'more' | 'stop'>;
+  /** Gives up when no batch arrived for this long (the group never joined, the broker went away). */
+  stallTimeoutMs?: number;
+}
+
+/**
+ * Runs a consumer in `groupId` (starting at its committed offsets, else at the
+ * beginning) until every partition of `ends` was read to its end or `onBatch` said stop.
+ */
+export async function scanTopic(kafka: Kafka, options: ScanOptions): Promise<void> {
+  const pending = new Map(options.ends);
+  if (pending.size === 0) return;
+  const stallTimeoutMs = options.stallTimeoutMs ?? 60_000;
+  let lastProgress = Date.now();
+  let stopped = false;
+  let finish: (error?: unknown) => void = () => undefined;
+  const finished = new Promise<void>((resolve, reject) => {
+    finish = (error) => (error === undefined ? resolve() : reject(error));
+  });
+
+  const consumer = kafka.consumer({ groupId: options.groupId, allowAutoTopicCreation: false, maxWaitTimeInMs: 500 });
+  consumer.on(consumer.events.CRASH, (event) => {
+    if (!event.payload.restart) finish(event.payload.error);
+  });
+  const watchdog = setInterval(() => {
+    if (Date.now() - lastProgress > stallTimeoutMs) {
+      finish(new Error(`reading ${options.topic} made no progress for ${stallTimeoutMs} ms; check that the broker is reachable and run the command again`));
+    }
+  }, 1_000);
+  try {
+    await consumer.connect();
+    await consumer.subscribe({ topics: [options.topic], fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      eachBatch: async ({ batch, heartbeat, resolveOffset }) => {
+        const end = pending.get(batch.partition);
+        if (end === undefined || stopped) return;
+        lastProgress = Date.now();
+        const records: ScannedRecord[] = [];
+        for (const m of batch.messages) {
+          const offset = BigInt(m.offset);
+          if (offset >= end) break;
+          records.push({ partition: batch.partition, offset, key: m.key, value: m.value, headers: m.headers as RawHeaders | undefined, timestamp: m.timestamp });
+        }
+        const verdict = await options.onBatch({
+          partition: batch.partition,
+          records,
+          seenThrough: BigInt(batch.lastOffset()) < end ? BigInt(batch.lastOffset()) : end - 1n,
+          commit: (offset, metadata) => consumer.commitOffsets([{ topic: options.topic, partition: batch.partition, offset: String(offset), metadata }]),
+          heartbeat,
+        });
+        // Resolved (never committed: autoCommit is off) so that the next fetch goes on from here.
+        resolveOffset(batch.lastOffset());
+        if (verdict === 'stop') stopped = true;
+        if (BigInt(batch.lastOffset()) + 1n >= end) pending.delete(batch.partition);
+        if (stopped || pending.size === 0) finish();
+      },
+    });
+    await finished;
+  } finally {
+    clearInterval(watchdog);
+    await consumer.disconnect();
+  }
+}

@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { COMMANDS, parseCommandLine } from '../../../src/cli/args.js';
+
+const NOW = Date.UTC(2026, 4, 1, 12);
+
+function usageError(argv: string[]): string {
+  const result = parseCommandLine(argv, NOW);
+  if (result.kind !== 'usage-error') throw new Error(`expected a usage error for ${argv.join(' ')}, got ${JSON.stringify(result)}`);
+  return result.message;
+}
+
+describe('parseCommandLine', () => {
+  it.each([
+    [['gateway'], { kind: 'role', role: 'gateway', config: undefined }],
+    [['all', '--config', 'x.yaml'], { kind: 'role', role: 'all', config: 'x.yaml' }],
+    [['--config', 'x.yaml', 'router'], { kind: 'role', role: 'router', config: 'x.yaml' }],
+    [['check-config', '--config=x.yaml'], { kind: 'check-config', config: 'x.yaml' }],
+    [['--version'], { kind: 'version' }],
+    [
+      ['replay', '--destination', 'hooks', '--since', '2h', '--until', '2026-05-01T11:30:00Z', '--limit', '5', '--dry-run'],
+      { kind: 'replay', config: undefined, dryRun: true, query: { destination: 'hooks', limit: 5, range: { sinceMs: NOW - 7_200_000, untilMs: Date.UTC(2026, 4, 1, 11, 30) } } },
+    ],
+    [['replay', '--destination', 'hooks'], { kind: 'replay', config: undefined, dryRun: false, query: { destination: 'hooks', limit: undefined, range: {} } }],
+    [
+      ['dlq', 'list', '--destination', 'hooks', '--json', '--config', 'c.yaml', '--since', '30m'],
+      { kind: 'dlq-list', config: 'c.yaml', json: true, query: { destination: 'hooks', limit: undefined, range: { sinceMs: NOW - 1_800_000 } } },
+    ],
+  ])('%j', (argv, expected) => {
+    expect(parseCommandLine(argv, NOW)).toEqual(expected);
+  });
+
+  it('gives the program help, and each command its own with a one-line summary and an example', () => {
+    const program = parseCommandLine(['--help'], NOW);
+    expect(program.kind).toBe('help');
+    for (const command of COMMANDS) {
+      expect(program.kind === 'help' && program.text).toContain(`  ${command.name}`);
+      const argv = [...command.name.split(' '), '--help'];
+      const help = parseCommandLine(argv, NOW);
+      expect(help.kind, argv.join(' ')).toBe('help');
+      if (help.kind !== 'help') continue;
+      expect(help.text.split('\n')[0]).toBe(`switchyard ${command.name}: ${command.summary}`);
+      expect(help.text).toMatch(new RegExp(`example:\\n  switchyard ${command.name} --`));
+      expect(help.text).toContain(`usage: switchyard ${command.name}`);
+    }
+    expect(parseCommandLine(['-h'], NOW)).toEqual(program);
+    expect(parseCommandLine(['dlq', '--help'], NOW)).toEqual(parseCommandLine(['dlq', 'list', '--help'], NOW));
+    // --help wins over missing or bad options: the operator is asking how to use it.
+    expect(parseCommandLine(['replay', '--help', '--since', 'nonsense'], NOW).kind).toBe('help');
+  });
+
+  it.each([
+    [[], 'no command given'],
+    [['frobnicate'], 'unknown command "frobnicate"'],
+    [['dlq'], 'dlq list'],
+    [['dlq', 'purge'], 'unknown subcommand "purge"'],
+    [['gateway', 'extra'], 'unexpected argument "extra"'],
+    [['gateway', '--destination', 'x'], '--destination is not an option of this command'],
+    [['check-config', '--dry-run'], '--dry-run is not an option of this command'],
+    [['dlq', 'list', '--destination', 'h', '--dry-run'], '--dry-run is not an option of this command'],
+    [['replay', '--destination', 'h', '--json'], '--json is not an option of this command'],
+    [['replay'], '--destination ID is required'],
+    [['dlq', 'list', '--destination='], '--destination ID is required'],
+    [['replay', '--destination', 'h', '--limit', '0'], '--limit "0" is not a positive whole number'],
+    [['replay', '--destination', 'h', '--limit', '2.5'], '--limit "2.5" is not a positive whole number'],
+    [['replay', '--destination', 'h', '--limit', 'ten'], '--limit "ten" is not a positive whole number'],
+    [['replay', '--destination', 'h', '--since', 'yesterday'], '--since "yesterday" is not a time'],
+    [['dlq', 'list', '--destination', 'h', '--until', '2026-02-30'], '--until "2026-02-30" is not a time'],
+    [['dlq', 'list', '--destination', 'h', '--since', '1h', '--until', '2h'], 'is not before --until'],
+    [['gateway', '--bogus'], "Unknown option '--bogus'"],
+    [['replay', '--destination'], "Option '--destination <value>' argument missing"],
+  ])('%j is a usage error: %s', (argv, message) => {
+    const text = usageError(argv);
+    expect(text).toContain(message);
+    expect(text).toMatch(/\nusage: switchyard .*\nsee: switchyard .*--help$/);
+  });
+
+  it('names the command in its usage errors and points at its help', () => {
+    expect(usageError(['replay', '--destination', 'h', '--since', 'x'])).toMatch(/^switchyard replay: .*\nusage: switchyard replay --destination ID .*\nsee: switchyard replay --help$/);
+  });
+});

@@ -211,6 +211,9 @@ describe('the alert rules', () => {
     'SwitchyardDeliverySuccessRateLow',
     'SwitchyardNoReadyPods',
     'SwitchyardGatewayErrorRatioHigh',
+    'SwitchyardConfigReloadRefused',
+    'SwitchyardLastRetryTierGrowing',
+    'SwitchyardInvalidCallsSpike',
   ];
 
   it('are a PrometheusRule with named groups of rules', () => {
@@ -223,7 +226,7 @@ describe('the alert rules', () => {
     }
   });
 
-  it('cover dead letters, lag, success rate, pod readiness and gateway 5xx', () => {
+  it('cover dead letters, lag, success rate, pod readiness, gateway 5xx, refused reloads, the last retry tier and invalid calls', () => {
     const names = alertRules.map((rule) => rule.alert);
     expect(names.filter((name) => !name?.startsWith('Switchyard'))).toEqual([]);
     expect(new Set(names).size).toBe(names.length);

@@ -1,0 +1,56 @@
+// switchyard_config_reloads_total{result} counts what the config store does with a
+// changed file, and switchyard_build_info names the running version. No broker needed.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfigFile } from '../../src/config/load.js';
+import { watchedConfigStore } from '../../src/config/store.js';
+import type { ConfigStore } from '../../src/config/store.js';
+import { silentLogger } from '../../src/observability/logger.js';
+import { createMetrics } from '../../src/observability/metrics.js';
+import { writeConfigFile } from '../support/daemon.js';
+import { waitFor } from '../support/wait-for.js';
+
+const VERSION = (JSON.parse(readFileSync(resolve(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
+
+const config = (destinations: string[]) => ({
+  sources: [{ id: 'web', writeKey: 'k-1', destinations }],
+  destinations: destinations.map((id) => ({ id, type: 'webhooks', settings: { webhooks: [{ url: `https://hooks.example.com/${id}` }] } })),
+});
+
+let store: ConfigStore | undefined;
+afterEach(() => store?.close());
+
+async function reloads(metrics: ReturnType<typeof createMetrics>): Promise<Record<string, number>> {
+  const metric = await metrics.configReloads.get();
+  return Object.fromEntries(metric.values.map((v) => [String(v.labels.result), v.value]));
+}
+
+describe('config reload metrics', () => {
+  it('count applied and refused reloads; both series exist from the start', async () => {
+    const metrics = createMetrics({ defaultMetrics: false });
+    const file = writeConfigFile(config(['first']));
+    const loaded = loadConfigFile(file, {});
+    if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
+    store = watchedConfigStore({ file, initial: loaded.config, env: {}, logger: silentLogger(), intervalMs: 50, onReload: (result) => metrics.configReloads.inc({ result }) });
+    expect(await reloads(metrics)).toEqual({ applied: 0, refused: 0 });
+
+    writeConfigFile(config(['first', 'second']), file);
+    await waitFor(async () => (await reloads(metrics)).applied === 1, { timeoutMs: 10_000, what: 'an applied reload' });
+    expect(store.current().destinations.map((d) => d.id)).toEqual(['first', 'second']);
+
+    writeFileSync(file, 'sources: [ { id: web, destinations: [nowhere] } ]\n');
+    await waitFor(async () => (await reloads(metrics)).refused === 1, { timeoutMs: 10_000, what: 'a refused reload' });
+    expect(store.current().destinations.map((d) => d.id)).toEqual(['first', 'second']);
+    expect(await reloads(metrics)).toEqual({ applied: 1, refused: 1 });
+
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('switchyard_config_reloads_total{result="refused"} 1');
+    expect(text).toContain('switchyard_config_reloads_total{result="applied"} 1');
+  });
+
+  it('export switchyard_build_info{version} = 1', async () => {
+    const text = await createMetrics({ defaultMetrics: false }).registry.metrics();
+    expect(text).toContain(`switchyard_build_info{version="${VERSION}"} 1`);
+  });
+});

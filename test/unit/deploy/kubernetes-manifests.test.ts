@@ -254,6 +254,44 @@ describe('monitoring', () => {
   });
 });
 
+describe('the example NetworkPolicies', () => {
+  const policies = kustomizationObjects(OVERLAY).filter((o) => o.kind === 'NetworkPolicy');
+  /** The policies that select a role's pods (by its Deployment's pod labels). */
+  const selecting = (role: (typeof ROLES)[number], type: 'Ingress' | 'Egress') => {
+    const labels = find(baseObjects, 'Deployment', `switchyard-${role}`).spec.template.metadata.labels as Record<string, string>;
+    return policies.filter(
+      (p) => (p.spec.policyTypes as string[]).includes(type) && Object.entries(p.spec.podSelector.matchLabels as Record<string, string>).every(([k, v]) => labels[k] === v),
+    );
+  };
+  const ports = (rules: Doc[]) => rules.flatMap((r) => ((r.ports ?? []) as Doc[]).map((p) => `${p.port}/${p.protocol}`)).sort();
+  const overlayBrokers = (overlayKustomization.configMapGenerator as Doc[])
+    .find((g) => g.name === 'switchyard-env')!
+    .literals.find((l: string) => l.startsWith('KAFKA_BROKERS='))
+    .slice('KAFKA_BROKERS='.length)
+    .split(',') as string[];
+
+  it('let producers reach the gateway port and only the monitoring namespace the admin port', () => {
+    expect(ports(selecting('gateway', 'Ingress').flatMap((p) => p.spec.ingress as Doc[]))).toEqual([`${overlayConfig.admin.port}/TCP`, `${overlayConfig.gateway.port}/TCP`].sort());
+    for (const role of ['router', 'deliverer'] as const) {
+      const ingress = selecting(role, 'Ingress').flatMap((p) => p.spec.ingress as Doc[]);
+      expect(ports(ingress), role).toEqual([`${overlayConfig.admin.port}/TCP`]);
+      expect(ingress.map((r) => r.from)).toEqual([[{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }]]);
+    }
+  });
+
+  it('let every role reach DNS and the Kafka brokers of KAFKA_BROKERS, and only the deliverer the webhooks', () => {
+    const kafkaPorts = [...new Set(overlayBrokers.map((b) => `${b.slice(b.lastIndexOf(':') + 1)}/TCP`))];
+    const kafkaNamespaces = [...new Set(overlayBrokers.map((b) => b.split('.')[2]))];
+    for (const role of ROLES) {
+      const egress = selecting(role, 'Egress').flatMap((p) => p.spec.egress as Doc[]);
+      const expected = ['53/TCP', '53/UDP', ...kafkaPorts, ...(role === 'deliverer' ? ['443/TCP', '80/TCP'] : [])].sort();
+      expect(ports(egress), role).toEqual(expected);
+      const kafkaRule = egress.find((r) => ports([r]).join() === kafkaPorts.join())!;
+      expect(kafkaRule.to.map((t: Doc) => t.namespaceSelector.matchLabels['kubernetes.io/metadata.name'])).toEqual(kafkaNamespaces);
+    }
+  });
+});
+
 describe('the kustomizations', () => {
   it.each([BASE, OVERLAY, resolve(ROOT, 'deploy/prometheus'), resolve(ROOT, 'deploy/grafana')])('%s lists only files that exist', (dir) => {
     const kustomization = readDocs(resolve(dir, 'kustomization.yaml'))[0]!;

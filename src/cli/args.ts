@@ -154,7 +154,7 @@ export function parseCommandLine(argv: readonly string[], nowMs: number): Invoca
     return usageError(`switchyard: ${(error as Error).message}`);
   }
   const { values, positionals, tokens } = parsed;
-  if (values.version && positionals.length === 0) return { kind: 'version' };
+  if (values.version) return { kind: 'version' };
   if (positionals.length === 0) {
     return values.help ? { kind: 'help', text: programHelp() } : usageError('switchyard: no command given');
   }

@@ -85,6 +85,7 @@ export async function scanTopic(kafka: Kafka, options: ScanOptions): Promise<voi
         });
         // Resolved (never committed: autoCommit is off) so that the next fetch goes on from here.
         resolveOffset(batch.lastOffset());
+        lastProgress = Date.now();
         if (verdict === 'stop') stopped = true;
         if (BigInt(batch.lastOffset()) + 1n >= end) pending.delete(batch.partition);
         if (stopped || pending.size === 0) finish();

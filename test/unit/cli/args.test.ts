@@ -16,6 +16,7 @@ describe('parseCommandLine', () => {
     [['--config', 'x.yaml', 'router'], { kind: 'role', role: 'router', config: 'x.yaml' }],
     [['check-config', '--config=x.yaml'], { kind: 'check-config', config: 'x.yaml' }],
     [['--version'], { kind: 'version' }],
+    [['gateway', '--version'], { kind: 'version' }],
     [
       ['replay', '--destination', 'hooks', '--since', '2h', '--until', '2026-05-01T11:30:00Z', '--limit', '5', '--dry-run'],
       { kind: 'replay', config: undefined, dryRun: true, query: { destination: 'hooks', limit: 5, range: { sinceMs: NOW - 7_200_000, untilMs: Date.UTC(2026, 4, 1, 11, 30) } } },

@@ -137,8 +137,11 @@ async function runOperatorCommand(
       ? await runReplay(deps, invocation.query, invocation.dryRun, io)
       : await runDlqList(deps, invocation.query, invocation.json, io);
   } catch (error) {
-    logger.error({ err: error }, `${name} failed`);
-    stderr.write(`switchyard ${name}: ${(error as Error).message}\n`);
+    logger.debug({ err: error }, `${name} failed`);
+    // kafkajs's errors say what failed, not where: name the brokers the command used.
+    const kafkaError = error instanceof Error && error.name.startsWith('KafkaJS');
+    const where = kafkaError ? ` (Kafka at ${config.kafka.brokers.join(',')}: check kafka.brokers or $KAFKA_BROKERS and that the broker is up, then run it again)` : '';
+    stderr.write(`switchyard ${name}: ${(error as Error).message}${where}\n`);
     return EXIT_RUNTIME;
   }
 }

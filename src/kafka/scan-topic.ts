@@ -18,8 +18,6 @@ export interface ScannedBatch {
   partition: number;
   /** The records of the batch below the partition's end, in offset order. */
   records: ScannedRecord[];
-  /** Every offset up to this one (inclusive) was seen: records, or offsets that hold none. */
-  seenThrough: bigint;
   /** Commits `offset` with `metadata` in the scan's group (only for a group that keeps a position). */
   commit(offset: bigint, metadata: string): Promise<void>;
   heartbeat(): Promise<void>;
@@ -76,13 +74,21 @@ export async function scanTopic(kafka: Kafka, options: ScanOptions): Promise<voi
           if (offset >= end) break;
           records.push({ partition: batch.partition, offset, key: m.key, value: m.value, headers: m.headers as RawHeaders | undefined, timestamp: m.timestamp });
         }
-        const verdict = await options.onBatch({
-          partition: batch.partition,
-          records,
-          seenThrough: BigInt(batch.lastOffset()) < end ? BigInt(batch.lastOffset()) : end - 1n,
-          commit: (offset, metadata) => consumer.commitOffsets([{ topic: options.topic, partition: batch.partition, offset: String(offset), metadata }]),
-          heartbeat,
-        });
+        let verdict: 'more' | 'stop';
+        try {
+          verdict = await options.onBatch({
+            partition: batch.partition,
+            records,
+            commit: (offset, metadata) => consumer.commitOffsets([{ topic: options.topic, partition: batch.partition, offset: String(offset), metadata }]),
+            heartbeat,
+          });
+        } catch (error) {
+          // NOTE: thrown back to kafkajs, the batch would be retried and the consumer
+          // restarted for ever; the command fails instead, and says why.
+          stopped = true;
+          finish(error);
+          return;
+        }
         // Resolved (never committed: autoCommit is off) so that the next fetch goes on from here.
         resolveOffset(batch.lastOffset());
         lastProgress = Date.now();

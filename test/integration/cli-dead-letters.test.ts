@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeConfigFile } from '../support/daemon.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
+import { waitFor } from '../support/wait-for.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const HOUR = 3_600_000;
@@ -216,6 +217,39 @@ describe('switchyard replay by time range', () => {
     const none = await run(['replay', '--destination', 'hooks', '--config', file]);
     expect(none.out).toContain('replayed 0 dead letter(s) of "hooks" back to delivery');
     expect(await kafka.readAll(target, { atLeast: 7, settleMs: 300 })).toHaveLength(7);
+  });
+});
+
+describe('a replay that cannot record what it moved', () => {
+  it('moves nothing and exits 2 saying what to run, when earlier ranged replays left too many stretches', async () => {
+    const { file, clientId, prefix, dlq } = await setUp(LETTERS);
+    // Earlier ranged replays (simulated): every other offset far above the letters, in
+    // partition 0 — as many separate stretches as a commit's metadata can hold (3,900 of
+    // the broker's 4,096 characters), so that no further one can be recorded.
+    const stretches = Array.from({ length: 555 }, (_, i) => String(100_000 + 2 * i)).join(',');
+    expect(stretches.length).toBeGreaterThan(3_800);
+    const group = kafka.kafka.consumer({ groupId: `${clientId}-replay-hooks` });
+    await group.connect();
+    await group.subscribe({ topics: [dlq], fromBeginning: true });
+    let committed = false;
+    await group.run({
+      autoCommit: false,
+      eachBatch: async ({ batch }) => {
+        if (batch.partition !== 0 || committed) return;
+        await group.commitOffsets([{ topic: dlq, partition: 0, offset: '0', metadata: `replayed:${stretches}` }]);
+        committed = true;
+      },
+    });
+    await waitFor(() => committed, { what: 'the simulated ledger to be committed' });
+    await group.disconnect();
+
+    const result = await run(['replay', '--destination', 'hooks', '--since', '4h', '--until', '2h', '--config', file]);
+    expect(result.code).toBe(2);
+    expect(result.err).toContain(`partition 0 of ${dlq}: earlier replays by time range left too many separate stretches`);
+    expect(result.err).toContain('run `switchyard replay --destination hooks` without --since/--until first');
+    // Letters of partition 1 may have moved before partition 0 was reached; none of partition 0 did.
+    const moved = await kafka.readAll(`${prefix}deliveries.hooks`, { settleMs: 300 });
+    expect(moved.map((m) => m.headers['message-id']).filter((id) => ['d-3', 'd-5'].includes(id!))).toEqual([]);
   });
 });
 

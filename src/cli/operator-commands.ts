@@ -37,7 +37,7 @@ export async function runReplay(deps: RoleDeps, query: LetterQuery, dryRun: bool
     limit: query.limit,
     dryRun,
     shouldStop: io.stdout.closed,
-    onLetter: (letter) => io.stdout.write(`${dryRun ? 'would replay' : 'replayed'}  ${deadLetterLine(letter)}\n`),
+    onLetter: (letter) => io.stdout.write(`${dryRun ? 'would move' : 'moved'}  ${deadLetterLine(letter)}\n`),
   });
   const range = describeTimeRange(query.range);
   const which = `${moved} dead letter(s) of "${query.destination}"${range ? ` ${range}` : ''}`;

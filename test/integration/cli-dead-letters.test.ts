@@ -182,13 +182,13 @@ describe('switchyard replay by time range', () => {
     const dry = await run(['replay', '--destination', 'hooks', '--since', '4h', '--until', '2h', '--dry-run', '--config', file]);
     expect(dry.code).toBe(0);
     expect(dry.out).toMatch(/dry run: would replay 3 dead letter\(s\) of "hooks" dead-lettered from \S+ until \S+; moved none\n$/);
-    expect(dry.out.split('\n').filter((l) => l.startsWith('would replay')).map((l) => l.split('  ')[2]).sort()).toEqual(['d-3', 'd-4', 'd-5']);
+    expect(dry.out.split('\n').filter((l) => l.startsWith('would move  ')).map((l) => l.split('  ')[2]).sort()).toEqual(['d-3', 'd-4', 'd-5']);
     expect(await movedIds(0)).toEqual([]);
 
     const ranged = await run(['replay', '--destination', 'hooks', '--since', '4h', '--until', '2h', '--config', file]);
     expect(ranged.code).toBe(0);
     expect(ranged.out).toMatch(/replayed 3 dead letter\(s\) of "hooks" dead-lettered from \S+ until \S+ back to delivery\n$/);
-    expect(ranged.out.split('\n').filter((l) => l.startsWith('replayed  ')).map((l) => l.split('  ')[2]).sort()).toEqual(['d-3', 'd-4', 'd-5']);
+    expect(ranged.out.split('\n').filter((l) => l.startsWith('moved  ')).map((l) => l.split('  ')[2]).sort()).toEqual(['d-3', 'd-4', 'd-5']);
     expect(await movedIds(3)).toEqual(['d-3', 'd-4', 'd-5']);
     // Replayed with the same bytes and a fresh retry window.
     const replayed = await kafka.readAll(target, { atLeast: 3 });

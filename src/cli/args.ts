@@ -59,7 +59,9 @@ export const COMMANDS: readonly CommandSpec[] = [
     usage: 'switchyard replay --destination ID [--since TIME] [--until TIME] [--limit N] [--dry-run] [--config PATH]',
     options: ['destination', 'since', 'until', 'limit', 'dry-run', 'config'],
     example: 'switchyard replay --destination hooks-main --since 2h --dry-run --config /etc/switchyard/switchyard.yaml',
-    notes: `${TIME_NOTE} Prints every letter it moves and how many. A letter is moved once: a later replay skips the letters an earlier one moved, and never the ones it left out of its range.`,
+    notes:
+      `${TIME_NOTE} Prints every letter it moves and how many. A letter is moved once: a later replay skips the letters an earlier one moved, and never the ones it left out of its range. ` +
+      'A duration counts back from when the command starts: give ISO times to move exactly what a dry run showed.',
   },
   {
     name: 'dlq list',

@@ -1,7 +1,7 @@
 // `switchyard replay --destination ID [--since TIME] [--until TIME] [--limit N] [--dry-run]`:
 // moves dead letters back to `deliveries.<id>` with fresh attempt headers.
 import { randomBytes } from 'node:crypto';
-import type { Admin, Producer } from '../kafka/index.js';
+import type { Admin, IHeaders, Producer } from '../kafka/index.js';
 import { createProducer, ensureTopics, scanTopic, topicNames } from '../kafka/index.js';
 import type { ScannedBatch } from '../kafka/index.js';
 import type { RoleDeps } from '../runtime/deps.js';
@@ -129,7 +129,7 @@ export async function replayDeadLetters(deps: RoleDeps, options: ReplayOptions):
 
 interface Selected {
   letter: DeadLetter;
-  message: { key: Buffer | null; value: Buffer | null; headers: ReturnType<typeof replayHeaders> };
+  message: { key: Buffer | null; value: Buffer | null; headers: IHeaders };
 }
 
 /**
@@ -146,7 +146,7 @@ function selectLetters(batch: ScannedBatch, ledger: ReplayLedger, range: TimeRan
     if (isDone(ledger, record.offset) || take.length >= room) continue;
     const letter = readDeadLetter(record);
     if (!inTimeRange(range, letter.deadLetteredAtMs)) continue;
-    take.push({ letter, message: { key: record.key, value: record.value, headers: replayHeaders(record.headers as Parameters<typeof replayHeaders>[0]) } });
+    take.push({ letter, message: { key: record.key, value: record.value, headers: replayHeaders(record.headers) } });
   }
   return { take, done };
 }

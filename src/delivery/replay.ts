@@ -104,7 +104,7 @@ export async function replayDeadLetters(deps: RoleDeps, options: ReplayOptions):
       if (out !== undefined && (take.length > 0 || done.length > 0)) {
         const next = markDone(ledger, [...take.map((t): OffsetRange => [t.letter.offset, t.letter.offset]), ...done]);
         const metadata = ledgerMetadata(next);
-        if (metadata.length > MAX_LEDGER_METADATA_CHARS) throw ledgerFullError(dlq, batch.partition, options.destinationId);
+        if (metadata.length > MAX_LEDGER_METADATA_CHARS) throw new ReplayLedgerFullError(dlq, batch.partition, options.destinationId);
         if (take.length > 0) {
           await out.send({ topic: target, acks: -1, messages: take.map((t) => t.message) });
         }
@@ -151,11 +151,17 @@ function selectLetters(batch: ScannedBatch, ledger: ReplayLedger, range: TimeRan
   return { take, done };
 }
 
-function ledgerFullError(dlq: string, partition: number, destinationId: string): Error {
-  return new Error(
-    `partition ${partition} of ${dlq}: earlier replays by time range left too many separate stretches of letters behind to record another; ` +
-      `run \`switchyard replay --destination ${destinationId}\` without --since/--until first (it moves the letters left behind), then this one`,
-  );
+/** A replay by time range that could not record what it would move: nothing of that partition moved. */
+export class ReplayLedgerFullError extends Error {
+  readonly code = 'REPLAY_LEDGER_FULL';
+  readonly retriable = false;
+  constructor(dlq: string, partition: number, destinationId: string) {
+    super(
+      `partition ${partition} of ${dlq}: earlier replays by time range left too many separate stretches of letters behind to record another; ` +
+        `run \`switchyard replay --destination ${destinationId}\` without --since/--until first (it moves the letters left behind), then this one`,
+    );
+    this.name = 'ReplayLedgerFullError';
+  }
 }
 
 /** A throwaway group has no commits, but the broker keeps its entry for a while: remove it. */

@@ -171,7 +171,7 @@ export function describe(value: unknown): string {
 // It describes the YAML as written, before `${NAME}` is replaced: any value may then
 // be a reference, which only the loader can resolve and check.
 
-export type InputSchema = Record<string, unknown>;
+type InputSchema = Record<string, unknown>;
 /** A check function, with the JSON Schema of what it accepts when it has one. */
 type Check<T> = ((value: unknown) => Checked<T>) & { input?: InputSchema };
 
@@ -535,7 +535,7 @@ const SCALAR: InputSchema = { type: ['string', 'number', 'boolean'] };
 const NUMBER: InputSchema = { type: 'number' };
 
 /** The JSON Schema of checkAudienceRule: one of the five kinds, told apart by their key. */
-export const AUDIENCE_RULE_INPUT: InputSchema = {
+const AUDIENCE_RULE_INPUT: InputSchema = {
   description: `a rule is a mapping with exactly one of: ${RULE_KINDS.join(', ')}`,
   oneOf: [
     ruleInput({ all: { type: 'array', minItems: 1, items: AUDIENCE_RULE_REF } }, ['all']),
@@ -684,13 +684,11 @@ const webhookSchema = strictObject({
 
 const destinationSchema = strictObject({
   id: field(checkTopicName('a destination id', false)),
-  type: field(
-    (value): Checked<'webhooks'> =>
-      value === 'webhooks'
-        ? ok(value)
-        : fail(value === undefined ? 'is required; add `type: webhooks`' : `must be "webhooks" (the only destination type), got ${describe(value)}`),
-    { const: 'webhooks' },
-  ),
+  type: field((value): Checked<'webhooks'> =>
+    value === 'webhooks'
+      ? ok(value)
+      : fail(value === undefined ? 'is required; add `type: webhooks`' : `must be "webhooks" (the only destination type), got ${describe(value)}`),
+  ).meta({ const: 'webhooks' }),
   enabled: field(checkBoolean).prefault(true),
   settings: strictObject({
     webhooks: list(webhookSchema).superRefine(

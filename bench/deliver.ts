@@ -83,6 +83,7 @@ function benchConfig(brokers: string, prefix: string, clientId: string, partitio
     {
       kafka: { brokers: brokers.split(','), clientId, topicPrefix: prefix, partitions },
       delivery: { timeout: '2s', retryTiers: ['1s', '5s'], maxRetryWindow: '1m', concurrencyPerDestination: concurrency },
+      sources: [{ id: 'bench' }], // a config needs a source; this bench only delivers
       destinations: Object.entries(destinations).map(([id, url]) => ({ id, type: 'webhooks', settings: { webhooks: [{ url }], sharedSecret: SECRET } })),
     },
     'bench-deliver.yaml',

@@ -14,7 +14,7 @@ type Unit = keyof typeof UNIT_MS;
 // Largest first: formatDuration picks the largest unit that divides evenly.
 const UNITS_DESCENDING: readonly Unit[] = ['d', 'h', 'm', 's', 'ms'];
 
-const DURATION_PATTERN = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/;
+export const DURATION_PATTERN = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/;
 
 /**
  * Milliseconds for `500ms`, `10s`, `1.5s`, `1m`, `4h`, `30d`; `undefined` for anything

@@ -131,6 +131,9 @@ function sortByPlace(problems: Problem[]): Problem[] {
     .map(({ p }) => p);
 }
 
+const EMPTY_FILE =
+  'is empty; a config needs at least one source (and kafka.brokers, unless localhost:9092 or KAFKA_BROKERS is right); start from config/example.yaml';
+
 export function parseConfigText(text: string, file: string, env: Env): LoadResult {
   const doc = parseDocument(text, { prettyErrors: true });
   // Warnings (an unknown `!tag`, say) are refused too: a config that means something
@@ -149,9 +152,12 @@ export function parseConfigText(text: string, file: string, env: Env): LoadResul
     return { ok: false, errors: [`${file}: (YAML): ${(error as Error).message}; write the values out instead of aliasing them`] };
   }
 
+  // An empty file (or one of comments only) is nearly always a mistake, such as a
+  // ConfigMap key that did not mount; defaults alone route nothing.
+  if (parsed === null || parsed === undefined) return { ok: false, errors: [`${file}: (file): ${EMPTY_FILE}`] };
+
   const envProblems: Problem[] = [];
-  // An empty file is an empty mapping: every setting takes its default.
-  let raw = interpolate(parsed ?? {}, env, [], envProblems, new Set());
+  let raw = interpolate(parsed, env, [], envProblems, new Set());
 
   // DESIGN §2: KAFKA_BROKERS (comma-separated host:port) overrides kafka.brokers.
   // An empty variable counts as unset, as Kubernetes manifests often leave it "".

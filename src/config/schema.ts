@@ -9,7 +9,7 @@
 // the file should be reported at once.
 
 import { z } from 'zod';
-import { parseDuration } from './duration.js';
+import { DURATION_PATTERN, parseDuration } from './duration.js';
 import { snakeCase } from './snake-case.js';
 
 export interface WebhookEntry {
@@ -165,6 +165,32 @@ export function describe(value: unknown): string {
   return `${typeof value} ${String(value)}`;
 }
 
+// ---------------------------------------------------------------------------
+// What each check accepts, as JSON Schema: config/switchyard.schema.json (npm run
+// schema) is generated from these, so an editor can check a file as it is written.
+// It describes the YAML as written, before `${NAME}` is replaced: any value may then
+// be a reference, which only the loader can resolve and check.
+
+type InputSchema = Record<string, unknown>;
+/** A check function, with the JSON Schema of what it accepts when it has one. */
+type Check<T> = ((value: unknown) => Checked<T>) & { input?: InputSchema };
+
+const withInput = <T>(input: InputSchema, check: (value: unknown) => Checked<T>): Check<T> =>
+  Object.assign(check, { input });
+
+const ENV_REFERENCE_INPUT: InputSchema = {
+  type: 'string',
+  pattern: '\\$\\{[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\\}',
+  description: 'a ${NAME} or ${NAME:-default} reference, replaced by the environment variable NAME when the file is loaded',
+};
+// Shared definitions sit once in the generated file's `$defs` (see configSchema).
+const FROM_ENV: InputSchema = { $ref: '#/$defs/envReference' };
+const orFromEnv = (input: InputSchema): InputSchema => ({ anyOf: [input, FROM_ENV] });
+
+/** `[Hh][Tt]...`: JSON Schema patterns take no flags, so case is spelled out. */
+const anyCase = (text: string) =>
+  text.replace(/[a-z]/gi, (c) => `[${c.toUpperCase()}${c.toLowerCase()}]`);
+
 const REQUIRED = 'is required; add it';
 
 function checkText(value: unknown): Checked<string> {
@@ -173,19 +199,21 @@ function checkText(value: unknown): Checked<string> {
   if (value.length === 0) return fail('must not be empty');
   return ok(value);
 }
+checkText.input = { type: 'string', minLength: 1 };
 
 // NOTE: integers and booleans also accept their string form, because a value that
 // comes from `${ENV_VAR}` interpolation is always a string (interpolation happens
 // after YAML parsing, by design), and `port: ${GATEWAY_PORT:-8080}` should work.
 function checkInt(min: number, max: number) {
-  return (value: unknown): Checked<number> => {
+  const input = { anyOf: [{ type: 'integer', minimum: min, maximum: max }, { type: 'string', pattern: '^\\d+$' }, FROM_ENV] };
+  return withInput(input, (value: unknown): Checked<number> => {
     if (value === undefined) return fail(REQUIRED);
     const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
     if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) {
       return fail(`must be a whole number from ${min} to ${max}, got ${describe(value)}`);
     }
     return ok(n);
-  };
+  });
 }
 
 function checkBoolean(value: unknown): Checked<boolean> {
@@ -193,6 +221,7 @@ function checkBoolean(value: unknown): Checked<boolean> {
   if (value === false || value === 'false') return ok(false);
   return fail(`must be true or false, got ${describe(value)}`);
 }
+checkBoolean.input = { anyOf: [{ type: 'boolean' }, { enum: ['true', 'false'] }, FROM_ENV] };
 
 function checkDuration(value: unknown): Checked<number> {
   if (value === undefined) return fail(REQUIRED);
@@ -204,9 +233,16 @@ function checkDuration(value: unknown): Checked<number> {
   }
   return ok(ms);
 }
+const DURATION_INPUT = orFromEnv({
+  type: 'string',
+  pattern: DURATION_PATTERN.source,
+  description: 'a duration: a positive number with a unit ms, s, m, h or d, e.g. "500ms", "10s", "1.5m", "4h", "30d"',
+});
+checkDuration.input = { $ref: '#/$defs/duration' };
 
 function checkTopicName(what: string, allowEmpty: boolean) {
-  return (value: unknown): Checked<string> => {
+  const pattern = allowEmpty ? `^$|${TOPIC_NAME_PATTERN.source}` : TOPIC_NAME_PATTERN.source;
+  return withInput(orFromEnv({ type: 'string', pattern }), (value: unknown): Checked<string> => {
     if (allowEmpty && value === '') return ok(value);
     const text = checkText(value);
     if (!text.ok) return text;
@@ -216,11 +252,17 @@ function checkTopicName(what: string, allowEmpty: boolean) {
       );
     }
     return ok(text.value);
-  };
+  });
 }
 
-function checkList<T>(check: (value: unknown) => Checked<T>, opts: { min?: number; max?: number } = {}) {
-  return (value: unknown): Checked<T[]> => {
+function checkList<T>(check: Check<T>, opts: { min?: number; max?: number } = {}) {
+  const input = {
+    type: 'array',
+    items: check.input ?? {},
+    ...(opts.min !== undefined && { minItems: opts.min }),
+    ...(opts.max !== undefined && { maxItems: opts.max }),
+  };
+  return withInput(input, (value: unknown): Checked<T[]> => {
     if (value === undefined) return fail(REQUIRED);
     if (!Array.isArray(value)) return fail(`must be a list, got ${describe(value)}`);
     const problems: Problem[] = [];
@@ -237,20 +279,23 @@ function checkList<T>(check: (value: unknown) => Checked<T>, opts: { min?: numbe
       else for (const p of r.problems) problems.push({ path: [i, ...p.path], message: p.message });
     });
     return problems.length > 0 ? { ok: false, problems } : ok(out);
-  };
+  });
 }
+
+// host:port or [ipv6]:port — the form kafkajs takes.
+const BROKER_PATTERN = /^(?:\[[0-9a-fA-F:.]+\]|[^\s:[\]]+):(\d{1,5})$/;
 
 function checkBroker(value: unknown): Checked<string> {
   const text = checkText(value);
   if (!text.ok) return text;
-  // host:port or [ipv6]:port — the form kafkajs takes.
-  const match = /^(?:\[[0-9a-fA-F:.]+\]|[^\s:[\]]+):(\d{1,5})$/.exec(text.value);
+  const match = BROKER_PATTERN.exec(text.value);
   const port = match ? Number(match[1]) : 0;
   if (port < 1 || port > 65535) {
     return fail(`${describe(value)} must be host:port, e.g. localhost:9092`);
   }
   return ok(text.value);
 }
+checkBroker.input = orFromEnv({ type: 'string', pattern: BROKER_PATTERN.source, description: 'host:port, e.g. localhost:9092' });
 
 function checkWebhookUrl(value: unknown): Checked<string> {
   const text = checkText(value);
@@ -274,6 +319,11 @@ function checkWebhookUrl(value: unknown): Checked<string> {
   // Kept as written: DESIGN §6 posts to "<url as configured>".
   return ok(text.value);
 }
+checkWebhookUrl.input = orFromEnv({
+  type: 'string',
+  pattern: `^${anyCase('http')}[Ss]?://[^/?#\\s]`,
+  description: 'an absolute http:// or https:// URL',
+});
 
 /** RFC 7230 `token`: the characters a header field name may contain. */
 const HEADER_NAME_PATTERN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -322,18 +372,28 @@ function checkHeaders(value: unknown): Checked<Record<string, string>> {
   }
   return problems.length > 0 ? { ok: false, problems } : ok(value as Record<string, string>);
 }
+checkHeaders.input = {
+  type: ['object', 'null'],
+  propertyNames: {
+    pattern: HEADER_NAME_PATTERN.source,
+    not: { pattern: `^(${[...RESERVED_HEADER_NAMES.keys()].map(anyCase).join('|')})$` },
+  },
+  additionalProperties: { type: 'string', pattern: '^[\\t\\x20-\\x7e\\x80-\\xff]*$' },
+  description: 'static headers: header name to value; Switchyard sets Content-Type, Content-Length, Host, User-Agent, X-Signature and traceparent itself',
+};
 
 function checkSsl(value: unknown): Checked<boolean | Record<string, unknown>> {
   if (typeof value === 'boolean' || isPlainObject(value)) return ok(value);
   if (value === 'true' || value === 'false') return ok(value === 'true');
   return fail(`must be true, false, or a mapping of TLS options as kafkajs takes them (ca, cert, key, ...), got ${describe(value)}`);
 }
+checkSsl.input = { anyOf: [{ type: ['boolean', 'object'] }, { enum: ['true', 'false'] }, FROM_ENV] };
 
 function oneOf<T extends string>(allowed: readonly T[]) {
-  return (value: unknown): Checked<T> => {
+  return withInput(orFromEnv({ enum: allowed }), (value: unknown): Checked<T> => {
     if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return ok(value as T);
     return fail(`must be one of ${allowed.join(', ')}, got ${describe(value)}`);
-  };
+  });
 }
 
 // ---------------------------------------------------------------------------
@@ -464,12 +524,54 @@ function checkEventRule(value: Record<string, unknown>): Checked<EventRule> {
   return ok(rule);
 }
 
+/** Where the rule's JSON Schema sits in the generated file: rules nest, so it refers to itself. */
+const AUDIENCE_RULE_REF: InputSchema = { $ref: '#/$defs/audienceRule' };
+
+function ruleInput(properties: Record<string, InputSchema>, required: string[], extra: InputSchema = {}): InputSchema {
+  return { type: 'object', properties, required, additionalProperties: false, ...extra };
+}
+
+const SCALAR: InputSchema = { type: ['string', 'number', 'boolean'] };
+const NUMBER: InputSchema = { type: 'number' };
+
+/** The JSON Schema of checkAudienceRule: one of the five kinds, told apart by their key. */
+const AUDIENCE_RULE_INPUT: InputSchema = {
+  description: `a rule is a mapping with exactly one of: ${RULE_KINDS.join(', ')}`,
+  oneOf: [
+    ruleInput({ all: { type: 'array', minItems: 1, items: AUDIENCE_RULE_REF } }, ['all']),
+    ruleInput({ any: { type: 'array', minItems: 1, items: AUDIENCE_RULE_REF } }, ['any']),
+    ruleInput({ not: AUDIENCE_RULE_REF }, ['not']),
+    // `trait` and exactly one operator.
+    ruleInput(
+      {
+        trait: checkText.input,
+        equals: SCALAR,
+        in: { type: 'array', minItems: 1, items: SCALAR },
+        exists: { type: 'boolean' },
+        gt: NUMBER,
+        gte: NUMBER,
+        lt: NUMBER,
+        lte: NUMBER,
+      },
+      ['trait'],
+      { minProperties: 2, maxProperties: 2 },
+    ),
+    ruleInput(
+      { event: checkText.input, atLeast: checkInt(1, Number.MAX_SAFE_INTEGER).input ?? {}, within: checkDuration.input },
+      ['event', 'atLeast'],
+    ),
+  ],
+};
+
 // ---------------------------------------------------------------------------
 // Zod wiring.
 
-/** A zod schema that runs a check function and reports its problems at their paths. */
-function field<T>(check: (value: unknown) => Checked<T>) {
-  return z.unknown().transform((value, ctx): T => {
+/**
+ * A zod schema that runs a check function and reports its problems at their paths;
+ * `input` (by default the check's own) becomes its JSON Schema.
+ */
+function field<T>(check: Check<T>, input = check.input) {
+  const schema = z.unknown().transform((value, ctx): T => {
     const result = check(value);
     if (result.ok) return result.value;
     for (const p of result.problems) {
@@ -477,6 +579,7 @@ function field<T>(check: (value: unknown) => Checked<T>) {
     }
     return z.NEVER;
   });
+  return input === undefined ? schema : schema.meta(input);
 }
 
 /**
@@ -496,12 +599,12 @@ function strictObject<S extends z.core.$ZodLooseShape>(shape: S) {
   });
 }
 
-function list<T extends z.ZodType>(element: T) {
+function list<T extends z.ZodType>(element: T, whenMissing = REQUIRED) {
   return z.array(element, {
     error: (issue) =>
       issue.code === 'invalid_type'
         ? issue.input === undefined
-          ? REQUIRED
+          ? whenMissing
           : `must be a list, got ${describe(issue.input)}`
         : undefined,
   });
@@ -533,6 +636,7 @@ const retryTiers = field(
     },
     { min: 1 },
   ),
+  { type: 'array', minItems: 1, items: checkDuration.input },
 );
 
 const deliverySchema = strictObject({
@@ -564,7 +668,7 @@ const trackFilterSchema = strictObject({
   },
   // Run even when a list inside has a bad entry, so both problems show at once.
   { when: (payload) => isPlainObject(payload.value) },
-);
+).meta({ minProperties: 1, maxProperties: 1 });
 
 const sourceSchema = strictObject({
   id: nonEmptyText,
@@ -584,7 +688,7 @@ const destinationSchema = strictObject({
     value === 'webhooks'
       ? ok(value)
       : fail(value === undefined ? 'is required; add `type: webhooks`' : `must be "webhooks" (the only destination type), got ${describe(value)}`),
-  ),
+  ).meta({ const: 'webhooks' }),
   enabled: field(checkBoolean).prefault(true),
   settings: strictObject({
     webhooks: list(webhookSchema).superRefine(
@@ -596,7 +700,7 @@ const destinationSchema = strictObject({
       },
       // The count is wrong whatever the entries hold; report it alongside their problems.
       { when: (payload) => Array.isArray(payload.value) },
-    ),
+    ).meta({ minItems: 1, maxItems: MAX_WEBHOOKS }),
     sharedSecret: nonEmptyText.optional(),
   }),
 });
@@ -605,8 +709,11 @@ const audienceSchema = strictObject({
   name: nonEmptyText,
   sources: field(checkList(checkText, { min: 1 })),
   destinations: idList,
-  rule: field((value) => checkAudienceRule(value)),
+  rule: field((value) => checkAudienceRule(value), AUDIENCE_RULE_REF),
 });
+
+const NO_SOURCE =
+  'needs at least one source (where calls come from: an id, a writeKey and the destinations it feeds); see config/example.yaml';
 
 const listenerSchema = (defaultPort: number) =>
   strictObject({ port: port.prefault(defaultPort), host: nonEmptyText.prefault('0.0.0.0') });
@@ -624,7 +731,9 @@ export const configSchema: z.ZodType<Config> = strictObject({
   log: strictObject({
     level: field(oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const)).prefault('info'),
   }).prefault({}),
-  sources: list(sourceSchema).prefault([]),
+  // NOTE: a config without a source routes nothing (every write key is refused); it
+  // is nearly always an empty or badly indented file, so it is refused, not defaulted.
+  sources: list(sourceSchema, NO_SOURCE).min(1, NO_SOURCE),
   destinations: list(destinationSchema).prefault([]),
   audiences: list(audienceSchema).prefault([]),
 }).transform(
@@ -639,7 +748,7 @@ export const configSchema: z.ZodType<Config> = strictObject({
     destinations: c.destinations,
     audiences: c.audiences,
   }),
-);
+).meta({ $defs: { envReference: ENV_REFERENCE_INPUT, duration: DURATION_INPUT, audienceRule: AUDIENCE_RULE_INPUT } });
 
 // ---------------------------------------------------------------------------
 // Rules across the file. They read the raw document and skip whatever is not of the

@@ -66,6 +66,23 @@ describe('switchyard check-config', () => {
     expect(text).toContain(file);
   });
 
+  it('refuses an empty file with one line that says what a config needs, and exits 1', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'switchyard-cli-')), 'empty.yaml');
+    writeFileSync(file, '# nothing here yet\n');
+    const { code, out, err } = run(['check-config', '--config', file]);
+    expect(code).toBe(1);
+    expect((out + err).trim()).toBe(
+      `${file}: (file): is empty; a config needs at least one source (and kafka.brokers, unless localhost:9092 or KAFKA_BROKERS is right); start from config/example.yaml`,
+    );
+  });
+
+  it('refuses a config without a source and exits 1', () => {
+    const file = writeYaml({ kafka: { brokers: ['localhost:9092'] }, destinations: example.destinations });
+    const { code, out, err } = run(['check-config', '--config', file]);
+    expect(code).toBe(1);
+    expect(out + err).toContain(`${file}: sources: needs at least one source`);
+  });
+
   it('refuses to start a role on a bad config with exit code 1', () => {
     const file = writeYaml({ kafka: { brokers: [] }, sources: [{ id: 'web', destinations: ['nope'] }] });
     const { code, err } = run(['router', '--config', file]);

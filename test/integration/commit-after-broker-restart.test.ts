@@ -41,6 +41,7 @@ describe('deliverer commit across a broker restart', () => {
       {
         kafka: { brokers: [broker.brokers], clientId: randomName('commit'), topicPrefix: prefix, partitions: 1 },
         delivery: { timeout: '30s', retryTiers: ['1s'], maxRetryWindow: '5m', concurrencyPerDestination: 16 },
+        sources: [{ id: 'web' }], // a config needs a source; this test only delivers
         destinations: [{ id: 'hooks', type: 'webhooks', settings: { webhooks: [{ url: receiver.url() }] } }],
       },
       'commit.yaml',

@@ -33,6 +33,7 @@ describe('deliverer crash', () => {
       kafka: { brokers: testBrokers(), clientId: randomName('crash'), topicPrefix: prefix, partitions: 3 },
       admin: { port: 0, host: '127.0.0.1' },
       delivery: { timeout: '20s', retryTiers: ['1s', '2s'], maxRetryWindow: '5m', concurrencyPerDestination: 16 },
+      sources: [{ id: 'web' }], // a config needs a source; this test only delivers
       destinations: [{ id: 'hooks', type: 'webhooks', settings: { webhooks: [{ url: receiver.url() }] } }],
     });
 

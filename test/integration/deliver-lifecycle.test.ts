@@ -28,6 +28,7 @@ function configDoc(prefix: string, clientId: string, destinations: { id: string;
   return {
     kafka: { brokers: testBrokers(), clientId, topicPrefix: prefix, partitions: 2 },
     delivery: { timeout, retryTiers: ['200ms'], maxRetryWindow: '30s', concurrencyPerDestination: 4 },
+    sources: [{ id: 'web' }], // a config needs a source; this test only delivers
     destinations: destinations.map((d) => ({ id: d.id, type: 'webhooks', enabled: d.enabled ?? true, settings: { webhooks: [{ url: d.url }] } })),
   };
 }

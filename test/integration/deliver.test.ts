@@ -75,6 +75,7 @@ beforeAll(async () => {
   const doc = {
     kafka: { brokers: testBrokers(), clientId: randomName('deliver'), topicPrefix: prefix, partitions: 2 },
     delivery: { timeout: '1s', retryTiers: ['200ms', '500ms'], maxRetryWindow: `${WINDOW_MS / 1000}s`, concurrencyPerDestination: 8 },
+    sources: [{ id: 'web' }], // a config needs a source; this test only delivers
     destinations: [
       { id: 'sig', type: 'webhooks', settings: { webhooks: [{ url: url('sig', '/segment?team=growth'), headers: { 'X-Team': 'growth' } }], sharedSecret: SECRET } },
       hook('plain'),

@@ -43,6 +43,7 @@ describe('replay', () => {
     const file = writeConfigFile({
       kafka: { brokers: testBrokers(), clientId: randomName('replay'), topicPrefix: prefix, partitions: 2 },
       delivery: { retryTiers: ['200ms'], maxRetryWindow: '10s' },
+      sources: [{ id: 'web' }], // a config needs a source; this test only delivers
       destinations: [{ id: 'hooks', type: 'webhooks', settings: { webhooks: [{ url: receiver.url() }] } }],
     });
     const loaded = loadConfigFile(file, {});

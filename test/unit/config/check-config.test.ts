@@ -36,7 +36,7 @@ describe('runCheckConfig', () => {
 
   it('prints every problem and returns 1', () => {
     const file = join(dir, 'bad.yaml');
-    writeFileSync(file, 'gateway: { prot: 1 }\ndelivery: { timeout: fast }\n');
+    writeFileSync(file, 'gateway: { prot: 1 }\ndelivery: { timeout: fast }\nsources: [{ id: web }]\n');
     const { code, lines } = run(file, {});
     expect(code).toBe(1);
     expect(lines).toEqual([

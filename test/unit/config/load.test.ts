@@ -46,6 +46,9 @@ function base(): Doc {
   };
 }
 
+/** The least a config needs besides defaults; for cases about other sections. */
+const SOURCE = 'sources: [{ id: web }]\n';
+
 const parse = (doc: unknown, env: Record<string, string | undefined> = {}) => parseConfigText(stringify(doc), FILE, env);
 
 describe('config/example.yaml', () => {
@@ -112,8 +115,8 @@ describe('config/example.yaml', () => {
 });
 
 describe('defaults', () => {
-  it('fills every section of an empty file', () => {
-    const config = loaded(parseConfigText('', FILE, {}));
+  it('fills every section left out', () => {
+    const config = loaded(parseConfigText(SOURCE, FILE, {}));
     expect(config).toEqual({
       kafka: { brokers: ['localhost:9092'], clientId: 'switchyard', topicPrefix: 'switchyard.', partitions: 12, replicationFactor: 1 },
       gateway: { port: 8080, host: '0.0.0.0' },
@@ -131,7 +134,7 @@ describe('defaults', () => {
       },
       shutdownTimeoutMs: 25_000,
       log: { level: 'info' },
-      sources: [],
+      sources: [{ id: 'web', destinations: [] }],
       destinations: [],
       audiences: [],
     });
@@ -139,7 +142,7 @@ describe('defaults', () => {
 
   it('accepts port 0 and values given as strings by interpolation', () => {
     const config = loaded(
-      parseConfigText('gateway: { port: 0 }\nadmin: { port: "${ADMIN_PORT}" }\n', FILE, { ADMIN_PORT: '9999' }),
+      parseConfigText(`gateway: { port: 0 }\nadmin: { port: "\${ADMIN_PORT}" }\n${SOURCE}`, FILE, { ADMIN_PORT: '9999' }),
     );
     expect(config.gateway.port).toBe(0);
     expect(config.admin.port).toBe(9999);
@@ -149,6 +152,47 @@ describe('defaults', () => {
     const config = loaded(parse(base()));
     expect(config.destinations[0]?.enabled).toBe(true);
     expect(config.sources[0]?.trackFilter).toBeUndefined();
+  });
+});
+
+describe('a config that would route nothing', () => {
+  const EMPTY = `${FILE}: (file): is empty; a config needs at least one source (and kafka.brokers, unless localhost:9092 or KAFKA_BROKERS is right); start from config/example.yaml`;
+  const NO_SOURCE = `${FILE}: sources: needs at least one source (where calls come from: an id, a writeKey and the destinations it feeds); see config/example.yaml`;
+
+  it.each([
+    ['an empty file', ''],
+    ['blank lines', '\n  \n\n'],
+    ['comments only', '# kafka:\n#   brokers: [k:9092]\n'],
+    ['an explicit null document', '~\n'],
+    ['a document marker only', '---\n'],
+  ])('refuses %s with one line that says what a config needs', (_name, text) => {
+    expect(failed(parseConfigText(text, FILE, {}))).toEqual([EMPTY]);
+  });
+
+  it('refuses an empty file even when KAFKA_BROKERS is set', () => {
+    expect(failed(parseConfigText('', FILE, { KAFKA_BROKERS: 'k:1' }))).toEqual([EMPTY]);
+  });
+
+  it.each([
+    ['no sources key', 'kafka: { brokers: [k:9092] }\n'],
+    ['an empty source list', 'kafka: { brokers: [k:9092] }\nsources: []\n'],
+  ])('refuses %s', (_name, text) => {
+    expect(failed(parseConfigText(text, FILE, {}))).toEqual([NO_SOURCE]);
+  });
+
+  it('reports a missing source alongside the other problems of the file', () => {
+    const doc = base();
+    delete doc.sources;
+    doc.audiences = [];
+    doc.gateway = { port: -1 };
+    expect(failed(parse(doc))).toEqual([
+      `${FILE}: gateway.port: must be a whole number from 0 to 65535, got number -1`,
+      NO_SOURCE,
+    ]);
+  });
+
+  it('names a null source list as such', () => {
+    expect(failed(parseConfigText('sources:\n', FILE, {}))).toEqual([`${FILE}: sources: must be a list, got null (an empty value)`]);
   });
 });
 
@@ -411,7 +455,7 @@ describe('YAML syntax errors', () => {
   });
 
   it('accepts the same reference quoted', () => {
-    expect(loaded(parseConfigText('admin: { token: "${TOKEN}", port: 1 }\n', FILE, { TOKEN: 't' })).admin.token).toBe('t');
+    expect(loaded(parseConfigText(`admin: { token: "\${TOKEN}", port: 1 }\n${SOURCE}`, FILE, { TOKEN: 't' })).admin.token).toBe('t');
   });
 
   it('refuses an unknown tag rather than guessing what it meant', () => {
@@ -427,7 +471,7 @@ describe('YAML syntax errors', () => {
 
 describe('${ENV} interpolation', () => {
   const admin = (text: string, env: Record<string, string | undefined>) =>
-    parseConfigText(`admin:\n  token: ${text}\n`, FILE, env);
+    parseConfigText(`admin:\n  token: ${text}\n${SOURCE}`, FILE, env);
 
   it.each([
     ['${TOKEN}', { TOKEN: 'abc' }, 'abc'],
@@ -477,7 +521,7 @@ describe('${ENV} interpolation', () => {
 });
 
 describe('KAFKA_BROKERS', () => {
-  const withBrokers = 'kafka:\n  brokers: [file-broker:9092]\n';
+  const withBrokers = `kafka:\n  brokers: [file-broker:9092]\n${SOURCE}`;
 
   it.each([
     ['b1:9092,b2:9093', ['b1:9092', 'b2:9093']],
@@ -489,7 +533,7 @@ describe('KAFKA_BROKERS', () => {
   });
 
   it('applies when the file has no kafka section', () => {
-    expect(loaded(parseConfigText('', FILE, { KAFKA_BROKERS: 'k:1' })).kafka.brokers).toEqual(['k:1']);
+    expect(loaded(parseConfigText(SOURCE, FILE, { KAFKA_BROKERS: 'k:1' })).kafka.brokers).toEqual(['k:1']);
   });
 
   it('is validated, and the error says where the value came from', () => {
@@ -516,7 +560,7 @@ describe('loadConfigFile', () => {
 
   it('prefixes every error with the file it read', () => {
     const file = join(dir, 'bad.yaml');
-    writeFileSync(file, 'gateway: { port: -1 }\nlog: { level: loud }\n');
+    writeFileSync(file, `gateway: { port: -1 }\nlog: { level: loud }\n${SOURCE}`);
     const errors = failed(loadConfigFile(file, {}));
     expect(errors).toHaveLength(2);
     for (const error of errors) expect(error.startsWith(`${file}: `)).toBe(true);

@@ -86,7 +86,7 @@ describe('maskConfig', () => {
   });
 
   it('does not invent fields that were not set', () => {
-    const result = parseConfigText('', 'empty.yaml', {});
+    const result = parseConfigText('sources: [{ id: web }]\n', 'minimal.yaml', {});
     if (!result.ok) throw new Error(result.errors.join('\n'));
     const masked = maskConfig(result.config) as Config;
     expect(masked.admin).toEqual({ port: 9464, host: '0.0.0.0' });
@@ -104,7 +104,7 @@ describe('secretsOf', () => {
   });
 
   it('is empty when nothing secret is configured', () => {
-    const result = parseConfigText('gateway: { port: 1 }\n', 'plain.yaml', {});
+    const result = parseConfigText('gateway: { port: 1 }\nsources: [{ id: web }]\n', 'plain.yaml', {});
     if (!result.ok) throw new Error(result.errors.join('\n'));
     expect(secretsOf(result.config)).toEqual([]);
   });

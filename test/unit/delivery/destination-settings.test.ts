@@ -8,6 +8,8 @@ import { prepareDestination } from '../../../src/delivery/destination-settings.j
 const version = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 const YAML = `
+sources:
+  - id: web
 destinations:
   - id: hooks
     type: webhooks

@@ -1,0 +1,3 @@
+module example.com/switchyard-receiver
+
+go 1.21

@@ -91,10 +91,14 @@ export async function readTopic(
 ): Promise<ReadMessage[]> {
   const atLeast = options.atLeast ?? 0;
   const timeoutMs = options.timeoutMs ?? 30_000;
+  // NOTE: a topic another process has just created can be listed before its partitions
+  // have a leader; offsets are then asked again until the leader is known.
+  const endOffsets = () =>
+    waitFor(() => admin.fetchTopicOffsets(topic), { timeoutMs, what: `the partition leaders of ${topic}` });
   const total = async (): Promise<number> => {
     const exists = (await admin.listTopics()).includes(topic);
     if (!exists) return 0;
-    const offsets = await admin.fetchTopicOffsets(topic);
+    const offsets = await endOffsets();
     return offsets.reduce((sum, p) => sum + (Number(p.high) - Number(p.low)), 0);
   };
   await waitFor(async () => (await total()) >= atLeast, { timeoutMs, what: `${atLeast} message(s) in ${topic}` });
@@ -112,7 +116,7 @@ export async function readTopic(
     }
   }
   if ((await total()) === 0) return [];
-  const ends = await admin.fetchTopicOffsets(topic);
+  const ends = await endOffsets();
   const remaining = new Map(ends.map((p) => [p.partition, { high: BigInt(p.high), low: BigInt(p.low) }]));
   const consumer = kafka.consumer({ groupId: randomName('reader'), allowAutoTopicCreation: false });
   const messages: ReadMessage[] = [];

@@ -12,7 +12,7 @@ export function startDemoReceiver({ port = 4000, secret, print = (line) => proce
       const given = req.headers['x-signature'];
       let verdict = 'unsigned';
       if (typeof given === 'string') {
-        // A receiver verifies over the parsed and re-serialized body (the seed's rule).
+        // Verified over the parsed and re-serialized body: JSON.stringify gives back the bytes sent.
         let canonical = body;
         try {
           canonical = JSON.stringify(JSON.parse(body));

@@ -2,8 +2,8 @@
 // topic attributed to the write key's source, and the gateway's limits and answers
 // match what the client expects of them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Analytics, AnalyticsDeliveryError } from '../../src/client/index.js';
-import { GATEWAY_ADDED_BYTES } from '../../src/client/http-transport.js';
+import { Analytics, AnalyticsDeliveryError } from 'switchyard-client';
+import { GATEWAY_ADDED_BYTES } from '../../packages/client/src/http-transport.js';
 import { createGatewayService } from '../../src/gateway/gateway-service.js';
 import type { GatewayService } from '../../src/gateway/gateway-service.js';
 import { testConfig, testRoleDeps } from '../support/config.js';

@@ -1,4 +1,4 @@
-// switchyard/client over HTTP into the real gateway: the calls land in the calls
+// switchyard-client over HTTP into the real gateway: the calls land in the calls
 // topic attributed to the write key's source, and the gateway's limits and answers
 // match what the client expects of them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -44,7 +44,7 @@ async function storedFor(user: string, atLeast: number) {
   return all.filter((m) => m.text.includes(user));
 }
 
-describe('switchyard/client → gateway → calls topic', () => {
+describe('switchyard-client → gateway → calls topic', () => {
   it('all six call types arrive, keyed and attributed, with the client messageIds and skew-corrected timestamps', async () => {
     const user = randomName('u');
     const errors: unknown[] = [];

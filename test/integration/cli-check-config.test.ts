@@ -84,8 +84,8 @@ describe('switchyard check-config', () => {
   });
 
   it('warns on stderr, and exits 0, for a webhook URL the private-network guard will refuse', () => {
-    const guarded = structuredClone(example) as Record<string, unknown> & typeof example;
-    (guarded as { delivery: Record<string, unknown> }).delivery.blockPrivateNetworks = true;
+    const guarded = structuredClone(example) as typeof example & { delivery: Record<string, unknown> };
+    guarded.delivery.blockPrivateNetworks = true;
     const file = writeYaml(guarded);
     const { code, out, err } = run(['check-config', '--config', file]);
     expect(code).toBe(0);

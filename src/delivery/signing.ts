@@ -1,5 +1,6 @@
 // How a destination signs its requests (DESIGN §7), decided once per config: the HMAC
-// keys are built when the settings are prepared, so an attempt only hashes.
+// keys (a whsec_ secret base64-decoded) are built when the settings are prepared, so an
+// attempt only hashes.
 //
 // - `segment` (the default, the seed's): `X-Signature` = hex HMAC-SHA1 of the body,
 //   keyed by the first secret.
@@ -7,8 +8,7 @@
 //   `webhook-timestamp` (the attempt's, in seconds) and `webhook-signature`, one
 //   `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` per secret, space-separated, so a
 //   receiver that knows either secret of a rotation accepts the request.
-import { createHash, createHmac, createSecretKey } from 'node:crypto';
-import type { KeyObject } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { STANDARD_SECRET_PATTERN } from '../config/schema.js';
 import type { SigningScheme } from '../config/schema.js';
 
@@ -23,7 +23,7 @@ export function decodeStandardSecret(secret: string): Buffer | undefined {
 }
 
 /** One `v1,<base64>` signature of Standard Webhooks. */
-export function standardSignature(key: KeyObject | Buffer, id: string, timestampSeconds: number, body: Buffer | string): string {
+export function standardSignature(key: Buffer, id: string, timestampSeconds: number, body: Buffer | string): string {
   // NOTE: "id.timestamp." and the body are hashed one after the other: the body is
   // never copied into a joined string.
   const hmac = createHmac('sha256', key).update(`${id}.${timestampSeconds}.`, 'utf8');
@@ -43,7 +43,7 @@ export function createSigner(scheme: SigningScheme, secrets: readonly string[]):
   if (first === undefined) return undefined;
   if (scheme === 'segment') {
     // The seed's key is the secret's UTF-8 bytes.
-    const key = createSecretKey(Buffer.from(first, 'utf8'));
+    const key = Buffer.from(first, 'utf8');
     return (body, _messageId, _nowMs, headers) => {
       headers['x-signature'] = createHmac('sha1', key).update(body).digest('hex');
     };
@@ -52,7 +52,7 @@ export function createSigner(scheme: SigningScheme, secrets: readonly string[]):
     const bytes = decodeStandardSecret(secret);
     // The config schema refuses such a secret; reaching here is a bug.
     if (bytes === undefined) throw new Error(`signing: standard needs whsec_<base64> secrets; secret ${i + 1} is not one`);
-    return createSecretKey(bytes);
+    return bytes;
   });
   return (body, messageId, nowMs, headers) => {
     const id = messageId !== undefined && messageId !== '' ? messageId : fallbackMessageId(body);

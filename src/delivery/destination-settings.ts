@@ -20,9 +20,9 @@ export interface PreparedDestination {
  * token-like query values replaced, for the dead-letter `error` header.
  *
  * Headers, in this order (DESIGN §6): Content-Type, User-Agent, the entry's static
- * headers; the signature headers (signing.ts) and traceparent are added per attempt. A URL with user:password
- * also gets the Basic `Authorization` it stands for (undici does not derive it), unless
- * the entry sets Authorization itself.
+ * headers; the signature headers (signing.ts) and traceparent are added per attempt.
+ * A URL with user:password also gets the Basic `Authorization` it stands for (undici
+ * does not derive it), unless the entry sets Authorization itself.
  */
 export function prepareDestination(destination: DestinationConfig, masked: DestinationConfig): PreparedDestination {
   const targets = destination.settings.webhooks.map((hook): FanOutTarget => {

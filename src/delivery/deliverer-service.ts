@@ -25,7 +25,7 @@ export interface DelivererTuning {
   /** After a config reload could not be applied (broker unreachable), try again after this long. */
   reconcileRetryMs: number;
   /** Tests and benchmarks may swap the HTTP client. */
-  createSender: (options: { timeoutMs: number }) => HttpSender;
+  createSender: (options: { timeoutMs: number; blockPrivateNetworks: boolean }) => HttpSender;
 }
 
 const DEFAULT_TUNING: DelivererTuning = {
@@ -116,7 +116,7 @@ export function createDelivererService(deps: RoleDeps, tuning: Partial<Deliverer
         partitionsPerTopic: initial.kafka.partitions,
         settings: () => settings.get(id),
         kafka,
-        sender: options.createSender({ timeoutMs: config.delivery.timeoutMs }),
+        sender: options.createSender({ timeoutMs: config.delivery.timeoutMs, blockPrivateNetworks: config.delivery.blockPrivateNetworks }),
         producer: batcher!,
         metrics,
         logger,

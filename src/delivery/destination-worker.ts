@@ -5,7 +5,6 @@
 // connection pool and its own consumer's fetch loop.
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
-import { signBody } from '../calls/index.js';
 import { HEADER, commitUntilDone, headerText } from '../kafka/index.js';
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from '../kafka/index.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -132,7 +131,7 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
     }
 
     const perEvent: Record<string, string> = {};
-    if (settings.sharedSecret !== undefined) perEvent['x-signature'] = signBody(body, settings.sharedSecret);
+    settings.sign?.(body, headerText(message.headers, HEADER.messageId), startedAt, perEvent);
     const traceparent = outgoingTraceparent(span, envelope.traceparent);
     if (traceparent !== undefined) perEvent.traceparent = traceparent;
     const results = await fanOut(sender, settings.targets, body, perEvent);

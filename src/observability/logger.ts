@@ -21,7 +21,7 @@ export function createLogger(options: { level: string; secrets?: () => readonly 
       base: { service: 'switchyard' },
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: {
-        paths: ['sharedSecret', '*.sharedSecret', 'writeKey', '*.writeKey', 'token', '*.token', 'password', '*.password', 'authorization', '*.authorization'],
+        paths: ['sharedSecret', '*.sharedSecret', 'sharedSecrets', '*.sharedSecrets', 'writeKey', '*.writeKey', 'token', '*.token', 'password', '*.password', 'authorization', '*.authorization'],
         censor: '****',
       },
       hooks: {

@@ -54,7 +54,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     }),
     deliveryAttempts: new Counter({
       name: 'switchyard_delivery_attempts_total',
-      help: 'Webhook requests by outcome (2xx, 4xx, 5xx, timeout, network, tls).',
+      help: 'Webhook requests by outcome (2xx, 4xx, 5xx, timeout, network, tls; blocked: refused by delivery.blockPrivateNetworks, no request sent).',
       labelNames: ['destination', 'outcome'],
       registers,
     }),

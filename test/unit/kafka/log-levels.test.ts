@@ -89,4 +89,13 @@ describe('createKafkaLogLevels', () => {
     const decisions = at.map((ms) => levelOf(seedBroker, ms));
     expect(decisions.map((d) => d.level)).toEqual(['debug', 'debug', 'error']);
   });
+
+  it('by default: a minute of unbroken refusals stays at debug, past it they show', () => {
+    const levelOf = createKafkaLogLevels();
+    let decision = levelOf(notLeader, 0);
+    // One refusal every 5 s, as ensure-topics' and kafkajs's retries make them.
+    for (let at = 5_000; at < 60_000; at += 5_000) decision = levelOf(notLeader, at);
+    expect(decision.level).toBe('debug');
+    expect(levelOf(notLeader, 60_000).level).toBe('error');
+  });
 });

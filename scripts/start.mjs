@@ -257,6 +257,11 @@ async function main() {
     }
   }
 
+  if (stopRequested) {
+    releaseInstance();
+    return 0;
+  }
+
   // NOTE: from here on, anything started is also handed to the reaper, which stops it
   // should this script end without doing so (SIGKILL, a crash).
   const reaper = startReaper();

@@ -107,6 +107,7 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
    */
   const processMessage = async (
     topic: string,
+    partition: number,
     message: KafkaMessage,
     envelope: Envelope,
     settings: PreparedDestination,
@@ -127,6 +128,7 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
         receivedAtMs: envelope.receivedAtMs,
         error: `message at ${topic} offset ${message.offset} has no value (a tombstone?): a delivery message must carry the webhook body; nothing was sent`,
       });
+      logger.warn({ messageId: headerText(message.headers, HEADER.messageId), topic, partition, offset: message.offset }, 'event dead-lettered: the delivery message has no value (a tombstone?), so nothing was sent');
       return 'dead_lettered';
     }
 
@@ -168,7 +170,7 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
     }
     await writeDeadLetter(message, { attemptsMade, firstAttemptAtMs, lastAttemptAtMs, error, receivedAtMs: envelope.receivedAtMs });
     logger.warn(
-      { attempt: attemptsMade, why: step.why, error },
+      { messageId: headerText(message.headers, HEADER.messageId), topic, partition, offset: message.offset, attempt: attemptsMade, why: step.why, error },
       step.why === 'window'
         ? `event dead-lettered: not delivered within the retry window (${attemptsMade} attempts); replay it with \`switchyard replay --destination ${destinationId}\` once the receiver works`
         : `event dead-lettered: no URL can accept it as sent (${error}); fix the receiver or the config, then replay it`,
@@ -181,8 +183,8 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
    * delivery record's `traceparent` (the router's span), so the receiver's request
    * joins the caller's trace.
    */
-  const deliverEvent = async (topic: string, message: KafkaMessage, envelope: Envelope, settings: PreparedDestination): Promise<DeliveryResult> => {
-    if (!tracingActive()) return processMessage(topic, message, envelope, settings);
+  const deliverEvent = async (topic: string, partition: number, message: KafkaMessage, envelope: Envelope, settings: PreparedDestination): Promise<DeliveryResult> => {
+    if (!tracingActive()) return processMessage(topic, partition, message, envelope, settings);
     const span = startHopSpan(`deliver ${destinationId}`, SpanKind.CLIENT, envelope.traceparent, {
       'switchyard.destination': destinationId,
       'messaging.message.id': headerText(message.headers, HEADER.messageId),
@@ -191,7 +193,7 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
       'switchyard.delivery.attempt': envelope.attemptsMade + 1,
     });
     try {
-      const result = await processMessage(topic, message, envelope, settings, span);
+      const result = await processMessage(topic, partition, message, envelope, settings, span);
       span?.setAttribute('switchyard.delivery.result', result);
       endSpan(span, result === 'delivered' ? undefined : `not delivered: ${result.replace('_', ' ')}`);
       return result;
@@ -275,7 +277,7 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
           }
         }
         const ticket = tracker.start(message.offset);
-        const task: Promise<void> = (tracingActive() ? deliverEvent : processMessage)(batch.topic, message, envelope, settings).then(
+        const task: Promise<void> = (tracingActive() ? deliverEvent : processMessage)(batch.topic, batch.partition, message, envelope, settings).then(
           () => {
             slots.release(weight);
             inFlight.delete(task);
@@ -329,7 +331,9 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
         hasJoined = false;
         const { error, restart } = event.payload;
         if (!restart) crashed = error;
-        logger.error({ err: error, restart }, restart ? 'delivery consumer crashed; kafkajs restarts it' : 'delivery consumer crashed and will not restart');
+        // A crash kafkajs restarts from (a coordinator still loading at start-up) is a warning, as in the router.
+        if (restart) logger.warn({ err: error, restart }, 'delivery consumer crashed; kafkajs restarts it');
+        else logger.error({ err: error, restart }, 'delivery consumer crashed and will not restart');
       });
       await c.connect();
       await c.subscribe({ topics: subscribed, fromBeginning: true });

@@ -299,7 +299,7 @@ describe('deletions', () => {
 
   function deletion(feed: Feed, userId: string, sourceIds?: string[]): EventRecord {
     const message = audienceDeletionMessage({ userId, ...(sourceIds ? { sourceIds } : {}), requestedAtMs: NOW });
-    return { offset: feed.offset++, value: Buffer.from(message.value as string) };
+    return { offset: feed.offset++, value: message.value };
   }
 
   it('sends one delete body per enabled destination of the sources that saw the user, and erases the profile', () => {

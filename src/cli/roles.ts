@@ -16,10 +16,11 @@ export type RoleName = RoleCommand;
 
 /**
  * The (user, source) pairs a router remembers having written (src/audiences/seen-cache.ts).
- * NOTE: ~70 MB of heap at this bound (measured: ~70 bytes a pair with 36-character
- * user ids); a user beyond it costs one small record again when next seen, nothing more.
+ * NOTE: measured ~77 bytes of heap a pair with 36-character user ids, so ≤ ~40 MB at
+ * this bound (the pod's limit is 768 MiB); a pair beyond it costs one small `seen`
+ * record again when next seen, nothing more.
  */
-const SEEN_PAIRS_CACHED = 1_000_000;
+const SEEN_PAIRS_CACHED = 500_000;
 
 export const ROLE_FACTORIES: Record<RoleName, (deps: RoleDeps) => Service[]> = {
   gateway: (deps) => [createGatewayService(deps)],

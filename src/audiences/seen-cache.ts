@@ -12,7 +12,9 @@
 // It must never claim a pair the state no longer has: a deleted user's pairs are
 // dropped (`forget`) when their erasure shows on `user.sources` (seen-follower.ts),
 // and a pair written before such a drop and acknowledged after it is not added
-// (`epoch`).
+// (`epoch`). A call routed between the erasure and the moment this process reads it
+// found its pair here and wrote nothing: each pair keeps when it was last used, and
+// `forget` returns those used since the erasure, for the follower to write again.
 
 export interface PendingPair {
   userId: string;
@@ -21,9 +23,17 @@ export interface PendingPair {
   epoch: number;
 }
 
+/** Seconds since 2023-11-14 (1.7e9 s after 1970): small enough for V8 to keep them unboxed in a Map for 34 years. */
+export function cacheSeconds(epochMs: number): number {
+  return Math.floor(epochMs / 1000) - 1_700_000_000;
+}
+
+/** source id → user id → when the pair was last used (cacheSeconds). */
+type Generation = Map<string, Map<string, number>>;
+
 export class SeenPairCache {
-  private current = new Map<string, Set<string>>();
-  private previous = new Map<string, Set<string>>();
+  private current: Generation = new Map();
+  private previous: Generation = new Map();
   private count = 0;
   private readonly generationSize: number;
   /** Pairs handed out and not yet acknowledged or abandoned: not handed out twice meanwhile. */
@@ -32,7 +42,10 @@ export class SeenPairCache {
   private followingValue = false;
 
   /** `maxPairs`: the bound on the pairs held (see the top of this file). */
-  constructor(readonly maxPairs: number) {
+  constructor(
+    readonly maxPairs: number,
+    private readonly nowSeconds: () => number = () => cacheSeconds(Date.now()),
+  ) {
     if (!Number.isSafeInteger(maxPairs) || maxPairs < 2) throw new RangeError(`SeenPairCache: maxPairs must be a whole number ≥ 2, got ${maxPairs}`);
     this.generationSize = Math.floor(maxPairs / 2);
   }
@@ -73,7 +86,11 @@ export class SeenPairCache {
    * then pending), else undefined.
    */
   claim(userId: string, sourceId: string): PendingPair | undefined {
-    if (this.current.get(sourceId)?.has(userId) === true) return undefined;
+    const users = this.current.get(sourceId);
+    if (users?.has(userId) === true) {
+      users.set(userId, this.nowSeconds());
+      return undefined;
+    }
     if (this.previous.get(sourceId)?.has(userId) === true) {
       this.insert(userId, sourceId);
       return undefined;
@@ -98,12 +115,24 @@ export class SeenPairCache {
     for (const pair of pairs) this.pending.get(pair.sourceId)?.delete(pair.userId);
   }
 
-  /** Drops the user's pairs, except those of `keep` (the sources the state still has). */
-  forget(userId: string, keep: readonly string[] = []): void {
+  /**
+   * Drops the user's pairs, except those of `keep` (the sources the state still has).
+   * Returns the dropped pairs last used at or after `usedSince` (cacheSeconds): calls
+   * that wrote nothing because of them, to be written again.
+   */
+  forget(userId: string, keep: readonly string[] = [], usedSince = Infinity): { userId: string; sourceId: string }[] {
     this.epochValue += 1;
+    const used = new Set<string>();
     for (const generation of [this.current, this.previous]) {
-      for (const [sourceId, users] of generation) if (!keep.includes(sourceId)) users.delete(userId);
+      for (const [sourceId, users] of generation) {
+        if (keep.includes(sourceId)) continue;
+        const at = users.get(userId);
+        if (at === undefined) continue;
+        if (at >= usedSince) used.add(sourceId);
+        users.delete(userId);
+      }
     }
+    return [...used].map((sourceId) => ({ userId, sourceId }));
   }
 
   clear(): void {
@@ -120,10 +149,8 @@ export class SeenPairCache {
       this.count = 0;
     }
     let users = this.current.get(sourceId);
-    if (users === undefined) this.current.set(sourceId, (users = new Set()));
-    if (!users.has(userId)) {
-      users.add(userId);
-      this.count += 1;
-    }
+    if (users === undefined) this.current.set(sourceId, (users = new Map()));
+    if (!users.has(userId)) this.count += 1;
+    users.set(userId, this.nowSeconds());
   }
 }

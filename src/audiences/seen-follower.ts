@@ -4,15 +4,30 @@
 // are thus forgotten once the erasure is written, whichever process routes the
 // user's next call, so that call writes a `seen` record again and starts a fresh set.
 //
+// A call this process routed between the erasure and the moment it reads it found
+// its pair in the cache and wrote nothing; the pairs used since the erasure's time
+// (less USED_MARGIN_MS) are written again then, after the erasure, so they count.
+//
 // Until the first fetch, and after a crash of its consumer, the cache holds nothing
 // and every call's pair is written (more records, never a pair missed).
 import { randomBytes } from 'node:crypto';
-import type { Consumer } from '../kafka/index.js';
+import { createProducer } from '../kafka/index.js';
+import type { Consumer, Producer } from '../kafka/index.js';
 import type { RoleDeps } from '../runtime/deps.js';
-import { onceStop } from '../runtime/service.js';
+import { onceStop, runAll } from '../runtime/service.js';
 import type { Service, ServiceHealth } from '../runtime/service.js';
-import { audienceTopicNames } from './records.js';
+import { audienceSeenMessage, audienceTopicNames } from './records.js';
+import { cacheSeconds } from './seen-cache.js';
 import type { SeenPairCache } from './seen-cache.js';
+
+/**
+ * NOTE: the erasure's time is the `user.sources` record's timestamp, set by the clock
+ * of the process that wrote it; the margin covers the cache's one-second resolution
+ * and clock skew between pods. A pair used within it before the erasure is written
+ * again too: the source did see the user that recently.
+ */
+const USED_MARGIN_MS = 2_000;
+const SEND_ATTEMPTS = 5;
 
 /** The sources a `user.sources` value still lists; undefined for a tombstone or a value that cannot be read. */
 export function sourcesLeft(value: Buffer | null): string[] | undefined {
@@ -28,9 +43,28 @@ export function sourcesLeft(value: Buffer | null): string[] | undefined {
 export function createSeenFollower(deps: RoleDeps, cache: SeenPairCache): Service {
   const initial = deps.config.current();
   const topic = audienceTopicNames(initial.kafka.topicPrefix).userSources;
+  const events = audienceTopicNames(initial.kafka.topicPrefix).events;
   const logger = deps.logger.child({ component: 'seen-follower' });
   let consumer: Consumer | undefined;
+  let producer: Producer | undefined;
   let failed: string | undefined;
+
+  const writeAgain = async (pairs: { userId: string; sourceId: string }[]): Promise<void> => {
+    const messages = pairs.map((p) => audienceSeenMessage(p.userId, p.sourceId));
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await producer!.send({ topic: events, acks: -1, messages });
+        return;
+      } catch (error) {
+        if (attempt >= SEND_ATTEMPTS) {
+          // NOTE: no user id at error level either; the sources say what was lost.
+          logger.error({ err: error, sources: pairs.map((p) => p.sourceId) }, `could not write a seen record again after ${attempt} attempts; a later deletion of that user may miss those sources`);
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+      }
+    }
+  };
 
   return {
     name: 'seen-follower',
@@ -42,6 +76,8 @@ export function createSeenFollower(deps: RoleDeps, cache: SeenPairCache): Servic
         maxWaitTimeInMs: 250,
       });
       consumer = c;
+      producer = createProducer(deps.kafka);
+      await producer.connect();
       c.on(c.events.FETCH, () => {
         if (!cache.following) logger.debug({ topic }, 'following user.sources; the seen-pair cache is on');
         failed = undefined;
@@ -59,14 +95,17 @@ export function createSeenFollower(deps: RoleDeps, cache: SeenPairCache): Servic
         autoCommit: false,
         eachMessage: async ({ message }) => {
           if (message.key === null) return;
+          const erasedAt = Number(message.timestamp);
+          const usedSince = Number.isFinite(erasedAt) ? cacheSeconds(erasedAt - USED_MARGIN_MS) : -Infinity;
           // A tombstone (or an unreadable value) drops all of the user's pairs.
-          cache.forget(message.key.toString('utf8'), sourcesLeft(message.value));
+          const again = cache.forget(message.key.toString('utf8'), sourcesLeft(message.value), usedSince);
+          if (again.length > 0) await writeAgain(again);
         },
       });
     },
     stop: onceStop(async () => {
       cache.setFollowing(false);
-      await consumer?.disconnect();
+      await runAll([async () => consumer?.disconnect(), async () => producer?.disconnect()]);
     }),
     health(): ServiceHealth {
       // Not following costs writes, not correctness: never a reason to take the router out.

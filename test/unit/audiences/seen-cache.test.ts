@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SeenPairCache } from '../../../src/audiences/seen-cache.js';
+import { SeenPairCache, cacheSeconds } from '../../../src/audiences/seen-cache.js';
 import { sourcesLeft } from '../../../src/audiences/seen-follower.js';
 
 function following(maxPairs = 1_000): SeenPairCache {
@@ -65,6 +65,25 @@ describe('SeenPairCache', () => {
       true,
       false,
     ]);
+  });
+
+  it('returns the dropped pairs used since a time: calls that wrote nothing after the erasure', () => {
+    let now = 100;
+    const cache = new SeenPairCache(100, () => now);
+    cache.setFollowing(true);
+    write(cache, 'u-1', 'web'); // used at 100
+    write(cache, 'u-1', 'app');
+    now = 105;
+    expect(write(cache, 'u-1', 'app')).toBe(false); // used again at 105
+    write(cache, 'u-1', 'server'); // written at 105, kept by the change below
+    expect(cache.forget('u-1', ['server'], 103)).toEqual([{ userId: 'u-1', sourceId: 'app' }]);
+    expect(cache.forget('u-1', [], 103)).toEqual([{ userId: 'u-1', sourceId: 'server' }]);
+    expect(cache.forget('u-1', [], 0)).toEqual([]);
+  });
+
+  it('counts seconds from 2023-11-14, within V8 small integers for decades', () => {
+    expect(cacheSeconds(Date.UTC(2023, 10, 14, 22, 13, 20))).toBe(0);
+    expect(cacheSeconds(Date.UTC(2056, 0, 1))).toBeLessThan(2 ** 30);
   });
 
   it('stays within its bound: pairs in use stay, the others age out', () => {

@@ -189,7 +189,10 @@ export function createAudienceService(deps: RoleDeps, options: AudienceServiceOp
         [topics.userSources, out.sourceWrites],
       ] as const) {
         const writes: Message[] = [];
-        for (const [key, value] of entries) writes.push({ key, value, partition: state.partition });
+        for (const [key, value] of entries) {
+          const deletedAt = topic === topics.userSources ? out.deletedAt.get(key) : undefined;
+          writes.push({ key, value, partition: state.partition, ...(deletedAt !== undefined ? { timestamp: String(deletedAt) } : {}) });
+        }
         if (writes.length > 0) changelogs.set(topic, writes);
       }
       await sendChunked(changelogs);
@@ -405,7 +408,7 @@ export function createAudienceService(deps: RoleDeps, options: AudienceServiceOp
     const partition = batch.partition;
     const state = await loaded(partition);
     if (state === undefined || !payload.isRunning() || payload.isStale()) return;
-    const records = batch.messages.map((m) => ({ offset: Number(m.offset), value: m.value }));
+    const records = batch.messages.map((m) => ({ offset: Number(m.offset), value: m.value, timestampMs: Number(m.timestamp) }));
     let out: EngineOutput;
     try {
       out = applyRecords(state, records, set, now());

@@ -75,6 +75,12 @@ export interface EngineOutput {
   writes: Map<string, string | null>;
   /** `user.sources` writes, userId → value (null: erased), the last state of each user only. */
   sourceWrites: Map<string, string | null>;
+  /**
+   * userId → the time of the deletion record behind its `sourceWrites` entry: the
+   * record's timestamp, so that routers know from when a skipped sighting counts
+   * again (seen-follower.ts).
+   */
+  deletedAt: Map<string, number>;
   changes: MembershipChange[];
   deletions: DeletionDone[];
   /** Records (or stored profiles) that could not be read: skipped, and left in their topic. */
@@ -84,12 +90,14 @@ export interface EngineOutput {
 }
 
 function emptyOutput(): EngineOutput {
-  return { deliveries: [], writes: new Map(), sourceWrites: new Map(), changes: [], deletions: [], problems: [], repeats: 0 };
+  return { deliveries: [], writes: new Map(), sourceWrites: new Map(), deletedAt: new Map(), changes: [], deletions: [], problems: [], repeats: 0 };
 }
 
 export interface EventRecord {
   offset: number;
   value: Buffer | null;
+  /** The record's Kafka timestamp (ms). */
+  timestampMs?: number;
 }
 
 /** The profiles a batch or sweep has parsed, written back to the state (and the output) at the end. */
@@ -163,7 +171,7 @@ export function applyRecords(state: PartitionState, records: readonly EventRecor
   const out = emptyOutput();
   const open = new OpenProfiles(state, out);
   let callOffsetsMoved = false;
-  for (const { offset, value } of records) {
+  for (const { offset, value, timestampMs } of records) {
     const decoded = decodeAudienceRecord(value);
     if (!decoded.ok) {
       out.problems.push({ offset, error: decoded.error });
@@ -201,7 +209,10 @@ export function applyRecords(state: PartitionState, records: readonly EventRecor
       // NOTE: after the delete bodies in the output, which the service produces (and
       // has acknowledged) before it writes any changelog.
       const sources = state.userSources.remove(record.userId, record.sourceIds);
-      if (sources !== undefined) out.sourceWrites.set(record.userId, sources);
+      if (sources !== undefined) {
+        out.sourceWrites.set(record.userId, sources);
+        if (timestampMs !== undefined) out.deletedAt.set(record.userId, timestampMs);
+      }
       if (profile !== undefined) {
         forgetMembers(state, profile);
         open.erase(key);
@@ -243,7 +254,10 @@ export function applyRecords(state: PartitionState, records: readonly EventRecor
 
 function noteSource(state: PartitionState, out: EngineOutput, userId: string, sourceId: string): void {
   const value = state.userSources.add(userId, sourceId);
-  if (value !== undefined) out.sourceWrites.set(userId, value);
+  if (value !== undefined) {
+    out.sourceWrites.set(userId, value);
+    out.deletedAt.delete(userId);
+  }
 }
 
 /** Loads one `user.sources` record during a restore (null: a tombstone); returns the problem when it cannot be read. */

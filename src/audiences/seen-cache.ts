@@ -12,9 +12,10 @@
 // It must never claim a pair the state no longer has: a deleted user's pairs are
 // dropped (`forget`) when their erasure shows on `user.sources` (seen-follower.ts),
 // and a pair written before such a drop and acknowledged after it is not added
-// (`epoch`). A call routed between the erasure and the moment this process reads it
-// found its pair here and wrote nothing: each pair keeps when it was last used, and
-// `forget` returns those used since the erasure, for the follower to write again.
+// (`epoch`). A call routed between the deletion and the moment this process reads
+// its erasure found its pair here and wrote nothing: each pair keeps when a call last
+// found it, and `forget` returns those found since the deletion, for the follower to
+// write again.
 
 export interface PendingPair {
   userId: string;
@@ -23,12 +24,17 @@ export interface PendingPair {
   epoch: number;
 }
 
-/** Seconds since 2023-11-14 (1.7e9 s after 1970): small enough for V8 to keep them unboxed in a Map for 34 years. */
-export function cacheSeconds(epochMs: number): number {
-  return Math.floor(epochMs / 1000) - 1_700_000_000;
-}
+/**
+ * The cache's clock: tenths of a second since the cache was made. NOTE: small
+ * integers (below 2^30, 3.4 years of uptime) are stored unboxed in a Map; a
+ * millisecond epoch time would be a heap number allocated on every update.
+ */
+export const TICK_MS = 100;
 
-/** source id → user id → when the pair was last used (cacheSeconds). */
+/** A pair whose record was written and that no call has found since. */
+const NOT_FOUND = -1;
+
+/** source id → user id → when a call last found the pair (a tick), or NOT_FOUND. */
 type Generation = Map<string, Map<string, number>>;
 
 export class SeenPairCache {
@@ -41,13 +47,21 @@ export class SeenPairCache {
   private epochValue = 0;
   private followingValue = false;
 
+  private readonly baseMs: number;
+
   /** `maxPairs`: the bound on the pairs held (see the top of this file). */
   constructor(
     readonly maxPairs: number,
-    private readonly nowSeconds: () => number = () => cacheSeconds(Date.now()),
+    private readonly nowMs: () => number = Date.now,
   ) {
+    this.baseMs = nowMs();
     if (!Number.isSafeInteger(maxPairs) || maxPairs < 2) throw new RangeError(`SeenPairCache: maxPairs must be a whole number ≥ 2, got ${maxPairs}`);
     this.generationSize = Math.floor(maxPairs / 2);
+  }
+
+  /** The tick of an epoch time in ms (for `forget`). */
+  tickAt(epochMs: number): number {
+    return Math.floor((epochMs - this.baseMs) / TICK_MS);
   }
 
   /** Bumped by every `forget` and `clear`. */
@@ -88,11 +102,11 @@ export class SeenPairCache {
   claim(userId: string, sourceId: string): PendingPair | undefined {
     const users = this.current.get(sourceId);
     if (users?.has(userId) === true) {
-      users.set(userId, this.nowSeconds());
+      users.set(userId, this.tickAt(this.nowMs()));
       return undefined;
     }
     if (this.previous.get(sourceId)?.has(userId) === true) {
-      this.insert(userId, sourceId);
+      this.insert(userId, sourceId, this.tickAt(this.nowMs()));
       return undefined;
     }
     const pending = this.pending.get(sourceId);
@@ -106,7 +120,7 @@ export class SeenPairCache {
   acknowledged(pairs: readonly PendingPair[]): void {
     for (const pair of pairs) {
       this.pending.get(pair.sourceId)?.delete(pair.userId);
-      if (pair.epoch === this.epochValue && this.followingValue) this.insert(pair.userId, pair.sourceId);
+      if (pair.epoch === this.epochValue && this.followingValue) this.insert(pair.userId, pair.sourceId, NOT_FOUND);
     }
   }
 
@@ -117,10 +131,10 @@ export class SeenPairCache {
 
   /**
    * Drops the user's pairs, except those of `keep` (the sources the state still has).
-   * Returns the dropped pairs last used at or after `usedSince` (cacheSeconds): calls
+   * Returns the dropped pairs that a call found at or after tick `foundSince`: calls
    * that wrote nothing because of them, to be written again.
    */
-  forget(userId: string, keep: readonly string[] = [], usedSince = Infinity): { userId: string; sourceId: string }[] {
+  forget(userId: string, keep: readonly string[] = [], foundSince = Infinity): { userId: string; sourceId: string }[] {
     this.epochValue += 1;
     const used = new Set<string>();
     for (const generation of [this.current, this.previous]) {
@@ -128,7 +142,7 @@ export class SeenPairCache {
         if (keep.includes(sourceId)) continue;
         const at = users.get(userId);
         if (at === undefined) continue;
-        if (at >= usedSince) used.add(sourceId);
+        if (at !== NOT_FOUND && at >= foundSince) used.add(sourceId);
         users.delete(userId);
       }
     }
@@ -142,7 +156,7 @@ export class SeenPairCache {
     this.count = 0;
   }
 
-  private insert(userId: string, sourceId: string): void {
+  private insert(userId: string, sourceId: string, tick: number): void {
     if (this.count >= this.generationSize) {
       this.previous = this.current;
       this.current = new Map();
@@ -151,6 +165,6 @@ export class SeenPairCache {
     let users = this.current.get(sourceId);
     if (users === undefined) this.current.set(sourceId, (users = new Map()));
     if (!users.has(userId)) this.count += 1;
-    users.set(userId, this.nowSeconds());
+    users.set(userId, tick);
   }
 }

@@ -4,9 +4,9 @@
 // are thus forgotten once the erasure is written, whichever process routes the
 // user's next call, so that call writes a `seen` record again and starts a fresh set.
 //
-// A call this process routed between the erasure and the moment it reads it found
-// its pair in the cache and wrote nothing; the pairs used since the erasure's time
-// (less USED_MARGIN_MS) are written again then, after the erasure, so they count.
+// A call this process routed after the deletion but before it read the erasure found
+// its pair in the cache and wrote nothing; the pairs found since the deletion's time
+// (less FOUND_MARGIN_MS) are written again then, after the erasure, so they count.
 //
 // Until the first fetch, and after a crash of its consumer, the cache holds nothing
 // and every call's pair is written (more records, never a pair missed).
@@ -17,16 +17,16 @@ import type { RoleDeps } from '../runtime/deps.js';
 import { onceStop, runAll } from '../runtime/service.js';
 import type { Service, ServiceHealth } from '../runtime/service.js';
 import { audienceSeenMessage, audienceTopicNames } from './records.js';
-import { cacheSeconds } from './seen-cache.js';
 import type { SeenPairCache } from './seen-cache.js';
 
 /**
- * NOTE: the erasure's time is the `user.sources` record's timestamp, set by the clock
- * of the process that wrote it; the margin covers the cache's one-second resolution
- * and clock skew between pods. A pair used within it before the erasure is written
- * again too: the source did see the user that recently.
+ * NOTE: the deletion's time is the timestamp of the `user.sources` record that
+ * erases: the time the deletion was written to audience.events (the point from which
+ * sightings count again), by the clock of the router that wrote it. The margin covers
+ * clock skew between pods and the cache's 100 ms ticks; a pair found within it before
+ * the deletion is written again too (the source did see the user that recently).
  */
-const USED_MARGIN_MS = 2_000;
+const FOUND_MARGIN_MS = 250;
 const SEND_ATTEMPTS = 5;
 
 /** The sources a `user.sources` value still lists; undefined for a tombstone or a value that cannot be read. */
@@ -95,10 +95,10 @@ export function createSeenFollower(deps: RoleDeps, cache: SeenPairCache): Servic
         autoCommit: false,
         eachMessage: async ({ message }) => {
           if (message.key === null) return;
-          const erasedAt = Number(message.timestamp);
-          const usedSince = Number.isFinite(erasedAt) ? cacheSeconds(erasedAt - USED_MARGIN_MS) : -Infinity;
+          const deletedAt = Number(message.timestamp);
+          const foundSince = Number.isFinite(deletedAt) ? cache.tickAt(deletedAt - FOUND_MARGIN_MS) : -Infinity;
           // A tombstone (or an unreadable value) drops all of the user's pairs.
-          const again = cache.forget(message.key.toString('utf8'), sourcesLeft(message.value), usedSince);
+          const again = cache.forget(message.key.toString('utf8'), sourcesLeft(message.value), foundSince);
           if (again.length > 0) await writeAgain(again);
         },
       });

@@ -216,7 +216,9 @@ describe('audiences through the router', () => {
       { timeoutMs: 30_000, what: 'the delete body on the main destination' },
     );
     expect(deleted.text).toBe(`{"type":"delete","userId":"u-3","timestamp":"${requestedAt}"}`);
-    await waitFor(() => keyed.daemons[0]!.logs.find((l) => l.msg === 'deleted user: audience state erased' && l.userId === 'u-3'), {
+    // The request names no source: the audience processor sent it to the sources that
+    // have seen u-3 and then erased u-3, the seen sources last (a tombstone).
+    await waitFor(async () => (await tk.readAll(keyed.audienceTopics.userSources)).find((m) => m.key === 'u-3' && m.value === null), {
       timeoutMs: 30_000,
       what: 'the audience processor to erase u-3',
     });

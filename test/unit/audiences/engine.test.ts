@@ -374,6 +374,19 @@ describe('seen sources (user.sources)', () => {
     expect(fresh.sourceWrites).toEqual(new Map([['u-1', '["web"]']]));
   });
 
+  it("a tombstone carries the deletion record's time; a sighting after it in the same batch writes a plain value", () => {
+    const set = audienceSet([]);
+    const feed = new Feed();
+    feed.apply(set, [seen(feed, 'u-1', 'web'), seen(feed, 'u-2', 'web')]);
+    const out = feed.apply(set, [
+      { ...deletion(feed, 'u-1'), timestampMs: NOW - 5 },
+      { ...deletion(feed, 'u-2'), timestampMs: NOW - 4 },
+      seen(feed, 'u-2', 'app'),
+    ]);
+    expect(out.sourceWrites).toEqual(new Map([['u-1', null], ['u-2', '["app"]']]));
+    expect(out.deletedAt).toEqual(new Map([['u-1', NOW - 5]]));
+  });
+
   it('a user no source has seen gets no delete, counted as no_affected_source, and nothing is written', () => {
     const set = audienceSet([]);
     const feed = new Feed();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SeenPairCache, cacheSeconds } from '../../../src/audiences/seen-cache.js';
+import { SeenPairCache } from '../../../src/audiences/seen-cache.js';
 import { sourcesLeft } from '../../../src/audiences/seen-follower.js';
 
 function following(maxPairs = 1_000): SeenPairCache {
@@ -67,23 +67,26 @@ describe('SeenPairCache', () => {
     ]);
   });
 
-  it('returns the dropped pairs used since a time: calls that wrote nothing after the erasure', () => {
-    let now = 100;
+  it('returns the dropped pairs a call found since a time: calls that wrote nothing after the deletion', () => {
+    let now = 1_000_000;
     const cache = new SeenPairCache(100, () => now);
     cache.setFollowing(true);
-    write(cache, 'u-1', 'web'); // used at 100
+    write(cache, 'u-1', 'web'); // written, never found since
     write(cache, 'u-1', 'app');
-    now = 105;
-    expect(write(cache, 'u-1', 'app')).toBe(false); // used again at 105
-    write(cache, 'u-1', 'server'); // written at 105, kept by the change below
-    expect(cache.forget('u-1', ['server'], 103)).toEqual([{ userId: 'u-1', sourceId: 'app' }]);
-    expect(cache.forget('u-1', [], 103)).toEqual([{ userId: 'u-1', sourceId: 'server' }]);
-    expect(cache.forget('u-1', [], 0)).toEqual([]);
+    write(cache, 'u-1', 'server');
+    now += 500;
+    expect(write(cache, 'u-1', 'app')).toBe(false); // found at +500 ms
+    expect(write(cache, 'u-1', 'server')).toBe(false);
+    const deletedAt = cache.tickAt(now - 200);
+    expect(cache.forget('u-1', ['server'], deletedAt)).toEqual([{ userId: 'u-1', sourceId: 'app' }]);
+    expect(cache.forget('u-1', [], cache.tickAt(now + 1_000))).toEqual([]);
+    expect(write(cache, 'u-1', 'server')).toBe(true);
   });
 
-  it('counts seconds from 2023-11-14, within V8 small integers for decades', () => {
-    expect(cacheSeconds(Date.UTC(2023, 10, 14, 22, 13, 20))).toBe(0);
-    expect(cacheSeconds(Date.UTC(2056, 0, 1))).toBeLessThan(2 ** 30);
+  it('counts in 100 ms ticks from its creation, small integers for years', () => {
+    const cache = new SeenPairCache(10, () => 5_000);
+    expect([cache.tickAt(5_000), cache.tickAt(5_099), cache.tickAt(5_100), cache.tickAt(4_900)]).toEqual([0, 0, 1, -1]);
+    expect(cache.tickAt(5_000 + 3 * 365 * 86_400_000)).toBeLessThan(2 ** 30);
   });
 
   it('stays within its bound: pairs in use stay, the others age out', () => {

@@ -30,7 +30,9 @@ import type { PartitionState } from '../src/audiences/engine.js';
 import { audienceCallMessage, audienceTopicNames } from '../src/audiences/records.js';
 import { restoreChangelog } from '../src/audiences/restore.js';
 import { compileAudiences } from '../src/audiences/rules.js';
-import { audienceEventFor } from '../src/audiences/router-hook.js';
+import { createAudienceHook } from '../src/audiences/router-hook.js';
+import { SeenPairCache } from '../src/audiences/seen-cache.js';
+import { createSeenFollower } from '../src/audiences/seen-follower.js';
 import { Stopwatch, benchOptions, formatTable, isEntryPoint, loadBenchConfig, log, recordsIn, runMain, startOrReuseBroker, waitForDrained } from './support.js';
 
 v8.setFlagsFromString('--expose-gc');
@@ -241,7 +243,13 @@ async function routeSide(side: RouteSide, options: { brokers: string; calls: num
   const services: Service[] = [];
   if (side !== 'router') {
     const audiences = createAudienceService(deps);
-    services.push(audiences, createRouterService({ ...deps, audienceEvent: audienceEventFor(prefix, () => deps.config.current()), onDeletion: (userId) => audiences.eraseUser(userId) }));
+    const cache = new SeenPairCache(1_000_000);
+    const hook = createAudienceHook(prefix, () => deps.config.current(), cache);
+    services.push(
+      audiences,
+      createSeenFollower(deps, cache),
+      createRouterService({ ...deps, audiences: hook, onDeletion: (userId, sourceIds) => audiences.eraseUser(userId, sourceIds) }),
+    );
   } else {
     services.push(createRouterService(deps));
   }

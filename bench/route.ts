@@ -1,4 +1,4 @@
-// `npm run bench -- route [--n 100000] [--partitions 6] [--rounds 1] [--concurrency N] [--sides passthrough,router,passthrough+headers]`
+// `npm run bench -- route [--n 100000] [--partitions 6] [--rounds 1] [--concurrency N] [--sides passthrough,router,passthrough+headers,router+seen]`
 //
 // How fast the router drains `calls` compared with a bare kafkajs consume→produce
 // passthrough on the same broker, in the same run, over the same input topic: the
@@ -13,6 +13,15 @@
 // it splits the gap into what kafkajs charges for those headers and the router's own
 // parsing, validation, routing and rendering.
 //
+// A fourth side, `router+seen`, is the router as the router role runs it for seen
+// sources: with the audience hook, its seen-pair cache and the cache's follower, so
+// it writes a `seen` record to audience.events for each new (user, source) pair
+// (src/audiences/router-hook.ts); compared with `router`, which skips that state.
+// NOTE: the input has 50,000 users, a new pair for each of the first calls of each:
+// with --n 50000 or less every call is a new pair (the worst case, a cold cache).
+// A router that has run for a while sees mostly known pairs: `router+seen-warm` is
+// the same with the cache holding the input's pairs already (no `seen` record).
+//
 // Every side runs with the router's consumer settings (three partitions' batches at a
 // time by default), so each waits for the broker partly in parallel with its own work:
 // the wall-clock ratio lies between the ratio of this process's CPU per call (printed
@@ -20,6 +29,10 @@
 //
 // Starts its own local broker unless KAFKA_BROKERS is set.
 import { randomBytes } from 'node:crypto';
+import { audienceTopicNames, audienceTopicSpecs } from '../src/audiences/records.js';
+import { createAudienceHook } from '../src/audiences/router-hook.js';
+import { SeenPairCache } from '../src/audiences/seen-cache.js';
+import { createSeenFollower } from '../src/audiences/seen-follower.js';
 import type { Config } from '../src/config/schema.js';
 import { staticConfigStore } from '../src/config/store.js';
 import { createKafka, createProducer, ensureTopics, topicNames } from '../src/kafka/index.js';
@@ -49,9 +62,14 @@ function benchConfig(brokers: string, prefix: string, clientId: string, partitio
   );
 }
 
+/** The user of the n-th call: 50,000 users, each met again every 50,000 calls. */
+function benchUserId(n: number): string {
+  return `user-${(n * 7919) % 50_000}`;
+}
+
 /** A realistic ~1 KB call; about one in ten is filtered out (track filter or integrations). */
 function benchCall(n: number): { value: string; fanout: number; key: string } {
-  const userId = `user-${(n * 7919) % 50_000}`;
+  const userId = benchUserId(n);
   const timestamp = new Date(Date.UTC(2026, 4, 1) + n * 37).toISOString();
   const context = {
     ip: `203.0.113.${n % 250}`,
@@ -204,15 +222,26 @@ async function runPassthrough(
   }
 }
 
-async function runRouter(config: Config, admin: Admin, tuning: RouterTuning): Promise<number> {
+/** The router alone (`router`), or with the seen-sources state as the router role runs it (`router+seen`). */
+async function runRouter(config: Config, admin: Admin, tuning: RouterTuning, seen: 'off' | 'cold' | 'warm' = 'off', n = 0): Promise<number> {
   const logger = silentLogger();
+  const deps = { config: staticConfigStore(config), kafka: createKafka(config.kafka, logger), metrics: createMetrics({ defaultMetrics: false }), logger };
+  const cache = new SeenPairCache(500_000);
+  const follower = seen !== 'off' ? createSeenFollower(deps, cache) : undefined;
   const router = createRouterService({
-    config: staticConfigStore(config),
-    kafka: createKafka(config.kafka, logger),
-    metrics: createMetrics({ defaultMetrics: false }),
-    logger,
+    ...deps,
+    ...(seen !== 'off' ? { audiences: createAudienceHook(config.kafka.topicPrefix, () => config, cache) } : {}),
     tuning: { ...tuning, lagIntervalMs: 3_600_000 },
   });
+  await follower?.start();
+  // The cache is on once its follower has fetched (seen-follower.ts): as in a router that runs.
+  if (seen !== 'off') await waitForCondition(() => cache.following, 'the seen-pair cache to follow user.sources');
+  if (seen === 'warm') {
+    for (let i = 0; i < n; i++) {
+      const pair = cache.claim(benchUserId(i), 'web');
+      if (pair !== undefined) cache.acknowledged([pair]);
+    }
+  }
   await router.start();
   try {
     const clock = new Stopwatch();
@@ -220,10 +249,20 @@ async function runRouter(config: Config, admin: Admin, tuning: RouterTuning): Pr
     return clock.read().seconds;
   } finally {
     await router.stop();
+    await follower?.stop();
   }
 }
 
-const SIDES = ['passthrough', 'router', 'passthrough+headers'];
+async function waitForCondition(check: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const SIDES = ['passthrough', 'router', 'passthrough+headers', 'router+seen', 'router+seen-warm'];
+const SEEN_SIDES: Record<string, 'cold' | 'warm'> = { 'router+seen': 'cold', 'router+seen-warm': 'warm' };
 
 export async function main(args: string[]): Promise<void> {
   const options = benchOptions(args, {
@@ -253,7 +292,7 @@ export async function main(args: string[]): Promise<void> {
   await admin.connect();
   try {
     // Every topic exists before either side is timed.
-    await ensureTopics(admin, [...routerTopicSpecs(setup, names), ...passOutputs.map((topic) => ({ topic }))], {
+    await ensureTopics(admin, [...routerTopicSpecs(setup, names), ...audienceTopicSpecs(prefix), ...passOutputs.map((topic) => ({ topic }))], {
       partitions,
       replicationFactor: 1,
     });
@@ -266,8 +305,8 @@ export async function main(args: string[]): Promise<void> {
       for (const side of order) {
         const clock = new Stopwatch();
         const seconds =
-          side === 'router'
-            ? await runRouter(benchConfig(broker.brokers, prefix, `bench-${run}-r${round}`, partitions), admin, tuning)
+          side.startsWith('router')
+            ? await runRouter(benchConfig(broker.brokers, prefix, `bench-${run}-${side}-${round}`, partitions), admin, tuning, SEEN_SIDES[side] ?? 'off', n)
             : await runPassthrough(kafka, admin, names.calls, passOutputs, `bench-${run}-${side}-${round}`, tuning, side === 'passthrough+headers');
         // CPU from start to stop of the side: its consumer and producer, not the broker's.
         const { cpuSeconds } = clock.read();
@@ -301,8 +340,20 @@ export async function main(args: string[]): Promise<void> {
       out.push(`  the router's own work (router/passthrough+headers): ${ratio('router', 'passthrough+headers')}`);
     }
     out.push(`every run (seconds): ${sides.map((side) => `${side} ${rows.filter((r) => r.side === side).map((r) => r.seconds.toFixed(2)).join('/')}`).join('; ')}`);
+    if (sides.includes('router') && sides.includes('router+seen-warm')) {
+      out.push(`ratio router+seen-warm/router: ${ratio('router+seen-warm', 'router')} (target ≥ 0.95×: the seen-sources state with known pairs)`);
+    }
+    if (sides.includes('router') && sides.includes('router+seen')) {
+      out.push(`ratio router+seen/router: ${ratio('router+seen', 'router')} (cold cache: a seen record per new pair)`);
+    }
+    if (sides.some((side) => side in SEEN_SIDES)) {
+      out.push(`seen records written: ${await recordsIn(admin, audienceTopicNames(prefix).events)} for ${n * rounds} calls per side (${rounds} round(s))`);
+    }
     if (sides.includes('router')) {
-      out.push(`check: router wrote ${written.join(' + ')} = ${written.reduce((a, b) => a + b, 0)} records for ${events * rounds} expected (${rounds} round(s))`);
+      const routers = sides.filter((side) => side.startsWith('router')).length;
+      out.push(
+        `check: the router sides wrote ${written.join(' + ')} = ${written.reduce((a, b) => a + b, 0)} records for ${events * rounds * routers} expected (${rounds} round(s), ${routers} router side(s))`,
+      );
     }
     out.push('');
     process.stdout.write(out.join('\n'));

@@ -2,11 +2,15 @@
 // (calls and deletion requests re-keyed by identity), keeps the profiles of the
 // partitions it owns in memory, announces membership changes as identifies on the
 // destinations' delivery topics, and keeps its state in the compacted changelog
-// `audience.profiles`, restored whenever it is assigned a partition.
+// `audience.profiles`, restored whenever it is assigned a partition. It keeps the
+// seen sources of the users (`user.sources`, compacted, key userId) the same way, and
+// carries out the deletion requests without `sourceIds` that the router hands it:
+// delete bodies to the sources that have seen the user, then the user's state erased.
 //
 // NOTE: the order of each step is what makes it crash-safe:
 //   1. produce the identifies / delete bodies, await acks=all;
-//   2. produce the changed profiles (with the offset of the last record applied);
+//   2. produce the changed profiles (with the offset of the last record applied) and
+//      the changed seen sources (tombstones of deleted users among them);
 //   3. commit the `audience.events` offsets.
 // A crash before 2 recomputes the same changes from the old profile, with the same
 // messageIds (receivers de-duplicate); a crash before 3 replays records that the
@@ -20,7 +24,7 @@ import { userHashForLog } from '../observability/logger.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import { onceStop, runAll } from '../runtime/service.js';
 import type { Service, ServiceHealth } from '../runtime/service.js';
-import { applyRecords, createPartitionState, dueProfiles, loadProfile, sweepProfiles } from './engine.js';
+import { applyRecords, createPartitionState, dueProfiles, loadProfile, loadUserSources, sweepProfiles } from './engine.js';
 import type { EngineOutput, PartitionState } from './engine.js';
 import { audienceEraseMessage, audienceTopicNames, audienceTopicSpecs } from './records.js';
 import { restoreChangelog } from './restore.js';
@@ -42,11 +46,12 @@ export interface AudienceServiceOptions {
 
 export interface AudienceService extends Service {
   /**
-   * Erases a deleted user's audience state: writes an erase record to
-   * `audience.events`, keyed by userId so it is ordered with the user's calls, and
-   * resolves once it is acknowledged (the router's deletion hook; idempotent).
+   * Erases a deleted user's audience state and drops `sourceIds` (all when absent)
+   * from the user's seen sources: writes an erase record to `audience.events`, keyed
+   * by userId so it is ordered with the user's calls, and resolves once it is
+   * acknowledged (the router's deletion hook; idempotent).
    */
-  eraseUser(userId: string): Promise<void>;
+  eraseUser(userId: string, sourceIds?: readonly string[]): Promise<void>;
 }
 
 export const DEFAULT_SWEEP_INTERVAL_MS = 60_000;
@@ -117,16 +122,18 @@ export function createAudienceService(deps: RoleDeps, options: AudienceServiceOp
 
   async function prepareTopics(client: Admin, config: Config): Promise<void> {
     await ensureTopics(client, audienceTopicSpecs(prefix), config.kafka);
-    const metadata = await client.fetchTopicMetadata({ topics: [topics.events, topics.profiles] });
+    const metadata = await client.fetchTopicMetadata({ topics: [topics.events, topics.profiles, topics.userSources] });
     const count = (topic: string) => metadata.topics.find((t) => t.name === topic)?.partitions.length ?? 0;
-    if (count(topics.events) !== count(topics.profiles)) {
-      // NOTE: adding partitions to audience.events moves users to other partitions,
-      // whose processors do not hold their profiles: they would start over.
-      throw new Error(
-        `topic ${topics.events} has ${count(topics.events)} partitions but ${topics.profiles} has ${count(topics.profiles)}; ` +
-          `partition n of the changelog holds the profiles of partition n of the events, so the counts must be equal: ` +
-          `give ${topics.profiles} (compacted) as many partitions as ${topics.events}, then start again`,
-      );
+    for (const changelog of [topics.profiles, topics.userSources]) {
+      if (count(topics.events) !== count(changelog)) {
+        // NOTE: adding partitions to audience.events moves users to other partitions,
+        // whose processors do not hold their state: they would start over.
+        throw new Error(
+          `topic ${topics.events} has ${count(topics.events)} partitions but ${changelog} has ${count(changelog)}; ` +
+            `partition n of the changelog holds the state of the users of partition n of the events, so the counts must be equal: ` +
+            `give ${changelog} (compacted) as many partitions as ${topics.events}, then start again`,
+        );
+      }
     }
     await ensureDeliveryTopics(config);
   }
@@ -176,10 +183,20 @@ export function createAudienceService(deps: RoleDeps, options: AudienceServiceOp
       }
       await sendChunked(byTopic);
     }
-    if (out.writes.size > 0) {
-      const writes: Message[] = [];
-      for (const [key, value] of out.writes) writes.push({ key, value, partition: state.partition });
-      await sendChunked(new Map([[topics.profiles, writes]]));
+    if (out.writes.size > 0 || out.sourceWrites.size > 0) {
+      const changelogs = new Map<string, Message[]>();
+      for (const [topic, entries] of [
+        [topics.profiles, out.writes],
+        [topics.userSources, out.sourceWrites],
+      ] as const) {
+        const writes: Message[] = [];
+        for (const [key, value] of entries) {
+          const deletedAt = topic === topics.userSources ? out.deletedAt.get(key) : undefined;
+          writes.push({ key, value, partition: state.partition, ...(deletedAt !== undefined ? { timestamp: String(deletedAt) } : {}) });
+        }
+        if (writes.length > 0) changelogs.set(topic, writes);
+      }
+      await sendChunked(changelogs);
     }
     for (const { audience, change } of out.changes) metrics.audienceChanges.inc({ audience, change });
     if (out.repeats > 0) {
@@ -200,8 +217,15 @@ export function createAudienceService(deps: RoleDeps, options: AudienceServiceOp
     }
     for (const deletion of out.deletions) {
       const erased = deletion.hadProfile ? 'audience state erased' : 'no audience state to erase';
+      if (deletion.result !== undefined) metrics.deletions.inc({ result: deletion.result });
       if (deletion.kind === 'erase') {
         logger.info({ userHash: userHashForLog(deletion.userId) }, `deleted user: ${erased}`);
+      } else if (deletion.result === 'no_affected_source') {
+        // NOTE: no user id at info (personal data); the request's place in the topic finds it.
+        logger.info(
+          { topic: topics.events, partition: state.partition, offset: deletion.offset, affectedSources: deletion.affectedSources },
+          `deletion request: no delete sent, no source with an enabled destination has seen the user; ${erased}`,
+        );
       } else {
         logger.info(
           { userHash: userHashForLog(deletion.userId), affectedSources: deletion.affectedSources, destinations: deletion.destinations },
@@ -249,6 +273,8 @@ export function createAudienceService(deps: RoleDeps, options: AudienceServiceOp
   function restore(list: readonly number[]): Map<number, Promise<PartitionState>> {
     const started = Date.now();
     const states = new Map(list.map((partition) => [partition, createPartitionState(partition)]));
+    // Each partition is done when both of its changelogs are read.
+    const unread = new Map(list.map((partition) => [partition, 2]));
     const settle = new Map<number, { resolve: (state: PartitionState) => void; reject: (error: unknown) => void }>();
     const promises = new Map<number, Promise<PartitionState>>();
     for (const partition of list) {
@@ -260,35 +286,49 @@ export function createAudienceService(deps: RoleDeps, options: AudienceServiceOp
     let problems = 0;
     let done = 0;
     let profiles = 0;
-    restoreChangelog({
-      kafka: deps.kafka,
-      topic: topics.profiles,
-      partitions: list,
-      groupPrefix: groupId,
-      logger,
-      onRecord: (partition, key, value) => {
-        const problem = loadProfile(states.get(partition)!, key, value);
-        if (problem !== undefined) {
-          problems += 1;
-          if (problems <= 10) logger.error({ partition, key, error: problem }, `unreadable record in ${topics.profiles} left out: ${problem}`);
-        }
-      },
-      onPartitionDone: (partition) => {
-        const state = states.get(partition)!;
-        // One info line per restore (a whole assignment), not one per partition.
-        logger.debug({ partition, profiles: state.profiles.size, ms: Date.now() - started }, 'audience partition restored');
-        done += 1;
-        profiles += state.profiles.size;
-        if (done === list.length) logger.info({ partitions: list.length, profiles, ms: Date.now() - started }, 'audience profiles restored');
-        settle.get(partition)?.resolve(state);
-        settle.delete(partition);
-      },
-    }).then(
-      () => undefined,
-      (error: unknown) => {
-        for (const { reject } of settle.values()) reject(error);
-      },
-    );
+    let users = 0;
+    const onPartitionDone = (partition: number) => {
+      const left = (unread.get(partition) ?? 1) - 1;
+      unread.set(partition, left);
+      if (left > 0) return;
+      const state = states.get(partition)!;
+      // One info line per restore (a whole assignment), not one per partition.
+      logger.debug({ partition, profiles: state.profiles.size, users: state.userSources.size, ms: Date.now() - started }, 'audience partition restored');
+      done += 1;
+      profiles += state.profiles.size;
+      users += state.userSources.size;
+      if (done === list.length) logger.info({ partitions: list.length, profiles, users, ms: Date.now() - started }, 'audience profiles restored');
+      settle.get(partition)?.resolve(state);
+      settle.delete(partition);
+    };
+    const loaders: [string, (state: PartitionState, key: string, value: string | null) => string | undefined][] = [
+      [topics.profiles, loadProfile],
+      // Users of a record not readable are left out: a deletion then misses the sources
+      // they listed (logged, with the key, for an operator to look at).
+      [topics.userSources, loadUserSources],
+    ];
+    for (const [topic, load] of loaders) {
+      restoreChangelog({
+        kafka: deps.kafka,
+        topic,
+        partitions: list,
+        groupPrefix: groupId,
+        logger,
+        onRecord: (partition, key, value) => {
+          const problem = load(states.get(partition)!, key, value);
+          if (problem !== undefined) {
+            problems += 1;
+            if (problems <= 10) logger.error({ partition, key, error: problem }, `unreadable record in ${topic} left out: ${problem}`);
+          }
+        },
+        onPartitionDone,
+      }).then(
+        () => undefined,
+        (error: unknown) => {
+          for (const { reject } of settle.values()) reject(error);
+        },
+      );
+    }
     return promises;
   }
 
@@ -379,7 +419,7 @@ export function createAudienceService(deps: RoleDeps, options: AudienceServiceOp
     const partition = batch.partition;
     const state = await loaded(partition);
     if (state === undefined || !payload.isRunning() || payload.isStale()) return;
-    const records = batch.messages.map((m) => ({ offset: Number(m.offset), value: m.value }));
+    const records = batch.messages.map((m) => ({ offset: Number(m.offset), value: m.value, timestampMs: Number(m.timestamp) }));
     let out: EngineOutput;
     try {
       out = applyRecords(state, records, set, now());
@@ -474,9 +514,9 @@ export function createAudienceService(deps: RoleDeps, options: AudienceServiceOp
 
   return {
     name: 'audiences',
-    async eraseUser(userId) {
+    async eraseUser(userId, sourceIds) {
       if (!producer) throw new Error('audiences: eraseUser called before start()');
-      await producer.send({ topic: topics.events, acks: -1, messages: [audienceEraseMessage(userId)] });
+      await producer.send({ topic: topics.events, acks: -1, messages: [audienceEraseMessage(userId, sourceIds)] });
     },
     async start() {
       admin = deps.kafka.admin();

@@ -7,6 +7,7 @@ import { applyCall, deserializeProfile, isMember, memberships, newProfile, nextW
 import type { Profile } from './profile.js';
 import { decodeAudienceRecord } from './records.js';
 import type { AudienceSet } from './rules.js';
+import { UserSources } from './user-sources.js';
 
 /**
  * The profiles of one partition, held by the processor that owns it.
@@ -30,6 +31,8 @@ export interface PartitionState {
    * are the router's repeats after a crash (see CallRecord.callOffset).
    */
   readonly callOffsets: Map<number, number>;
+  /** The seen sources of this partition's users (`user.sources`). */
+  readonly userSources: UserSources;
 }
 
 /**
@@ -39,7 +42,7 @@ export interface PartitionState {
 export const CALL_OFFSETS_KEY = '#call-offsets';
 
 export function createPartitionState(partition: number): PartitionState {
-  return { partition, profiles: new Map(), wakes: new Map(), members: new Map(), callOffsets: new Map() };
+  return { partition, profiles: new Map(), wakes: new Map(), members: new Map(), callOffsets: new Map(), userSources: new UserSources() };
 }
 
 export interface MembershipChange {
@@ -58,6 +61,11 @@ export interface DeletionDone {
   affectedSources: string[];
   unknownSources: string[];
   destinations: string[];
+  /**
+   * `deletion` only, for switchyard_deletions_total: `sent` when a delete body went
+   * out, else `no_affected_source` (no source with an enabled destination saw the user).
+   */
+  result?: 'sent' | 'no_affected_source';
 }
 
 export interface EngineOutput {
@@ -65,6 +73,14 @@ export interface EngineOutput {
   deliveries: OutgoingDelivery[];
   /** Changelog writes, key → value (null: erased), the last state of each profile only. */
   writes: Map<string, string | null>;
+  /** `user.sources` writes, userId → value (null: erased), the last state of each user only. */
+  sourceWrites: Map<string, string | null>;
+  /**
+   * userId → the time of the deletion record behind its `sourceWrites` entry: the
+   * record's timestamp, so that routers know from when a skipped sighting counts
+   * again (seen-follower.ts).
+   */
+  deletedAt: Map<string, number>;
   changes: MembershipChange[];
   deletions: DeletionDone[];
   /** Records (or stored profiles) that could not be read: skipped, and left in their topic. */
@@ -74,12 +90,14 @@ export interface EngineOutput {
 }
 
 function emptyOutput(): EngineOutput {
-  return { deliveries: [], writes: new Map(), changes: [], deletions: [], problems: [], repeats: 0 };
+  return { deliveries: [], writes: new Map(), sourceWrites: new Map(), deletedAt: new Map(), changes: [], deletions: [], problems: [], repeats: 0 };
 }
 
 export interface EventRecord {
   offset: number;
   value: Buffer | null;
+  /** The record's Kafka timestamp (ms). */
+  timestampMs?: number;
 }
 
 /** The profiles a batch or sweep has parsed, written back to the state (and the output) at the end. */
@@ -153,19 +171,25 @@ export function applyRecords(state: PartitionState, records: readonly EventRecor
   const out = emptyOutput();
   const open = new OpenProfiles(state, out);
   let callOffsetsMoved = false;
-  for (const { offset, value } of records) {
+  for (const { offset, value, timestampMs } of records) {
     const decoded = decodeAudienceRecord(value);
     if (!decoded.ok) {
       out.problems.push({ offset, error: decoded.error });
       continue;
     }
     const record = decoded.record;
+    if (record.kind === 'seen') {
+      noteSource(state, out, record.userId, record.sourceId);
+      continue;
+    }
     if (record.kind === 'deletion' || record.kind === 'erase') {
       const key = profileKey(record.userId, undefined);
       const profile = open.get(key);
       if (profile !== undefined && offset <= profile.applied) continue;
       if (record.kind === 'deletion') {
-        const affected = record.sourceIds ?? profile?.seen ?? [];
+        // The seen sources, and those of the profile: profiles written before
+        // `user.sources` existed know the audience sources that saw the user.
+        const affected = record.sourceIds ?? [...new Set([...state.userSources.of(record.userId), ...(profile?.seen ?? [])])];
         const messageId = deletionMessageId(record.userId, state.partition, offset, record.requestedAtMs);
         const { deliveries, unknownSources } = deletionDeliveries(record.userId, affected, set, messageId, record.requestedAtMs, nowMs);
         out.deliveries.push(...deliveries);
@@ -177,9 +201,17 @@ export function applyRecords(state: PartitionState, records: readonly EventRecor
           affectedSources: [...affected],
           unknownSources,
           destinations: deliveries.map((d) => d.destinationId),
+          result: deliveries.length > 0 ? 'sent' : 'no_affected_source',
         });
       } else {
         out.deletions.push({ kind: 'erase', userId: record.userId, offset, hadProfile: profile !== undefined, affectedSources: [], unknownSources: [], destinations: [] });
+      }
+      // NOTE: after the delete bodies in the output, which the service produces (and
+      // has acknowledged) before it writes any changelog.
+      const sources = state.userSources.remove(record.userId, record.sourceIds);
+      if (sources !== undefined) {
+        out.sourceWrites.set(record.userId, sources);
+        if (timestampMs !== undefined) out.deletedAt.set(record.userId, timestampMs);
       }
       if (profile !== undefined) {
         forgetMembers(state, profile);
@@ -197,6 +229,9 @@ export function applyRecords(state: PartitionState, records: readonly EventRecor
       state.callOffsets.set(record.callPartition, record.callOffset);
       callOffsetsMoved = true;
     }
+    // Before the `applied` check below: a profile written before a crash does not
+    // mean the user.sources write after it was.
+    if (record.userId !== undefined) noteSource(state, out, record.userId, record.sourceId);
     const key = profileKey(record.userId, record.anonymousId);
     let profile = open.get(key);
     let changed = false;
@@ -215,6 +250,19 @@ export function applyRecords(state: PartitionState, records: readonly EventRecor
   open.close();
   if (callOffsetsMoved) out.writes.set(CALL_OFFSETS_KEY, JSON.stringify(Object.fromEntries(state.callOffsets)));
   return out;
+}
+
+function noteSource(state: PartitionState, out: EngineOutput, userId: string, sourceId: string): void {
+  const value = state.userSources.add(userId, sourceId);
+  if (value !== undefined) {
+    out.sourceWrites.set(userId, value);
+    out.deletedAt.delete(userId);
+  }
+}
+
+/** Loads one `user.sources` record during a restore (null: a tombstone); returns the problem when it cannot be read. */
+export function loadUserSources(state: PartitionState, userId: string, value: string | null): string | undefined {
+  return state.userSources.load(userId, value);
 }
 
 /** The profiles whose wake time has come: windowed events may have aged out. */

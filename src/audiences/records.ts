@@ -5,6 +5,12 @@
 // per deletion request. Keying by identity re-partitions the calls: whatever key the
 // producers used on `calls`, all of a user's records meet in one partition, which
 // one audience processor owns, in the order they were written.
+//
+// The same partitions carry the seen-sources state (DESIGN §4 `user.sources`): a
+// `seen` record for each (user, source) pair the router has not written before (see
+// seen-sources.ts), and the deletion requests that need it, so that a user's
+// sightings and deletions are applied in one place, in order, whatever key the
+// producers gave the calls.
 import type { Call } from '../calls/index.js';
 import type { Message, TopicSpec } from '../kafka/index.js';
 
@@ -13,15 +19,20 @@ export interface AudienceTopicNames {
   events: string;
   /** Compacted changelog of profiles; partition n holds the profiles of `events` partition n. */
   profiles: string;
+  /**
+   * Compacted, key userId, value the JSON list of the source ids that have sent calls
+   * for the user (DESIGN §4); partition n holds the users of `events` partition n.
+   */
+  userSources: string;
 }
 
 export function audienceTopicNames(prefix: string): AudienceTopicNames {
-  return { events: `${prefix}audience.events`, profiles: `${prefix}audience.profiles` };
+  return { events: `${prefix}audience.events`, profiles: `${prefix}audience.profiles`, userSources: `${prefix}user.sources` };
 }
 
 export function audienceTopicSpecs(prefix: string): TopicSpec[] {
   const names = audienceTopicNames(prefix);
-  return [{ topic: names.events }, { topic: names.profiles, compacted: true }];
+  return [{ topic: names.events }, { topic: names.profiles, compacted: true }, { topic: names.userSources, compacted: true }];
 }
 
 /** A valid call, reduced to what audiences and deletions need. */
@@ -49,19 +60,28 @@ export interface CallRecord {
   callOffset?: number;
 }
 
+/** A source sent a call for the user, and the router had not written this pair yet. */
+export interface SeenRecord {
+  kind: 'seen';
+  userId: string;
+  sourceId: string;
+}
+
 /**
  * A deletion request whose delete bodies were already sent (by the router, to the
- * sources it chose): the user's audience state is only erased.
+ * sources it chose): the user's audience state is only erased, and the sources are
+ * dropped from the user's seen sources (all of them when `sourceIds` is absent).
  */
 export interface EraseRecord {
   kind: 'erase';
   userId: string;
+  sourceIds?: string[];
 }
 
 /**
  * A deletion request left to the audience processor: it sends the delete bodies to
- * the given sources, else to every source that has seen the user, then erases.
- * (Not what the router writes today; see `audienceDeletionMessage`.)
+ * the given sources, else to every source that has seen the user, then erases. The
+ * router writes it for requests without `sourceIds`.
  */
 export interface DeletionRecord {
   kind: 'deletion';
@@ -70,7 +90,7 @@ export interface DeletionRecord {
   requestedAtMs: number;
 }
 
-export type AudienceRecord = CallRecord | EraseRecord | DeletionRecord;
+export type AudienceRecord = CallRecord | SeenRecord | EraseRecord | DeletionRecord;
 
 /**
  * The `audience.events` message for a valid call from `sourceId`. Key: userId, else
@@ -103,21 +123,30 @@ export function audienceCallMessage(
   return { key: Buffer.from(key, 'utf8'), value: Buffer.from(JSON.stringify(record), 'utf8') };
 }
 
-/** The `audience.events` message that erases a user's audience state, keyed by userId. */
-export function audienceEraseMessage(userId: string): Message {
-  const record: EraseRecord = { kind: 'erase', userId };
+/** The `audience.events` message saying that `sourceId` has sent a call for `userId`, keyed by userId. */
+export function audienceSeenMessage(userId: string, sourceId: string): { key: Buffer; value: Buffer } {
+  const record: SeenRecord = { kind: 'seen', userId, sourceId };
+  return { key: Buffer.from(userId, 'utf8'), value: Buffer.from(JSON.stringify(record), 'utf8') };
+}
+
+/**
+ * The `audience.events` message that erases a user's audience state and drops
+ * `sourceIds` (all sources when absent) from the user's seen sources, keyed by userId.
+ */
+export function audienceEraseMessage(userId: string, sourceIds?: readonly string[]): Message {
+  const record: EraseRecord = sourceIds === undefined ? { kind: 'erase', userId } : { kind: 'erase', userId, sourceIds: [...sourceIds] };
   return { key: userId, value: JSON.stringify(record) };
 }
 
 /**
- * The `audience.events` message for a deletion request the audience processor is to
- * carry out in full (delete bodies to the given sources, else to those that have
- * seen the user). NOTE: the router currently sends the delete bodies itself and
- * writes `audienceEraseMessage`; this is the alternative the design allows.
+ * The `audience.events` message for a deletion request the audience processor
+ * carries out in full: delete bodies to the given sources, else to those that have
+ * seen the user, then the erasure. The router writes it for requests without
+ * `sourceIds` (it sends those with `sourceIds` itself, then writes an erase).
  */
-export function audienceDeletionMessage(request: { userId: string; sourceIds?: string[]; requestedAtMs: number }): Message {
+export function audienceDeletionMessage(request: { userId: string; sourceIds?: string[]; requestedAtMs: number }): { key: Buffer; value: Buffer } {
   const record: DeletionRecord = { kind: 'deletion', userId: request.userId, sourceIds: request.sourceIds, requestedAtMs: request.requestedAtMs };
-  return { key: request.userId, value: JSON.stringify(record) };
+  return { key: Buffer.from(request.userId, 'utf8'), value: Buffer.from(JSON.stringify(record), 'utf8') };
 }
 
 export type DecodeResult = { ok: true; record: AudienceRecord } | { ok: false; error: string };
@@ -133,9 +162,15 @@ export function decodeAudienceRecord(value: Buffer | null): DecodeResult {
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { ok: false, error: 'not a JSON object' };
   const r = parsed as Record<string, unknown>;
+  if (r.kind === 'seen') {
+    if (!isText(r.userId) || !isText(r.sourceId)) return { ok: false, error: 'seen without a userId and a sourceId' };
+    return { ok: true, record: { kind: 'seen', userId: r.userId, sourceId: r.sourceId } };
+  }
   if (r.kind === 'erase') {
     if (!isText(r.userId)) return { ok: false, error: 'erase without a userId' };
-    return { ok: true, record: { kind: 'erase', userId: r.userId } };
+    if (r.sourceIds === undefined) return { ok: true, record: { kind: 'erase', userId: r.userId } };
+    if (!(Array.isArray(r.sourceIds) && r.sourceIds.every(isText))) return { ok: false, error: 'erase sourceIds must be a list of source ids' };
+    return { ok: true, record: { kind: 'erase', userId: r.userId, sourceIds: r.sourceIds as string[] } };
   }
   if (r.kind === 'deletion') {
     if (!isText(r.userId)) return { ok: false, error: 'deletion without a userId' };

@@ -1,14 +1,59 @@
-// What the router writes for audiences: for each valid call, one record on
-// `<prefix>audience.events`, added to the same send as the call's deliveries (so it
-// is acknowledged before the call's offset is committed, like them).
+// What the router writes for audiences and seen sources: for a valid call, at most
+// one record on `<prefix>audience.events`, added to the same send as the call's
+// deliveries (so it is acknowledged before the call's offset is committed, like
+// them); for a deletion request without `sourceIds`, the record that hands it to the
+// audience processor.
 import type { Config } from '../config/schema.js';
 import type { RoutedCall } from '../router/plan-call.js';
 import { trackFilterAllows } from '../router/routing-rules.js';
-import { audienceCallMessage, audienceTopicNames } from './records.js';
+import { audienceCallMessage, audienceDeletionMessage, audienceSeenMessage, audienceTopicNames } from './records.js';
+import type { PendingPair, SeenPairCache } from './seen-cache.js';
 
 export interface AudienceEventOut {
   topic: string;
   message: { key: Buffer; value: Buffer };
+  /** A `seen` record: the pair to report back once the record is acknowledged (or abandoned). */
+  pair?: PendingPair;
+}
+
+/** The router's side of audiences and seen sources (RouterDeps.audiences). */
+export interface AudienceHook {
+  /** The record to write for a valid call, if any. */
+  event(routed: RoutedCall): AudienceEventOut | undefined;
+  /** The records that carried these pairs are acknowledged. */
+  acknowledged(pairs: readonly PendingPair[]): void;
+  /** The records that carried these pairs were not written: the batch failed. */
+  abandoned(pairs: readonly PendingPair[]): void;
+  /**
+   * The record that hands a deletion request without `sourceIds` to the audience
+   * processor: it sends the delete bodies to the sources that have seen the user.
+   */
+  deletion(userId: string, requestedAtMs: number): AudienceEventOut;
+}
+
+/**
+ * The hook the router role runs with. A call from a source that feeds an audience
+ * writes its call record (which also tells the processor the source saw the user);
+ * a call with a userId from another source writes a `seen` record when the cache
+ * does not know the pair yet. NOTE: calls with only an anonymousId are not recorded:
+ * deletion requests name users by userId.
+ */
+export function createAudienceHook(prefix: string, config: () => Config, cache: SeenPairCache): AudienceHook {
+  const topic = audienceTopicNames(prefix).events;
+  const callEvent = audienceEventFor(prefix, config);
+  return {
+    event(routed) {
+      const call = callEvent(routed);
+      if (call !== undefined) return call;
+      const userId = routed.call.userId;
+      if (userId === undefined) return undefined;
+      const pair = cache.claim(userId, routed.source.id);
+      return pair === undefined ? undefined : { topic, message: audienceSeenMessage(userId, routed.source.id), pair };
+    },
+    acknowledged: (pairs) => cache.acknowledged(pairs),
+    abandoned: (pairs) => cache.abandoned(pairs),
+    deletion: (userId, requestedAtMs) => ({ topic, message: audienceDeletionMessage({ userId, requestedAtMs }) }),
+  };
 }
 
 /**

@@ -4,7 +4,9 @@ import type { Service } from '../runtime/service.js';
 import { createGatewayService } from '../gateway/gateway-service.js';
 import { createRouterService } from '../router/router-service.js';
 import { createAudienceService } from '../audiences/audience-service.js';
-import { audienceEventFor } from '../audiences/router-hook.js';
+import { createAudienceHook } from '../audiences/router-hook.js';
+import { SeenPairCache } from '../audiences/seen-cache.js';
+import { createSeenFollower } from '../audiences/seen-follower.js';
 import { createDelivererService } from '../delivery/deliverer-service.js';
 import { ROLE_COMMANDS } from './args.js';
 import type { RoleCommand } from './args.js';
@@ -12,14 +14,27 @@ import type { RoleCommand } from './args.js';
 export const ROLE_NAMES = ROLE_COMMANDS;
 export type RoleName = RoleCommand;
 
+/**
+ * The (user, source) pairs a router remembers having written (src/audiences/seen-cache.ts).
+ * NOTE: measured ~85 bytes of heap a pair with 36-character user ids, so ≤ ~43 MB at
+ * this bound (the pod's limit is 768 MiB); a pair beyond it costs one small `seen`
+ * record again when next seen, nothing more.
+ */
+const SEEN_PAIRS_CACHED = 500_000;
+
 export const ROLE_FACTORIES: Record<RoleName, (deps: RoleDeps) => Service[]> = {
   gateway: (deps) => [createGatewayService(deps)],
   // The audience processor is part of the router role; listed first, it creates its
   // topics before the router writes to them and stops after the router.
   router: (deps) => {
     const audiences = createAudienceService(deps);
-    const audienceEvent = audienceEventFor(deps.config.current().kafka.topicPrefix, () => deps.config.current());
-    return [audiences, createRouterService({ ...deps, audienceEvent, onDeletion: (userId) => audiences.eraseUser(userId) })];
+    const cache = new SeenPairCache(SEEN_PAIRS_CACHED);
+    const hook = createAudienceHook(deps.config.current().kafka.topicPrefix, () => deps.config.current(), cache);
+    return [
+      audiences,
+      createSeenFollower(deps, cache),
+      createRouterService({ ...deps, audiences: hook, onDeletion: (userId, sourceIds) => audiences.eraseUser(userId, sourceIds) }),
+    ];
   },
   deliverer: (deps) => [createDelivererService(deps)],
   // Intake last so that, stopped in reverse, it stops first.

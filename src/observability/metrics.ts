@@ -17,6 +17,8 @@ export interface Metrics {
   audienceChanges: Counter<'audience' | 'change'>;
   audienceMembers: Gauge<'audience'>;
   gatewayRequests: Counter<'route' | 'status'>;
+  /** Deletion requests: `sent` (delete bodies produced), `no_affected_source` (none: no source has seen the user). */
+  deletions: Counter<'result'>;
   /** Config file changes: `applied`, or `refused` (a bad file; the running config kept). */
   configReloads: Counter<'result'>;
   buildInfo: Gauge<'version'>;
@@ -108,6 +110,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       labelNames: ['route', 'status'],
       registers,
     }),
+    deletions: deletionsCounter(registers),
     configReloads: configReloadsCounter(registers),
     buildInfo: buildInfoGauge(registers),
   };
@@ -123,6 +126,18 @@ function configReloadsCounter(registers: Registry[]): Counter<'result'> {
   // Both series exist from the start, so that increase() sees the first refusal.
   counter.inc({ result: 'applied' }, 0);
   counter.inc({ result: 'refused' }, 0);
+  return counter;
+}
+
+function deletionsCounter(registers: Registry[]): Counter<'result'> {
+  const counter = new Counter({
+    name: 'switchyard_deletions_total',
+    help: 'Deletion requests by result: sent (delete bodies produced), or no_affected_source (no source with an enabled destination has seen the user).',
+    labelNames: ['result'],
+    registers,
+  });
+  counter.inc({ result: 'sent' }, 0);
+  counter.inc({ result: 'no_affected_source' }, 0);
   return counter;
 }
 

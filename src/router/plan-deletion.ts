@@ -23,6 +23,10 @@ export interface PlannedDeletion {
   userId: string;
   /** The affected sources: the request's `sourceIds`, else every configured source. */
   sourceIds: string[];
+  /** Whether the request named its sources (`sourceIds`). */
+  named: boolean;
+  /** The time of the delete bodies: the request's `requestedAt`, else the record's time. */
+  timestampMs: number;
   /** One per enabled destination, even when several affected sources share it. */
   targets: DeleteTarget[];
   key: Buffer;
@@ -62,7 +66,8 @@ function plan(record: InboundRecord, table: RoutingTable, nowMs: () => number): 
   if (typeof userId !== 'string' || userId === '') return bad('"userId" must be a non-empty string');
 
   let sourceIds: string[];
-  if (request.sourceIds === undefined || request.sourceIds === null) {
+  const named = request.sourceIds !== undefined && request.sourceIds !== null;
+  if (!named) {
     sourceIds = table.sources.map((s) => s.id);
   } else {
     const given = request.sourceIds;
@@ -114,6 +119,8 @@ function plan(record: InboundRecord, table: RoutingTable, nowMs: () => number): 
     kind: 'deletion',
     userId,
     sourceIds,
+    named,
+    timestampMs,
     targets,
     key: Buffer.from(userId, 'utf8'),
     body: Buffer.from(renderDeleteBody(userId, timestampMs), 'utf8'),

@@ -2,6 +2,8 @@
 // webhook body per routed destination to `<prefix>deliveries.<id>` (and what it
 // cannot use to `<prefix>calls.invalid`), and commits a batch's offsets only after
 // every record it wrote for that batch is acknowledged.
+import type { AudienceHook, AudienceEventOut } from '../audiences/router-hook.js';
+import type { PendingPair } from '../audiences/seen-cache.js';
 import type { Config } from '../config/schema.js';
 import { HEADER, commitUntilDone, createProducer, ensureTopics, headerText, topicNames } from '../kafka/index.js';
 import type { Admin, Consumer, EachBatchPayload, Producer, TopicMessages } from '../kafka/index.js';
@@ -69,10 +71,14 @@ export const ROUTER_TUNING: RouterTuning = {
 export interface RouterDeps extends RoleDeps {
   onDeletion?: DeletionHook;
   /**
-   * AUDIENCES HOOK: a record to write for each valid call (src/audiences/router-hook.ts),
-   * sent with the call's deliveries, so it is acknowledged before the offset is committed.
+   * AUDIENCES HOOK (src/audiences/router-hook.ts): a record to write for each valid
+   * call (its audience record, or a `seen` record for a new user-source pair), sent
+   * with the call's deliveries, so it is acknowledged before the offset is committed;
+   * and the hand-over of deletion requests without `sourceIds` to the audience
+   * processor, which knows the sources that have seen the user. Without it, such a
+   * request goes to every source's destinations.
    */
-  audienceEvent?: (routed: RoutedCall) => { topic: string; message: { key: Buffer; value: Buffer } } | undefined;
+  audiences?: AudienceHook;
   tuning?: Partial<RouterTuning>;
 }
 
@@ -177,6 +183,8 @@ export function createRouterService(deps: RouterDeps): Service {
     const tally = new RouterTally();
     const invalidSeen = new Map<string, { count: number; offset: string; error: string }>();
     const afterSend: PlannedDeletion[] = [];
+    /** The `seen` pairs in `out`: reported to the audience hook once acknowledged (or abandoned). */
+    const pairs: PendingPair[] = [];
     let pendingThrough: string | undefined;
     let doneThrough: string | undefined;
     /** Spans of the calls waiting in `out` (tracing on): they end when their send is acknowledged. */
@@ -189,8 +197,13 @@ export function createRouterService(deps: RouterDeps): Service {
       if (out.size > 0) await send(out.topicMessages());
       for (const span of spans) span.end();
       spans.length = 0;
+      deps.audiences?.acknowledged(pairs);
+      pairs.length = 0;
       tally.applyTo(metrics);
-      for (const deletion of afterSend) await deps.onDeletion?.(deletion.userId, deletion.sourceIds);
+      for (const deletion of afterSend) {
+        metrics.deletions.inc({ result: deletion.targets.length > 0 ? 'sent' : 'no_affected_source' });
+        await deps.onDeletion?.(deletion.userId, deletion.sourceIds);
+      }
       afterSend.length = 0;
       out.clear();
       logInvalid(batch.topic, batch.partition, invalidSeen);
@@ -221,7 +234,7 @@ export function createRouterService(deps: RouterDeps): Service {
     const addCall = async (routed: RoutedCall): Promise<void> => {
       const { body } = routed;
       // AUDIENCES HOOK: the call's audience record goes into the same send as its deliveries.
-      const audience = deps.audienceEvent?.(routed);
+      const audience = deps.audiences?.event(routed);
       const audienceBytes = audience ? recordBytes(audience.message.key, audience.message.value, undefined) : 0;
       const bytes = body !== null ? recordBytes(routed.key, body, routed.headers) : 0;
       let fits = audience === undefined || out.fits(audience.topic, audienceBytes);
@@ -236,7 +249,10 @@ export function createRouterService(deps: RouterDeps): Service {
           if (d.routed) out.add(d.target.topic, delivery, bytes);
         }
       }
-      if (audience) out.add(audience.topic, audience.message, audienceBytes);
+      if (audience) {
+        out.add(audience.topic, audience.message, audienceBytes);
+        if (audience.pair !== undefined) pairs.push(audience.pair);
+      }
       tally.callReceived(routed.source.id, routed.type);
       for (const d of routed.decisions) {
         if (d.routed) tally.eventRouted(routed.source.id, d.target.id);
@@ -244,7 +260,20 @@ export function createRouterService(deps: RouterDeps): Service {
       }
     };
 
+    /** A request without `sourceIds`: the audience processor sends it to the sources that have seen the user. */
+    const handOverDeletion = async (record: InboundRecord, deletion: PlannedDeletion, hook: AudienceHook): Promise<void> => {
+      const handed: AudienceEventOut = hook.deletion(deletion.userId, deletion.timestampMs);
+      const bytes = recordBytes(handed.message.key, handed.message.value, undefined);
+      if (!out.fits(handed.topic, bytes)) await flush();
+      out.add(handed.topic, handed.message, bytes);
+      logger.info(
+        { partition: record.partition, offset: record.offset },
+        'deletion request without sourceIds: handed to the audience processor, which sends it to the sources that have seen the user',
+      );
+    };
+
     const addDeletion = async (record: InboundRecord, deletion: PlannedDeletion): Promise<void> => {
+      if (!deletion.named && deps.audiences !== undefined) return handOverDeletion(record, deletion, deps.audiences);
       let fits = true;
       const sizes = deletion.targets.map((t) => recordBytes(deletion.key, deletion.body, t.headers));
       deletion.targets.forEach((t, i) => {
@@ -299,6 +328,7 @@ export function createRouterService(deps: RouterDeps): Service {
       }
     } catch (error) {
       for (const span of spans) endSpan(span, error);
+      deps.audiences?.abandoned(pairs);
       // Nothing of this batch past `doneThrough` is resolved: kafkajs fetches it again.
       logger.warn(
         { err: error, topic: batch.topic, partition: batch.partition, firstOffset: batch.firstOffset(), doneThrough },

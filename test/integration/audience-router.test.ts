@@ -217,10 +217,18 @@ describe('audiences through the router', () => {
       { timeoutMs: 30_000, what: 'the delete body on the main destination' },
     );
     expect(deleted.text).toBe(`{"type":"delete","userId":"u-3","timestamp":"${requestedAt}"}`);
-    await waitFor(() => keyed.daemons[0]!.logs.find((l) => l.msg === 'deleted user: audience state erased' && l.userHash === createHash('sha256').update('u-3').digest('hex').slice(0, 16)), {
+    // The request names no source: the audience processor sent it to the sources that
+    // have seen u-3 and then erased u-3, the seen sources last (a tombstone).
+    await waitFor(async () => (await tk.readAll(keyed.audienceTopics.userSources)).find((m) => m.key === 'u-3' && m.value === null), {
       timeoutMs: 30_000,
       what: 'the audience processor to erase u-3',
     });
+    // The processor's line about it names the user by a hash only (no personal data at info).
+    const done = await waitFor(() => keyed.daemons.flatMap((d) => d.logs).find((l) => typeof l.msg === 'string' && l.msg.startsWith('deletion request done')), {
+      what: 'the processor to log the deletion',
+    });
+    expect(done.userHash).toBe(createHash('sha256').update('u-3').digest('hex').slice(0, 16));
+    expect(JSON.stringify(keyed.daemons.flatMap((d) => d.logs).filter((l) => l.level === 30))).not.toContain('"u-3"');
 
     // Had the state survived, neither call would announce anything (u-3 is a member of
     // both already, with 3+ orders). Erased, the identify is an entry again and one

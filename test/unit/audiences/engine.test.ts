@@ -2,12 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { parseCallBytes } from '../../../src/calls/index.js';
 import { parseConfigText } from '../../../src/config/load.js';
-import { applyRecords, createPartitionState, dueProfiles, loadProfile, sweepProfiles } from '../../../src/audiences/engine.js';
+import { applyRecords, createPartitionState, dueProfiles, loadProfile, loadUserSources, sweepProfiles } from '../../../src/audiences/engine.js';
 import type { EngineOutput, EventRecord, PartitionState } from '../../../src/audiences/engine.js';
 import { audienceMessageId } from '../../../src/audiences/diff.js';
 import { deserializeProfile, memberships as profileMemberships } from '../../../src/audiences/profile.js';
 import type { Profile } from '../../../src/audiences/profile.js';
-import { audienceCallMessage, audienceDeletionMessage, audienceEraseMessage } from '../../../src/audiences/records.js';
+import { audienceCallMessage, audienceDeletionMessage, audienceEraseMessage, audienceSeenMessage } from '../../../src/audiences/records.js';
 import { compileAudiences } from '../../../src/audiences/rules.js';
 import type { AudienceSet } from '../../../src/audiences/rules.js';
 
@@ -299,7 +299,7 @@ describe('deletions', () => {
 
   function deletion(feed: Feed, userId: string, sourceIds?: string[]): EventRecord {
     const message = audienceDeletionMessage({ userId, ...(sourceIds ? { sourceIds } : {}), requestedAtMs: NOW });
-    return { offset: feed.offset++, value: Buffer.from(message.value as string) };
+    return { offset: feed.offset++, value: message.value };
   }
 
   it('sends one delete body per enabled destination of the sources that saw the user, and erases the profile', () => {
@@ -331,6 +331,109 @@ describe('deletions', () => {
     expect(out.deliveries.map((d) => d.destinationId)).toEqual(['crm']);
     expect(out.deletions[0]?.unknownSources).toEqual(['gone']);
     expect(out.writes.size).toBe(0);
+  });
+});
+
+describe('seen sources (user.sources)', () => {
+  const page = (userId: string) => JSON.stringify({ type: 'page', userId });
+  const seen = (feed: Feed, userId: string, sourceId: string): EventRecord => ({ offset: feed.offset++, value: audienceSeenMessage(userId, sourceId).value });
+  const deletion = (feed: Feed, userId: string, sourceIds?: string[]): EventRecord => ({
+    offset: feed.offset++,
+    value: audienceDeletionMessage({ userId, ...(sourceIds ? { sourceIds } : {}), requestedAtMs: NOW }).value,
+  });
+  const erase = (feed: Feed, userId: string, sourceIds?: string[]): EventRecord => ({
+    offset: feed.offset++,
+    value: Buffer.from(audienceEraseMessage(userId, sourceIds).value as string),
+  });
+
+  it('records the sources of seen records and of call records with a userId, writing only what is new', () => {
+    const set = audienceSet([]);
+    const feed = new Feed();
+    const first = feed.apply(set, [seen(feed, 'u-1', 'server'), seen(feed, 'u-1', 'server'), feed.record(page('u-1'), 'app')]);
+    expect(first.sourceWrites).toEqual(new Map([['u-1', '["server","app"]']]));
+    const again = feed.apply(set, [seen(feed, 'u-1', 'app'), feed.record(page('u-1'), 'server')]);
+    expect(again.sourceWrites.size).toBe(0);
+    const anonymous = feed.apply(set, [feed.record(JSON.stringify({ type: 'page', anonymousId: 'a-1' }), 'web')]);
+    expect(anonymous.sourceWrites.size).toBe(0);
+    expect(feed.state.userSources.of('a-1')).toEqual([]);
+  });
+
+  it('a deletion without sourceIds goes to the sources that have seen the user only, then erases them', () => {
+    const set = audienceSet([]);
+    const feed = new Feed();
+    feed.apply(set, [seen(feed, 'u-1', 'server'), seen(feed, 'u-2', 'web')]);
+    const out = feed.apply(set, [deletion(feed, 'u-1')]);
+    expect(out.deliveries.map((d) => [d.destinationId, d.value, d.headers['source-id']])).toEqual([
+      ['crm', '{"type":"delete","userId":"u-1","timestamp":"2026-05-01T12:00:00.000Z"}', 'server'],
+    ]);
+    expect(out.deletions).toEqual([expect.objectContaining({ kind: 'deletion', affectedSources: ['server'], destinations: ['crm'], result: 'sent' })]);
+    expect(out.sourceWrites).toEqual(new Map([['u-1', null]]));
+    expect(feed.state.userSources.of('u-2')).toEqual(['web']);
+    // Seen again after the deletion: a fresh set.
+    const fresh = feed.apply(set, [seen(feed, 'u-1', 'web')]);
+    expect(fresh.sourceWrites).toEqual(new Map([['u-1', '["web"]']]));
+  });
+
+  it("a tombstone carries the deletion record's time; a sighting after it in the same batch writes a plain value", () => {
+    const set = audienceSet([]);
+    const feed = new Feed();
+    feed.apply(set, [seen(feed, 'u-1', 'web'), seen(feed, 'u-2', 'web')]);
+    const out = feed.apply(set, [
+      { ...deletion(feed, 'u-1'), timestampMs: NOW - 5 },
+      { ...deletion(feed, 'u-2'), timestampMs: NOW - 4 },
+      seen(feed, 'u-2', 'app'),
+    ]);
+    expect(out.sourceWrites).toEqual(new Map([['u-1', null], ['u-2', '["app"]']]));
+    expect(out.deletedAt).toEqual(new Map([['u-1', NOW - 5]]));
+  });
+
+  it('a user no source has seen gets no delete, counted as no_affected_source, and nothing is written', () => {
+    const set = audienceSet([]);
+    const feed = new Feed();
+    const out = feed.apply(set, [deletion(feed, 'stranger')]);
+    expect(out.deliveries).toEqual([]);
+    expect(out.deletions).toEqual([expect.objectContaining({ affectedSources: [], destinations: [], result: 'no_affected_source' })]);
+    expect(out.sourceWrites.size).toBe(0);
+    expect(out.writes.size).toBe(0);
+  });
+
+  it('a user seen only by sources whose destinations are disabled gets no delete either', () => {
+    const set = audienceSet([], { hooksEnabled: false });
+    const feed = new Feed();
+    feed.apply(set, [seen(feed, 'u-1', 'web')]);
+    const out = feed.apply(set, [deletion(feed, 'u-1')]);
+    expect(out.deliveries).toEqual([]);
+    expect(out.deletions[0]?.result).toBe('no_affected_source');
+    expect(out.sourceWrites).toEqual(new Map([['u-1', null]]));
+  });
+
+  it('an erase after a request naming sources drops those sources only; without sourceIds, all', () => {
+    const set = audienceSet([]);
+    const feed = new Feed();
+    feed.apply(set, [seen(feed, 'u-1', 'web'), seen(feed, 'u-1', 'app'), seen(feed, 'u-2', 'web')]);
+    const some = feed.apply(set, [erase(feed, 'u-1', ['app'])]);
+    expect(some.sourceWrites).toEqual(new Map([['u-1', '["web"]']]));
+    expect(some.deletions[0]?.result).toBeUndefined();
+    const all = feed.apply(set, [erase(feed, 'u-2')]);
+    expect(all.sourceWrites).toEqual(new Map([['u-2', null]]));
+    // A deletion naming its sources, carried out here, drops those only too.
+    const named = feed.apply(set, [deletion(feed, 'u-1', ['web'])]);
+    expect(named.deliveries.map((d) => d.destinationId)).toEqual(['hooks']);
+    expect(named.sourceWrites).toEqual(new Map([['u-1', null]]));
+  });
+
+  it('restores from the changelog: values replace, tombstones erase, unreadable values are reported', () => {
+    const set = audienceSet([]);
+    const state = createPartitionState(0);
+    expect(loadUserSources(state, 'u-1', '["web"]')).toBeUndefined();
+    expect(loadUserSources(state, 'u-1', '["web","server"]')).toBeUndefined();
+    expect(loadUserSources(state, 'u-2', '["app"]')).toBeUndefined();
+    expect(loadUserSources(state, 'u-2', null)).toBeUndefined();
+    expect(loadUserSources(state, 'u-3', 'nope')).toMatch(/not JSON/);
+    const feed = new Feed(state);
+    const out = feed.apply(set, [deletion(feed, 'u-1'), deletion(feed, 'u-2')]);
+    expect(out.deliveries.map((d) => d.destinationId)).toEqual(['hooks', 'crm']);
+    expect(out.deletions.map((d) => d.result)).toEqual(['sent', 'no_affected_source']);
   });
 });
 

@@ -5,6 +5,7 @@ import {
   audienceCallMessage,
   audienceDeletionMessage,
   audienceEraseMessage,
+  audienceSeenMessage,
   audienceTopicNames,
   audienceTopicSpecs,
   decodeAudienceRecord,
@@ -20,8 +21,12 @@ function call(text: string): Call {
 
 describe('audience.events records', () => {
   it('names the topics under the prefix; the changelog is compacted', () => {
-    expect(audienceTopicNames('sy.')).toEqual({ events: 'sy.audience.events', profiles: 'sy.audience.profiles' });
-    expect(audienceTopicSpecs('sy.')).toEqual([{ topic: 'sy.audience.events' }, { topic: 'sy.audience.profiles', compacted: true }]);
+    expect(audienceTopicNames('sy.')).toEqual({ events: 'sy.audience.events', profiles: 'sy.audience.profiles', userSources: 'sy.user.sources' });
+    expect(audienceTopicSpecs('sy.')).toEqual([
+      { topic: 'sy.audience.events' },
+      { topic: 'sy.audience.profiles', compacted: true },
+      { topic: 'sy.user.sources', compacted: true },
+    ]);
   });
 
   const cases: Array<[string, string, boolean, string, string]> = [
@@ -74,11 +79,22 @@ describe('audience.events records', () => {
     const erase = audienceEraseMessage('u-1');
     expect(erase).toEqual({ key: 'u-1', value: '{"kind":"erase","userId":"u-1"}' });
     expect(decodeAudienceRecord(Buffer.from(erase.value as string))).toEqual({ ok: true, record: { kind: 'erase', userId: 'u-1' } });
+    const some = audienceEraseMessage('u-1', ['web']);
+    expect(some).toEqual({ key: 'u-1', value: '{"kind":"erase","userId":"u-1","sourceIds":["web"]}' });
+    expect(decodeAudienceRecord(Buffer.from(some.value as string))).toEqual({ ok: true, record: { kind: 'erase', userId: 'u-1', sourceIds: ['web'] } });
     const deletion = audienceDeletionMessage({ userId: 'u-1', sourceIds: ['web'], requestedAtMs: RECEIVED });
-    expect(decodeAudienceRecord(Buffer.from(deletion.value as string))).toEqual({
+    expect(deletion.key.toString()).toBe('u-1');
+    expect(decodeAudienceRecord(deletion.value)).toEqual({
       ok: true,
       record: { kind: 'deletion', userId: 'u-1', sourceIds: ['web'], requestedAtMs: RECEIVED },
     });
+  });
+
+  it('round-trips a seen record, keyed by userId', () => {
+    const seen = audienceSeenMessage('u-1', 'web');
+    expect(seen.key.toString()).toBe('u-1');
+    expect(seen.value.toString()).toBe('{"kind":"seen","userId":"u-1","sourceId":"web"}');
+    expect(decodeAudienceRecord(seen.value)).toEqual({ ok: true, record: { kind: 'seen', userId: 'u-1', sourceId: 'web' } });
   });
 
   const bad: Array<[string, string | null, RegExp]> = [
@@ -87,6 +103,8 @@ describe('audience.events records', () => {
     ['an array', '[]', /not a JSON object/],
     ['unknown kind', '{"kind":"x"}', /unknown kind "x"/],
     ['erase without userId', '{"kind":"erase"}', /without a userId/],
+    ['erase with bad sourceIds', '{"kind":"erase","userId":"u","sourceIds":[""]}', /list of source ids/],
+    ['seen without source', '{"kind":"seen","userId":"u"}', /without a userId and a sourceId/],
     ['deletion with bad sourceIds', '{"kind":"deletion","userId":"u","sourceIds":"web","requestedAtMs":1}', /list of source ids/],
     ['call without identity', '{"kind":"call","type":"track","sourceId":"web","timestampMs":1,"receivedAtMs":1}', /userId or anonymousId/],
     ['call without source', '{"kind":"call","type":"track","userId":"u","timestampMs":1,"receivedAtMs":1}', /sourceId/],

@@ -25,6 +25,8 @@ describe('planDeletion', () => {
     expect(d.body.toString()).toBe('{"type":"delete","userId":"u-1","timestamp":"2026-05-01T12:00:00.000Z"}');
     expect(d.key.toString()).toBe('u-1');
     expect(d.sourceIds).toEqual(['web', 'app', 'bare', 'shop']);
+    // Not named: a router with the audience hook hands it to the processor instead (seen sources).
+    expect([d.named, d.timestampMs]).toEqual([false, Date.UTC(2026, 4, 1, 12)]);
     // main is shared by web and app, other by web and shop: one delete each; off is disabled.
     expect(where(d)).toEqual([
       `${NAMES.deliveries('main')}<-web`,
@@ -44,6 +46,7 @@ describe('planDeletion', () => {
   it('limits the deletes to the given sources', () => {
     const d = planned(plan('{"userId":"u-1","sourceIds":["app","shop","app"]}'));
     expect(d.sourceIds).toEqual(['app', 'shop']);
+    expect(d.named).toBe(true);
     expect(where(d)).toEqual([
       `${NAMES.deliveries('main')}<-app`,
       `${NAMES.deliveries('other')}<-shop`,
@@ -54,6 +57,7 @@ describe('planDeletion', () => {
   it('uses the record timestamp when requestedAt is absent, and keeps a traceparent', () => {
     const d = planned(plan('{"userId":"u-1","sourceIds":["app"]}', { timestamp: String(Date.UTC(2026, 6, 4, 1, 2, 3, 4)), headers: { traceparent: 'tp' } }));
     expect(d.body.toString()).toBe('{"type":"delete","userId":"u-1","timestamp":"2026-07-04T01:02:03.004Z"}');
+    expect(d.timestampMs).toBe(Date.UTC(2026, 6, 4, 1, 2, 3, 4));
     expect(String(d.targets[0]!.headers.traceparent)).toBe('tp');
   });
 

@@ -1,0 +1,115 @@
+// Keeps the router's seen-pair cache (seen-cache.ts) true to `user.sources`: every
+// router process reads each change of that topic as it is written (a group of its
+// own, from the end), and drops the pairs a change removed. A deleted user's pairs
+// are thus forgotten once the erasure is written, whichever process routes the
+// user's next call, so that call writes a `seen` record again and starts a fresh set.
+//
+// A call this process routed after the deletion but before it read the erasure found
+// its pair in the cache and wrote nothing; the pairs found since the deletion's time
+// (less FOUND_MARGIN_MS) are written again then, after the erasure, so they count.
+//
+// Until the first fetch, and after a crash of its consumer, the cache holds nothing
+// and every call's pair is written (more records, never a pair missed).
+import { randomBytes } from 'node:crypto';
+import { createProducer } from '../kafka/index.js';
+import type { Consumer, Producer } from '../kafka/index.js';
+import type { RoleDeps } from '../runtime/deps.js';
+import { onceStop, runAll } from '../runtime/service.js';
+import type { Service, ServiceHealth } from '../runtime/service.js';
+import { audienceSeenMessage, audienceTopicNames } from './records.js';
+import type { SeenPairCache } from './seen-cache.js';
+
+/**
+ * NOTE: the deletion's time is the timestamp of the `user.sources` record that
+ * erases: the time the deletion was written to audience.events (the point from which
+ * sightings count again), by the clock of the router that wrote it. The margin covers
+ * clock skew between pods and the cache's 100 ms ticks; a pair found within it before
+ * the deletion is written again too (the source did see the user that recently).
+ */
+const FOUND_MARGIN_MS = 250;
+const SEND_ATTEMPTS = 5;
+
+/** The sources a `user.sources` value still lists; undefined for a tombstone or a value that cannot be read. */
+export function sourcesLeft(value: Buffer | null): string[] | undefined {
+  if (value === null) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(value.toString('utf8'));
+    return Array.isArray(parsed) && parsed.every((id) => typeof id === 'string') ? (parsed as string[]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function createSeenFollower(deps: RoleDeps, cache: SeenPairCache): Service {
+  const initial = deps.config.current();
+  const topic = audienceTopicNames(initial.kafka.topicPrefix).userSources;
+  const events = audienceTopicNames(initial.kafka.topicPrefix).events;
+  const logger = deps.logger.child({ component: 'seen-follower' });
+  let consumer: Consumer | undefined;
+  let producer: Producer | undefined;
+  let failed: string | undefined;
+
+  const writeAgain = async (pairs: { userId: string; sourceId: string }[]): Promise<void> => {
+    const messages = pairs.map((p) => audienceSeenMessage(p.userId, p.sourceId));
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await producer!.send({ topic: events, acks: -1, messages });
+        return;
+      } catch (error) {
+        if (attempt >= SEND_ATTEMPTS) {
+          // NOTE: no user id at error level either; the sources say what was lost.
+          logger.error({ err: error, sources: pairs.map((p) => p.sourceId) }, `could not write a seen record again after ${attempt} attempts; a later deletion of that user may miss those sources`);
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+      }
+    }
+  };
+
+  return {
+    name: 'seen-follower',
+    async start() {
+      const c = deps.kafka.consumer({
+        // NOTE: a group per process: every router must see every change.
+        groupId: `${initial.kafka.clientId}-seen-${randomBytes(6).toString('hex')}`,
+        allowAutoTopicCreation: false,
+        maxWaitTimeInMs: 250,
+      });
+      consumer = c;
+      producer = createProducer(deps.kafka);
+      await producer.connect();
+      c.on(c.events.FETCH, () => {
+        if (!cache.following) logger.debug({ topic }, 'following user.sources; the seen-pair cache is on');
+        failed = undefined;
+        cache.setFollowing(true);
+      });
+      c.on(c.events.CRASH, (event) => {
+        // Changes may be missed until it is back: cache nothing meanwhile.
+        cache.setFollowing(false);
+        failed = String(event.payload.error);
+        logger.warn({ err: event.payload.error, restart: event.payload.restart }, `reading ${topic} failed; every call's source is written until it is back`);
+      });
+      await c.connect();
+      await c.subscribe({ topic, fromBeginning: false });
+      await c.run({
+        autoCommit: false,
+        eachMessage: async ({ message }) => {
+          if (message.key === null) return;
+          const deletedAt = Number(message.timestamp);
+          const foundSince = Number.isFinite(deletedAt) ? cache.tickAt(deletedAt - FOUND_MARGIN_MS) : -Infinity;
+          // A tombstone (or an unreadable value) drops all of the user's pairs.
+          const again = cache.forget(message.key.toString('utf8'), sourcesLeft(message.value), foundSince);
+          if (again.length > 0) await writeAgain(again);
+        },
+      });
+    },
+    stop: onceStop(async () => {
+      cache.setFollowing(false);
+      await runAll([async () => consumer?.disconnect(), async () => producer?.disconnect()]);
+    }),
+    health(): ServiceHealth {
+      // Not following costs writes, not correctness: never a reason to take the router out.
+      return failed === undefined ? { live: true, ready: true } : { live: true, ready: true, detail: `not following ${topic}: ${failed}` };
+    },
+  };
+}

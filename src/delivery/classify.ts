@@ -2,8 +2,11 @@
 // status and error code is unit-tested without a socket (test/unit/delivery).
 import { STATUS_CODES } from 'node:http';
 
-/** The `outcome` label values of `switchyard_delivery_attempts_total` (DESIGN §10). */
-export const OUTCOME_LABELS = ['2xx', '4xx', '5xx', 'timeout', 'network', 'tls'] as const;
+/**
+ * The `outcome` label values of `switchyard_delivery_attempts_total` (DESIGN §10).
+ * `circuit_open`: the URL's circuit breaker skipped it; no request was sent.
+ */
+export const OUTCOME_LABELS = ['2xx', '4xx', '5xx', 'timeout', 'network', 'tls', 'circuit_open'] as const;
 export type OutcomeLabel = (typeof OUTCOME_LABELS)[number];
 
 /** delivered: a 2xx. retryable: try again later. permanent: trying again will not help. */

@@ -9,6 +9,7 @@ import { startLagSampler } from '../kafka/lag.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import type { Service } from '../runtime/service.js';
 import { onceStop, runAll } from '../runtime/service.js';
+import { DEFAULT_CIRCUIT_POLICY } from './circuit-breaker.js';
 import type { PreparedDestination } from './destination-settings.js';
 import { prepareDestination } from './destination-settings.js';
 import { consumedTopics, destinationTopics } from './destination-topics.js';
@@ -26,12 +27,18 @@ export interface DelivererTuning {
   reconcileRetryMs: number;
   /** Tests and benchmarks may swap the HTTP client. */
   createSender: (options: { timeoutMs: number }) => HttpSender;
+  /**
+   * The per-URL circuit breaker (DESIGN §7: 5 failures, 30 s doubling to 10 min). Not in
+   * the config file: tests and benchmarks shorten the cool-down here.
+   */
+  circuitBreaker: Partial<typeof DEFAULT_CIRCUIT_POLICY>;
 }
 
 const DEFAULT_TUNING: DelivererTuning = {
   sampleIntervalMs: 10_000,
   reconcileRetryMs: 5_000,
   createSender: createHttpSender,
+  circuitBreaker: DEFAULT_CIRCUIT_POLICY,
 };
 
 /** A destination's consumer group: `<clientId>-deliverer-<destinationId>`. */
@@ -117,6 +124,9 @@ export function createDelivererService(deps: RoleDeps, tuning: Partial<Deliverer
         settings: () => settings.get(id),
         kafka,
         sender: options.createSender({ timeoutMs: config.delivery.timeoutMs }),
+        // NOTE: a probe or watched request always ends within the timeout; the lease only
+        // frees the slot of one whose result was lost to a bug.
+        circuitPolicy: { ...DEFAULT_CIRCUIT_POLICY, ...options.circuitBreaker, trackedLeaseMs: 2 * config.delivery.timeoutMs + 1_000 },
         producer: batcher!,
         metrics,
         logger,

@@ -1,5 +1,5 @@
 // A destination's settings turned, once per config, into what each delivery needs.
-import type { DestinationConfig } from '../config/schema.js';
+import type { DestinationConfig, RateLimitConfig } from '../config/schema.js';
 import { USER_AGENT } from '../version.js';
 import type { FanOutTarget } from './fan-out.js';
 import { webhookTarget } from './http-sender.js';
@@ -10,6 +10,7 @@ export interface PreparedDestination {
   /** The URLs as they may be printed (dead-letter `error`, logs), by target index. */
   printableUrls: string[];
   sharedSecret?: string;
+  rateLimit?: RateLimitConfig;
 }
 
 /**
@@ -42,5 +43,6 @@ export function prepareDestination(destination: DestinationConfig, masked: Desti
     targets,
     printableUrls,
     ...(destination.settings.sharedSecret === undefined ? {} : { sharedSecret: destination.settings.sharedSecret }),
+    ...(destination.settings.rateLimit === undefined ? {} : { rateLimit: destination.settings.rateLimit }),
   };
 }

@@ -17,6 +17,8 @@ export interface Metrics {
   audienceChanges: Counter<'audience' | 'change'>;
   audienceMembers: Gauge<'audience'>;
   gatewayRequests: Counter<'route' | 'status'>;
+  /** Per webhook URL, by its index in the destination's list (never the URL: it may carry a token). */
+  circuitState: Gauge<'destination' | 'url_index'>;
   /** Config file changes: `applied`, or `refused` (a bad file; the running config kept). */
   configReloads: Counter<'result'>;
   buildInfo: Gauge<'version'>;
@@ -54,7 +56,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     }),
     deliveryAttempts: new Counter({
       name: 'switchyard_delivery_attempts_total',
-      help: 'Webhook requests by outcome (2xx, 4xx, 5xx, timeout, network, tls).',
+      help: 'Webhook requests by outcome (2xx, 4xx, 5xx, timeout, network, tls; circuit_open: skipped by the URL circuit breaker, no request sent).',
       labelNames: ['destination', 'outcome'],
       registers,
     }),
@@ -106,6 +108,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       name: 'switchyard_gateway_requests_total',
       help: 'Gateway HTTP requests by route and status code.',
       labelNames: ['route', 'status'],
+      registers,
+    }),
+    circuitState: new Gauge({
+      name: 'switchyard_circuit_state',
+      help: 'Circuit breaker of each webhook URL (by index): 0 closed, 1 open (skipped, no requests), 2 half-open (a probe is out).',
+      labelNames: ['destination', 'url_index'],
       registers,
     }),
     configReloads: configReloadsCounter(registers),

@@ -371,6 +371,8 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
     groupId: options.groupId,
     topics,
     async start() {
+      const initial = options.settings();
+      if (initial !== undefined) circuits.follow(initial);
       const c = options.kafka.consumer({
         groupId: options.groupId,
         allowAutoTopicCreation: false,

@@ -106,8 +106,8 @@ export class UrlCircuits {
     this.seen = undefined;
   }
 
-  /** Keeps one breaker per URL: a URL changed by a config reload starts closed. */
-  private follow(settings: PreparedDestination): void {
+  /** Keeps one breaker per URL: a URL changed by a config reload starts closed. Also sets each URL's gauge series (0) from the start. */
+  follow(settings: PreparedDestination): void {
     if (settings === this.seen) return;
     this.seen = settings;
     const { destinationId, gauge } = this.options;

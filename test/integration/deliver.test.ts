@@ -211,14 +211,18 @@ describe('deliverer', () => {
     expect(await count('deliveries', { destination: 'bad', result: 'dead_lettered' })).toBe(1);
   });
 
-  it('always 500: attempts until the window ends, then a dead letter, then silence', async () => {
+  it('always 500: five requests open the circuit; attempts go on without requests until the window ends, then a dead letter, then silence', async () => {
     receivers.down!.reply({ status: 500 });
     await produce('down', [{ id: 'd-1' }]);
     const [dead] = await kafka.readAll(`${prefix}deliveries.down.dlq`, { atLeast: 1, timeoutMs: WINDOW_MS + 20_000 });
-    const attempts = receivers.down!.requests.length;
-    expect(attempts).toBeGreaterThanOrEqual(4);
-    expect(dead!.headers.attempt).toBe(String(attempts));
-    expect(dead!.headers.error).toBe(`${url('down')}: 500 Internal Server Error`);
+    // The circuit breaker (DESIGN §7): 5 consecutive failures, then a 30 s cool-down, longer than the window.
+    expect(receivers.down!.requests).toHaveLength(5);
+    expect(Number(dead!.headers.attempt)).toBeGreaterThan(5);
+    expect(dead!.headers.error).toMatch(
+      new RegExp(`^${url('down').replaceAll('.', '\\.')}: circuit open after 5 consecutive retryable failures, the last: 500 Internal Server Error; no request sent, next probe in [\\d.]+s$`),
+    );
+    expect(await count('deliveryAttempts', { destination: 'down', outcome: '5xx' })).toBe(5);
+    expect(await count('deliveryAttempts', { destination: 'down', outcome: 'circuit_open' })).toBe(Number(dead!.headers.attempt) - 5);
     const first = Date.parse(dead!.headers['first-attempt-at']!);
     const last = Date.parse(dead!.headers['last-attempt-at']!);
     expect(last - first).toBeGreaterThanOrEqual(WINDOW_MS);

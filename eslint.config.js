@@ -2,7 +2,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.cache/**', 'coverage/**', 'scripts/**'] },
+  { ignores: ['**/dist/**', 'node_modules/**', '.cache/**', 'coverage/**', 'scripts/**'] },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],

@@ -1,6 +1,13 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  resolve: {
+    // NOTE: the client package by name, from its source (as tsconfig.json's paths does for
+    // tsc), so tests need no build of it; test/integration/client-package.test.ts checks
+    // the built and packed package.
+    alias: [{ find: /^switchyard-client$/, replacement: fileURLToPath(new URL('./packages/client/src/index.ts', import.meta.url)) }],
+  },
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],

@@ -182,6 +182,9 @@ async function deliverRate(options: {
       if (count >= options.n) {
         const { seconds, cpuSeconds } = first!.clock.read();
         const events = count - first!.count;
+        const { values } = await metrics.deliveryAttempts.get();
+        const outcomes = values.filter((v) => v.labels.destination === options.measured && v.value > 0).map((v) => `${v.labels.outcome} ${v.value}`);
+        log(`  ${options.measured}: attempts by outcome: ${outcomes.join(', ')}`);
         return { rate: events / seconds, cpuUs: (cpuSeconds * 1e6) / events };
       }
       if (Date.now() > deadline) throw new Error(`only ${count} of ${options.n} delivered in 10 minutes`);
@@ -353,9 +356,10 @@ export async function main(args: string[]): Promise<void> {
       });
     };
 
-    // NOTE: a short timeout, so that the hanging URL's circuit opens within about a second
-    // (5 timed-out requests); the same on both sides, where nothing times out.
-    const breakerTimeout = '200ms';
+    // NOTE: a short timeout, so that the hanging URL's circuit opens within seconds (5
+    // timed-out requests); the same on both sides. Not shorter: on a loaded machine a
+    // healthy URL's answers then start to time out too, and its own circuit opens.
+    const breakerTimeout = '1s';
     let circuitOpenedAt: number | undefined;
     const circuitOpen = async (metrics: Metrics) => {
       const { values } = await metrics.circuitState.get();

@@ -8,18 +8,13 @@ export function startDemoReceiver({ port = 4000, secret, print = (line) => proce
     const chunks = [];
     req.on('data', (chunk) => chunks.push(chunk));
     req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
+      const raw = Buffer.concat(chunks);
+      const body = raw.toString('utf8');
       const given = req.headers['x-signature'];
       let verdict = 'unsigned';
       if (typeof given === 'string') {
-        // A receiver verifies over the parsed and re-serialized body (the seed's rule).
-        let canonical = body;
-        try {
-          canonical = JSON.stringify(JSON.parse(body));
-        } catch {
-          // not JSON: verify the raw bytes
-        }
-        const expected = secret ? createHmac('sha1', secret).update(canonical, 'utf8').digest('hex') : '';
+        // Verified over the raw bytes as received, as docs/webhooks.md tells receivers to.
+        const expected = secret ? createHmac('sha1', secret).update(raw).digest('hex') : '';
         const ok = expected.length === given.length && timingSafeEqual(Buffer.from(expected), Buffer.from(given));
         verdict = ok ? 'signature verified' : 'SIGNATURE MISMATCH';
       }

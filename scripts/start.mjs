@@ -1,82 +1,389 @@
 #!/usr/bin/env node
 // `npm start`: the embedded default on one machine — a local Kafka broker
 // (unless KAFKA_BROKERS is set), a demo webhook receiver on :4000, and
-// `switchyard all --config config/example.yaml`. Ctrl-C stops everything.
+// `switchyard all --config config/example.yaml`.
+//
+//   npm start [-- --fresh] [--config PATH] [--kafka-port N] [--receiver-port N] [--state-dir DIR]
+//
+// It stops everything it started on Ctrl-C, SIGTERM, SIGHUP (a closed terminal), when
+// its parent ends, and when its output goes away (`npm start | tee log`, then Ctrl-C);
+// a reaper process stops the broker and the daemon should this script itself be killed.
+// The broker's data lives in .cache/npm-start/kafka and is kept across runs (--fresh
+// starts from nothing); .cache/npm-start/instance.json names the running instance.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startBroker } from './kafka/broker.mjs';
 import { startDemoReceiver } from './demo-receiver.mjs';
-import { createConnection } from 'node:net';
+import { canListen, isAlive, isAliveAs, listenerOf, terminate } from './processes.mjs';
+import { startReaper } from './reaper.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const say = (line) => process.stderr.write(`start: ${line}\n`);
+/** A path as the user best reads it: relative to where they are, unless that climbs out. */
+const shown = (path) => {
+  const rel = relative(process.cwd(), path);
+  return rel && !rel.startsWith('..') ? rel : path;
+};
 
-function portTaken(port) {
-  return new Promise((resolvePort) => {
-    const socket = createConnection(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolvePort(true);
-    });
-    socket.once('error', () => resolvePort(false));
-  });
+const EXIT_USAGE = 1;
+const EXIT_RUNTIME = 2;
+/** How long the daemon may take to drain (its own shutdownTimeout is 25 s in the example). */
+const DAEMON_STOP_GRACE_MS = 40_000;
+const PARENT_POLL_MS = 1_000;
+
+const USAGE = `usage: npm start [-- OPTIONS]
+  --fresh              start the local broker with empty data (removes the kept data first)
+  --config PATH        the daemon's config (default config/example.yaml)
+  --kafka-port N       the local broker's port (default 9092; 0 = a free port)
+  --receiver-port N    the demo receiver's port (default 4000)
+  --state-dir DIR      where the broker's data and the instance file live (default .cache/npm-start)
+With KAFKA_BROKERS set, no local broker is started and that Kafka is used.`;
+
+// ---- output that survives its reader going away --------------------------------------
+
+/**
+ * Writes to stdout/stderr that never throw. When the reader goes away (EPIPE from a
+ * `| tee` that ended, EIO from a closed terminal) `onGone` is called once and later
+ * writes to that stream are dropped.
+ */
+function guardedStream(stream, onGone) {
+  let gone = false;
+  const markGone = () => {
+    if (gone) return;
+    gone = true;
+    onGone();
+  };
+  stream.on('error', markGone);
+  return {
+    write(text) {
+      if (gone) return;
+      try {
+        stream.write(text);
+      } catch {
+        markGone();
+      }
+    },
+  };
 }
+
+// ---- arguments ----------------------------------------------------------------------
+
+function parseArgs(argv) {
+  const options = { fresh: false, config: join(root, 'config', 'example.yaml'), kafkaPort: 9092, receiverPort: 4000, stateDir: join(root, '.cache', 'npm-start') };
+  const port = (flag, value) => {
+    const n = Number(value);
+    if (value === undefined || !Number.isInteger(n) || n < 0 || n > 65535) throw new UsageError(`${flag} needs a port number (0-65535), got ${value ?? 'nothing'}`);
+    return n;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const value = argv[i + 1];
+    switch (arg) {
+      case '--fresh':
+        options.fresh = true;
+        break;
+      case '--config':
+        if (!value) throw new UsageError('--config needs a path');
+        options.config = resolve(value);
+        i++;
+        break;
+      case '--kafka-port':
+        options.kafkaPort = port(arg, value);
+        i++;
+        break;
+      case '--receiver-port':
+        options.receiverPort = port(arg, value);
+        if (options.receiverPort === 0) throw new UsageError('--receiver-port needs a fixed port: the config names it in its webhook URLs');
+        i++;
+        break;
+      case '--state-dir':
+        if (!value) throw new UsageError('--state-dir needs a path');
+        options.stateDir = resolve(value);
+        i++;
+        break;
+      case '--help':
+      case '-h':
+        options.help = true;
+        break;
+      default:
+        throw new UsageError(`unknown option ${arg}`);
+    }
+  }
+  return options;
+}
+
+class UsageError extends Error {}
+
+// ---- the instance file --------------------------------------------------------------
+
+const ROLES = [
+  { key: 'start', marker: 'start.mjs', what: 'npm start' },
+  { key: 'daemon', marker: 'main.js', what: 'switchyard' },
+  { key: 'broker', marker: 'kafka.Kafka', what: 'Kafka broker' },
+];
+
+/**
+ * The instance file: which processes the running `npm start` owns. Created exclusively,
+ * so of two starts at once one wins; a file whose processes are all gone is stale and
+ * replaced.
+ */
+function claimInstance(file, record) {
+  mkdirSync(dirname(file), { recursive: true });
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(file, JSON.stringify(record), { flag: 'wx' });
+      return { ok: true };
+    } catch (error) {
+      if (error.code !== 'EEXIST') throw error;
+    }
+    let other;
+    try {
+      other = JSON.parse(readFileSync(file, 'utf8'));
+    } catch {
+      other = {};
+    }
+    const alive = ROLES.filter((role) => isAliveAs(other[role.key], role.marker));
+    if (alive.length > 0) return { ok: false, other, alive };
+    rmSync(file, { force: true });
+  }
+  return { ok: false, other: {}, alive: [] };
+}
+
+function describeOther(file, other, alive) {
+  const list = alive.map((role) => `${role.what} pid ${other[role.key]}`).join(', ');
+  const since = other.startedAt ? ` since ${other.startedAt}` : '';
+  const stopHint = alive.some((role) => role.key === 'start')
+    ? `Stop it with Ctrl-C in its terminal, or: kill ${other.start}`
+    : `Its npm start is gone; stop what it left with: kill ${alive.map((role) => other[role.key]).join(' ')}`;
+  const brokers = other.brokers ? ` Its Kafka: KAFKA_BROKERS=${other.brokers}.` : '';
+  return `another npm start is running from this folder${since} (${list}).${brokers}\n  ${stopHint}\n  (its instance file: ${file})`;
+}
+
+async function describeTakenPort(port, host, what) {
+  const holder = listenerOf(port);
+  const command = holder && holder.command.length > 120 ? `${holder.command.split(' ')[0]} … ${holder.command.slice(-80)}` : holder?.command;
+  const who = holder
+    ? `pid ${holder.pid} (${command}) listens there`
+    : `something listens there (find it with: lsof -i :${port}  or  ss -ltnp 'sport = :${port}')`;
+  let hint = holder ? `stop it (kill ${holder.pid}) and run npm start again` : 'stop it and run npm start again';
+  if (holder?.command.includes('kafka.Kafka')) hint = `a Kafka broker, perhaps left by an earlier npm start or npm run kafka: ${hint}`;
+  else if (holder?.command.includes('main.js')) hint = `a switchyard daemon, perhaps left by an earlier npm start: ${hint}`;
+  return `${what} needs ${host}:${port}, but ${who}.\n  ${hint}`;
+}
+
+// ---- main ---------------------------------------------------------------------------
 
 async function main() {
-  const main = join(root, 'dist', 'cli', 'main.js');
-  if (!existsSync(main)) {
+  let options;
+  try {
+    options = parseArgs(process.argv.slice(2));
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`start: ${error.message}\n${USAGE}\n`);
+    return EXIT_USAGE;
+  }
+  if (options.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+
+  let stopRequested;
+  // Until everything runs: remember the request; a broker still starting is stopped at
+  // once (its start then fails, and the catch below stops the rest).
+  let brokerStarting;
+  let stop = (why) => {
+    stopRequested ??= why;
+    if (brokerStarting) void terminate(brokerStarting);
+  };
+  const out = guardedStream(process.stdout, () => stop('its output went away'));
+  const err = guardedStream(process.stderr, () => stop('its output went away'));
+  const say = (line) => err.write(`start: ${line}\n`);
+  // From here on a signal, the parent's end or a closed output stops what was started.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => stop(signal));
+  const parent = process.ppid;
+  if (parent > 1) {
+    setInterval(() => {
+      if (!isAlive(parent)) stop(`its parent (pid ${parent}) ended`);
+    }, PARENT_POLL_MS).unref();
+  }
+
+  const cli = join(root, 'dist', 'cli', 'main.js');
+  if (!existsSync(cli)) {
     say('building (dist/ is missing)');
-    const build = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
-    if (build.status !== 0) process.exit(2);
+    const build = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+    if (build.status !== 0) return EXIT_RUNTIME;
   }
-  let broker;
-  let brokers = process.env.KAFKA_BROKERS;
-  if (!brokers) {
-    const port = (await portTaken(9092)) ? undefined : 9092;
-    say(`starting a local Kafka broker${port ? ' on 127.0.0.1:9092' : ' (9092 is taken: on a free port)'}`);
-    broker = await startBroker({ port, log: say, detached: true });
-    brokers = broker.brokers;
-    say(`Kafka ready at ${brokers}`);
+
+  // The config as the daemon will read it, to check its ports before starting anything.
+  const { loadConfigFile } = await import(pathToFileURL(join(root, 'dist', 'config', 'load.js')).href);
+  const env = { ...process.env };
+  const ownBroker = !env.KAFKA_BROKERS;
+  if (ownBroker) env.KAFKA_BROKERS = `127.0.0.1:${options.kafkaPort || 9092}`;
+  const loaded = loadConfigFile(options.config, env);
+  if (!loaded.ok) {
+    for (const line of loaded.errors) say(line);
+    return EXIT_USAGE;
   }
-  const secret = process.env.HOOKS_MAIN_SECRET ?? 'demo-shared-secret';
-  const receiver = await startDemoReceiver({ port: 4000, secret, print: (line) => process.stdout.write(`\n>>> ${line}\n\n`) });
-  say('demo receiver listening on http://127.0.0.1:4000');
+  const config = loaded.config;
 
-  const daemon = spawn(process.execPath, [main, 'all', '--config', join(root, 'config', 'example.yaml')], {
-    cwd: root,
-    env: { ...process.env, KAFKA_BROKERS: brokers },
-    stdio: 'inherit',
-    // Its own process group: Ctrl-C reaches only this script, which sends one SIGTERM.
-    detached: true,
-  });
-  say('switchyard all: gateway http://127.0.0.1:8080, admin http://127.0.0.1:9464/metrics — Ctrl-C stops everything');
-
-  let stopping = false;
-  const cleanup = async (code) => {
-    receiver.close();
-    if (broker) {
-      say('stopping the Kafka broker');
-      await broker.stop();
+  const instanceFile = join(options.stateDir, 'instance.json');
+  const record = { start: process.pid, startedAt: new Date().toISOString(), config: options.config };
+  const claim = claimInstance(instanceFile, record);
+  if (!claim.ok) {
+    say(describeOther(instanceFile, claim.other, claim.alive));
+    return EXIT_USAGE;
+  }
+  const saveRecord = () => writeFileSync(instanceFile, JSON.stringify(record));
+  const releaseInstance = () => {
+    try {
+      if (JSON.parse(readFileSync(instanceFile, 'utf8')).start === process.pid) rmSync(instanceFile, { force: true });
+    } catch {
+      // gone already
     }
-    process.exit(code);
   };
-  const stop = () => {
-    if (stopping) return;
-    stopping = true;
-    say('stopping switchyard');
-    daemon.kill('SIGTERM');
+
+  const wanted = [
+    ...(ownBroker && options.kafkaPort !== 0 ? [{ port: options.kafkaPort, host: '127.0.0.1', what: 'the local Kafka broker' }] : []),
+    { port: options.receiverPort, host: '127.0.0.1', what: 'the demo receiver' },
+    { port: config.gateway.port, host: config.gateway.host, what: `the gateway (gateway.port in ${shown(options.config)})` },
+    { port: config.admin.port, host: config.admin.host, what: `the admin server (admin.port in ${shown(options.config)})` },
+  ];
+  for (const { port, host, what } of wanted) {
+    if (port !== 0 && !(await canListen(port, host))) {
+      releaseInstance();
+      say(await describeTakenPort(port, host, what));
+      return EXIT_USAGE;
+    }
+  }
+
+  if (stopRequested) {
+    releaseInstance();
+    return 0;
+  }
+
+  // NOTE: from here on, anything started is also handed to the reaper, which stops it
+  // should this script end without doing so (SIGKILL, a crash).
+  const reaper = startReaper();
+  record.reaper = reaper.pid;
+  saveRecord();
+  const watch = { add: reaper.watch, remove: reaper.forget };
+  let broker;
+  let brokerPid;
+  let receiver;
+  let daemon;
+
+  const stopEverything = async (why, code) => {
+    stop = () => undefined;
+    if (why) say(`stopping (${why})`);
+    if (daemon && daemon.exitCode === null && daemon.signalCode === null) {
+      say('stopping switchyard');
+      const exited = new Promise((resolveExit) => daemon.once('exit', resolveExit));
+      daemon.kill('SIGTERM');
+      const timer = setTimeout(() => daemon.kill('SIGKILL'), DAEMON_STOP_GRACE_MS);
+      await exited;
+      clearTimeout(timer);
+    }
+    receiver?.close();
+    if (broker) {
+      say('stopping the Kafka broker (its data stays for the next start)');
+      await broker.stop({ keepData: true });
+    } else if (brokerPid) {
+      // Stopped while the broker was still starting.
+      await terminate(brokerPid);
+    }
+    releaseInstance();
+    return code;
   };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
-  daemon.once('exit', (code, signal) => {
-    if (!stopping) say(`switchyard exited (${signal ?? code})`);
-    void cleanup(code ?? 2);
-  });
+
+  try {
+    let brokers = env.KAFKA_BROKERS;
+    if (ownBroker) {
+      const kafkaDir = join(options.stateDir, 'kafka');
+      const kept = existsSync(join(kafkaDir, 'data', 'meta.properties'));
+      if (options.fresh && existsSync(kafkaDir)) rmSync(kafkaDir, { recursive: true, force: true });
+      const where = shown(kafkaDir);
+      say(
+        options.fresh || !kept
+          ? `starting a local Kafka broker with empty data in ${where}`
+          : `starting a local Kafka broker on the data kept in ${where} (npm start -- --fresh starts empty)`,
+      );
+      broker = await startBroker({
+        port: options.kafkaPort === 0 ? undefined : options.kafkaPort,
+        log: say,
+        detached: true,
+        baseDir: kafkaDir,
+        watch: {
+          add: (pid) => {
+            brokerPid = pid;
+            brokerStarting = pid;
+            record.broker = pid;
+            saveRecord();
+            watch.add(pid);
+          },
+          remove: watch.remove,
+        },
+      });
+      brokerStarting = undefined;
+      brokers = broker.brokers;
+      record.brokers = brokers;
+      saveRecord();
+      say(`Kafka ready at ${brokers} (pid ${broker.pid}, log ${shown(broker.logFile)})`);
+    }
+    if (stopRequested) return await stopEverything(stopRequested, 0);
+
+    const secret = process.env.HOOKS_MAIN_SECRET ?? 'demo-shared-secret';
+    receiver = await startDemoReceiver({ port: options.receiverPort, secret, print: (line) => out.write(`\n>>> ${line}\n\n`) });
+    say(`demo receiver listening on http://127.0.0.1:${options.receiverPort}`);
+
+    daemon = spawn(process.execPath, [cli, 'all', '--config', options.config], {
+      cwd: root,
+      env: { ...process.env, KAFKA_BROKERS: brokers },
+      // NOTE: its output passes through this script rather than being inherited: when
+      // the reader goes away only this script notices (and stops everything), instead of
+      // the daemon dying on EPIPE mid-drain while the broker runs on.
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // Its own process group: Ctrl-C reaches only this script, which stops the daemon
+      // first and the broker after it.
+      detached: true,
+    });
+    daemon.stdout.on('data', (chunk) => out.write(chunk));
+    daemon.stderr.on('data', (chunk) => err.write(chunk));
+    const daemonPid = daemon.pid;
+    if (daemonPid !== undefined) {
+      watch.add(daemonPid);
+      record.daemon = daemonPid;
+      saveRecord();
+    }
+    const daemonExited = new Promise((resolveExit) => daemon.once('exit', (code, signal) => resolveExit({ code, signal })));
+    void daemonExited.then(() => daemonPid !== undefined && watch.remove(daemonPid));
+    say(
+      `switchyard all (pid ${daemonPid}): gateway http://127.0.0.1:${config.gateway.port}, admin http://127.0.0.1:${config.admin.port}/metrics`,
+    );
+    say(`for the CLI against this Kafka: KAFKA_BROKERS=${brokers} npx switchyard dlq list --destination hooks-main --config ${shown(options.config)}`);
+    say('Ctrl-C stops everything');
+
+    const stopped = new Promise((resolveStop) => {
+      stop = (why) => resolveStop({ why });
+      if (stopRequested) stop(stopRequested);
+    });
+    const ended = await Promise.race([stopped, daemonExited.then((exit) => ({ exit }))]);
+    if (ended.exit) {
+      say(`switchyard exited (${ended.exit.signal ?? ended.exit.code})`);
+      return await stopEverything(undefined, ended.exit.code || EXIT_RUNTIME);
+    }
+    return await stopEverything(ended.why, 0);
+  } catch (error) {
+    if (stopRequested) return await stopEverything(stopRequested, 0);
+    say(error.message);
+    return await stopEverything(undefined, EXIT_RUNTIME);
+  }
 }
 
-main().catch((error) => {
-  say(error.message);
-  process.exit(2);
-});
+main().then(
+  (code) => process.exit(code),
+  (error) => {
+    process.stderr.write(`start: ${error.stack ?? error}\n`);
+    process.exit(EXIT_RUNTIME);
+  },
+);

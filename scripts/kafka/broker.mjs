@@ -2,7 +2,7 @@
 // A single-node KRaft Kafka broker run from Apache Kafka's own jars, for tests,
 // benchmarks and `npm start` on machines without a Docker engine.
 //
-//   node scripts/kafka/broker.mjs [--port N]     # prints the bootstrap address, Ctrl-C stops it
+//   node scripts/kafka/broker.mjs [--port N]     # prints the bootstrap address; Ctrl-C, SIGTERM or SIGHUP stops it
 //
 // The jars are resolved from Maven Central with Maven (scripts/kafka/pom.xml)
 // into .cache/kafka/<version>/lib, once. Java 17+ and Maven must be on PATH.
@@ -13,6 +13,8 @@ import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { canListen } from '../processes.mjs';
+import { startReaper } from '../reaper.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const projectRoot = resolve(here, '..', '..');
@@ -125,22 +127,36 @@ function waitForPort(port, deadline) {
   });
 }
 
+/** The controller port an earlier run in `baseDir` used, when it can be bound again. */
+async function previousControllerPort(propsFile) {
+  if (!existsSync(propsFile)) return undefined;
+  const match = /^controller\.quorum\.voters=1@127\.0\.0\.1:(\d+)$/m.exec(readFileSync(propsFile, 'utf8'));
+  const port = match ? Number(match[1]) : undefined;
+  return port !== undefined && (await canListen(port, '127.0.0.1')) ? port : undefined;
+}
+
 /**
  * Starts a broker and resolves once it logged "Kafka Server started" and
  * accepts connections. `restart()` stops it and starts it again on the same
  * ports and data (for broker-restart tests); `stop()` kills it by its pid and,
  * unless keepData, removes the data folder.
  * `detached` (for `npm start`) keeps a terminal's Ctrl-C from reaching the JVM.
+ * `baseDir` (for `npm start`) keeps config, data and log there across runs instead of
+ * in a fresh temporary folder; `stop()` then never removes it.
+ * `watch` is told each JVM pid as it starts ({ add(pid), remove(pid) }), for a reaper.
  */
-export async function startBroker({ port, heapMb = 384, startTimeoutMs = 120_000, log, detached = false } = {}) {
+export async function startBroker({ port, heapMb = 384, startTimeoutMs = 120_000, log, detached = false, baseDir: keptDir, watch } = {}) {
   const lib = ensureKafkaJars({ log });
   const brokerPort = port ?? (await freePort());
-  const controllerPort = await freePort();
-  const baseDir = mkdtempSync(join(tmpdir(), 'switchyard-kafka-'));
+  const baseDir = keptDir ?? mkdtempSync(join(tmpdir(), 'switchyard-kafka-'));
+  mkdirSync(baseDir, { recursive: true });
   const dataDir = join(baseDir, 'data');
   const propsFile = join(baseDir, 'server.properties');
   const log4jFile = join(baseDir, 'log4j2.properties');
   const logFile = join(baseDir, 'broker.log');
+  // NOTE: kept data remembers its controller quorum; the same controller port keeps a
+  // restart from looking like a moved voter.
+  const controllerPort = (await previousControllerPort(propsFile)) ?? (await freePort());
   writeFileSync(propsFile, serverProperties({ port: brokerPort, controllerPort, dataDir }));
   writeFileSync(log4jFile, LOG4J);
   const classpath = `${lib}/*`;
@@ -154,11 +170,14 @@ export async function startBroker({ port, heapMb = 384, startTimeoutMs = 120_000
     '-cp',
     classpath,
   ];
-  const format = spawnSync('java', [...jvmArgs, 'kafka.tools.StorageTool', 'format', '-t', clusterId(), '-c', propsFile], {
-    encoding: 'utf8',
-  });
-  if (format.error) throw new Error(`kafka: could not run java (${format.error.message}); install Java 17+`);
-  if (format.status !== 0) throw new Error(`kafka: formatting the storage failed:\n${format.stdout}\n${format.stderr}`);
+  // Kept data was formatted by an earlier run (its meta.properties holds the cluster id).
+  if (!existsSync(join(dataDir, 'meta.properties'))) {
+    const format = spawnSync('java', [...jvmArgs, 'kafka.tools.StorageTool', 'format', '-t', clusterId(), '-c', propsFile], {
+      encoding: 'utf8',
+    });
+    if (format.error) throw new Error(`kafka: could not run java (${format.error.message}); install Java 17+`);
+    if (format.status !== 0) throw new Error(`kafka: formatting the storage failed:\n${format.stdout}\n${format.stderr}`);
+  }
 
   let child;
   const launch = async () => {
@@ -166,6 +185,11 @@ export async function startBroker({ port, heapMb = 384, startTimeoutMs = 120_000
     // NOTE: detached puts the JVM in its own process group, so a terminal's Ctrl-C
     // reaches only the parent, which stops the broker last, after its clients.
     child = spawn('java', [...jvmArgs, 'kafka.Kafka', propsFile], { stdio: ['ignore', 'pipe', 'pipe'], detached });
+    const { pid } = child;
+    if (pid !== undefined) {
+      watch?.add(pid);
+      child.once('exit', () => watch?.remove(pid));
+    }
     const started = new Promise((resolveStart, reject) => {
       let seen = '';
       const timer = setTimeout(
@@ -224,7 +248,7 @@ export async function startBroker({ port, heapMb = 384, startTimeoutMs = 120_000
     },
     async stop({ keepData = false } = {}) {
       await kill();
-      if (!keepData) rmSync(baseDir, { recursive: true, force: true });
+      if (!keepData && keptDir === undefined) rmSync(baseDir, { recursive: true, force: true });
     },
   };
 }
@@ -237,17 +261,21 @@ async function main() {
     process.stderr.write('usage: node scripts/kafka/broker.mjs [--port N]   (N = 0 picks a free port)\n');
     process.exit(1);
   }
-  const broker = await startBroker({ port: port === 0 ? undefined : port });
-  process.stdout.write(`${broker.brokers}\n`);
-  process.stderr.write(`kafka: broker ready at ${broker.brokers} (pid ${broker.pid}, log ${broker.logFile}); Ctrl-C stops it\n`);
+  // The reaper stops the JVM should this script end without stopping it (a SIGKILL).
+  const reaper = startReaper();
   let stopping = false;
+  let broker;
   const stop = () => {
     if (stopping) return;
     stopping = true;
+    // Stopped while starting: the reaper stops the JVM as this process ends.
+    if (!broker) process.exit(130);
     broker.stop().then(() => process.exit(0), () => process.exit(2));
   };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, stop);
+  broker = await startBroker({ port: port === 0 ? undefined : port, watch: { add: reaper.watch, remove: reaper.forget } });
+  process.stdout.write(`${broker.brokers}\n`);
+  process.stderr.write(`kafka: broker ready at ${broker.brokers} (pid ${broker.pid}, log ${broker.logFile}); Ctrl-C stops it\n`);
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

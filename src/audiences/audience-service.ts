@@ -16,6 +16,7 @@ import { createProducer, ensureTopics, topicNames } from '../kafka/index.js';
 import type { Admin, Consumer, EachBatchPayload, Message, Producer, TopicMessages } from '../kafka/index.js';
 import { startLagSampler } from '../kafka/lag.js';
 import type { LagSampler } from '../kafka/lag.js';
+import { userHashForLog } from '../observability/logger.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import { onceStop, runAll } from '../runtime/service.js';
 import type { Service, ServiceHealth } from '../runtime/service.js';
@@ -200,15 +201,15 @@ export function createAudienceService(deps: RoleDeps, options: AudienceServiceOp
     for (const deletion of out.deletions) {
       const erased = deletion.hadProfile ? 'audience state erased' : 'no audience state to erase';
       if (deletion.kind === 'erase') {
-        logger.info({ userId: deletion.userId }, `deleted user: ${erased}`);
+        logger.info({ userHash: userHashForLog(deletion.userId) }, `deleted user: ${erased}`);
       } else {
         logger.info(
-          { userId: deletion.userId, affectedSources: deletion.affectedSources, destinations: deletion.destinations },
+          { userHash: userHashForLog(deletion.userId), affectedSources: deletion.affectedSources, destinations: deletion.destinations },
           `deletion request done: ${deletion.destinations.length} delete bod${deletion.destinations.length === 1 ? 'y' : 'ies'} queued, ${erased}`,
         );
       }
       if (deletion.unknownSources.length > 0) {
-        logger.warn({ userId: deletion.userId, unknownSources: deletion.unknownSources }, 'deletion request names sources that are not configured; they were skipped');
+        logger.warn({ userHash: userHashForLog(deletion.userId), unknownSources: deletion.unknownSources }, 'deletion request names sources that are not configured; they were skipped');
       }
     }
     if (out.changes.length > 0 || out.deletions.length > 0) reportMembers();
@@ -257,6 +258,8 @@ export function createAudienceService(deps: RoleDeps, options: AudienceServiceOp
       promises.set(partition, promise);
     }
     let problems = 0;
+    let done = 0;
+    let profiles = 0;
     restoreChangelog({
       kafka: deps.kafka,
       topic: topics.profiles,
@@ -272,7 +275,11 @@ export function createAudienceService(deps: RoleDeps, options: AudienceServiceOp
       },
       onPartitionDone: (partition) => {
         const state = states.get(partition)!;
-        logger.info({ partition, profiles: state.profiles.size, ms: Date.now() - started }, 'audience profiles restored');
+        // One info line per restore (a whole assignment), not one per partition.
+        logger.debug({ partition, profiles: state.profiles.size, ms: Date.now() - started }, 'audience partition restored');
+        done += 1;
+        profiles += state.profiles.size;
+        if (done === list.length) logger.info({ partitions: list.length, profiles, ms: Date.now() - started }, 'audience profiles restored');
         settle.get(partition)?.resolve(state);
         settle.delete(partition);
       },
@@ -292,12 +299,12 @@ export function createAudienceService(deps: RoleDeps, options: AudienceServiceOp
    * Re-evaluates every profile of the partition in chunks: first-creation syncs, rule
    * edits, removals. `restored`: the profiles were just loaded (and are counted).
    */
-  async function sweepAll(state: PartitionState, restored: boolean): Promise<void> {
+  async function sweepAll(state: PartitionState, restored: boolean): Promise<{ profiles: number; changes: number }> {
     const started = Date.now();
     const keys = [...state.profiles.keys()];
     let changes = 0;
     for (let i = 0; i < keys.length; i += sweepChunk) {
-      if (stopping) return;
+      if (stopping) return { profiles: i, changes };
       const out = sweepProfiles(state, keys.slice(i, i + sweepChunk), set, now(), restored);
       await publish(state, out);
       changes += out.changes.length;
@@ -305,10 +312,12 @@ export function createAudienceService(deps: RoleDeps, options: AudienceServiceOp
       await new Promise((resolve) => setImmediate(resolve));
     }
     if (restored) reportMembers();
-    logger.info(
+    // Per partition, so debug: the restore and the config change each have an info line of their own.
+    logger.debug(
       { partition: state.partition, profiles: keys.length, changes, ms: Date.now() - started, after: restored ? 'restore' : 'config change' },
       'audience partition re-evaluated',
     );
+    return { profiles: keys.length, changes };
   }
 
   /** The partition's state, restored (and fully re-evaluated) first when this processor does not hold it. */
@@ -419,20 +428,33 @@ export function createAudienceService(deps: RoleDeps, options: AudienceServiceOp
     logger.info({ audiences: nextSet.audiences.map((a) => a.key) }, 'audiences changed; re-evaluating every profile');
     reportMembers();
     const topicsReady = ensureDeliveryTopics(next);
-    for (const partition of assigned) {
-      void runOn(partition, async () => {
+    const started = Date.now();
+    const sweeps = [...assigned].map((partition) =>
+      runOn(partition, async () => {
         await topicsReady;
         const state = await loaded(partition);
-        if (state === undefined) return;
+        if (state === undefined) return undefined;
         try {
-          await sweepAll(state, false);
+          return await sweepAll(state, false);
         } catch (error) {
           // Unloaded: the next restore re-evaluates everything again.
           unload(partition, 'sweep after config change failed');
           throw error;
         }
-      }).catch((error: unknown) => logger.error({ err: error, partition }, 'audience re-evaluation failed; it runs again when the partition is restored'));
-    }
+      }).catch((error: unknown) => {
+        logger.error({ err: error, partition }, 'audience re-evaluation failed; it runs again when the partition is restored');
+        return undefined;
+      }),
+    );
+    // One info line for the whole change, once every partition is done.
+    void Promise.all(sweeps).then((results) => {
+      const done = results.filter((r) => r !== undefined);
+      const total = (key: 'profiles' | 'changes') => done.reduce((n, r) => n + r[key], 0);
+      logger.info(
+        { partitions: done.length, profiles: total('profiles'), changes: total('changes'), ms: Date.now() - started },
+        'audiences re-evaluated after the config change',
+      );
+    });
   }
 
   const stop = onceStop(async () => {
@@ -468,7 +490,9 @@ export function createAudienceService(deps: RoleDeps, options: AudienceServiceOp
       });
       consumer.on(consumer.events.CRASH, (event) => {
         if (!event.payload.restart) crashed = String(event.payload.error);
-        logger.error({ err: event.payload.error, restart: event.payload.restart }, 'audience consumer crashed');
+        // A crash kafkajs restarts from (a coordinator still loading at start-up) is a warning, as in the router.
+        const level = event.payload.restart ? 'warn' : 'error';
+        logger[level]({ err: event.payload.error, restart: event.payload.restart }, event.payload.restart ? 'audience consumer crashed; kafkajs restarts it' : 'audience consumer crashed and will not restart');
       });
       await consumer.connect();
       await consumer.subscribe({ topic: topics.events, fromBeginning: true });

@@ -54,7 +54,12 @@ export async function main(argv: string[], env: Record<string, string | undefine
   const configFile = invocation.config ?? env.SWITCHYARD_CONFIG ?? 'config/switchyard.yaml';
 
   if (invocation.kind === 'check-config') {
-    return runCheckConfig(configFile, env, (line) => stdout.write(`${line}\n`));
+    return runCheckConfig(
+      configFile,
+      env,
+      (line) => stdout.write(`${line}\n`),
+      (line) => stderr.write(`${line}\n`),
+    );
   }
 
   const loaded = loadConfigFile(configFile, env);

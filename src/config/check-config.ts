@@ -2,21 +2,51 @@
 // show what it resolved to, so an operator can check defaults and `${ENV}` values
 // before a deploy without exposing secrets in CI logs.
 
+import { isIP } from 'node:net';
 import { stringify } from 'yaml';
-import { loadConfigFile } from './load.js';
+import { addressKindText, blockedAddressKind, isLocalhostName } from '../delivery/private-network.js';
+import { formatPath, loadConfigFile } from './load.js';
 import { maskConfig } from './mask.js';
+import type { Config } from './schema.js';
 
 type Env = Record<string, string | undefined>;
 
-/** Prints the resolved config (secrets masked) and returns 0, or prints every problem and returns 1. */
-export function runCheckConfig(file: string, env: Env, out: (line: string) => void): number {
+/**
+ * Prints the resolved config (secrets masked) and returns 0, or prints every problem and
+ * returns 1. `warn` gets what is valid but will not work as the file may expect.
+ */
+export function runCheckConfig(file: string, env: Env, out: (line: string) => void, warn: (line: string) => void = out): number {
   const result = loadConfigFile(file, env);
   if (!result.ok) {
     for (const error of result.errors) out(error);
     return 1;
   }
+  for (const warning of configWarnings(result.config)) warn(`${file}: warning: ${warning}`);
   out(`# ${file}: valid. Resolved config with defaults applied; durations in milliseconds; secrets shown as ****.`);
   const text = stringify(maskConfig(result.config), { lineWidth: 0 });
   for (const line of text.trimEnd().split('\n')) out(line);
   return 0;
+}
+
+/**
+ * With `delivery.blockPrivateNetworks` on, webhook URLs whose host is a refused address
+ * as written (an IP address, or localhost): every request to them will be refused. Names
+ * are not resolved here: what they resolve to when a request goes out is what counts.
+ */
+export function configWarnings(config: Config): string[] {
+  if (!config.delivery.blockPrivateNetworks) return [];
+  const warnings: string[] = [];
+  config.destinations.forEach((destination, i) => {
+    destination.settings.webhooks.forEach((hook, j) => {
+      const host = new URL(hook.url).hostname;
+      const bare = host.startsWith('[') ? host.slice(1, -1) : host;
+      const kind = isIP(bare) !== 0 ? blockedAddressKind(bare) : isLocalhostName(bare) ? 'loopback' : undefined;
+      if (kind === undefined) return;
+      const path = formatPath(['destinations', i, 'settings', 'webhooks', j, 'url']);
+      warnings.push(
+        `${path}: ${bare} is ${addressKindText(kind)} and delivery.blockPrivateNetworks is on, so every request to this URL will be refused (outcome blocked, dead-lettered); use a public address, or turn the guard off`,
+      );
+    });
+  });
+  return warnings;
 }

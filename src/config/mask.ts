@@ -72,6 +72,7 @@ function maskInPlace(copy: Config): string[] {
   for (const destination of copy.destinations) {
     const settings = destination.settings;
     if (settings.sharedSecret !== undefined) settings.sharedSecret = take(settings.sharedSecret);
+    if (settings.sharedSecrets !== undefined) settings.sharedSecrets = settings.sharedSecrets.map(take);
     for (const webhook of settings.webhooks) {
       webhook.url = maskUrl(webhook.url, found);
       for (const [name, value] of Object.entries(webhook.headers)) {

@@ -21,7 +21,14 @@ export interface DestinationConfig {
   id: string;
   type: 'webhooks';
   enabled: boolean;
-  settings: { webhooks: WebhookEntry[]; sharedSecret?: string; rateLimit?: RateLimitConfig };
+  settings: {
+    webhooks: WebhookEntry[];
+    sharedSecret?: string;
+    /** Instead of `sharedSecret` while rotating: [new, old]. */
+    sharedSecrets?: string[];
+    signing: SigningScheme;
+    rateLimit?: RateLimitConfig;
+  };
 }
 
 /** `settings.rateLimit`: paces a destination's requests (a token bucket per deliverer process). */
@@ -30,6 +37,18 @@ export interface RateLimitConfig {
   /** Requests that may go at once after a quiet spell; by default one second's worth. */
   burst: number;
 }
+
+/** `segment`: X-Signature (the seed's). `standard`: Standard Webhooks headers. */
+export type SigningScheme = 'segment' | 'standard';
+
+/** How many secrets a destination may list in `sharedSecrets`: the new one and the old one. */
+export const MAX_SHARED_SECRETS = 2;
+
+/**
+ * A Standard Webhooks secret: `whsec_` and the key in base64, padded as an encoder
+ * writes it (what the receivers' libraries decode).
+ */
+export const STANDARD_SECRET_PATTERN = /^whsec_(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{4}|[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)$/;
 
 /** Exactly one of the two lists is set. */
 export interface TrackFilter {
@@ -102,6 +121,8 @@ export interface Config {
     retryTiers: RetryTier[];
     maxRetryWindowMs: number;
     concurrencyPerDestination: number;
+    /** Refuse to connect to loopback, private, link-local, unique-local and metadata addresses. */
+    blockPrivateNetworks: boolean;
   };
   /** YAML key `shutdownTimeout`. */
   shutdownTimeoutMs: number;
@@ -133,6 +154,9 @@ export const RESERVED_HEADER_NAMES: ReadonlyMap<string, string> = new Map([
   ['user-agent', 'set by Switchyard on every request'],
   ['x-signature', 'set by Switchyard on every request'],
   ['traceparent', 'set by Switchyard on every request'],
+  ['webhook-id', 'set by Switchyard with signing: standard'],
+  ['webhook-timestamp', 'set by Switchyard with signing: standard'],
+  ['webhook-signature', 'set by Switchyard with signing: standard'],
   ['connection', 'managed by the HTTP client'],
   ['keep-alive', 'managed by the HTTP client'],
   ['transfer-encoding', 'managed by the HTTP client'],
@@ -664,12 +688,14 @@ const deliverySchema = strictObject({
   retryTiers: retryTiers.prefault([...DEFAULT_RETRY_TIERS]),
   maxRetryWindow: field(checkDuration).prefault('4h'),
   concurrencyPerDestination: field(checkInt(1, 100_000)).prefault(64),
+  blockPrivateNetworks: field(checkBoolean).prefault(false),
 }).transform(
   (d): Config['delivery'] => ({
     timeoutMs: d.timeout,
     retryTiers: d.retryTiers,
     maxRetryWindowMs: d.maxRetryWindow,
     concurrencyPerDestination: d.concurrencyPerDestination,
+    blockPrivateNetworks: d.blockPrivateNetworks,
   }),
 );
 
@@ -712,6 +738,43 @@ const rateLimitSchema = strictObject({
   (r): RateLimitConfig => ({ requestsPerSecond: r.requestsPerSecond, burst: r.burst ?? Math.max(1, Math.ceil(r.requestsPerSecond)) }),
 );
 
+const STANDARD_SECRET_FORM = '"whsec_" followed by the key in base64, e.g. whsec_ and the output of `openssl rand -base64 32`';
+
+/**
+ * The rules across a destination's secret settings. NOTE: a secret is never quoted in
+ * a message: check-config output ends up in CI logs.
+ */
+function signingProblems(settings: Record<string, unknown>): Problem[] {
+  const problems: Problem[] = [];
+  const { sharedSecret, sharedSecrets, signing } = settings;
+  if (sharedSecret !== undefined && sharedSecrets !== undefined) {
+    problems.push({
+      path: ['sharedSecrets'],
+      message: 'give sharedSecret or sharedSecrets, not both; while rotating, list the new and the old secret in sharedSecrets and remove sharedSecret',
+    });
+  }
+  const secrets: [IssuePath, string][] = [];
+  if (typeof sharedSecret === 'string') secrets.push([['sharedSecret'], sharedSecret]);
+  if (Array.isArray(sharedSecrets)) {
+    sharedSecrets.forEach((secret, i) => {
+      if (typeof secret === 'string') secrets.push([['sharedSecrets', i], secret]);
+    });
+    if (sharedSecrets.length === 2 && sharedSecrets[0] === sharedSecrets[1]) {
+      problems.push({ path: ['sharedSecrets', 1], message: 'is the same secret as sharedSecrets[0]; list the new secret first and the old one second' });
+    }
+  }
+  if (signing !== 'standard') return problems;
+  if (sharedSecret === undefined && sharedSecrets === undefined) {
+    problems.push({ path: ['signing'], message: `signing: standard needs a secret; set sharedSecret to ${STANDARD_SECRET_FORM}` });
+  }
+  for (const [path, secret] of secrets) {
+    if (secret !== '' && !STANDARD_SECRET_PATTERN.test(secret)) problems.push({ path, message: `is not a Standard Webhooks secret; with signing: standard a secret is ${STANDARD_SECRET_FORM}` });
+  }
+  return problems;
+}
+
+const STANDARD_SECRET_INPUT: InputSchema = orFromEnv({ type: 'string', pattern: STANDARD_SECRET_PATTERN.source });
+
 const destinationSchema = strictObject({
   id: field(checkTopicName('a destination id', false)),
   type: field((value): Checked<'webhooks'> =>
@@ -733,6 +796,25 @@ const destinationSchema = strictObject({
       { when: (payload) => Array.isArray(payload.value) },
     ).meta({ minItems: 1, maxItems: MAX_WEBHOOKS }),
     sharedSecret: nonEmptyText.optional(),
+    sharedSecrets: field(checkList(checkText, { min: 1, max: MAX_SHARED_SECRETS })).optional(),
+    signing: field(oneOf(['segment', 'standard'] as const)).prefault('segment'),
+  }).superRefine(
+    (settings, ctx) => {
+      for (const problem of signingProblems(settings)) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path });
+    },
+    // Run even when a webhook entry is bad, so every problem shows at once.
+    { when: (payload) => isPlainObject(payload.value) },
+  ).meta({
+    // NOTE: `properties` beside each `required` only names the keys (ajv's strict mode wants them).
+    not: { required: ['sharedSecret', 'sharedSecrets'], properties: { sharedSecret: true, sharedSecrets: true } },
+    if: { properties: { signing: { const: 'standard' } }, required: ['signing'] },
+    then: {
+      anyOf: [
+        { required: ['sharedSecret'], properties: { sharedSecret: true } },
+        { required: ['sharedSecrets'], properties: { sharedSecrets: true } },
+      ],
+      properties: { sharedSecret: STANDARD_SECRET_INPUT, sharedSecrets: { type: 'array', items: STANDARD_SECRET_INPUT } },
+    },
   }),
 });
 

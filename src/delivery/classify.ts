@@ -1,12 +1,14 @@
 // What one webhook request came to: a value, never an exception. Pure, so every
 // status and error code is unit-tested without a socket (test/unit/delivery).
 import { STATUS_CODES } from 'node:http';
+import { BLOCKED_ADDRESS_CODE } from './private-network.js';
 
 /**
  * The `outcome` label values of `switchyard_delivery_attempts_total` (DESIGN §10).
+ * `blocked`: `delivery.blockPrivateNetworks` refused the address; no request was sent.
  * `circuit_open`: the URL's circuit breaker skipped it; no request was sent.
  */
-export const OUTCOME_LABELS = ['2xx', '4xx', '5xx', 'timeout', 'network', 'tls', 'circuit_open'] as const;
+export const OUTCOME_LABELS = ['2xx', '4xx', '5xx', 'timeout', 'network', 'tls', 'blocked', 'circuit_open'] as const;
 export type OutcomeLabel = (typeof OUTCOME_LABELS)[number];
 
 /** delivered: a 2xx. retryable: try again later. permanent: trying again will not help. */
@@ -24,19 +26,38 @@ export interface AttemptResult {
 }
 
 /**
- * An HTTP answer. 5xx, 408 and 429 are retryable; every other non-2xx is permanent.
+ * Statuses retried although they are not 5xx, as Segment documents for its
+ * destinations: 408 Request Timeout, 410 Gone (Segment retries it: an endpoint being
+ * moved or redeployed answers it for a while), 429 Too Many Requests, and 460 (AWS load
+ * balancers: the client closed the connection before the answer).
+ */
+const RETRIED_4XX: ReadonlySet<number> = new Set([408, 410, 429, 460]);
+
+/** 5xx statuses that say the receiver will never take this request: retrying cannot help. */
+const PERMANENT_5XX: ReadonlySet<number> = new Set([
+  501, // Not Implemented: the receiver does not support POST here
+  505, // HTTP Version Not Supported
+]);
+
+/** Names Node's STATUS_CODES does not know. */
+const EXTRA_STATUS_NAMES: ReadonlyMap<number, string> = new Map([[460, 'Client Closed Request']]);
+
+/**
+ * An HTTP answer, by Segment's rules (DESIGN §7): 5xx except 501 and 505, 408, 410,
+ * 429 and 460 are retryable; 501, 505 and every other 4xx are permanent.
  *
  * NOTE: a 3xx is permanent (redirects are never followed: the operator configures the
  * final URL) and counted under the `4xx` label: DESIGN §10 fixes the label values and
  * has no `3xx`, and like a 4xx it says the request, not the receiver, is wrong.
  */
 export function classifyStatus(status: number, retryAfter: string | undefined, nowMs: number): AttemptResult {
-  const reason = `${status} ${STATUS_CODES[status] ?? 'Unknown Status'}`;
+  const reason = `${status} ${STATUS_CODES[status] ?? EXTRA_STATUS_NAMES.get(status) ?? 'Unknown Status'}`;
   if (status >= 200 && status < 300) return { outcome: '2xx', verdict: 'delivered', status, reason };
-  if (status >= 500 && status < 600) return withRetryAfter({ outcome: '5xx', verdict: 'retryable', status, reason }, retryAfter, nowMs);
-  if (status === 408 || status === 429) {
-    return withRetryAfter({ outcome: '4xx', verdict: 'retryable', status, reason }, retryAfter, nowMs);
+  if (status >= 500 && status < 600) {
+    if (PERMANENT_5XX.has(status)) return { outcome: '5xx', verdict: 'permanent', status, reason };
+    return withRetryAfter({ outcome: '5xx', verdict: 'retryable', status, reason }, retryAfter, nowMs);
   }
+  if (RETRIED_4XX.has(status)) return withRetryAfter({ outcome: '4xx', verdict: 'retryable', status, reason }, retryAfter, nowMs);
   if (status >= 300 && status < 400) {
     return { outcome: '4xx', verdict: 'permanent', status, reason: `${reason} (redirects are not followed; configure the final URL)` };
   }
@@ -143,6 +164,8 @@ function messageOf(error: unknown): string {
 /** A request that failed without an HTTP answer (our own deadline is handled by the sender). */
 export function classifyError(error: unknown, timeoutMs: number): AttemptResult {
   const code = errorCode(error);
+  // The message names the address and why (private-network.ts).
+  if (code === BLOCKED_ADDRESS_CODE) return { outcome: 'blocked', verdict: 'permanent', reason: messageOf(error) };
   if (code !== undefined && CERTIFICATE_ERRORS.has(code)) {
     // Node's wording is what people search for ("self-signed certificate").
     return { outcome: 'tls', verdict: 'permanent', reason: messageOf(error) };

@@ -26,7 +26,7 @@ export interface DelivererTuning {
   /** After a config reload could not be applied (broker unreachable), try again after this long. */
   reconcileRetryMs: number;
   /** Tests and benchmarks may swap the HTTP client. */
-  createSender: (options: { timeoutMs: number }) => HttpSender;
+  createSender: (options: { timeoutMs: number; blockPrivateNetworks: boolean }) => HttpSender;
   /**
    * The per-URL circuit breaker (DESIGN §7: 5 failures, 30 s doubling to 10 min). Not in
    * the config file: tests and benchmarks shorten the cool-down here.
@@ -123,7 +123,7 @@ export function createDelivererService(deps: RoleDeps, tuning: Partial<Deliverer
         partitionsPerTopic: initial.kafka.partitions,
         settings: () => settings.get(id),
         kafka,
-        sender: options.createSender({ timeoutMs: config.delivery.timeoutMs }),
+        sender: options.createSender({ timeoutMs: config.delivery.timeoutMs, blockPrivateNetworks: config.delivery.blockPrivateNetworks }),
         // NOTE: a probe or watched request always ends within the timeout; the lease only
         // frees the slot of one whose result was lost to a bug.
         circuitPolicy: { ...DEFAULT_CIRCUIT_POLICY, ...options.circuitBreaker, trackedLeaseMs: 2 * config.delivery.timeoutMs + 1_000 },

@@ -3,13 +3,16 @@ import type { DestinationConfig, RateLimitConfig } from '../config/schema.js';
 import { USER_AGENT } from '../version.js';
 import type { FanOutTarget } from './fan-out.js';
 import { webhookTarget } from './http-sender.js';
+import { createSigner } from './signing.js';
+import type { Signer } from './signing.js';
 
 export interface PreparedDestination {
   id: string;
   targets: FanOutTarget[];
   /** The URLs as they may be printed (dead-letter `error`, logs), by target index. */
   printableUrls: string[];
-  sharedSecret?: string;
+  /** Adds the signature headers of an attempt; undefined without a secret. */
+  sign?: Signer;
   rateLimit?: RateLimitConfig;
 }
 
@@ -18,9 +21,9 @@ export interface PreparedDestination {
  * token-like query values replaced, for the dead-letter `error` header.
  *
  * Headers, in this order (DESIGN §6): Content-Type, User-Agent, the entry's static
- * headers; X-Signature and traceparent are added per event. A URL with user:password
- * also gets the Basic `Authorization` it stands for (undici does not derive it), unless
- * the entry sets Authorization itself.
+ * headers; the signature headers (signing.ts) and traceparent are added per attempt.
+ * A URL with user:password also gets the Basic `Authorization` it stands for (undici
+ * does not derive it), unless the entry sets Authorization itself.
  */
 export function prepareDestination(destination: DestinationConfig, masked: DestinationConfig): PreparedDestination {
   const targets = destination.settings.webhooks.map((hook): FanOutTarget => {
@@ -38,11 +41,7 @@ export function prepareDestination(destination: DestinationConfig, masked: Desti
     return { target: webhookTarget(hook.url), headers };
   });
   const printableUrls = destination.settings.webhooks.map((hook, i) => masked.settings.webhooks[i]?.url ?? '(url hidden)');
-  return {
-    id: destination.id,
-    targets,
-    printableUrls,
-    ...(destination.settings.sharedSecret === undefined ? {} : { sharedSecret: destination.settings.sharedSecret }),
-    ...(destination.settings.rateLimit === undefined ? {} : { rateLimit: destination.settings.rateLimit }),
-  };
+  const { sharedSecret, sharedSecrets, signing, rateLimit } = destination.settings;
+  const sign = createSigner(signing, sharedSecrets ?? (sharedSecret === undefined ? [] : [sharedSecret]));
+  return { id: destination.id, targets, printableUrls, ...(sign === undefined ? {} : { sign }), ...(rateLimit === undefined ? {} : { rateLimit }) };
 }

@@ -6,7 +6,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
-import { signBody } from '../calls/index.js';
 import { HEADER, commitUntilDone, headerText } from '../kafka/index.js';
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from '../kafka/index.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -126,6 +125,7 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
    */
   const processMessage = async (
     topic: string,
+    partition: number,
     message: KafkaMessage,
     envelope: Envelope,
     settings: PreparedDestination,
@@ -148,11 +148,12 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
         receivedAtMs: envelope.receivedAtMs,
         error: `message at ${topic} offset ${message.offset} has no value (a tombstone?): a delivery message must carry the webhook body; nothing was sent`,
       });
+      logger.warn({ messageId: headerText(message.headers, HEADER.messageId), topic, partition, offset: message.offset }, 'event dead-lettered: the delivery message has no value (a tombstone?), so nothing was sent');
       return 'dead_lettered';
     }
 
     const perEvent: Record<string, string> = {};
-    if (settings.sharedSecret !== undefined) perEvent['x-signature'] = signBody(body, settings.sharedSecret);
+    settings.sign?.(body, headerText(message.headers, HEADER.messageId), startedAt, perEvent);
     const traceparent = outgoingTraceparent(span, envelope.traceparent);
     if (traceparent !== undefined) perEvent.traceparent = traceparent;
     const results: UrlResult[] = admitted.send === 0 ? [] : await fanOut(sender, settings.targets, body, perEvent, admitted);
@@ -195,7 +196,7 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
     }
     await writeDeadLetter(message, { attemptsMade, firstAttemptAtMs, lastAttemptAtMs, error, receivedAtMs: envelope.receivedAtMs });
     logger.warn(
-      { attempt: attemptsMade, why: step.why, error },
+      { messageId: headerText(message.headers, HEADER.messageId), topic, partition, offset: message.offset, attempt: attemptsMade, why: step.why, error },
       step.why === 'window'
         ? `event dead-lettered: not delivered within the retry window (${attemptsMade} attempts); replay it with \`switchyard replay --destination ${destinationId}\` once the receiver works`
         : `event dead-lettered: no URL can accept it as sent (${error}); fix the receiver or the config, then replay it`,
@@ -210,12 +211,13 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
    */
   const deliverEvent = async (
     topic: string,
+    partition: number,
     message: KafkaMessage,
     envelope: Envelope,
     settings: PreparedDestination,
     admitted: Admitted,
   ): Promise<DeliveryResult> => {
-    if (!tracingActive()) return processMessage(topic, message, envelope, settings, admitted);
+    if (!tracingActive()) return processMessage(topic, partition, message, envelope, settings, admitted);
     const span = startHopSpan(`deliver ${destinationId}`, SpanKind.CLIENT, envelope.traceparent, {
       'switchyard.destination': destinationId,
       'messaging.message.id': headerText(message.headers, HEADER.messageId),
@@ -224,7 +226,7 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
       'switchyard.delivery.attempt': envelope.attemptsMade + 1,
     });
     try {
-      const result = await processMessage(topic, message, envelope, settings, admitted, span);
+      const result = await processMessage(topic, partition, message, envelope, settings, admitted, span);
       span?.setAttribute('switchyard.delivery.result', result);
       endSpan(span, result === 'delivered' ? undefined : `not delivered: ${result.replace('_', ' ')}`);
       return result;
@@ -330,7 +332,7 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
           }
         }
         const ticket = tracker.start(message.offset);
-        const task: Promise<void> = (tracingActive() ? deliverEvent : processMessage)(batch.topic, message, envelope, settings, admitted).then(
+        const task: Promise<void> = (tracingActive() ? deliverEvent : processMessage)(batch.topic, batch.partition, message, envelope, settings, admitted).then(
           () => {
             slots.release(weight);
             inFlight.delete(task);
@@ -386,7 +388,9 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
         hasJoined = false;
         const { error, restart } = event.payload;
         if (!restart) crashed = error;
-        logger.error({ err: error, restart }, restart ? 'delivery consumer crashed; kafkajs restarts it' : 'delivery consumer crashed and will not restart');
+        // A crash kafkajs restarts from (a coordinator still loading at start-up) is a warning, as in the router.
+        if (restart) logger.warn({ err: error, restart }, 'delivery consumer crashed; kafkajs restarts it');
+        else logger.error({ err: error, restart }, 'delivery consumer crashed and will not restart');
       });
       await c.connect();
       await c.subscribe({ topics: subscribed, fromBeginning: true });

@@ -39,10 +39,10 @@ export async function fanOut(
   perEvent: Record<string, string>,
   selection?: FanOutSelection,
 ): Promise<UrlResult[]> {
-  if (targets.length === 1 && (selection === undefined || selection.send === 1)) {
-    const only = targets[0]!;
-    return [{ index: 0, result: await sender.send(only.target, body, { ...only.headers, ...perEvent }) }];
-  }
+  // One request (one URL, or every other URL's circuit open): nothing to cancel.
+  const single = selection === undefined ? (targets.length === 1 ? 0 : -1) : onlyBit(selection.send);
+  const only = targets[single];
+  if (only !== undefined) return [{ index: single, result: await sender.send(only.target, body, { ...only.headers, ...perEvent }) }];
   const cancel = new AbortController();
   const results: UrlResult[] = [];
   const running: Promise<void>[] = [];
@@ -59,6 +59,11 @@ export async function fanOut(
   });
   await Promise.all(running);
   return results;
+}
+
+/** The index of the one bit set in `mask`; -1 when none or several are. */
+function onlyBit(mask: number): number {
+  return mask !== 0 && (mask & (mask - 1)) === 0 ? 31 - Math.clz32(mask) : -1;
 }
 
 export interface EventSummary {

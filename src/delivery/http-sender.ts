@@ -1,9 +1,10 @@
 // The one module that owns undici. The rest of the deliverer talks to `HttpSender`:
 // send(target, body, headers) → an AttemptResult value.
-import { Agent } from 'undici';
+import { Agent, buildConnector } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { AttemptResult } from './classify.js';
 import { classifyError, classifyStatus, timedOut } from './classify.js';
+import { guardedLookup, refuseLiteralAddress } from './private-network.js';
 
 /** A webhook URL, parsed once per config. */
 export interface WebhookTarget {
@@ -32,6 +33,8 @@ export interface HttpSenderOptions {
   timeoutMs: number;
   /** Response bodies are read and thrown away up to this many bytes; past it the connection is dropped. */
   maxResponseBodyBytes?: number;
+  /** `delivery.blockPrivateNetworks`: refuse to connect to loopback, private, link-local, ... addresses. */
+  blockPrivateNetworks?: boolean;
 }
 
 /** Node's default keeps connections 5 s; receivers usually keep them longer. */
@@ -132,6 +135,25 @@ function expire(attempt: Attempt): void {
 }
 
 /**
+ * undici's own connector, with every address checked before the socket connects to it:
+ * a host that is an IP address here, a name in the DNS lookup the socket makes. NOTE:
+ * the lookup is the socket's own, so the address checked is the address connected to
+ * (no second resolution that DNS rebinding could answer differently). Node skips the
+ * lookup for an IP address, hence the check of the host first.
+ */
+function guardedConnector(timeoutMs: number): buildConnector.connector {
+  const connect = buildConnector({ timeout: timeoutMs, lookup: guardedLookup() });
+  return (options, callback) => {
+    const refused = refuseLiteralAddress(options.hostname);
+    if (refused !== undefined) {
+      callback(refused, null);
+      return;
+    }
+    connect(options, callback);
+  };
+}
+
+/**
  * A keep-alive connection pool per origin (an undici Agent). Never follows redirects
  * (undici's dispatch does not), verifies certificates (undici's default: a self-signed
  * certificate fails the handshake, so no request is sent), and never holds a response
@@ -144,7 +166,7 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
   const agent = new Agent({
     keepAliveTimeout: KEEP_ALIVE_MS,
     keepAliveMaxTimeout: 10 * KEEP_ALIVE_MS,
-    connect: { timeout: timeoutMs },
+    connect: options.blockPrivateNetworks === true ? guardedConnector(timeoutMs) : { timeout: timeoutMs },
     // NOTE: the whole-request deadline of Attempt is the one that counts; these
     // per-phase timeouts of undici are only a backstop.
     headersTimeout: timeoutMs,

@@ -135,8 +135,11 @@ export function createGatewayService(deps: RoleDeps, options: GatewayOptions = {
     message: string,
     headers: OutgoingHttpHeaders = {},
   ): void => {
+    // NOTE: a refused request is logged with the reason the client got, at info, so an
+    // operator sees why a producer's calls do not arrive. The messages never quote a
+    // write key or an Authorization header (configured keys are scrubbed anyway).
     if (status >= 500) logger.warn({ route: routeLabel, status, code }, message);
-    else logger.debug({ route: routeLabel, status, code }, message);
+    else logger.info({ route: routeLabel, status, code }, `request refused: ${message}`);
     answer(res, routeLabel, status, errorBody(code, message), headers);
   };
 
@@ -391,7 +394,7 @@ export function createGatewayService(deps: RoleDeps, options: GatewayOptions = {
       message = 'the request did not arrive in time: send the headers and body without pauses';
     }
     metrics.gatewayRequests.inc({ route: OTHER_ROUTE_LABEL, status: String(status) });
-    logger.debug({ status, code: error.code }, 'client error');
+    logger.info({ status, code, cause: error.code }, `request refused: ${message}`);
     const body = errorBody(code, message);
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,

@@ -4,6 +4,8 @@ import { Kafka, logLevel, CompressionTypes, Partitioners } from 'kafkajs';
 import type { Consumer, ConsumerConfig, KafkaConfig, LogEntry, SASLOptions } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
+import { createKafkaLogLevels } from './log-levels.js';
+import type { LogTarget } from './log-levels.js';
 
 export type {
   Admin,
@@ -22,7 +24,7 @@ export { CompressionTypes };
 
 export type KafkaSettings = Config['kafka'];
 
-function toKafkaLevel(level: logLevel): 'error' | 'warn' | 'info' | 'debug' {
+function toKafkaLevel(level: logLevel): LogTarget {
   switch (level) {
     case logLevel.ERROR:
     case logLevel.NOTHING:
@@ -37,24 +39,21 @@ function toKafkaLevel(level: logLevel): 'error' | 'warn' | 'info' | 'debug' {
 }
 
 /**
- * kafkajs log lines as pino JSON. INFO chatter (joins, rebalances) becomes debug.
- * NOTE: kafkajs logs every broker error response at ERROR, including the ones it
- * retries by itself (a leader moving right after topic creation, a coordinator
- * loading); those become warnings. A failure that outlives kafkajs's retries reaches
- * our code as an exception and is logged there with what it means.
+ * kafkajs log lines as pino JSON, at the level log-levels.ts decides: its transient
+ * start-up errors at debug unless they last, INFO chatter at debug. kafkajs's own
+ * `timestamp` and `logger` fields are dropped (pino has the time; `component` says who).
  */
 function pinoLogCreator(logger: Logger) {
-  return () =>
-    ({ level, log }: LogEntry) => {
-      const { message, ...extra } = log;
-      let target = toKafkaLevel(level);
-      if (target === 'info') target = 'debug';
-      if (target === 'error' && message.startsWith('[Connection] Response')) target = 'warn';
-      // We bound producer retries on purpose (a send must fail, not hang forever);
-      // callers resend, so the "may invalidate EoS" warning says nothing actionable.
-      if (message.startsWith('Limiting retries for the idempotent producer')) target = 'debug';
-      logger[target]({ kafka: extra }, message);
+  return () => {
+    const levelOf = createKafkaLogLevels();
+    return ({ namespace, level, log }: LogEntry) => {
+      const { message, timestamp: _timestamp, logger: _logger, ...extra } = log as LogEntry['log'] & { logger?: unknown };
+      const error = typeof extra.error === 'string' ? extra.error : undefined;
+      const decision = levelOf({ namespace, level: toKafkaLevel(level), message, error }, Date.now());
+      const fields = decision.lasting ? { namespace, ...extra, lastingMs: decision.lasting.ms, occurrences: decision.lasting.occurrences } : { namespace, ...extra };
+      logger[decision.level]({ kafka: fields }, message);
     };
+  };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import pino from 'pino';
 import type { Logger } from 'pino';
 
@@ -21,7 +22,7 @@ export function createLogger(options: { level: string; secrets?: () => readonly 
       base: { service: 'switchyard' },
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: {
-        paths: ['sharedSecret', '*.sharedSecret', 'writeKey', '*.writeKey', 'token', '*.token', 'password', '*.password', 'authorization', '*.authorization'],
+        paths: ['sharedSecret', '*.sharedSecret', 'sharedSecrets', '*.sharedSecrets', 'writeKey', '*.writeKey', 'token', '*.token', 'password', '*.password', 'authorization', '*.authorization'],
         censor: '****',
       },
       hooks: {
@@ -35,4 +36,13 @@ export function createLogger(options: { level: string; secrets?: () => readonly 
 /** A logger that writes nothing, for tests and library use. */
 export function silentLogger(): Logger {
   return pino({ level: 'silent' });
+}
+
+/**
+ * A user id as it may appear in a log line: the first 16 hex digits of its SHA-256.
+ * Logs carry no personal data at info; an operator who has the id can still find the
+ * line (`printf %s "$USER_ID" | sha256sum | cut -c1-16`).
+ */
+export function userHashForLog(userId: string): string {
+  return createHash('sha256').update(userId, 'utf8').digest('hex').slice(0, 16);
 }

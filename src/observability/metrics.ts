@@ -56,7 +56,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     }),
     deliveryAttempts: new Counter({
       name: 'switchyard_delivery_attempts_total',
-      help: 'Webhook requests by outcome (2xx, 4xx, 5xx, timeout, network, tls; circuit_open: skipped by the URL circuit breaker, no request sent).',
+      help: 'Webhook requests by outcome (2xx, 4xx, 5xx, timeout, network, tls; blocked: refused by delivery.blockPrivateNetworks; circuit_open: skipped by the URL circuit breaker; no request sent for either).',
       labelNames: ['destination', 'outcome'],
       registers,
     }),

@@ -93,7 +93,7 @@ export async function runServices(options: {
     try {
       await service.start();
     } catch (error) {
-      logger.fatal({ err: error, service: service.name }, `could not start ${service.name}`);
+      logger.fatal({ err: error, component: service.name }, `could not start ${service.name}`);
       await stop('start failure');
       return 2;
     }

@@ -83,6 +83,17 @@ describe('switchyard check-config', () => {
     expect(out + err).toContain(`${file}: sources: needs at least one source`);
   });
 
+  it('warns on stderr, and exits 0, for a webhook URL the private-network guard will refuse', () => {
+    const guarded = structuredClone(example) as typeof example & { delivery: Record<string, unknown> };
+    guarded.delivery.blockPrivateNetworks = true;
+    const file = writeYaml(guarded);
+    const { code, out, err } = run(['check-config', '--config', file]);
+    expect(code).toBe(0);
+    expect(err).toContain(`${file}: warning: destinations[0].settings.webhooks[0].url: 127.0.0.1 is a loopback address and delivery.blockPrivateNetworks is on`);
+    expect(out).not.toContain('warning');
+    expect(out).toContain('blockPrivateNetworks: true');
+  });
+
   it('refuses to start a role on a bad config with exit code 1', () => {
     const file = writeYaml({ kafka: { brokers: [] }, sources: [{ id: 'web', destinations: ['nope'] }] });
     const { code, err } = run(['router', '--config', file]);

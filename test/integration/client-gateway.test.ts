@@ -1,9 +1,9 @@
-// switchyard/client over HTTP into the real gateway: the calls land in the calls
+// switchyard-client over HTTP into the real gateway: the calls land in the calls
 // topic attributed to the write key's source, and the gateway's limits and answers
 // match what the client expects of them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Analytics, AnalyticsDeliveryError } from '../../src/client/index.js';
-import { GATEWAY_ADDED_BYTES } from '../../src/client/http-transport.js';
+import { Analytics, AnalyticsDeliveryError } from 'switchyard-client';
+import { GATEWAY_ADDED_BYTES } from '../../packages/client/src/http-transport.js';
 import { createGatewayService } from '../../src/gateway/gateway-service.js';
 import type { GatewayService } from '../../src/gateway/gateway-service.js';
 import { testConfig, testRoleDeps } from '../support/config.js';
@@ -44,7 +44,7 @@ async function storedFor(user: string, atLeast: number) {
   return all.filter((m) => m.text.includes(user));
 }
 
-describe('switchyard/client → gateway → calls topic', () => {
+describe('switchyard-client → gateway → calls topic', () => {
   it('all six call types arrive, keyed and attributed, with the client messageIds and skew-corrected timestamps', async () => {
     const user = randomName('u');
     const errors: unknown[] = [];

@@ -3,6 +3,7 @@
 // headers), read back with a consumer.
 import { connect } from 'node:net';
 import type { Socket } from 'node:net';
+import { Writable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +15,7 @@ import type { GatewayOptions, GatewayService } from '../../src/gateway/gateway-s
 import { createKafka } from '../../src/kafka/index.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import type { Metrics } from '../../src/observability/metrics.js';
-import { silentLogger } from '../../src/observability/logger.js';
+import { createLogger, silentLogger } from '../../src/observability/logger.js';
 import { testConfig } from '../support/config.js';
 import { randomName, randomPrefix, testBrokers, testKafka } from '../support/kafka.js';
 import { waitFor } from '../support/wait-for.js';
@@ -41,19 +42,29 @@ interface Running {
   metrics: Metrics;
   base: string;
   setConfig(next: Config): void;
+  /** The gateway's log lines (info and up), raw. */
+  logs: string[];
 }
 
 async function startGateway(config: Config, options: GatewayOptions = {}): Promise<Running> {
   let current = config;
   const store: ConfigStore = { current: () => current, onChange: () => () => undefined, close: () => undefined };
-  const logger = silentLogger();
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      logs.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+      done();
+    },
+  });
+  const logger = createLogger({ level: 'info', destination: sink });
   const metrics = createMetrics({ defaultMetrics: false });
-  const gateway = createGatewayService({ config: store, kafka: createKafka(config.kafka, logger), metrics, logger }, options);
+  const gateway = createGatewayService({ config: store, kafka: createKafka(config.kafka, silentLogger()), metrics, logger }, options);
   await gateway.start();
   return {
     gateway,
     metrics,
     base: `http://127.0.0.1:${gateway.port()}`,
+    logs,
     setConfig(next) {
       current = next;
     },
@@ -370,6 +381,10 @@ describe('gateway', () => {
     expect(answer.json).toMatchObject({ success: false, code: 'unauthorized' });
     expect(answer.json.message).toMatch(message);
     expect(answer.text).not.toContain('nope');
+    // Logged at info with the reason the client got, never with the key it sent.
+    const line = running.logs.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === `request refused: ${String(answer.json.message)}`);
+    expect(line).toMatchObject({ level: 30, route: '/v1/batch', status: 401, code: 'unauthorized' });
+    expect(running.logs.join('\n')).not.toContain('nope');
   });
 
   it('follows write keys through a config reload', async () => {

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { EventEmitter, once } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logger.js';
-import { logProcessWarnings } from '../../src/runtime/run-services.js';
+import { logProcessWarnings, runServices } from '../../src/runtime/run-services.js';
 import { onceStop, runAll } from '../../src/runtime/service.js';
 
 describe('runAll', () => {
@@ -77,5 +77,49 @@ describe('logProcessWarnings', () => {
     expect(entry.level).toBe(40);
     expect(entry.warning.name).toBe('MaxListenersExceededWarning');
     expect(entry.msg).toContain('11 connect listeners');
+  });
+});
+
+describe('runServices', () => {
+  it('names a service that could not start once, beside the logger\'s own `service` key', async () => {
+    const lines: string[] = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const events = ['SIGTERM', 'SIGINT', 'unhandledRejection', 'uncaughtException', 'warning'];
+    const listeners = (event: string) => process.listeners(event as 'warning') as unknown[];
+    const before = new Map(events.map((event) => [event, listeners(event)]));
+    try {
+      const code = await runServices({
+        services: [
+          {
+            name: 'broken',
+            start: async () => {
+              throw new Error('no broker');
+            },
+            stop: async () => undefined,
+            health: () => ({ live: false, ready: false }),
+          },
+        ],
+        shutdownTimeoutMs: 5_000,
+        logger: createLogger({ level: 'info', destination }),
+      });
+      expect(code).toBe(2);
+    } finally {
+      // runServices installs process-wide handlers: take them off again.
+      for (const event of events) {
+        for (const listener of listeners(event)) {
+          if (!before.get(event)!.includes(listener)) process.off(event, listener as () => void);
+        }
+      }
+    }
+    const fatal = lines.find((line) => line.includes('could not start broken'));
+    expect(fatal).toBeDefined();
+    // JSON.parse keeps the last of two equal keys: count them in the raw line.
+    expect(fatal!.match(/"service":/g)).toHaveLength(1);
+    expect(JSON.parse(fatal!)).toMatchObject({ level: 60, service: 'switchyard', component: 'broken' });
   });
 });

@@ -1,6 +1,7 @@
 // The client is used inside producers' own apps: loading it for HTTP must not load
-// kafkajs, pino, prom-client or the daemon's config. Checked in a child process whose
-// module loader refuses those packages.
+// kafkajs, pino, prom-client or any daemon module other than the call model it shares
+// (src/calls). Checked on the package's source in a child process whose module loader
+// refuses those; test/integration/client-package.test.ts checks the packed package.
 import { execFile } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
@@ -11,11 +12,15 @@ const FORBIDDEN = ['kafkajs', 'pino', 'prom-client', 'zod', 'yaml', 'undici'];
 
 const hook = `
 const forbidden = ${JSON.stringify(FORBIDDEN)};
+const daemon = ${JSON.stringify(pathToFileURL(`${root}src/`).href)};
+const callModel = daemon + 'calls/';
 export async function resolve(specifier, context, next) {
-  if (forbidden.includes(specifier) || /\\/src\\/(config|observability|runtime|cli)\\//.test(specifier)) {
-    throw new Error('forbidden import: ' + specifier + ' from ' + context.parentURL);
+  if (forbidden.includes(specifier)) throw new Error('forbidden import: ' + specifier + ' from ' + context.parentURL);
+  const resolved = await next(specifier, context);
+  if (resolved.url.startsWith(daemon) && !resolved.url.startsWith(callModel)) {
+    throw new Error('forbidden import: daemon module ' + resolved.url + ' from ' + context.parentURL);
   }
-  return next(specifier, context);
+  return resolved;
 }`;
 
 /** Runs `body` (ESM) in a child with the refusing loader; resolves to its stdout, rejects with its stderr. */
@@ -33,8 +38,8 @@ ${body}`;
 }
 
 describe('what loading the client loads', () => {
-  it('HTTP use loads none of kafkajs, pino, prom-client, zod, yaml, undici or daemon modules', async () => {
-    const entry = pathToFileURL(`${root}src/client/index.ts`).href;
+  it('HTTP use loads none of kafkajs, pino, prom-client, zod, yaml, undici or daemon modules but src/calls', async () => {
+    const entry = pathToFileURL(`${root}packages/client/src/index.ts`).href;
     const stdout = await runGuarded(`
 const { Analytics } = await import(${JSON.stringify(entry)});
 const analytics = new Analytics('wk', { endpoint: 'http://127.0.0.1:9', maxRetries: 0 });
@@ -45,7 +50,11 @@ console.log('loaded');`);
   });
 
   it('(control) the guard does refuse kafkajs', async () => {
-    const kafkaModule = pathToFileURL(`${root}src/kafka/index.ts`).href;
-    await expect(runGuarded(`await import(${JSON.stringify(kafkaModule)});`)).rejects.toThrow(/forbidden import: kafkajs/);
+    await expect(runGuarded(`await import('kafkajs');`)).rejects.toThrow(/forbidden import: kafkajs/);
+  });
+
+  it('(control) the guard does refuse a daemon module', async () => {
+    const versionModule = pathToFileURL(`${root}src/version.ts`).href;
+    await expect(runGuarded(`await import(${JSON.stringify(versionModule)});`)).rejects.toThrow(/forbidden import: daemon module/);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Analytics, AnalyticsConfigError } from '../../../src/client/index.js';
-import type { AnalyticsOptions } from '../../../src/client/index.js';
+import { Analytics, AnalyticsConfigError } from 'switchyard-client';
+import type { AnalyticsOptions } from 'switchyard-client';
 import { fakeTransport } from './fake-transport.js';
 
 describe('options that cannot work are refused at construction, saying what to set', () => {

@@ -6,9 +6,9 @@ import {
   AnalyticsClosedError,
   AnalyticsDeliveryError,
   AnalyticsQueueFullError,
-} from '../../../src/client/index.js';
-import type { AnalyticsOptions } from '../../../src/client/index.js';
-import { MAX_BATCH_BYTES, batchBody, classifyAnswer } from '../../../src/client/http-transport.js';
+} from 'switchyard-client';
+import type { AnalyticsOptions } from 'switchyard-client';
+import { MAX_BATCH_BYTES, batchBody, classifyAnswer } from '../../../packages/client/src/http-transport.js';
 import { fakeTransport } from './fake-transport.js';
 import type { FakeTransport } from './fake-transport.js';
 
@@ -268,12 +268,13 @@ describe('flush and close', () => {
     expect(transport.closed).toBe(1);
   });
 
-  it('close() rejects with the delivery error when calls were refused, and still closes the transport', async () => {
+  it('close() rejects with the delivery error when calls were refused (not onError), and still closes the transport', async () => {
     start();
     transport.answer(classifyAnswer(400, new Headers(), '', noRedact, Date.now()));
     client.track({ userId: 'u', event: 'a' });
     await expect(client.close()).rejects.toBeInstanceOf(AnalyticsDeliveryError);
     expect(transport.closed).toBe(1);
+    expect(errors).toEqual([]);
   });
 
   it('refuses calls past maxQueuedCalls with a retriable queue_full error', () => {
@@ -337,7 +338,7 @@ describe('retries', () => {
     expect(transport.sent.map((b) => b.at - t0)).toEqual([0, 3_000]);
   });
 
-  it('does not retry a 400: the calls are reported to onError and flush() rejects with them', async () => {
+  it('does not retry a 400: flush() rejects with the calls (and onError is not told)', async () => {
     start();
     transport.answer(
       classifyAnswer(400, new Headers(), '{"success":false,"code":"bad_request","message":"no batch"}', noRedact, Date.now()),
@@ -352,7 +353,7 @@ describe('retries', () => {
       '1 call refused by fake transport: HTTP 400: bad_request: no batch',
     );
     expect((error as AnalyticsDeliveryError).calls.map((c) => c.messageId)).toEqual([id]);
-    expect(errors).toEqual([error]);
+    expect(errors).toEqual([]);
   });
 
   it('calls the server kept aside as invalid are reported (code invalid); the rest of the batch is done', async () => {
@@ -368,7 +369,7 @@ describe('retries', () => {
       'fake transport kept 1 call of 3 aside as invalid (in calls.invalid); the first, at batch index 2: too_large: too big as stored',
     );
     expect((error as AnalyticsDeliveryError).calls.map((c) => c.messageId)).toEqual([third]);
-    expect(errors).toEqual([error]);
+    expect(errors).toEqual([]);
   });
 
   it('gives up after maxRetries retries and reports retries_exhausted; later calls still go out', async () => {
@@ -379,7 +380,7 @@ describe('retries', () => {
     expect(transport.sent).toHaveLength(4);
     expect(error).toMatchObject({ code: 'retries_exhausted', attempts: 4, status: 503, retriable: true });
     expect((error as Error).message).toMatch(/1 call not accepted by fake transport after 4 attempts \(last: HTTP 503\): check that it is reachable, or raise maxRetries/);
-    expect(errors).toHaveLength(1);
+    expect(errors).toHaveLength(0);
 
     client.track({ userId: 'u', event: 'later' });
     expect(await flushRunningTimers()).toBeUndefined();
@@ -419,27 +420,83 @@ describe('retries', () => {
     await settle();
     transport.release();
     await settle();
-    // a failed alone; b was accepted. Now c fails.
+    // a failed alone, in the background (so onError heard it); b was accepted. Now c fails under flush().
     const c = client.track({ userId: 'u', event: 'c' });
     const error = await flushRunningTimers();
     expect((error as AnalyticsDeliveryError).calls.map((m) => m.messageId)).toEqual([c]);
-    expect(errors.map((e) => e.calls.map((m) => m.messageId))).toEqual([[a], [c]]);
+    expect(errors.map((e) => e.calls.map((m) => m.messageId))).toEqual([[a]]);
   });
 
   it('an onError that throws does not stop the queue', async () => {
     transport = fakeTransport();
+    let told = 0;
     client = new Analytics('wk', {
       transport,
+      flushAt: 1,
       maxRetries: 0,
       onError: () => {
+        told += 1;
         throw new Error('handler bug');
       },
     });
     transport.answer({ kind: 'failure', reason: 'no' });
     client.track({ userId: 'u', event: 'a' });
-    await flushRunningTimers();
+    await vi.runAllTimersAsync();
+    expect(told).toBe(1);
     client.track({ userId: 'u', event: 'b' });
     expect(await flushRunningTimers()).toBeUndefined();
     expect(transport.sent).toHaveLength(2);
+  });
+});
+
+describe('one error channel: each failed batch goes to the flush() waiting for it, else to onError', () => {
+  it('a background send (flushAt) that fails is told to onError once; a later flush() does not report it again', async () => {
+    start({ flushAt: 1, maxRetries: 0 });
+    transport.answer({ kind: 'failure', reason: 'no', status: 400 });
+    const id = client.track({ userId: 'u', event: 'a' });
+    await vi.runAllTimersAsync();
+    expect(errors.map((e) => [e.code, e.calls.map((m) => m.messageId)])).toEqual([['rejected', [id]]]);
+    await expect(client.flush()).resolves.toBeUndefined();
+    await expect(client.close()).resolves.toBeUndefined();
+    expect(errors).toHaveLength(1);
+  });
+
+  it('a timed send (flushAfter) that runs out of retries is told to onError', async () => {
+    start({ flushAfter: 1_000, maxRetries: 1, minRetryDelay: 10, maxRetryDelay: 10 });
+    transport.answer(answer503(), answer503());
+    client.track({ userId: 'u', event: 'a' });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(errors).toHaveLength(0);
+    await vi.runAllTimersAsync();
+    expect(errors.map((e) => e.code)).toEqual(['retries_exhausted']);
+  });
+
+  it('a background batch still in flight when flush() is called: its failure rejects flush(), onError is not told', async () => {
+    start({ flushAt: 1, maxRetries: 0 });
+    transport.answer({ kind: 'failure', reason: 'no' });
+    transport.hold();
+    const id = client.track({ userId: 'u', event: 'a' });
+    await settle();
+    expect(transport.sent).toHaveLength(1);
+    const flushed = track(client.flush());
+    transport.release();
+    await settle();
+    expect(flushed.state).toBe('rejected');
+    expect((flushed.error as AnalyticsDeliveryError).calls.map((m) => m.messageId)).toEqual([id]);
+    expect(errors).toEqual([]);
+  });
+
+  it('two flush() calls waiting for the same batch both reject with it; onError is not told', async () => {
+    start({ maxRetries: 0 });
+    transport.answer({ kind: 'failure', reason: 'no' });
+    transport.hold();
+    client.track({ userId: 'u', event: 'a' });
+    const first = track(client.flush());
+    const second = track(client.flush());
+    transport.release();
+    await settle();
+    expect([first.state, second.state]).toEqual(['rejected', 'rejected']);
+    expect(second.error).toBe(first.error);
+    expect(errors).toEqual([]);
   });
 });

@@ -45,6 +45,46 @@ describe('runCheckConfig', () => {
     ]);
   });
 
+  it('warns, and still returns 0, for webhook URLs the private-network guard will refuse', () => {
+    const file = join(dir, 'guarded.yaml');
+    writeFileSync(
+      file,
+      [
+        'delivery: { blockPrivateNetworks: true }',
+        'sources: [{ id: web }]',
+        'destinations:',
+        '  - id: hooks',
+        '    type: webhooks',
+        '    settings:',
+        '      webhooks:',
+        '        - url: http://127.0.0.1:4000/a',
+        '        - url: https://hooks.example.com/b',
+        '        - url: http://[::ffff:10.1.2.3]/c',
+        '        - url: http://localhost:4000/d',
+        '        - url: http://169.254.169.254/latest',
+        '',
+      ].join('\n'),
+    );
+    const lines: string[] = [];
+    const warnings: string[] = [];
+    const code = runCheckConfig(file, {}, (line) => lines.push(line), (line) => warnings.push(line));
+    expect(code).toBe(0);
+    const guard = 'and delivery.blockPrivateNetworks is on, so every request to this URL will be refused (outcome blocked, dead-lettered); use a public address, or turn the guard off';
+    expect(warnings).toEqual([
+      `${file}: warning: destinations[0].settings.webhooks[0].url: 127.0.0.1 is a loopback address ${guard}`,
+      `${file}: warning: destinations[0].settings.webhooks[2].url: ::ffff:a01:203 is a private address ${guard}`,
+      `${file}: warning: destinations[0].settings.webhooks[3].url: localhost is a loopback address ${guard}`,
+      `${file}: warning: destinations[0].settings.webhooks[4].url: 169.254.169.254 is the cloud metadata address ${guard}`,
+    ]);
+    expect(lines.join('\n')).not.toContain('warning');
+  });
+
+  it('does not warn about private addresses while the guard is off', () => {
+    const warnings: string[] = [];
+    expect(runCheckConfig(EXAMPLE, {}, () => undefined, (line) => warnings.push(line))).toBe(0);
+    expect(warnings).toEqual([]);
+  });
+
   it('returns 1 for a missing file', () => {
     const { code, lines } = run(join(dir, 'nope.yaml'), {});
     expect(code).toBe(1);

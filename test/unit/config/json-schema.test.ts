@@ -108,6 +108,16 @@ const cases: [string, (d: Doc) => void, boolean][] = [
   ['a nested not rule', (d) => (d.audiences[0].rule = { not: { any: [{ trait: 'plan', exists: true }] } }), true],
   ['an event rule with a bad window', (d) => (d.audiences[0].rule.all[1].within = 'a month'), false],
   ['ssl with TLS options', (d) => (d.kafka.ssl = { rejectUnauthorized: true }), true],
+  ['sharedSecrets while rotating', (d) => (d.destinations[1].settings.sharedSecrets = ['new-secret', 'old-secret']), true],
+  ['sharedSecret and sharedSecrets both', (d) => (d.destinations[0].settings.sharedSecrets = ['new-secret', 'old-secret']), false],
+  ['three sharedSecrets', (d) => (d.destinations[1].settings.sharedSecrets = ['a', 'b', 'c']), false],
+  ['standard signing with a whsec_ secret', (d) => Object.assign(d.destinations[1].settings, { signing: 'standard', sharedSecret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }), true],
+  ['standard signing with two whsec_ secrets', (d) => Object.assign(d.destinations[1].settings, { signing: 'standard', sharedSecrets: ['whsec_bmV3', 'whsec_b2xk'] }), true],
+  ['standard signing with a plain secret', (d) => Object.assign(d.destinations[1].settings, { signing: 'standard', sharedSecret: 'plain-secret' }), false],
+  ['standard signing with no secret', (d) => (d.destinations[1].settings.signing = 'standard'), false],
+  ['an unknown signing scheme', (d) => (d.destinations[0].settings.signing = 'svix'), false],
+  ['the private-network guard on', (d) => (d.delivery.blockPrivateNetworks = true), true],
+  ['the private-network guard as a word', (d) => (d.delivery.blockPrivateNetworks = 'yes'), false],
   ['sasl with an unknown mechanism', (d) => (d.kafka.sasl = { mechanism: 'kerberos', username: 'u', password: 'p' }), false],
 ];
 

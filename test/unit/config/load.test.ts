@@ -67,6 +67,7 @@ describe('config/example.yaml', () => {
       ],
       maxRetryWindowMs: 14_400_000,
       concurrencyPerDestination: 64,
+      blockPrivateNetworks: false,
     });
     expect(config.sources).toEqual([
       { id: 'web', writeKey: 'web-demo-key', destinations: ['hooks-main'], trackFilter: { blockEvents: ['Debug Ping'] } },
@@ -80,13 +81,14 @@ describe('config/example.yaml', () => {
         settings: {
           webhooks: [{ url: 'http://127.0.0.1:4000/segment', headers: { 'X-Team': 'growth' } }],
           sharedSecret: 'demo-shared-secret',
+          signing: 'segment',
         },
       },
       {
         id: 'hooks-audit',
         type: 'webhooks',
         enabled: true,
-        settings: { webhooks: [{ url: 'http://127.0.0.1:4000/audit', headers: {} }] },
+        settings: { webhooks: [{ url: 'http://127.0.0.1:4000/audit', headers: {} }], signing: 'segment' },
       },
     ]);
     expect(config.audiences).toEqual([
@@ -131,6 +133,7 @@ describe('defaults', () => {
         ],
         maxRetryWindowMs: 4 * 3_600_000,
         concurrencyPerDestination: 64,
+        blockPrivateNetworks: false,
       },
       shutdownTimeoutMs: 25_000,
       log: { level: 'info' },
@@ -151,6 +154,7 @@ describe('defaults', () => {
   it('fills defaults inside a destination', () => {
     const config = loaded(parse(base()));
     expect(config.destinations[0]?.enabled).toBe(true);
+    expect(config.destinations[0]?.settings.signing).toBe('segment');
     expect(config.sources[0]?.trackFilter).toBeUndefined();
   });
 });
@@ -197,6 +201,40 @@ describe('a config that would route nothing', () => {
 });
 
 type Mutation = (doc: Doc) => void;
+
+describe('signing and secrets', () => {
+  const settingsOf = (settings: Record<string, unknown>) => {
+    const doc = base();
+    Object.assign(doc.destinations[0].settings, settings);
+    return loaded(parse(doc)).destinations[0]!.settings;
+  };
+
+  it.each([
+    ['one secret, segment', { sharedSecret: 's-1' }],
+    ['two secrets while rotating, segment', { sharedSecrets: ['s-new', 's-old'] }],
+    ['one secret, standard', { signing: 'standard', sharedSecret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }],
+    ['two secrets, standard, with padding', { signing: 'standard', sharedSecrets: ['whsec_c2VjcmV0LW5ldw==', 'whsec_c2VjcmV0LW9sZA=='] }],
+    ['a whsec_ secret kept as written with segment', { signing: 'segment', sharedSecret: 'whsec_not base64, and fine here' }],
+  ])('accepts %s', (_name, settings) => {
+    expect(settingsOf(settings)).toMatchObject({ signing: 'segment', ...settings });
+  });
+
+  it('reads a whsec_ secret from the environment before checking it', () => {
+    const doc = base();
+    Object.assign(doc.destinations[0].settings, { signing: 'standard', sharedSecrets: ['${NEW}', '${OLD}'] });
+    const config = loaded(parseConfigText(stringify(doc), FILE, { NEW: 'whsec_bmV3', OLD: 'whsec_b2xk' }));
+    expect(config.destinations[0]!.settings.sharedSecrets).toEqual(['whsec_bmV3', 'whsec_b2xk']);
+    expect(failed(parseConfigText(stringify(doc), FILE, { NEW: 'whsec_bmV3', OLD: 'old-style' }))).toEqual([
+      `${FILE}: destinations[0].settings.sharedSecrets[1]: is not a Standard Webhooks secret; with signing: standard a secret is "whsec_" followed by the key in base64, e.g. whsec_ and the output of \`openssl rand -base64 32\``,
+    ]);
+  });
+
+  it('turns the private-network guard on', () => {
+    const doc = base();
+    doc.delivery = { blockPrivateNetworks: true };
+    expect(loaded(parse(doc)).delivery.blockPrivateNetworks).toBe(true);
+  });
+});
 
 describe('a config with one problem is refused, naming the path', () => {
   const cases: [string, Mutation, string, string][] = [
@@ -390,7 +428,42 @@ describe('a config with one problem is refused, naming the path', () => {
     ['a destination of another type', (d) => (d.destinations[0].type = 'email'), 'destinations[0].type', 'must be "webhooks"'],
     ['a section that is not a mapping', (d) => (d.gateway = [8080]), 'gateway', 'must be a mapping'],
     ['a missing required key', (d) => delete d.destinations[0].settings.webhooks[0].url, 'destinations[0].settings.webhooks[0].url', 'is required'],
+    [
+      'sharedSecret and sharedSecrets both',
+      (d) => Object.assign(d.destinations[0].settings, { sharedSecret: 'a', sharedSecrets: ['b', 'a'] }),
+      'destinations[0].settings.sharedSecrets',
+      'give sharedSecret or sharedSecrets, not both',
+    ],
+    ['three shared secrets', (d) => (d.destinations[0].settings.sharedSecrets = ['a', 'b', 'c']), 'destinations[0].settings.sharedSecrets', 'at most 2 entries, got 3'],
+    ['an empty list of shared secrets', (d) => (d.destinations[0].settings.sharedSecrets = []), 'destinations[0].settings.sharedSecrets', 'needs at least 1 entry'],
+    ['an empty shared secret in the list', (d) => (d.destinations[0].settings.sharedSecrets = ['a', '']), 'destinations[0].settings.sharedSecrets[1]', 'must not be empty'],
+    ['the same secret twice', (d) => (d.destinations[0].settings.sharedSecrets = ['a', 'a']), 'destinations[0].settings.sharedSecrets[1]', 'is the same secret as sharedSecrets[0]'],
+    ['an unknown signing scheme', (d) => (d.destinations[0].settings.signing = 'svix'), 'destinations[0].settings.signing', 'must be one of segment, standard, got "svix"'],
+    ['standard signing without a secret', (d) => (d.destinations[0].settings.signing = 'standard'), 'destinations[0].settings.signing', 'signing: standard needs a secret'],
+    [
+      'standard signing with a secret that is not whsec_',
+      (d) => Object.assign(d.destinations[0].settings, { signing: 'standard', sharedSecret: 'plain-secret-value' }),
+      'destinations[0].settings.sharedSecret',
+      'is not a Standard Webhooks secret; with signing: standard a secret is "whsec_" followed by the key in base64',
+    ],
+    [
+      'standard signing with a whsec_ secret that is not base64',
+      (d) => Object.assign(d.destinations[0].settings, { signing: 'standard', sharedSecrets: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'whsec_not*base64!'] }),
+      'destinations[0].settings.sharedSecrets[1]',
+      'is not a Standard Webhooks secret',
+    ],
+    ['standard signing with an empty whsec_ secret', (d) => Object.assign(d.destinations[0].settings, { signing: 'standard', sharedSecret: 'whsec_' }), 'destinations[0].settings.sharedSecret', 'is not a Standard Webhooks secret'],
+    ['webhook-signature as a static header', (d) => (d.destinations[0].settings.webhooks[0].headers['Webhook-Signature'] = 'v1,x'), 'destinations[0].settings.webhooks[0].headers.Webhook-Signature', 'is reserved (set by Switchyard with signing: standard)'],
+    ['blockPrivateNetworks not a boolean', (d) => (d.delivery = { blockPrivateNetworks: 'yes' }), 'delivery.blockPrivateNetworks', 'must be true or false, got "yes"'],
   ];
+
+  it('never quotes a secret in its messages', () => {
+    const doc = base();
+    Object.assign(doc.destinations[0].settings, { signing: 'standard', sharedSecrets: ['whsec_c2VjcmV0', 'top-secret-value'] });
+    const errors = failed(parse(doc));
+    expect(errors).toHaveLength(1);
+    expect(errors.join('\n')).not.toContain('top-secret-value');
+  });
 
   it('the base config itself loads', () => {
     expect(loaded(parse(base())).sources).toHaveLength(1);

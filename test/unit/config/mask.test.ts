@@ -94,6 +94,31 @@ describe('maskConfig', () => {
   });
 });
 
+describe('sharedSecrets', () => {
+  const text = `
+sources: [{ id: web, destinations: [hooks-main] }]
+destinations:
+  - id: hooks-main
+    type: webhooks
+    settings:
+      signing: standard
+      sharedSecrets: ["\${NEW}", "\${OLD}"]
+      webhooks: [{ url: https://hooks.example.com/a }]
+`;
+  const result = parseConfigText(text, 'rotation.yaml', { NEW: 'whsec_bmV3LXNlY3JldC0x', OLD: 'whsec_b2xkLXNlY3JldC0y' });
+  if (!result.ok) throw new Error(result.errors.join('\n'));
+
+  it('masks each secret of a rotation', () => {
+    const masked = maskConfig(result.config) as Config;
+    expect(masked.destinations[0]?.settings.sharedSecrets).toEqual(['****', '****']);
+    expect(stringify(masked)).not.toContain('whsec_');
+  });
+
+  it('lists both for redacting logs', () => {
+    expect(secretsOf(result.config)).toEqual(expect.arrayContaining(['whsec_bmV3LXNlY3JldC0x', 'whsec_b2xkLXNlY3JldC0y']));
+  });
+});
+
 describe('secretsOf', () => {
   it('lists every secret value, longest first', () => {
     const secrets = secretsOf(configWithSecrets());

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { classifyError, classifyStatus, errorCode, parseRetryAfter, timedOut } from '../../../src/delivery/classify.js';
+import { BlockedAddressError } from '../../../src/delivery/private-network.js';
 
 const NOW = Date.UTC(2026, 4, 1, 12, 0, 0);
 
@@ -8,22 +9,40 @@ function codeError(code: string, message = `failed with ${code}`): Error {
 }
 
 describe('classifyStatus', () => {
+  // Segment's rules for its destinations (DESIGN §7): 5xx except 501 and 505, 408, 410,
+  // 429 and 460 are retried; 501, 505, every other 4xx and any 3xx are permanent.
   it.each([
     [200, '2xx', 'delivered', '200 OK'],
     [201, '2xx', 'delivered', '201 Created'],
     [204, '2xx', 'delivered', '204 No Content'],
     [299, '2xx', 'delivered', '299 Unknown Status'],
     [500, '5xx', 'retryable', '500 Internal Server Error'],
+    [501, '5xx', 'permanent', '501 Not Implemented'],
     [502, '5xx', 'retryable', '502 Bad Gateway'],
     [503, '5xx', 'retryable', '503 Service Unavailable'],
+    [504, '5xx', 'retryable', '504 Gateway Timeout'],
+    [505, '5xx', 'permanent', '505 HTTP Version Not Supported'],
+    [506, '5xx', 'retryable', '506 Variant Also Negotiates'],
+    [511, '5xx', 'retryable', '511 Network Authentication Required'],
     [599, '5xx', 'retryable', '599 Unknown Status'],
     [408, '4xx', 'retryable', '408 Request Timeout'],
+    [410, '4xx', 'retryable', '410 Gone'],
     [429, '4xx', 'retryable', '429 Too Many Requests'],
+    [460, '4xx', 'retryable', '460 Client Closed Request'],
     [400, '4xx', 'permanent', '400 Bad Request'],
     [401, '4xx', 'permanent', '401 Unauthorized'],
+    [403, '4xx', 'permanent', '403 Forbidden'],
     [404, '4xx', 'permanent', '404 Not Found'],
-    [410, '4xx', 'permanent', '410 Gone'],
+    [405, '4xx', 'permanent', '405 Method Not Allowed'],
+    [409, '4xx', 'permanent', '409 Conflict'],
+    [411, '4xx', 'permanent', '411 Length Required'],
     [413, '4xx', 'permanent', '413 Payload Too Large'],
+    [422, '4xx', 'permanent', '422 Unprocessable Entity'],
+    [428, '4xx', 'permanent', '428 Precondition Required'],
+    [431, '4xx', 'permanent', '431 Request Header Fields Too Large'],
+    [451, '4xx', 'permanent', '451 Unavailable For Legal Reasons'],
+    [461, '4xx', 'permanent', '461 Unknown Status'],
+    [499, '4xx', 'permanent', '499 Unknown Status'],
   ] as const)('%i → %s, %s', (status, outcome, verdict, reason) => {
     expect(classifyStatus(status, undefined, NOW)).toEqual({ outcome, verdict, status, reason });
   });
@@ -39,6 +58,9 @@ describe('classifyStatus', () => {
     expect(classifyStatus(429, '2', NOW).retryAfterMs).toBe(2000);
     expect(classifyStatus(503, '120', NOW).retryAfterMs).toBe(120_000);
     expect(classifyStatus(408, '1', NOW).retryAfterMs).toBe(1000);
+    expect(classifyStatus(410, '5', NOW).retryAfterMs).toBe(5000);
+    expect(classifyStatus(460, '5', NOW).retryAfterMs).toBe(5000);
+    expect(classifyStatus(501, '5', NOW)).not.toHaveProperty('retryAfterMs');
     expect(classifyStatus(400, '2', NOW)).not.toHaveProperty('retryAfterMs');
     expect(classifyStatus(200, '2', NOW)).not.toHaveProperty('retryAfterMs');
     expect(classifyStatus(503, 'soon', NOW)).not.toHaveProperty('retryAfterMs');
@@ -64,6 +86,17 @@ describe('parseRetryAfter', () => {
 });
 
 describe('classifyError', () => {
+  it('an address refused by the private-network guard is blocked, permanently, with its reason', () => {
+    const error = new BlockedAddressError('localhost', '127.0.0.1', 'loopback');
+    expect(classifyError(error, 5000)).toEqual({
+      outcome: 'blocked',
+      verdict: 'permanent',
+      reason: 'not sent: localhost resolves to 127.0.0.1, a loopback address; delivery.blockPrivateNetworks refuses it',
+    });
+    // As undici hands it over when it wraps it.
+    expect(classifyError(Object.assign(new Error('connect failed'), { cause: error }), 5000).outcome).toBe('blocked');
+  });
+
   it.each([
     ['DEPTH_ZERO_SELF_SIGNED_CERT', 'self-signed certificate'],
     ['SELF_SIGNED_CERT_IN_CHAIN', 'self-signed certificate in certificate chain'],

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { maskConfig } from '../../../src/config/mask.js';
@@ -46,6 +47,11 @@ describe('prepareDestination', () => {
     expect(prepared.printableUrls[0]).toBe('https://hooks.example.com/segment?team=growth');
     expect(prepared.printableUrls[1]).not.toContain('pa55word');
     expect(prepared.printableUrls[1]).not.toContain('abcdef123');
-    expect(prepared.sharedSecret).toBe('s3cret-value');
+  });
+
+  it('signs with the secret (segment: X-Signature, keyed by the secret as written)', () => {
+    const headers: Record<string, string> = {};
+    prepared.sign!(Buffer.from('{"a":1}'), 'm-1', Date.UTC(2026, 4, 1), headers);
+    expect(headers).toEqual({ 'x-signature': createHmac('sha1', 's3cret-value').update('{"a":1}').digest('hex') });
   });
 });

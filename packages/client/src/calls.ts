@@ -3,8 +3,7 @@
  * once (so a bad call throws in the caller's code, not later in the background),
  * given a messageId and a timestamp, and serialized once.
  */
-import { formatTimestamp, isPlainObject, parseTimestamp, validateCall } from '../calls/index.js';
-import type { CallType } from '../calls/index.js';
+import { formatTimestamp, isPlainObject, parseTimestamp, validateCall } from './call-model.js';
 import { AnalyticsValidationError } from './errors.js';
 import type { BatchLimits, QueuedCall } from './transport.js';
 
@@ -67,6 +66,9 @@ export interface CallInputs {
   group: GroupCall;
   alias: AliasCall;
 }
+
+/** The six call types (the gateway's own list, restated so that the declarations stand alone). */
+export type CallType = keyof CallInputs;
 
 /** Who sends: put in every call's `context.library`, as Segment's libraries do. */
 export interface Library {

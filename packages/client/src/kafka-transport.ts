@@ -2,15 +2,27 @@
  * Straight into the `calls` topic, as the gateway writes it: key userId else
  * anonymousId, header `source-id`, value the call JSON (never the write key).
  *
- * NOTE: kafkajs is loaded on the first send (a dynamic import of src/kafka, the one
- * module that owns it), so applications that only use HTTP never load it.
+ * NOTE: kafkajs is an optional peer dependency, loaded on the first send (a dynamic
+ * import), so applications that only use HTTP neither install nor load it. Its types
+ * are used here only inside function bodies, so the package's declarations never
+ * mention kafkajs either.
  */
-import { MAX_CALL_BYTES } from '../calls/index.js';
-import type { Kafka, Producer } from '../kafka/index.js';
+import { createRequire } from 'node:module';
+import type { ConnectionOptions } from 'node:tls';
+import type * as Kafkajs from 'kafkajs';
+import type { KafkaConfig, Producer } from 'kafkajs';
+import { MAX_CALL_BYTES } from './call-model.js';
 import type { DebugLog } from './debug.js';
+import { AnalyticsConfigError } from './errors.js';
 import type { BatchLimits, QueuedCall, SendResult, Transport } from './transport.js';
 
-type KafkaConfig = ConstructorParameters<typeof Kafka>[0];
+/** SASL settings, as kafkajs takes them (its built-in mechanisms). */
+export type KafkaSaslOptions =
+  | { mechanism: 'plain'; username: string; password: string }
+  | { mechanism: 'scram-sha-256'; username: string; password: string }
+  | { mechanism: 'scram-sha-512'; username: string; password: string }
+  | { mechanism: 'aws'; authorizationIdentity: string; accessKeyId: string; secretAccessKey: string; sessionToken?: string }
+  | { mechanism: 'oauthbearer'; oauthBearerProvider: () => Promise<{ value: string }> };
 
 export interface KafkaTransportOptions {
   /** Bootstrap brokers, `host:port`. */
@@ -21,13 +33,14 @@ export interface KafkaTransportOptions {
   sourceId: string;
   /** Default `switchyard-client`. */
   clientId?: string;
-  ssl?: KafkaConfig['ssl'];
-  sasl?: KafkaConfig['sasl'];
+  /** TLS to the brokers: `true`, or Node's TLS options (ca, cert, key, …). */
+  ssl?: boolean | ConnectionOptions;
+  sasl?: KafkaSaslOptions;
 }
 
 export const DEFAULT_CALLS_TOPIC = 'switchyard.calls';
 
-/** The source-id header name of DESIGN §4 (kept here so that HTTP users never load src/kafka). */
+/** The source-id header name of DESIGN §4. */
 const SOURCE_ID_HEADER = 'source-id';
 
 /**
@@ -55,7 +68,7 @@ export function createKafkaTransport(options: KafkaTransportOptions, log: DebugL
   let closed = false;
 
   async function connect(): Promise<Producer> {
-    const { Kafka, createProducer } = await import('../kafka/index.js');
+    const { Kafka, Partitioners } = await loadKafkajs();
     const config: KafkaConfig = {
       clientId: options.clientId ?? 'switchyard-client',
       brokers: options.brokers,
@@ -67,8 +80,16 @@ export function createKafkaTransport(options: KafkaTransportOptions, log: DebugL
     };
     if (options.ssl !== undefined) config.ssl = options.ssl;
     if (options.sasl !== undefined) config.sasl = options.sasl;
-    // createProducer: acks=all, not idempotent (src/kafka/client.ts), the same partitioner as the gateway, no topic auto-creation.
-    const created = createProducer(new Kafka(config));
+    // NOTE: the producer the daemon's roles use (src/kafka/client.ts createProducer, which
+    // says why it is not idempotent): acks=all on each send, one request in flight, no topic
+    // auto-creation, and the gateway's partitioner, so that a user's calls land in the same
+    // partition whichever way they came in.
+    const created = new Kafka(config).producer({
+      idempotent: false,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
     try {
       await created.connect();
     } catch (err) {
@@ -97,6 +118,7 @@ export function createKafkaTransport(options: KafkaTransportOptions, log: DebugL
         });
         return { kind: 'success' };
       } catch (err) {
+        if (err instanceof AnalyticsConfigError) return { kind: 'failure', reason: err.message, cause: err };
         return classifyKafkaError(err, topic);
       }
     },
@@ -107,6 +129,31 @@ export function createKafkaTransport(options: KafkaTransportOptions, log: DebugL
       await current?.disconnect();
     },
   };
+}
+
+const KAFKAJS_MISSING =
+  'the Kafka transport needs the kafkajs package (version 2), which is not installed: ' +
+  'run `npm install kafkajs` in your application, or send over HTTP with endpoint instead of kafka';
+
+/**
+ * Throws AnalyticsConfigError when kafkajs cannot be found from here, so that
+ * `new Analytics(…, { kafka })` fails at once instead of at the first send.
+ */
+export function checkKafkajsInstalled(): void {
+  try {
+    createRequire(import.meta.url).resolve('kafkajs');
+  } catch {
+    throw new AnalyticsConfigError(KAFKAJS_MISSING);
+  }
+}
+
+async function loadKafkajs(): Promise<typeof Kafkajs> {
+  try {
+    return await import('kafkajs');
+  } catch (err) {
+    if ((err as { code?: unknown } | null)?.code === 'ERR_MODULE_NOT_FOUND') throw new AnalyticsConfigError(KAFKAJS_MISSING);
+    throw err;
+  }
 }
 
 interface KafkaLikeError {

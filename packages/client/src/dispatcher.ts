@@ -7,6 +7,10 @@
  * NOTE: one batch in flight at a time keeps the bookkeeping a single number (every
  * call up to `settledSeq` is done), which is what lets flush() say exactly which calls
  * it waited for. A client library's throughput is bounded by its app, not by this.
+ *
+ * A batch that is not accepted is reported once, on one channel: to the flush() (and
+ * close()) promises waiting for it, which reject with it, or, when nothing waits for
+ * it (a background send after flushAt or flushAfter), to onError.
  */
 import { nextBatchSize } from './batch.js';
 import type { DebugLog } from './debug.js';
@@ -26,7 +30,7 @@ export interface DispatcherOptions {
   maxRetryDelayMs: number;
   /** Calls waiting (not yet in a batch) beyond which enqueue() throws. */
   maxQueuedCalls: number;
-  /** Told about every batch that was not accepted. */
+  /** Told about a batch that was not accepted when no flush() waits for it. */
   onError: (error: AnalyticsDeliveryError) => void;
   log: DebugLog;
 }
@@ -73,7 +77,8 @@ export class Dispatcher {
 
   /**
    * Sends everything queued so far and resolves once all of it was accepted; rejects
-   * with an AnalyticsDeliveryError holding the calls that were not.
+   * with an AnalyticsDeliveryError holding the calls that were not (which then do not
+   * go to onError).
    */
   flush(): Promise<void> {
     const untilSeq = this.headSeq + this.queue.length - 1;
@@ -173,8 +178,11 @@ export class Dispatcher {
 
   private settle(firstSeq: number, count: number, error: AnalyticsDeliveryError | undefined): void {
     this.settledSeq = firstSeq + count - 1;
-    if (error !== undefined) {
-      for (const waiter of this.waiters) if (waiter.untilSeq >= firstSeq) waiter.errors.push(error);
+    // NOTE: every waiter still here waits for a call of this batch (the ones before it are
+    // settled), so "anyone waiting" is "anyone waiting for this batch".
+    if (error !== undefined && this.waiters.length > 0) {
+      for (const waiter of this.waiters) waiter.errors.push(error);
+    } else if (error !== undefined) {
       try {
         this.options.onError(error);
       } catch {

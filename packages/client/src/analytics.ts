@@ -5,7 +5,6 @@
  * until the queue has been accepted.
  */
 import { randomUUID } from 'node:crypto';
-import { VERSION } from '../version.js';
 import { buildCall } from './calls.js';
 import type { AliasCall, CallInputs, GroupCall, IdentifyCall, PageCall, ScreenCall, TrackCall } from './calls.js';
 import { createDebugLog, debugEnabled, redact, stderrSink } from './debug.js';
@@ -14,9 +13,10 @@ import { Dispatcher } from './dispatcher.js';
 import { AnalyticsClosedError, AnalyticsConfigError } from './errors.js';
 import type { AnalyticsDeliveryError } from './errors.js';
 import { createHttpTransport } from './http-transport.js';
-import { createKafkaTransport } from './kafka-transport.js';
+import { checkKafkajsInstalled, createKafkaTransport } from './kafka-transport.js';
 import type { KafkaTransportOptions } from './kafka-transport.js';
 import type { Transport } from './transport.js';
+import { VERSION } from './version.js';
 
 export const DEFAULT_ENDPOINT = 'http://localhost:8080';
 export const CLIENT_USER_AGENT = `switchyard-client/${VERSION}`;
@@ -44,8 +44,10 @@ export interface AnalyticsOptions {
   /** Calls that may wait in memory; past it, calls throw AnalyticsQueueFullError. Default 10000. */
   maxQueuedCalls?: number;
   /**
-   * Told about every batch that was not accepted (refused, or out of retries), with its
-   * calls. Default: one line on stderr.
+   * Told about a batch that was not accepted (refused, or out of retries), with its
+   * calls, when no flush() or close() was waiting for it: each failure is reported
+   * once, either as the rejection of the flush()/close() that waited for it or here.
+   * Default: one line on stderr.
    */
   onError?: (error: AnalyticsDeliveryError) => void;
   /** Log what is queued and sent. Default: on when env DEBUG includes `analytics`. */
@@ -152,7 +154,8 @@ export class Analytics {
 
   /**
    * Sends everything queued so far; resolves once all of it was accepted, rejects with
-   * an AnalyticsDeliveryError (holding the calls) when some was not.
+   * an AnalyticsDeliveryError (holding the calls) when some was not. A failure reported
+   * this way is not also passed to onError.
    */
   flush(): Promise<void> {
     return this.dispatcher.flush();
@@ -160,7 +163,8 @@ export class Analytics {
 
   /**
    * Refuses further calls, sends what is queued, then disconnects. Resolves once
-   * everything was accepted; rejects like flush() otherwise. Safe to call twice.
+   * everything was accepted; rejects like flush() otherwise (and, like flush(), then
+   * does not call onError). Safe to call twice.
    */
   close(): Promise<void> {
     this.closing ??= this.shutDown();
@@ -196,6 +200,7 @@ export class Analytics {
   private createTransport(writeKey: string, options: AnalyticsOptions, timeoutMs: number, secrets: string[]): Transport {
     if (options.kafka !== undefined) {
       checkKafkaOptions(options.kafka);
+      checkKafkajsInstalled();
       return createKafkaTransport(options.kafka, this.log);
     }
     return createHttpTransport({

@@ -3,7 +3,7 @@
  * `POST <endpoint>/v1/batch` with `{"batch":[…],"sentAt":"…"}` and the write key as
  * the Basic auth user name (empty password).
  */
-import { MAX_CALL_BYTES } from '../calls/index.js';
+import { MAX_CALL_BYTES } from './call-model.js';
 import { AnalyticsConfigError } from './errors.js';
 import { parseRetryAfter } from './retry.js';
 import type { BatchLimits, QueuedCall, RefusedCall, SendResult, Transport } from './transport.js';

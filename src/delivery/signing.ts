@@ -1,0 +1,73 @@
+// How a destination signs its requests (DESIGN §7), decided once per config: the HMAC
+// keys (a whsec_ secret base64-decoded) are built when the settings are prepared, so an
+// attempt only hashes.
+//
+// - `segment` (the default, the seed's): `X-Signature` = hex HMAC-SHA1 of the body,
+//   keyed by the first secret.
+// - `standard` (Standard Webhooks, standardwebhooks.com): `webhook-id`,
+//   `webhook-timestamp` (the attempt's, in seconds) and `webhook-signature`, one
+//   `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` per secret, space-separated, so a
+//   receiver that knows either secret of a rotation accepts the request.
+import { createHash, createHmac } from 'node:crypto';
+import { STANDARD_SECRET_PATTERN } from '../config/schema.js';
+import type { SigningScheme } from '../config/schema.js';
+
+/**
+ * The key bytes of a `whsec_<base64>` secret, or undefined when it is not one. Strict
+ * base64 (padding as an encoder writes it): the config refuses anything else at load,
+ * rather than sign every request with a key the receiver's library decodes differently.
+ */
+export function decodeStandardSecret(secret: string): Buffer | undefined {
+  if (!STANDARD_SECRET_PATTERN.test(secret)) return undefined;
+  return Buffer.from(secret.slice('whsec_'.length), 'base64');
+}
+
+/** One `v1,<base64>` signature of Standard Webhooks. */
+export function standardSignature(key: Buffer, id: string, timestampSeconds: number, body: Buffer | string): string {
+  // NOTE: "id.timestamp." and the body are hashed one after the other: the body is
+  // never copied into a joined string.
+  const hmac = createHmac('sha256', key).update(`${id}.${timestampSeconds}.`, 'utf8');
+  hmac.update(typeof body === 'string' ? Buffer.from(body, 'utf8') : body);
+  return `v1,${hmac.digest('base64')}`;
+}
+
+/**
+ * Adds a destination's signature headers for one attempt to `headers`. `messageId` is
+ * the delivery message's `message-id` header; `nowMs` the attempt's time.
+ */
+export type Signer = (body: Buffer, messageId: string | undefined, nowMs: number, headers: Record<string, string>) => void;
+
+/** The signer of a destination's settings; undefined when it has no secret (nothing to add). */
+export function createSigner(scheme: SigningScheme, secrets: readonly string[]): Signer | undefined {
+  const [first] = secrets;
+  if (first === undefined) return undefined;
+  if (scheme === 'segment') {
+    // The seed's key is the secret's UTF-8 bytes.
+    const key = Buffer.from(first, 'utf8');
+    return (body, _messageId, _nowMs, headers) => {
+      headers['x-signature'] = createHmac('sha1', key).update(body).digest('hex');
+    };
+  }
+  const keys = secrets.map((secret, i) => {
+    const bytes = decodeStandardSecret(secret);
+    // The config schema refuses such a secret; reaching here is a bug.
+    if (bytes === undefined) throw new Error(`signing: standard needs whsec_<base64> secrets; secret ${i + 1} is not one`);
+    return bytes;
+  });
+  return (body, messageId, nowMs, headers) => {
+    const id = messageId !== undefined && messageId !== '' ? messageId : fallbackMessageId(body);
+    const timestamp = Math.floor(nowMs / 1000);
+    headers['webhook-id'] = id;
+    headers['webhook-timestamp'] = String(timestamp);
+    headers['webhook-signature'] = keys.map((key) => standardSignature(key, id, timestamp, body)).join(' ');
+  };
+}
+
+/**
+ * For a delivery message without a `message-id` header (a producer that wrote
+ * `deliveries.<id>` itself): an id that is the same on every attempt of the same body,
+ * as Standard Webhooks asks of `webhook-id` (receivers use it to drop duplicates).
+ */
+function fallbackMessageId(body: Buffer): string {
+  return `sha256_${createHash('sha256').update(body).digest('hex').slice(0, 32)}`;
+}

@@ -1,0 +1,233 @@
+// `npm start` as a user runs it: `node scripts/start.mjs`, with its own Kafka broker (a
+// JVM), the demo receiver and `switchyard all`. Each way it can be ended must leave no
+// broker and no daemon behind (checked by pid), a second start beside a running one
+// must say so and exit non-zero, and a healthy start prints no error-level log line.
+//
+// NOTE: every port is a free one and the state folder a temporary one, so this test
+// never meets a real `npm start` (9092, 8080, 9464, 4000, .cache/npm-start) or the run's
+// shared broker.
+import { execFileSync, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../support/wait-for.js';
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+const START_TIMEOUT_MS = 150_000;
+
+interface Instance {
+  broker: number;
+  daemon: number;
+  reaper: number;
+  start: number;
+}
+
+interface Run {
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  exited: Promise<number | string>;
+}
+
+let stateDir: string;
+let config: string;
+let gatewayPort: number;
+let receiverPort: number;
+const runs: Run[] = [];
+const pidsSeen: number[] = [];
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolvePort(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** Running, and not a zombie (an orphan this container's init may never reap). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true;
+  }
+}
+
+function npmStart(args: string[]): Run {
+  const env = { ...process.env };
+  // The run's shared broker is not npm start's: start a broker of its own.
+  delete env.KAFKA_BROKERS;
+  const child = spawn(process.execPath, [join(ROOT, 'scripts', 'start.mjs'), '--state-dir', stateDir, '--config', config, ...args], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+  child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
+  const exited = new Promise<number | string>((resolveExit) => child.once('exit', (code, signal) => resolveExit(code ?? signal ?? -1)));
+  const run = { child, stdout: () => out, stderr: () => err, exited };
+  runs.push(run);
+  return run;
+}
+
+/** Waits for the daemon's "started" line and returns the pids npm start recorded. */
+async function started(run: Run): Promise<Instance> {
+  const up = waitFor(() => run.stdout().includes('"msg":"started"'), { timeoutMs: START_TIMEOUT_MS, what: 'npm start to be up' });
+  const early = run.exited.then((code) => {
+    throw new Error(`npm start exited (${code}) before it was up`);
+  });
+  try {
+    await Promise.race([up, early]);
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; its stderr:\n${run.stderr().slice(-3000)}`);
+  } finally {
+    early.catch(() => undefined);
+    up.catch(() => undefined);
+  }
+  const instance = JSON.parse(readFileSync(join(stateDir, 'instance.json'), 'utf8')) as Instance;
+  pidsSeen.push(instance.start, instance.broker, instance.daemon, instance.reaper);
+  expect(running(instance.broker)).toBe(true);
+  expect(running(instance.daemon)).toBe(true);
+  return instance;
+}
+
+async function expectAllGone(instance: Instance): Promise<void> {
+  for (const [name, pid] of Object.entries(instance)) {
+    if (typeof pid !== 'number') continue;
+    await waitFor(() => !running(pid), { timeoutMs: 60_000, what: `${name} (pid ${pid}) to be gone` });
+  }
+}
+
+/** After a failed test: nothing of this run may survive into the next test. */
+async function forceEnd(run: Run): Promise<void> {
+  if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill('SIGKILL');
+  await run.exited;
+  for (const pid of pidsSeen) if (running(pid)) process.kill(pid, 'SIGKILL');
+  await waitFor(() => pidsSeen.every((pid) => !running(pid)), { timeoutMs: 30_000, what: 'every process of the run to be gone' });
+}
+
+function levels(stdout: string): { level: number; msg: string }[] {
+  return stdout
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as { level: number; msg: string });
+}
+
+beforeAll(async () => {
+  // npm start runs the compiled daemon: compile the sources under test.
+  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
+  stateDir = mkdtempSync(join(tmpdir(), 'switchyard-npm-start-'));
+  gatewayPort = await freePort();
+  const adminPort = await freePort();
+  receiverPort = await freePort();
+  // The example config on free ports (its webhooks name the demo receiver's port).
+  const example = readFileSync(join(ROOT, 'config', 'example.yaml'), 'utf8');
+  const text = example
+    .replace(/^(gateway:\n {2}port: )8080$/m, `$1${gatewayPort}`)
+    .replace(/^(admin:\n {2}port: )9464$/m, `$1${adminPort}`)
+    .replaceAll('127.0.0.1:4000', `127.0.0.1:${receiverPort}`);
+  expect(text).toContain(`port: ${gatewayPort}`);
+  expect(text).toContain(`port: ${adminPort}`);
+  config = join(stateDir, 'switchyard.yaml');
+  writeFileSync(config, text);
+}, 180_000);
+
+afterAll(async () => {
+  for (const run of runs) if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill('SIGKILL');
+  for (const pid of pidsSeen) {
+    if (running(pid)) process.kill(pid, 'SIGKILL');
+  }
+  rmSync(stateDir, { recursive: true, force: true });
+}, 60_000);
+
+const portArgs = () => ['--kafka-port', '0', '--receiver-port', String(receiverPort)];
+
+describe('npm start', () => {
+  it(
+    'starts clean (no error-level line), refuses a second start beside it, and leaves nothing behind on SIGHUP',
+    async () => {
+      const run = npmStart(['--fresh', ...portArgs()]);
+      try {
+        const instance = await started(run);
+        expect(run.stderr()).toContain('with empty data');
+        expect(run.stderr()).toMatch(/KAFKA_BROKERS=127\.0\.0\.1:\d+ /);
+        const loud = levels(run.stdout()).filter((line) => line.level >= 50);
+        expect(loud, 'error-level lines on a healthy start').toEqual([]);
+
+        const second = npmStart(portArgs());
+        expect(await second.exited).toBe(1);
+        expect(second.stderr()).toContain(`another npm start is running from this folder`);
+        expect(second.stderr()).toContain(`kill ${instance.start}`);
+        // The first one is untouched.
+        expect(running(instance.broker) && running(instance.daemon)).toBe(true);
+
+        run.child.kill('SIGHUP');
+        expect(await run.exited).toBe(0);
+        // npm start waits for both before it exits: they are gone already.
+        expect(running(instance.broker)).toBe(false);
+        expect(running(instance.daemon)).toBe(false);
+        await expectAllGone(instance);
+      } finally {
+        await forceEnd(run);
+      }
+    },
+    START_TIMEOUT_MS + 60_000,
+  );
+
+  it(
+    'stops everything when its output pipe closes (a `| tee` that ended), on the data kept from before',
+    async () => {
+      const run = npmStart(portArgs());
+      try {
+        const instance = await started(run);
+        expect(run.stderr()).toContain('on the data kept in');
+        // The reader goes away; the next thing npm start prints (the webhook) hits EPIPE.
+        run.child.stdout!.destroy();
+        const response = await fetch(`http://127.0.0.1:${gatewayPort}/v1/track`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from('web-demo-key:').toString('base64')}` },
+          body: JSON.stringify({ userId: 'u-1', event: 'Order Completed', messageId: 'npm-start-pipe-1' }),
+        });
+        expect(response.status).toBe(200);
+        expect(await run.exited).toBe(0);
+        expect(run.stderr()).toContain('stopping (its output went away)');
+        expect(running(instance.broker)).toBe(false);
+        expect(running(instance.daemon)).toBe(false);
+        await expectAllGone(instance);
+      } finally {
+        await forceEnd(run);
+      }
+    },
+    START_TIMEOUT_MS + 60_000,
+  );
+
+  it(
+    'leaves nothing behind when it is killed outright (SIGKILL): its reaper stops the daemon and the broker',
+    async () => {
+      const run = npmStart(portArgs());
+      try {
+        const instance = await started(run);
+        run.child.kill('SIGKILL');
+        expect(await run.exited).toBe('SIGKILL');
+        await expectAllGone(instance);
+      } finally {
+        await forceEnd(run);
+      }
+    },
+    START_TIMEOUT_MS + 60_000,
+  );
+});

@@ -1,0 +1,104 @@
+import { createHmac } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import { describe, expect, it } from 'vitest';
+import { createSigner, decodeStandardSecret, standardSignature } from '../../../src/delivery/signing.js';
+
+// The Standard Webhooks test vector, as the spec's reference libraries test it
+// (standard-webhooks/standard-webhooks, libraries/javascript/src/webhook.test.ts, "sign function works").
+const VECTOR = {
+  secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+  msgId: 'msg_p5jXN8AQM9LWM0D4loKWxJek',
+  timestamp: 1614265330,
+  payload: '{"test": 2432232314}',
+  signature: 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
+};
+
+const BODY = Buffer.from(
+  '{"version":1,"type":"track","userId":"u-1","messageId":"m-1","timestamp":"2026-05-01T12:00:00.000Z","event":"Order Completed","properties":{"total":99.5},"context":{"ip":"203.0.113.9"}}',
+);
+const NEW = 'whsec_bmV3LXNlY3JldC1rZXktMjQtYnl0ZXMhIQ==';
+const OLD = 'whsec_b2xkLXNlY3JldC1rZXktMjQtYnl0ZXMhIQ==';
+
+function headersOf(signer: ReturnType<typeof createSigner>, messageId: string | undefined, nowMs: number, body = BODY) {
+  const headers: Record<string, string> = {};
+  signer!(body, messageId, nowMs, headers);
+  return headers;
+}
+
+describe('standardSignature', () => {
+  it('matches the spec’s published test vector', () => {
+    const key = decodeStandardSecret(VECTOR.secret)!;
+    expect(standardSignature(key, VECTOR.msgId, VECTOR.timestamp, VECTOR.payload)).toBe(VECTOR.signature);
+    expect(standardSignature(key, VECTOR.msgId, VECTOR.timestamp, Buffer.from(VECTOR.payload))).toBe(VECTOR.signature);
+  });
+
+  it('signs through createSigner the same way, with the attempt’s time in seconds', () => {
+    const signer = createSigner('standard', [VECTOR.secret]);
+    const headers = headersOf(signer, VECTOR.msgId, VECTOR.timestamp * 1000 + 999, Buffer.from(VECTOR.payload));
+    expect(headers).toEqual({ 'webhook-id': VECTOR.msgId, 'webhook-timestamp': String(VECTOR.timestamp), 'webhook-signature': VECTOR.signature });
+  });
+});
+
+describe('decodeStandardSecret', () => {
+  it.each([
+    ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 24],
+    ['whsec_c2VjcmV0', 6],
+    ['whsec_c2VjcmV0LQ==', 7],
+    ['whsec_c2VjcmV0LTE=', 8],
+  ])('%s → %i key bytes', (secret, bytes) => {
+    expect(decodeStandardSecret(secret)?.length).toBe(bytes);
+  });
+
+  it.each(['MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'whsec_', 'whsec_abc', 'whsec_c2VjcmV0LQ', 'whsec_c2Vj*mV0', 'whsec_c2VjcmV0LQ=', 'WHSEC_c2VjcmV0', 'whsec_c2Vj cmV0'])(
+    '%j is not a whsec_<base64> secret',
+    (secret) => {
+      expect(decodeStandardSecret(secret)).toBeUndefined();
+    },
+  );
+});
+
+describe('createSigner', () => {
+  const NOW = Date.UTC(2026, 4, 1, 12, 0, 0, 250);
+
+  it('signs nothing without a secret', () => {
+    expect(createSigner('segment', [])).toBeUndefined();
+    expect(createSigner('standard', [])).toBeUndefined();
+  });
+
+  it('segment: X-Signature, hex HMAC-SHA1 keyed by the first secret of a rotation', () => {
+    const expected = createHmac('sha1', 'new-secret').update(BODY).digest('hex');
+    expect(headersOf(createSigner('segment', ['new-secret']), 'm-1', NOW)).toEqual({ 'x-signature': expected });
+    expect(headersOf(createSigner('segment', ['new-secret', 'old-secret']), 'm-1', NOW)).toEqual({ 'x-signature': expected });
+  });
+
+  it('standard: one signature per secret, space-separated, each verified by the official library alone', () => {
+    const headers = headersOf(createSigner('standard', [NEW, OLD]), 'm-1', Date.now());
+    expect(headers['webhook-id']).toBe('m-1');
+    expect(headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}= v1,[A-Za-z0-9+/]{43}=$/);
+    for (const secret of [NEW, OLD]) expect(new Webhook(secret).verify(BODY, headers)).toEqual(JSON.parse(BODY.toString()));
+    expect(() => new Webhook('whsec_b3RoZXItc2VjcmV0').verify(BODY, headers)).toThrow('No matching signature found');
+  });
+
+  it('standard: the timestamp is the attempt’s, and a later attempt signs anew', () => {
+    const signer = createSigner('standard', [NEW]);
+    const first = headersOf(signer, 'm-1', NOW);
+    const retry = headersOf(signer, 'm-1', NOW + 60_000);
+    expect(first['webhook-timestamp']).toBe(String(Math.floor(NOW / 1000)));
+    expect(retry['webhook-timestamp']).toBe(String(Math.floor(NOW / 1000) + 60));
+    expect(retry['webhook-id']).toBe(first['webhook-id']);
+    expect(retry['webhook-signature']).not.toBe(first['webhook-signature']);
+  });
+
+  it('standard: without a message-id header the id is derived from the body, the same on every attempt', () => {
+    const signer = createSigner('standard', [NEW]);
+    const a = headersOf(signer, undefined, NOW);
+    const b = headersOf(signer, '', NOW + 10_000);
+    expect(a['webhook-id']).toMatch(/^sha256_[0-9a-f]{32}$/);
+    expect(b['webhook-id']).toBe(a['webhook-id']);
+    expect(headersOf(signer, undefined, NOW, Buffer.from('{"other":1}'))['webhook-id']).not.toBe(a['webhook-id']);
+  });
+
+  it('refuses a secret the config schema would have refused', () => {
+    expect(() => createSigner('standard', ['plain'])).toThrow('secret 1 is not one');
+  });
+});

@@ -59,10 +59,10 @@ export interface CircuitTransition {
  * is `watch`ed: it runs to its answer or its timeout and its result counts. Every other
  * request that finishes counts too; cancelled ones do not.
  *
- * A success (any answer that is not a retryable failure: a 2xx, or a 4xx that says the
- * request, not the receiver, is wrong) closes the circuit from any state and resets the
- * count. A failure of a request sent before the circuit opened is ignored once it is
- * open: it was counted already, in effect.
+ * A success (url-circuits.ts: any result that is not a retryable failure, e.g. a 2xx, or
+ * a 4xx that says the request, not the receiver, is wrong) closes the circuit from any
+ * state and resets the count. A failure of a request sent before the circuit opened is
+ * ignored once it is open: the failures before it opened the circuit already.
  */
 export class CircuitBreaker {
   private current: CircuitState = 'closed';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CircuitBreaker } from '../../../src/delivery/circuit-breaker.js';
 import type { Admission, CircuitPolicy, CircuitState, CircuitTransition, Verdict } from '../../../src/delivery/circuit-breaker.js';
+import { circuitPolicy } from '../../../src/delivery/deliverer-service.js';
 
 const POLICY: CircuitPolicy = { failureThreshold: 3, coolDownMs: 1_000, maxCoolDownMs: 3_000, trackedLeaseMs: 10_000 };
 
@@ -179,5 +180,18 @@ describe('CircuitBreaker', () => {
   it('refuses a threshold that is not a positive whole number', () => {
     expect(() => new CircuitBreaker({ ...POLICY, failureThreshold: 0 })).toThrow(RangeError);
     expect(() => new CircuitBreaker({ ...POLICY, failureThreshold: 1.5 })).toThrow(RangeError);
+  });
+});
+
+describe('circuitPolicy', () => {
+  const delivery = (maxRetryWindowMs: number, timeoutMs = 5_000) => ({ timeoutMs, retryTiers: [], maxRetryWindowMs, concurrencyPerDestination: 64, blockPrivateNetworks: false });
+
+  it.each<[string, number, Partial<CircuitPolicy>, Partial<CircuitPolicy>]>([
+    ['the DESIGN defaults with the 4 h window', 4 * 3_600_000, {}, { failureThreshold: 5, coolDownMs: 30_000, maxCoolDownMs: 600_000, trackedLeaseMs: 11_000 }],
+    ['a 1 min window: cool-downs up to 15 s', 60_000, {}, { coolDownMs: 15_000, maxCoolDownMs: 15_000 }],
+    ['a 6 s window: cool-downs of 1.5 s', 6_000, {}, { coolDownMs: 1_500, maxCoolDownMs: 1_500 }],
+    ['tuning shortens the cool-down', 4 * 3_600_000, { coolDownMs: 2_000 }, { coolDownMs: 2_000, maxCoolDownMs: 600_000 }],
+  ])('%s', (_name, windowMs, tuning, expected) => {
+    expect(circuitPolicy(delivery(windowMs), tuning)).toMatchObject(expected);
   });
 });

@@ -85,14 +85,7 @@ export class UrlCircuits {
     const results: UrlResult[] = [];
     for (let i = 0; i < this.breakers.length; i++) {
       if ((admitted.skipped & (1 << i)) === 0) continue;
-      const breaker = this.breakers[i]!;
-      const last = breaker.lastFailure === '' ? '' : `, the last: ${breaker.lastFailure}`;
-      const result: AttemptResult & { durationMs: number } = {
-        outcome: 'circuit_open',
-        verdict: 'retryable',
-        reason: `circuit open after ${breaker.failures} consecutive retryable failures${last}; no request sent, next probe in ${formatSeconds(breaker.openUntil - nowMs)}`,
-        durationMs: 0,
-      };
+      const result: AttemptResult & { durationMs: number } = { outcome: 'circuit_open', verdict: 'retryable', reason: skipReason(this.breakers[i]!, nowMs), durationMs: 0 };
       results.push({ index: i, result });
     }
     return results;
@@ -135,6 +128,19 @@ export class UrlCircuits {
     } else {
       logger.debug(fields, `webhook URL #${index}: cool-down over; sending a probe`);
     }
+  }
+}
+
+/** Why a URL got no request, for the dead-letter `error`; the circuit may have moved on since the event was admitted. */
+function skipReason(breaker: CircuitBreaker, nowMs: number): string {
+  const last = breaker.lastFailure === '' ? '' : `, the last: ${breaker.lastFailure}`;
+  switch (breaker.state) {
+    case 'open':
+      return `circuit open after ${breaker.failures} consecutive retryable failures${last}; no request sent, next probe in ${formatSeconds(breaker.openUntil - nowMs)}`;
+    case 'half-open':
+      return `circuit open after ${breaker.failures} consecutive retryable failures${last}; no request sent while a probe is out`;
+    case 'closed':
+      return 'circuit open when the event was taken up (closed since); no request sent';
   }
 }
 

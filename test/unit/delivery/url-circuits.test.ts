@@ -84,3 +84,19 @@ describe('UrlCircuits', () => {
     expect(await gauge(metrics)).toEqual({});
   });
 });
+
+describe('UrlCircuits skip reasons', () => {
+  it('say what the circuit is doing when the event is settled', () => {
+    const circuits = new UrlCircuits({ destinationId: 'hooks', policy: POLICY, gauge: createMetrics({ defaultMetrics: false }).circuitState, logger: silentLogger() });
+    const settings = destination(['https://a.test/']);
+    for (const at of [0, 1]) circuits.settle(circuits.admit(settings, at), [{ index: 0, result: e500 }], at);
+    const skipped = circuits.admit(settings, 2);
+    const probe = circuits.admit(settings, 1_001);
+    const skippedDuringProbe = circuits.admit(settings, 1_002);
+    expect(circuits.skippedResults(skippedDuringProbe, 1_002)[0]!.result).toMatchObject({
+      reason: 'circuit open after 2 consecutive retryable failures, the last: 500 Internal Server Error; no request sent while a probe is out',
+    });
+    circuits.settle(probe, [{ index: 0, result: ok }], 1_003);
+    expect(circuits.skippedResults(skipped, 1_004)[0]!.result).toMatchObject({ reason: 'circuit open when the event was taken up (closed since); no request sent' });
+  });
+});

@@ -1,4 +1,4 @@
-// `npm run bench -- deliver [--n 20000] [--partitions 6] [--concurrency 64] [--rounds 3] [--scenarios 0ms,50ms,hanging]`, or
+// `npm run bench -- deliver [--n 20000] [--partitions 6] [--concurrency 64] [--rounds 3] [--scenarios 0ms,50ms,hanging,breaker]`, or
 // standalone: `tsx bench/deliver.ts [same options]`.
 //
 // Webhooks per second from the deliverer (Kafka in, signed POSTs out, commits) to a
@@ -6,7 +6,10 @@
 // concurrency to the same receiver in the same run, at 0 ms and at 50 ms response
 // latency. At 0 ms a third side, the floor (bare kafkajs consumption feeding bare
 // undici, nothing else), tells how much of the gap kafkajs alone makes. Then a healthy
-// destination's rate alone and beside a neighbour whose URL never answers. The receiver
+// destination's rate alone and beside a neighbour whose URL never answers. Then the
+// circuit breaker: a destination whose second URL never answers, timed once that URL's
+// circuit is open, against the same destination with only its healthy URL (and, for
+// scale, with the breaker switched off). The receiver
 // runs in a child process so it does not share the event loop with what is measured.
 // Each pair runs in alternating order over several rounds and the median of each is
 // compared (the machine is shared). Starts its own local broker unless KAFKA_BROKERS is
@@ -19,10 +22,12 @@ import { signBody } from '../src/calls/index.js';
 import type { Config } from '../src/config/schema.js';
 import { staticConfigStore } from '../src/config/store.js';
 import { createDelivererService } from '../src/delivery/deliverer-service.js';
+import type { DelivererTuning } from '../src/delivery/deliverer-service.js';
 import { createKafka, createProducer, ensureTopics, topicNames } from '../src/kafka/index.js';
 import type { Kafka } from '../src/kafka/index.js';
 import { silentLogger } from '../src/observability/logger.js';
 import { createMetrics } from '../src/observability/metrics.js';
+import type { Metrics } from '../src/observability/metrics.js';
 import { USER_AGENT } from '../src/version.js';
 import { Stopwatch, benchOptions, formatTable, isEntryPoint, loadBenchConfig, log, runMain, startOrReuseBroker } from './support.js';
 
@@ -78,13 +83,28 @@ function benchBody(n: number): string {
   });
 }
 
-function benchConfig(brokers: string, prefix: string, clientId: string, partitions: number, concurrency: number, destinations: Record<string, string>): Config {
+/** Destination id → its URL, or its URLs. */
+type BenchDestinations = Record<string, string | string[]>;
+
+function benchConfig(
+  brokers: string,
+  prefix: string,
+  clientId: string,
+  partitions: number,
+  concurrency: number,
+  destinations: BenchDestinations,
+  timeout = '2s',
+): Config {
   return loadBenchConfig(
     {
       kafka: { brokers: brokers.split(','), clientId, topicPrefix: prefix, partitions },
-      delivery: { timeout: '2s', retryTiers: ['1s', '5s'], maxRetryWindow: '1m', concurrencyPerDestination: concurrency },
+      delivery: { timeout, retryTiers: ['1s', '5s'], maxRetryWindow: '1m', concurrencyPerDestination: concurrency },
       sources: [{ id: 'bench' }], // a config needs a source; this bench only delivers
-      destinations: Object.entries(destinations).map(([id, url]) => ({ id, type: 'webhooks', settings: { webhooks: [{ url }], sharedSecret: SECRET } })),
+      destinations: Object.entries(destinations).map(([id, urls]) => ({
+        id,
+        type: 'webhooks',
+        settings: { webhooks: [urls].flat().map((url) => ({ url })), sharedSecret: SECRET },
+      })),
     },
     'bench-deliver.yaml',
   );
@@ -114,7 +134,7 @@ async function fill(kafka: Kafka, topic: string, n: number): Promise<void> {
 }
 
 /** The pairs `--scenarios` can pick, in the order they run. */
-const SCENARIOS = ['0ms', '50ms', 'hanging'] as const;
+const SCENARIOS = ['0ms', '50ms', 'hanging', 'breaker'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 /**
@@ -131,11 +151,19 @@ interface Measured {
   cpuUs: number;
 }
 
-async function deliverRate(options: { config: Config; kafka: Kafka; measured: string; n: number }): Promise<Measured> {
+async function deliverRate(options: {
+  config: Config;
+  kafka: Kafka;
+  measured: string;
+  n: number;
+  tuning?: Partial<DelivererTuning>;
+  /** Timing starts only once this holds too (past the warm-up). */
+  warmedUp?: (metrics: Metrics) => Promise<boolean>;
+}): Promise<Measured> {
   const metrics = createMetrics({ defaultMetrics: false });
   const service = createDelivererService(
     { config: staticConfigStore(options.config), kafka: options.kafka, metrics, logger: silentLogger() },
-    { sampleIntervalMs: 3_600_000 },
+    { sampleIntervalMs: 3_600_000, ...options.tuning },
   );
   const delivered = async () => {
     const { values } = await metrics.deliveries.get();
@@ -147,13 +175,16 @@ async function deliverRate(options: { config: Config; kafka: Kafka; measured: st
     const deadline = Date.now() + 600_000;
     for (;;) {
       const count = await delivered();
-      if (first === undefined && count >= options.n * WARM_UP) {
-        if (count >= options.n) throw new Error(`all ${options.n} events were delivered before the first look past the warm-up; raise --n`);
+      if (first === undefined && count >= options.n * WARM_UP && (options.warmedUp === undefined || (await options.warmedUp(metrics)))) {
+        if (count >= options.n * (1 - WARM_UP)) throw new Error(`${count} of ${options.n} events were delivered before the warm-up ended; raise --n`);
         first = { count, clock: new Stopwatch() };
       }
       if (count >= options.n) {
         const { seconds, cpuSeconds } = first!.clock.read();
         const events = count - first!.count;
+        const { values } = await metrics.deliveryAttempts.get();
+        const outcomes = values.filter((v) => v.labels.destination === options.measured && v.value > 0).map((v) => `${v.labels.outcome} ${v.value}`);
+        log(`  ${options.measured}: attempts by outcome: ${outcomes.join(', ')}`);
         return { rate: events / seconds, cpuUs: (cpuSeconds * 1e6) / events };
       }
       if (Date.now() > deadline) throw new Error(`only ${count} of ${options.n} delivered in 10 minutes`);
@@ -292,10 +323,15 @@ export async function main(args: string[]): Promise<void> {
   let scenarioNumber = 0;
   try {
     /** Fills the topics of `destinations`, then runs the deliverer over them (or, with `floorUrl`, the kafkajs + undici floor). */
-    const scenario = async (destinations: Record<string, string>, counts: Record<string, number>, floorUrl?: string) => {
+    const scenario = async (
+      destinations: BenchDestinations,
+      counts: Record<string, number>,
+      extra: { floorUrl?: string; timeout?: string; tuning?: Partial<DelivererTuning>; warmedUp?: (metrics: Metrics) => Promise<boolean> } = {},
+    ) => {
+      const { floorUrl } = extra;
       scenarioNumber += 1;
       const prefix = `bench-${run}-${scenarioNumber}.`;
-      const config = benchConfig(broker.brokers, prefix, `bench-${run}-${scenarioNumber}`, partitions, concurrency, destinations);
+      const config = benchConfig(broker.brokers, prefix, `bench-${run}-${scenarioNumber}`, partitions, concurrency, destinations, extra.timeout);
       const kafka = createKafka(config.kafka, logger);
       const names = topicNames(prefix);
       const admin = kafka.admin();
@@ -310,7 +346,26 @@ export async function main(args: string[]): Promise<void> {
       for (const [id, count] of Object.entries(counts)) await fill(kafka, names.deliveries(id), count);
       const measured = Object.keys(counts)[0]!;
       if (floorUrl !== undefined) return floorRate(kafka, names.deliveries(measured), `${config.kafka.clientId}-floor`, floorUrl, counts[measured]!, concurrency, partitions);
-      return deliverRate({ config, kafka, measured, n: counts[measured]! });
+      return deliverRate({
+        config,
+        kafka,
+        measured,
+        n: counts[measured]!,
+        ...(extra.tuning === undefined ? {} : { tuning: extra.tuning }),
+        ...(extra.warmedUp === undefined ? {} : { warmedUp: extra.warmedUp }),
+      });
+    };
+
+    // NOTE: a short timeout, so that the hanging URL's circuit opens within seconds (5
+    // timed-out requests); the same on both sides. Not shorter: on a loaded machine a
+    // healthy URL's answers then start to time out too, and its own circuit opens.
+    const breakerTimeout = '1s';
+    let circuitOpenedAt: number | undefined;
+    const circuitOpen = async (metrics: Metrics) => {
+      const { values } = await metrics.circuitState.get();
+      const open = values.some((v) => v.labels.destination === 'pair' && v.labels.url_index === '1' && v.value === 1);
+      if (open && circuitOpenedAt === undefined) circuitOpenedAt = Date.now();
+      return open;
     };
 
     const healthy = receiver.url('/ok/0');
@@ -318,7 +373,7 @@ export async function main(args: string[]): Promise<void> {
       '0ms': [
         ['bare undici 0 ms', () => undiciRate(receiver.url('/ok/0'), n, concurrency)],
         ['deliverer 0 ms', () => scenario({ hooks: receiver.url('/ok/0') }, { hooks: n })],
-        ['kafkajs+undici floor 0 ms', () => scenario({ hooks: receiver.url('/ok/0') }, { hooks: n }, receiver.url('/ok/0'))],
+        ['kafkajs+undici floor 0 ms', () => scenario({ hooks: receiver.url('/ok/0') }, { hooks: n }, { floorUrl: receiver.url('/ok/0') })],
       ],
       '50ms': [
         ['bare undici 50 ms', () => undiciRate(receiver.url('/ok/50'), slowN, concurrency)],
@@ -327,6 +382,23 @@ export async function main(args: string[]): Promise<void> {
       hanging: [
         ['healthy alone', () => scenario({ healthy }, { healthy: n })],
         ['healthy beside hanging', () => scenario({ healthy, hanging: receiver.url('/hang') }, { healthy: n, hanging: n })],
+      ],
+      breaker: [
+        ['healthy URL alone', () => scenario({ pair: healthy }, { pair: n }, { timeout: breakerTimeout })],
+        [
+          'healthy + hanging URL, breaker on',
+          async () => {
+            circuitOpenedAt = undefined;
+            const started = Date.now();
+            const measured = await scenario({ pair: [healthy, receiver.url('/hang')] }, { pair: n }, { timeout: breakerTimeout, warmedUp: circuitOpen });
+            if (circuitOpenedAt !== undefined) log(`  the hanging URL's circuit was seen open ${((circuitOpenedAt - started) / 1000).toFixed(1)} s after the scenario started (topics and fill included)`);
+            return measured;
+          },
+        ],
+        [
+          'healthy + hanging URL, breaker off',
+          () => scenario({ pair: [healthy, receiver.url('/hang')] }, { pair: n }, { timeout: breakerTimeout, tuning: { circuitBreaker: { failureThreshold: Number.MAX_SAFE_INTEGER } } }),
+        ],
       ],
     };
     const pairs = SCENARIOS.filter((name) => chosen.has(name)).map((name) => allPairs[name]);
@@ -356,13 +428,19 @@ export async function main(args: string[]): Promise<void> {
         : []),
       ...(chosen.has('50ms') ? [row(`50 ms latency, ${slowN} events`, 'deliverer 50 ms', 'bare undici 50 ms', '≥ 0.80×')] : []),
       ...(chosen.has('hanging') ? [row('healthy beside a hanging one', 'healthy beside hanging', 'healthy alone', '≥ 0.90×')] : []),
+      ...(chosen.has('breaker')
+        ? [
+            row('one of two URLs hanging, breaker open', 'healthy + hanging URL, breaker on', 'healthy URL alone', '≥ 0.90×'),
+            row('  the same without the breaker', 'healthy + hanging URL, breaker off', 'healthy URL alone', '(for scale)'),
+          ]
+        : []),
     ];
     process.stdout.write(
       [
         '',
         `deliver bench: signed ~700-byte POSTs to a keep-alive node:http receiver (child process); ${partitions} partitions; concurrency ${concurrency}; median of ${rounds} round(s), each timed over its last 80% of events`,
         ...formatTable(['scenario', 'deliverer/s', 'baseline/s', 'ratio', 'target', 'µs CPU/ev', 'base µs/ev'], rows),
-        'baseline: bare undici at the same concurrency to the same receiver (latency rows); the healthy destination alone (last row)',
+        'baseline: bare undici at the same concurrency to the same receiver (latency rows); the healthy destination alone (hanging row); the destination with only its healthy URL (breaker rows, timed once the circuit is open)',
         'µs CPU/ev: CPU time of the benchmark process per event (the receiver and broker not included)',
         `every run (events/s): ${[...results.entries()].map(([name, runs]) => `${name} ${runs.map((r) => Math.round(r.rate)).join('/')}`).join('; ')}`,
         '',

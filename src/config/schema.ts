@@ -27,7 +27,15 @@ export interface DestinationConfig {
     /** Instead of `sharedSecret` while rotating: [new, old]. */
     sharedSecrets?: string[];
     signing: SigningScheme;
+    rateLimit?: RateLimitConfig;
   };
+}
+
+/** `settings.rateLimit`: paces a destination's requests (a token bucket per deliverer process). */
+export interface RateLimitConfig {
+  requestsPerSecond: number;
+  /** Requests that may go at once after a quiet spell; by default one second's worth. */
+  burst: number;
 }
 
 /** `segment`: X-Signature (the seed's). `standard`: Standard Webhooks headers. */
@@ -234,6 +242,19 @@ function checkInt(min: number, max: number) {
     const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
     if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) {
       return fail(`must be a whole number from ${min} to ${max}, got ${describe(value)}`);
+    }
+    return ok(n);
+  });
+}
+
+/** A positive number, fractions allowed (0.5 requests per second is one every 2 s). */
+function checkPositiveNumber(max: number) {
+  const input = { anyOf: [{ type: 'number', exclusiveMinimum: 0, maximum: max }, { type: 'string', pattern: '^\\d+(\\.\\d+)?$' }, FROM_ENV] };
+  return withInput(input, (value: unknown): Checked<number> => {
+    if (value === undefined) return fail(REQUIRED);
+    const n = typeof value === 'string' && /^\d+(\.\d+)?$/.test(value) ? Number(value) : value;
+    if (typeof n !== 'number' || !Number.isFinite(n) || n <= 0 || n > max) {
+      return fail(`must be a number above 0 and at most ${max}, got ${describe(value)}`);
     }
     return ok(n);
   });
@@ -707,6 +728,16 @@ const webhookSchema = strictObject({
   headers: field(checkHeaders).prefault({}),
 });
 
+/** Most requests per second a rate limit may allow; more is no limit at all. */
+const MAX_REQUESTS_PER_SECOND = 100_000;
+
+const rateLimitSchema = strictObject({
+  requestsPerSecond: field(checkPositiveNumber(MAX_REQUESTS_PER_SECOND)),
+  burst: field(checkInt(1, 1_000_000)).optional(),
+}).transform(
+  (r): RateLimitConfig => ({ requestsPerSecond: r.requestsPerSecond, burst: r.burst ?? Math.max(1, Math.ceil(r.requestsPerSecond)) }),
+);
+
 const STANDARD_SECRET_FORM = '"whsec_" followed by the key in base64, e.g. whsec_ and the output of `openssl rand -base64 32`';
 
 /**
@@ -753,6 +784,7 @@ const destinationSchema = strictObject({
   ).meta({ const: 'webhooks' }),
   enabled: field(checkBoolean).prefault(true),
   settings: strictObject({
+    rateLimit: rateLimitSchema.optional(),
     webhooks: list(webhookSchema).superRefine(
       (hooks, ctx) => {
         if (hooks.length === 0) ctx.addIssue({ code: 'custom', message: 'needs at least 1 entry, got 0' });

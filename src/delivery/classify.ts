@@ -6,8 +6,9 @@ import { BLOCKED_ADDRESS_CODE } from './private-network.js';
 /**
  * The `outcome` label values of `switchyard_delivery_attempts_total` (DESIGN §10).
  * `blocked`: `delivery.blockPrivateNetworks` refused the address; no request was sent.
+ * `circuit_open`: the URL's circuit breaker skipped it; no request was sent.
  */
-export const OUTCOME_LABELS = ['2xx', '4xx', '5xx', 'timeout', 'network', 'tls', 'blocked'] as const;
+export const OUTCOME_LABELS = ['2xx', '4xx', '5xx', 'timeout', 'network', 'tls', 'blocked', 'circuit_open'] as const;
 export type OutcomeLabel = (typeof OUTCOME_LABELS)[number];
 
 /** delivered: a 2xx. retryable: try again later. permanent: trying again will not help. */

@@ -9,6 +9,8 @@ import { startLagSampler } from '../kafka/lag.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import type { Service } from '../runtime/service.js';
 import { onceStop, runAll } from '../runtime/service.js';
+import { DEFAULT_CIRCUIT_POLICY } from './circuit-breaker.js';
+import type { CircuitPolicy } from './circuit-breaker.js';
 import type { PreparedDestination } from './destination-settings.js';
 import { prepareDestination } from './destination-settings.js';
 import { consumedTopics, destinationTopics } from './destination-topics.js';
@@ -26,13 +28,33 @@ export interface DelivererTuning {
   reconcileRetryMs: number;
   /** Tests and benchmarks may swap the HTTP client. */
   createSender: (options: { timeoutMs: number; blockPrivateNetworks: boolean }) => HttpSender;
+  /**
+   * The per-URL circuit breaker (DESIGN §7: 5 failures, 30 s doubling to 10 min). Not in
+   * the config file: tests and benchmarks shorten the cool-down here.
+   */
+  circuitBreaker: Partial<typeof DEFAULT_CIRCUIT_POLICY>;
 }
 
 const DEFAULT_TUNING: DelivererTuning = {
   sampleIntervalMs: 10_000,
   reconcileRetryMs: 5_000,
   createSender: createHttpSender,
+  circuitBreaker: DEFAULT_CIRCUIT_POLICY,
 };
+
+/**
+ * The breaker's thresholds for a delivery config. NOTE: a cool-down is at most a
+ * quarter of `maxRetryWindow`: with a window shorter than the defaults' minutes (a test
+ * or a demo config), a URL skipped longer would see its events dead-lettered without a
+ * single request after a brief hiccup. With the 4 h default nothing changes. A probe or
+ * watched request always ends within the timeout; the lease only frees the slot of one
+ * whose result was lost to a bug.
+ */
+export function circuitPolicy(delivery: Config['delivery'], tuning: Partial<typeof DEFAULT_CIRCUIT_POLICY> = {}): CircuitPolicy {
+  const policy = { ...DEFAULT_CIRCUIT_POLICY, ...tuning };
+  const maxCoolDownMs = Math.min(policy.maxCoolDownMs, delivery.maxRetryWindowMs / 4);
+  return { ...policy, coolDownMs: Math.min(policy.coolDownMs, maxCoolDownMs), maxCoolDownMs, trackedLeaseMs: 2 * delivery.timeoutMs + 1_000 };
+}
 
 /** A destination's consumer group: `<clientId>-deliverer-<destinationId>`. */
 export function delivererGroupId(config: Config, destinationId: string): string {
@@ -117,6 +139,7 @@ export function createDelivererService(deps: RoleDeps, tuning: Partial<Deliverer
         settings: () => settings.get(id),
         kafka,
         sender: options.createSender({ timeoutMs: config.delivery.timeoutMs, blockPrivateNetworks: config.delivery.blockPrivateNetworks }),
+        circuitPolicy: circuitPolicy(config.delivery, options.circuitBreaker),
         producer: batcher!,
         metrics,
         logger,

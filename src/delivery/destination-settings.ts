@@ -1,5 +1,5 @@
 // A destination's settings turned, once per config, into what each delivery needs.
-import type { DestinationConfig } from '../config/schema.js';
+import type { DestinationConfig, RateLimitConfig } from '../config/schema.js';
 import { USER_AGENT } from '../version.js';
 import type { FanOutTarget } from './fan-out.js';
 import { webhookTarget } from './http-sender.js';
@@ -13,6 +13,7 @@ export interface PreparedDestination {
   printableUrls: string[];
   /** Adds the signature headers of an attempt; undefined without a secret. */
   sign?: Signer;
+  rateLimit?: RateLimitConfig;
 }
 
 /**
@@ -40,7 +41,7 @@ export function prepareDestination(destination: DestinationConfig, masked: Desti
     return { target: webhookTarget(hook.url), headers };
   });
   const printableUrls = destination.settings.webhooks.map((hook, i) => masked.settings.webhooks[i]?.url ?? '(url hidden)');
-  const { sharedSecret, sharedSecrets, signing } = destination.settings;
+  const { sharedSecret, sharedSecrets, signing, rateLimit } = destination.settings;
   const sign = createSigner(signing, sharedSecrets ?? (sharedSecret === undefined ? [] : [sharedSecret]));
-  return { id: destination.id, targets, printableUrls, ...(sign === undefined ? {} : { sign }) };
+  return { id: destination.id, targets, printableUrls, ...(sign === undefined ? {} : { sign }), ...(rateLimit === undefined ? {} : { rateLimit }) };
 }

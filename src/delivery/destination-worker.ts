@@ -3,6 +3,7 @@
 // the oldest unfinished message. One worker per destination makes isolation
 // structural: a destination whose URLs all hang fills only its own permits, its own
 // connection pool and its own consumer's fetch loop.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { HEADER, commitUntilDone, headerText } from '../kafka/index.js';
@@ -11,6 +12,7 @@ import type { Metrics } from '../observability/metrics.js';
 import { SpanKind, endSpan, outgoingTraceparent, startHopSpan, tracingActive } from '../observability/tracing.js';
 import type { Span } from '../observability/tracing.js';
 import { onceStop, runAll } from '../runtime/service.js';
+import type { CircuitPolicy } from './circuit-breaker.js';
 import { OUTCOME_LABELS } from './classify.js';
 import type { PreparedDestination } from './destination-settings.js';
 import type { DestinationTopics } from './destination-topics.js';
@@ -25,6 +27,9 @@ import { OffsetTracker } from './offset-tracker.js';
 import type { ProduceBatcher } from './produce-batcher.js';
 import { planNextStep } from './retry-schedule.js';
 import { Semaphore } from './semaphore.js';
+import { TokenBucket } from './token-bucket.js';
+import { UrlCircuits, countBits } from './url-circuits.js';
+import type { Admitted } from './url-circuits.js';
 
 export interface DestinationWorkerOptions {
   destinationId: string;
@@ -37,6 +42,8 @@ export interface DestinationWorkerOptions {
   settings: () => PreparedDestination | undefined;
   kafka: Kafka;
   sender: HttpSender;
+  /** The per-URL circuit breaker's thresholds (DESIGN §7 defaults; tests shorten the cool-down). */
+  circuitPolicy: CircuitPolicy;
   producer: ProduceBatcher;
   metrics: Metrics;
   logger: Logger;
@@ -75,6 +82,8 @@ export interface DestinationWorker {
 const HEARTBEAT_EVERY_MS = 1_000;
 /** Fetch long-poll: also how late a resumed retry partition may be fetched again. */
 const MAX_FETCH_WAIT_MS = 250;
+/** While waiting for a rate-limit token, how often to look whether to stop. */
+const PACE_CHECK_MS = 200;
 
 export function createDestinationWorker(options: DestinationWorkerOptions): DestinationWorker {
   const { destinationId, topics, delivery, sender, producer, metrics } = options;
@@ -94,6 +103,15 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
   const endToEnd = metrics.endToEnd.labels(destinationId);
   // The two counts every event makes, added once per turn of the event loop (counter-batch.ts).
   const counts = new CounterBatch();
+  const circuits = new UrlCircuits({ destinationId, policy: options.circuitPolicy, gauge: metrics.circuitState, logger });
+  // `settings.rateLimit`, if any: one bucket per worker, new when the limit changes.
+  let pacing: TokenBucket | undefined;
+  const bucketFor = (settings: PreparedDestination): TokenBucket | undefined => {
+    const limit = settings.rateLimit;
+    if (limit === undefined) return (pacing = undefined);
+    if (pacing?.limit.requestsPerSecond !== limit.requestsPerSecond || pacing.limit.burst !== limit.burst) pacing = new TokenBucket(limit, Date.now());
+    return pacing;
+  };
 
   let consumer: Consumer | undefined;
   let stopping = false;
@@ -111,6 +129,7 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
     message: KafkaMessage,
     envelope: Envelope,
     settings: PreparedDestination,
+    admitted: Admitted,
     span?: Span,
   ): Promise<DeliveryResult> => {
     const startedAt = Date.now();
@@ -120,6 +139,7 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
     }
     const body = message.value;
     if (body === null || body.length === 0) {
+      circuits.abandon(admitted, startedAt);
       // Nothing to send: keep it where operators look, with the reason.
       await writeDeadLetter(message, {
         attemptsMade: envelope.attemptsMade,
@@ -136,12 +156,18 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
     settings.sign?.(body, headerText(message.headers, HEADER.messageId), startedAt, perEvent);
     const traceparent = outgoingTraceparent(span, envelope.traceparent);
     if (traceparent !== undefined) perEvent.traceparent = traceparent;
-    const results = await fanOut(sender, settings.targets, body, perEvent);
+    const results: UrlResult[] = admitted.send === 0 ? [] : await fanOut(sender, settings.targets, body, perEvent, admitted);
+    const answeredAt = Date.now();
+    circuits.settle(admitted, results, answeredAt);
+    if (admitted.skipped !== 0) results.push(...circuits.skippedResults(admitted, answeredAt));
     if (span !== undefined) recordAttempt(span, results);
     for (const { result } of results) {
       if (result.outcome === 'cancelled') continue;
       counts.add(attempts.get(result.outcome)!);
+      if (result.outcome === 'circuit_open') continue; // no request, no duration
       requestDuration.observe(result.durationMs / 1000);
+      // NOTE: a 429 with Retry-After slows the destination's pace until it has passed.
+      if (result.status === 429 && result.retryAfterMs !== undefined) pacing?.slowDown(answeredAt + result.retryAfterMs, answeredAt);
     }
     const summary = summarize(results);
     if (summary.delivered) {
@@ -183,8 +209,15 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
    * delivery record's `traceparent` (the router's span), so the receiver's request
    * joins the caller's trace.
    */
-  const deliverEvent = async (topic: string, partition: number, message: KafkaMessage, envelope: Envelope, settings: PreparedDestination): Promise<DeliveryResult> => {
-    if (!tracingActive()) return processMessage(topic, partition, message, envelope, settings);
+  const deliverEvent = async (
+    topic: string,
+    partition: number,
+    message: KafkaMessage,
+    envelope: Envelope,
+    settings: PreparedDestination,
+    admitted: Admitted,
+  ): Promise<DeliveryResult> => {
+    if (!tracingActive()) return processMessage(topic, partition, message, envelope, settings, admitted);
     const span = startHopSpan(`deliver ${destinationId}`, SpanKind.CLIENT, envelope.traceparent, {
       'switchyard.destination': destinationId,
       'messaging.message.id': headerText(message.headers, HEADER.messageId),
@@ -193,7 +226,7 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
       'switchyard.delivery.attempt': envelope.attemptsMade + 1,
     });
     try {
-      const result = await processMessage(topic, partition, message, envelope, settings, span);
+      const result = await processMessage(topic, partition, message, envelope, settings, admitted, span);
       span?.setAttribute('switchyard.delivery.result', result);
       endSpan(span, result === 'delivered' ? undefined : `not delivered: ${result.replace('_', ' ')}`);
       return result;
@@ -249,6 +282,15 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
         });
     }, HEARTBEAT_EVERY_MS);
     const keepGoing = () => !stopping && !interrupted && writeFailure === undefined && isRunning() && !isStale();
+    /** Waits `ms` for rate-limit tokens; false when the batch should end instead. */
+    const paced = async (ms: number): Promise<boolean> => {
+      const until = Date.now() + ms;
+      for (let left = ms; left > 0; left = until - Date.now()) {
+        await sleep(Math.min(left, PACE_CHECK_MS));
+        if (!keepGoing()) return false;
+      }
+      return true;
+    };
     try {
       // NOTE: whether to go on is checked before the first message and after each wait
       // for permits, not per message: stop, a rebalance, a failed write or a seek can
@@ -267,17 +309,30 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
         }
         const settings = options.settings();
         if (settings === undefined) break; // left the config: this worker is being stopped
-        const weight = settings.targets.length;
+        const now = Date.now();
+        // NOTE: a URL whose circuit is open gets no request, so it takes no permit and no token.
+        const admitted = circuits.admit(settings, now);
+        const requests = countBits(admitted.send);
+        const weight = Math.max(1, requests);
+        // NOTE: waiting for a token holds up only this partition of this destination
+        // (each destination has its own consumer); the message is not started, so its
+        // offset stays uncommitted and nothing is lost if the batch ends here.
+        const waitMs = requests === 0 ? 0 : (bucketFor(settings)?.reserve(requests, now) ?? 0);
+        if (waitMs > 0 && !(await paced(waitMs))) {
+          circuits.abandon(admitted, Date.now());
+          break;
+        }
         // No await while permits are free (it would cost a turn of the event loop per message).
         if (!slots.tryAcquire(weight)) {
           await slots.acquire(weight);
           if (!keepGoing()) {
             slots.release(weight);
+            circuits.abandon(admitted, Date.now());
             break;
           }
         }
         const ticket = tracker.start(message.offset);
-        const task: Promise<void> = (tracingActive() ? deliverEvent : processMessage)(batch.topic, batch.partition, message, envelope, settings).then(
+        const task: Promise<void> = (tracingActive() ? deliverEvent : processMessage)(batch.topic, batch.partition, message, envelope, settings, admitted).then(
           () => {
             slots.release(weight);
             inFlight.delete(task);
@@ -318,6 +373,8 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
     groupId: options.groupId,
     topics,
     async start() {
+      const initial = options.settings();
+      if (initial !== undefined) circuits.follow(initial);
       const c = options.kafka.consumer({
         groupId: options.groupId,
         allowAutoTopicCreation: false,
@@ -352,7 +409,7 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
       // disconnect() waits for the running batches, which now start nothing new and
       // wait only for requests in flight (each bounded by delivery.timeout), then
       // commits what finished and leaves the group.
-      await runAll([async () => consumer?.disconnect(), () => sender.close(), async () => counts.flush()]);
+      await runAll([async () => consumer?.disconnect(), () => sender.close(), async () => counts.flush(), async () => circuits.close()]);
     }),
     joined: () => hasJoined && crashed === undefined,
     failure: () => crashed,

@@ -15,32 +15,55 @@ export interface UrlResult {
 }
 
 /**
- * Sends `body` to every target at once and resolves when one answered 2xx or all
- * finished. NOTE: on the first 2xx the requests still running are aborted, not left to
- * finish: the event is delivered, and a hanging URL would otherwise hold a connection
- * and a concurrency permit until its timeout for nothing. The aborted ones come back as
- * `cancelled` and are not counted as attempts: their outcome is unknown.
+ * Which targets get a request, as bit masks (bit i: target i). `send`: the ones whose
+ * circuit lets a request through; `keep`: requests another URL's 2xx must not cancel
+ * (the circuit breaker's probes and watched requests, circuit-breaker.ts).
+ */
+export interface FanOutSelection {
+  send: number;
+  keep: number;
+}
+
+/**
+ * Sends `body` to every selected target (all when `selection` is left out) at once and
+ * resolves when one answered 2xx or all finished. NOTE: on the first 2xx the requests
+ * still running are aborted, not left to finish: the event is delivered, and a hanging
+ * URL would otherwise hold a connection and a concurrency permit until its timeout for
+ * nothing. The aborted ones come back as `cancelled` and are not counted as attempts:
+ * their outcome is unknown. Requests in `selection.keep` run to their answer.
  */
 export async function fanOut(
   sender: HttpSender,
   targets: readonly FanOutTarget[],
   body: Buffer,
   perEvent: Record<string, string>,
+  selection?: FanOutSelection,
 ): Promise<UrlResult[]> {
-  if (targets.length === 1) {
-    const only = targets[0]!;
-    return [{ index: 0, result: await sender.send(only.target, body, { ...only.headers, ...perEvent }) }];
-  }
+  // One request (one URL, or every other URL's circuit open): nothing to cancel.
+  const single = selection === undefined ? (targets.length === 1 ? 0 : -1) : onlyBit(selection.send);
+  const only = targets[single];
+  if (only !== undefined) return [{ index: single, result: await sender.send(only.target, body, { ...only.headers, ...perEvent }) }];
   const cancel = new AbortController();
   const results: UrlResult[] = [];
-  await Promise.all(
-    targets.map(async (t, index) => {
-      const result = await sender.send(t.target, body, { ...t.headers, ...perEvent }, cancel.signal);
-      results.push({ index, result });
-      if (result.outcome === '2xx') cancel.abort();
-    }),
-  );
+  const running: Promise<void>[] = [];
+  targets.forEach((t, index) => {
+    const bit = 1 << index;
+    if (selection !== undefined && (selection.send & bit) === 0) return;
+    const signal = selection !== undefined && (selection.keep & bit) !== 0 ? undefined : cancel.signal;
+    running.push(
+      sender.send(t.target, body, { ...t.headers, ...perEvent }, signal).then((result) => {
+        results.push({ index, result });
+        if (result.outcome === '2xx') cancel.abort();
+      }),
+    );
+  });
+  await Promise.all(running);
   return results;
+}
+
+/** The index of the one bit set in `mask`; -1 when none or several are. */
+function onlyBit(mask: number): number {
+  return mask !== 0 && (mask & (mask - 1)) === 0 ? 31 - Math.clz32(mask) : -1;
 }
 
 export interface EventSummary {

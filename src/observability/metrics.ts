@@ -19,6 +19,8 @@ export interface Metrics {
   gatewayRequests: Counter<'route' | 'status'>;
   /** Deletion requests: `sent` (delete bodies produced), `no_affected_source` (none: no source has seen the user). */
   deletions: Counter<'result'>;
+  /** Per webhook URL, by its index in the destination's list (never the URL: it may carry a token). */
+  circuitState: Gauge<'destination' | 'url_index'>;
   /** Config file changes: `applied`, or `refused` (a bad file; the running config kept). */
   configReloads: Counter<'result'>;
   buildInfo: Gauge<'version'>;
@@ -56,7 +58,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     }),
     deliveryAttempts: new Counter({
       name: 'switchyard_delivery_attempts_total',
-      help: 'Webhook requests by outcome (2xx, 4xx, 5xx, timeout, network, tls; blocked: refused by delivery.blockPrivateNetworks, no request sent).',
+      help: 'Webhook requests by outcome (2xx, 4xx, 5xx, timeout, network, tls; blocked: refused by delivery.blockPrivateNetworks; circuit_open: skipped by the URL circuit breaker; no request sent for either).',
       labelNames: ['destination', 'outcome'],
       registers,
     }),
@@ -111,6 +113,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       registers,
     }),
     deletions: deletionsCounter(registers),
+    circuitState: new Gauge({
+      name: 'switchyard_circuit_state',
+      help: 'Circuit breaker of each webhook URL (by index): 0 closed, 1 open (skipped, no requests), 2 half-open (a probe is out).',
+      labelNames: ['destination', 'url_index'],
+      registers,
+    }),
     configReloads: configReloadsCounter(registers),
     buildInfo: buildInfoGauge(registers),
   };

@@ -9,6 +9,7 @@ import type { Receiver } from '../support/receiver.js';
 import { waitFor } from '../support/wait-for.js';
 
 const EVENTS = 30;
+const RETRIED = new Set(['e-1', 'e-3', 'e-5', 'e-7']);
 const body = (id: string) => `{"version":1,"type":"track","userId":"u-${id}","messageId":"${id}","timestamp":"2026-05-01T12:00:00.000Z","event":"Signed Up","properties":{}}`;
 
 let kafka: Awaited<ReturnType<typeof createTestKafka>>;
@@ -37,8 +38,10 @@ describe('deliverer crash', () => {
       destinations: [{ id: 'hooks', type: 'webhooks', settings: { webhooks: [{ url: receiver.url() }] } }],
     });
 
-    // First request of every event: 503 (a retry gets scheduled). Second request:
-    // held unanswered for even-numbered events (in flight at the kill), 200 for the rest.
+    // First request: held unanswered for even-numbered events (in flight at the kill);
+    // 503 for four odd-numbered ones (a retry gets scheduled), 200 on their retry; 200
+    // for the rest. NOTE: four, not more: 5 failures in a row would open the URL's
+    // circuit (DESIGN §7) and the events after them would not reach the receiver.
     const seen = new Map<string, number>();
     const acknowledged = new Set<string>();
     let holding = 0;
@@ -51,11 +54,11 @@ describe('deliverer crash', () => {
         acknowledged.add(id);
         return { status: 200 };
       }
-      if (n === 1) return { status: 503 };
       if (Number(id.split('-')[1]) % 2 === 0) {
         holding += 1;
         return 'hang';
       }
+      if (n === 1 && RETRIED.has(id)) return { status: 503 };
       acknowledged.add(id);
       return { status: 200 };
     });

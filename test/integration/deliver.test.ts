@@ -223,14 +223,23 @@ describe('deliverer', () => {
     expect(warned).toMatchObject({ level: 40, messageId: 'b-1', topic: `${prefix}deliveries.bad`, partition: expect.any(Number), offset: expect.stringMatching(/^\d+$/) });
   });
 
-  it('always 500: attempts until the window ends, then a dead letter, then silence', async () => {
+  it('always 500: five requests open the circuit; attempts go on, with a probe after each cool-down, until the window ends, then a dead letter, then silence', async () => {
     receivers.down!.reply({ status: 500 });
     await produce('down', [{ id: 'd-1' }]);
     const [dead] = await kafka.readAll(`${prefix}deliveries.down.dlq`, { atLeast: 1, timeoutMs: WINDOW_MS + 20_000 });
-    const attempts = receivers.down!.requests.length;
-    expect(attempts).toBeGreaterThanOrEqual(4);
-    expect(dead!.headers.attempt).toBe(String(attempts));
-    expect(dead!.headers.error).toBe(`${url('down')}: 500 Internal Server Error`);
+    // The circuit breaker (DESIGN §7) opens after 5 failures; its cool-down (a quarter of
+    // this short window) lets a probe through now and then. Attempts without a request
+    // count as circuit_open.
+    const requests = receivers.down!.requests.length;
+    expect(requests).toBeGreaterThanOrEqual(5);
+    const skipped = await count('deliveryAttempts', { destination: 'down', outcome: 'circuit_open' });
+    expect(skipped).toBeGreaterThanOrEqual(1);
+    expect(await count('deliveryAttempts', { destination: 'down', outcome: '5xx' })).toBe(requests);
+    expect(dead!.headers.attempt).toBe(String(requests + skipped));
+    const where = url('down').replaceAll('.', '\\.');
+    expect(dead!.headers.error).toMatch(
+      new RegExp(`^${where}: (500 Internal Server Error|circuit open after \\d+ consecutive retryable failures, the last: 500 Internal Server Error; no request sent, next probe in [\\d.]+s)$`),
+    );
     const first = Date.parse(dead!.headers['first-attempt-at']!);
     const last = Date.parse(dead!.headers['last-attempt-at']!);
     expect(last - first).toBeGreaterThanOrEqual(WINDOW_MS);

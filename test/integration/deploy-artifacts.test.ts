@@ -41,6 +41,7 @@ const CONTRACT_SERIES = [
   'switchyard_audience_changes_total',
   'switchyard_audience_members',
   'switchyard_gateway_requests_total',
+  'switchyard_circuit_state',
 ];
 
 interface Target {
@@ -214,6 +215,7 @@ describe('the alert rules', () => {
     'SwitchyardConfigReloadRefused',
     'SwitchyardLastRetryTierGrowing',
     'SwitchyardInvalidCallsSpike',
+    'SwitchyardCircuitOpen',
   ];
 
   it('are a PrometheusRule with named groups of rules', () => {
@@ -226,7 +228,7 @@ describe('the alert rules', () => {
     }
   });
 
-  it('cover dead letters, lag, success rate, pod readiness, gateway 5xx, refused reloads, the last retry tier and invalid calls', () => {
+  it('cover dead letters, lag, success rate, pod readiness, gateway 5xx, refused reloads, the last retry tier, invalid calls and open circuits', () => {
     const names = alertRules.map((rule) => rule.alert);
     expect(names.filter((name) => !name?.startsWith('Switchyard'))).toEqual([]);
     expect(new Set(names).size).toBe(names.length);

@@ -53,14 +53,16 @@ describe('replay', () => {
     await service.start();
     await waitFor(() => service.health().ready, { timeoutMs: 60_000, what: 'the deliverer to be ready' });
 
-    receiver.reply({ status: 410 });
+    // 501: permanent (DESIGN §7), so each event is dead-lettered after one request, and
+    // the URL's circuit breaker, which counts only retryable failures, stays closed.
+    receiver.reply({ status: 501 });
     const ids = ['r-1', 'r-2', 'r-3'];
     await kafka.produce(
       `${prefix}deliveries.hooks`,
       ids.map((id) => ({ key: 'u-1', value: body(id), headers: { 'source-id': 'web', 'message-id': id, attempt: '0', 'first-attempt-at': '' } })),
     );
     const dead = await kafka.readAll(`${prefix}deliveries.hooks.dlq`, { atLeast: 3 });
-    expect(dead.map((m) => m.headers.error)).toEqual(ids.map(() => `${receiver.url()}: 410 Gone`));
+    expect(dead.map((m) => m.headers.error)).toEqual(ids.map(() => `${receiver.url()}: 501 Not Implemented`));
 
     // The receiver recovers; the operator replays two, then the rest, then finds none left.
     receiver.reply({ status: 200 });

@@ -66,4 +66,48 @@ describe('fanOut', () => {
       [2, 'cancelled'],
     ]);
   });
+
+  it('sends only to the selected URLs, and a 2xx does not cancel the kept ones (probes, watched requests)', async () => {
+    const seen: string[] = [];
+    let release!: () => void;
+    const kept = new Promise<void>((resolve) => (release = resolve));
+    const sender: HttpSender = {
+      send: (target, _body, _headers, cancel) => {
+        seen.push(target.url);
+        if (target.url.includes('a.test')) return Promise.resolve(ok);
+        // c.test is kept: it must get no cancel signal, and answers once the test lets it.
+        expect(cancel).toBeUndefined();
+        return kept.then(() => e503);
+      },
+      close: () => Promise.resolve(),
+    };
+    const pending = fanOut(sender, targets, Buffer.from('{}'), {}, { send: 0b101, keep: 0b100 });
+    let done = false;
+    void pending.then(() => (done = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    // a.test answered 2xx, but the event waits for the kept request to finish.
+    expect(done).toBe(false);
+    release();
+    const results = await pending;
+    expect(seen.sort()).toEqual(['http://a.test/1', 'http://c.test/3']);
+    expect(results.map((x) => [x.index, x.result.outcome]).sort()).toEqual([
+      [0, '2xx'],
+      [2, '5xx'],
+    ]);
+  });
+
+  it('a selection of no URL sends nothing; a single selected URL is sent without a cancel signal', async () => {
+    const signals: (AbortSignal | undefined)[] = [];
+    const sender: HttpSender = {
+      send: (_target, _body, _headers, cancel) => {
+        signals.push(cancel);
+        return Promise.resolve(ok);
+      },
+      close: () => Promise.resolve(),
+    };
+    expect(await fanOut(sender, targets, Buffer.from('{}'), {}, { send: 0, keep: 0 })).toEqual([]);
+    expect(signals).toHaveLength(0);
+    expect(await fanOut(sender, targets.slice(0, 1), Buffer.from('{}'), {}, { send: 1, keep: 0 })).toEqual([{ index: 0, result: ok }]);
+    expect(signals).toEqual([undefined]);
+  });
 });

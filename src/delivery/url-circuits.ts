@@ -1,0 +1,155 @@
+// The circuit breakers of one destination's URLs (one CircuitBreaker per URL, by
+// index), their `switchyard_circuit_state` series and their log lines. Logs and labels
+// name a URL by its index only: a URL may carry a token.
+import type { Logger } from 'pino';
+import type { Gauge } from 'prom-client';
+import type { AttemptResult } from './classify.js';
+import { CIRCUIT_STATE_VALUE, CircuitBreaker } from './circuit-breaker.js';
+import type { Admission, CircuitPolicy, CircuitTransition, Verdict } from './circuit-breaker.js';
+import type { PreparedDestination } from './destination-settings.js';
+import type { FanOutSelection, UrlResult } from './fan-out.js';
+
+/** What the circuits let through for one event, as bit masks by URL index. */
+export interface Admitted extends FanOutSelection {
+  /** Of `keep`: the probes (the rest of `keep` are watched requests). */
+  probe: number;
+  /** URLs whose circuit is open: no request, outcome `circuit_open`. */
+  skipped: number;
+}
+
+export interface UrlCircuitsOptions {
+  destinationId: string;
+  policy: CircuitPolicy;
+  gauge: Gauge<'destination' | 'url_index'>;
+  logger: Logger;
+}
+
+/** How many URLs a mask selects. */
+export function countBits(mask: number): number {
+  let n = 0;
+  for (let m = mask; m !== 0; m &= m - 1) n += 1;
+  return n;
+}
+
+export class UrlCircuits {
+  private breakers: CircuitBreaker[] = [];
+  private urls: string[] = [];
+  private seen: PreparedDestination | undefined;
+
+  constructor(private readonly options: UrlCircuitsOptions) {}
+
+  /** Decides, per URL of `settings`, whether this event sends to it. */
+  admit(settings: PreparedDestination, nowMs: number): Admitted {
+    this.follow(settings);
+    const admitted: Admitted = { send: 0, keep: 0, probe: 0, skipped: 0 };
+    for (let i = 0; i < this.breakers.length; i++) {
+      const bit = 1 << i;
+      const admission = this.breakers[i]!.admit(nowMs);
+      if (admission === 'skip') {
+        admitted.skipped |= bit;
+        continue;
+      }
+      admitted.send |= bit;
+      if (admission === 'watch' || admission === 'probe') admitted.keep |= bit;
+      if (admission === 'probe') admitted.probe |= bit;
+    }
+    return admitted;
+  }
+
+  /** Feeds each URL's result to its circuit. Results of URLs that were not sent are ignored. */
+  settle(admitted: Admitted, results: readonly UrlResult[], nowMs: number): void {
+    for (const { index, result } of results) {
+      const breaker = this.breakers[index];
+      const bit = 1 << index;
+      if (breaker === undefined || (admitted.send & bit) === 0) continue;
+      let verdict: Verdict = 'unknown';
+      let reason = '';
+      if (result.outcome !== 'cancelled') {
+        verdict = result.verdict === 'retryable' ? 'failure' : 'success';
+        reason = result.reason;
+      }
+      breaker.settle(admissionOf(admitted, bit), verdict, nowMs, reason);
+    }
+  }
+
+  /** The event was not sent after all (stopping, or nothing to send): frees its probes. */
+  abandon(admitted: Admitted, nowMs: number): void {
+    for (let i = 0; i < this.breakers.length; i++) {
+      const bit = 1 << i;
+      if ((admitted.send & bit) !== 0) this.breakers[i]!.settle(admissionOf(admitted, bit), 'unknown', nowMs);
+    }
+  }
+
+  /** A `circuit_open` result for every skipped URL: retryable, so the event is never dead-lettered for it before its window ends. */
+  skippedResults(admitted: Admitted, nowMs: number): UrlResult[] {
+    const results: UrlResult[] = [];
+    for (let i = 0; i < this.breakers.length; i++) {
+      if ((admitted.skipped & (1 << i)) === 0) continue;
+      const result: AttemptResult & { durationMs: number } = { outcome: 'circuit_open', verdict: 'retryable', reason: skipReason(this.breakers[i]!, nowMs), durationMs: 0 };
+      results.push({ index: i, result });
+    }
+    return results;
+  }
+
+  /** Drops the gauge series (the worker stops). */
+  close(): void {
+    for (let i = 0; i < this.breakers.length; i++) this.options.gauge.remove(this.options.destinationId, String(i));
+    this.breakers = [];
+    this.urls = [];
+    this.seen = undefined;
+  }
+
+  /** Keeps one breaker per URL: a URL changed by a config reload starts closed. Also sets each URL's gauge series (0) from the start. */
+  follow(settings: PreparedDestination): void {
+    if (settings === this.seen) return;
+    this.seen = settings;
+    const { destinationId, gauge } = this.options;
+    const urls = settings.targets.map((t) => t.target.url);
+    for (let i = urls.length; i < this.breakers.length; i++) gauge.remove(destinationId, String(i));
+    this.breakers.length = Math.min(this.breakers.length, urls.length);
+    urls.forEach((url, i) => {
+      if (this.breakers[i] !== undefined && this.urls[i] === url) return;
+      this.breakers[i] = new CircuitBreaker(this.options.policy, (t) => this.transition(i, t));
+      gauge.set({ destination: destinationId, url_index: String(i) }, CIRCUIT_STATE_VALUE.closed);
+    });
+    this.urls = urls;
+  }
+
+  private transition(index: number, t: CircuitTransition): void {
+    const { destinationId, gauge, logger } = this.options;
+    gauge.set({ destination: destinationId, url_index: String(index) }, CIRCUIT_STATE_VALUE[t.to]);
+    const fields = { urlIndex: index, failures: t.failures, coolDownMs: t.coolDownMs };
+    if (t.to === 'open' && t.from === 'closed') {
+      logger.warn(fields, `webhook URL #${index} failed ${t.failures} times in a row; its circuit is open: no requests to it for ${formatSeconds(t.coolDownMs)}, then one probe`);
+    } else if (t.to === 'open') {
+      logger.warn(fields, `webhook URL #${index} failed its probe; its circuit stays open for ${formatSeconds(t.coolDownMs)}`);
+    } else if (t.to === 'closed') {
+      logger.info(fields, `webhook URL #${index} answered again; its circuit is closed`);
+    } else {
+      logger.debug(fields, `webhook URL #${index}: cool-down over; sending a probe`);
+    }
+  }
+}
+
+/** Why a URL got no request, for the dead-letter `error`; the circuit may have moved on since the event was admitted. */
+function skipReason(breaker: CircuitBreaker, nowMs: number): string {
+  const last = breaker.lastFailure === '' ? '' : `, the last: ${breaker.lastFailure}`;
+  switch (breaker.state) {
+    case 'open':
+      return `circuit open after ${breaker.failures} consecutive retryable failures${last}; no request sent, next probe in ${formatSeconds(breaker.openUntil - nowMs)}`;
+    case 'half-open':
+      return `circuit open after ${breaker.failures} consecutive retryable failures${last}; no request sent while a probe is out`;
+    case 'closed':
+      return 'circuit open when the event was taken up (closed since); no request sent';
+  }
+}
+
+function admissionOf(admitted: Admitted, bit: number): Admission {
+  if ((admitted.probe & bit) !== 0) return 'probe';
+  return (admitted.keep & bit) !== 0 ? 'watch' : 'send';
+}
+
+/** Seconds, rounded up to a tenth: "30s", "0.5s". */
+function formatSeconds(ms: number): string {
+  return `${Math.ceil(Math.max(0, ms) / 100) / 10}s`;
+}

@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import type { PreparedDestination } from '../../../src/delivery/destination-settings.js';
+import type { SendResult } from '../../../src/delivery/http-sender.js';
+import { webhookTarget } from '../../../src/delivery/http-sender.js';
+import { UrlCircuits, countBits } from '../../../src/delivery/url-circuits.js';
+import { silentLogger } from '../../../src/observability/logger.js';
+import { createMetrics } from '../../../src/observability/metrics.js';
+
+const POLICY = { failureThreshold: 2, coolDownMs: 1_000, maxCoolDownMs: 4_000, trackedLeaseMs: 10_000 };
+const ok: SendResult = { outcome: '2xx', verdict: 'delivered', status: 200, reason: '200 OK', durationMs: 1 };
+const e500: SendResult = { outcome: '5xx', verdict: 'retryable', status: 500, reason: '500 Internal Server Error', durationMs: 1 };
+const cancelled: SendResult = { outcome: 'cancelled', durationMs: 1 };
+
+function destination(urls: string[]): PreparedDestination {
+  const targets = urls.map((url) => ({ target: webhookTarget(url), headers: {} }));
+  return { id: 'hooks', targets, printableUrls: urls };
+}
+
+async function gauge(metrics: ReturnType<typeof createMetrics>): Promise<Record<string, number>> {
+  const { values } = await metrics.circuitState.get();
+  return Object.fromEntries(values.map((v) => [`${v.labels.destination}/${v.labels.url_index}`, v.value]));
+}
+
+describe('UrlCircuits', () => {
+  it('skips a failing URL, reports circuit_open for it, and shows each state in the gauge by index', async () => {
+    const metrics = createMetrics({ defaultMetrics: false });
+    const circuits = new UrlCircuits({ destinationId: 'hooks', policy: POLICY, gauge: metrics.circuitState, logger: silentLogger() });
+    const settings = destination(['https://a.test/?token=secret', 'https://b.test/']);
+    for (const at of [0, 1]) {
+      const admitted = circuits.admit(settings, at);
+      expect(admitted.send).toBe(0b11);
+      circuits.settle(admitted, [{ index: 0, result: e500 }, { index: 1, result: ok }], at);
+    }
+    expect(await gauge(metrics)).toEqual({ 'hooks/0': 1, 'hooks/1': 0 });
+
+    const skipping = circuits.admit(settings, 2);
+    expect(skipping).toMatchObject({ send: 0b10, skipped: 0b01 });
+    expect(countBits(skipping.send)).toBe(1);
+    const [skipped] = circuits.skippedResults(skipping, 2);
+    expect(skipped).toEqual({
+      index: 0,
+      result: {
+        outcome: 'circuit_open',
+        verdict: 'retryable',
+        reason: 'circuit open after 2 consecutive retryable failures, the last: 500 Internal Server Error; no request sent, next probe in 1s',
+        durationMs: 0,
+      },
+    });
+
+    const probing = circuits.admit(settings, 1_001);
+    expect(probing).toMatchObject({ send: 0b11, probe: 0b01 });
+    expect(probing.keep & 0b01).toBe(0b01);
+    expect(await gauge(metrics)).toEqual({ 'hooks/0': 2, 'hooks/1': 0 });
+    circuits.settle(probing, [{ index: 0, result: ok }, { index: 1, result: cancelled }], 1_002);
+    expect(await gauge(metrics)).toEqual({ 'hooks/0': 0, 'hooks/1': 0 });
+  });
+
+  it('an abandoned event frees its probe', () => {
+    const circuits = new UrlCircuits({ destinationId: 'hooks', policy: POLICY, gauge: createMetrics({ defaultMetrics: false }).circuitState, logger: silentLogger() });
+    const settings = destination(['https://a.test/']);
+    for (const at of [0, 1]) circuits.settle(circuits.admit(settings, at), [{ index: 0, result: e500 }], at);
+    const probing = circuits.admit(settings, 1_001);
+    expect(probing.probe).toBe(1);
+    expect(circuits.admit(settings, 1_002).skipped).toBe(1);
+    circuits.abandon(probing, 1_003);
+    expect(circuits.admit(settings, 1_004).probe).toBe(1);
+  });
+
+  it('a reload that changes a URL starts its circuit closed; a removed URL leaves the gauge', async () => {
+    const metrics = createMetrics({ defaultMetrics: false });
+    const circuits = new UrlCircuits({ destinationId: 'hooks', policy: POLICY, gauge: metrics.circuitState, logger: silentLogger() });
+    const before = destination(['https://a.test/', 'https://b.test/']);
+    for (const at of [0, 1]) {
+      circuits.settle(circuits.admit(before, at), [{ index: 0, result: e500 }, { index: 1, result: e500 }], at);
+    }
+    expect(await gauge(metrics)).toEqual({ 'hooks/0': 1, 'hooks/1': 1 });
+    // Same first URL (its circuit stays open), a new second one.
+    const after = destination(['https://a.test/', 'https://c.test/']);
+    expect(circuits.admit(after, 2)).toMatchObject({ send: 0b10, skipped: 0b01 });
+    expect(await gauge(metrics)).toEqual({ 'hooks/0': 1, 'hooks/1': 0 });
+    circuits.admit(destination(['https://a.test/']), 3);
+    expect(await gauge(metrics)).toEqual({ 'hooks/0': 1 });
+    circuits.close();
+    expect(await gauge(metrics)).toEqual({});
+  });
+});
+
+describe('UrlCircuits skip reasons', () => {
+  it('say what the circuit is doing when the event is settled', () => {
+    const circuits = new UrlCircuits({ destinationId: 'hooks', policy: POLICY, gauge: createMetrics({ defaultMetrics: false }).circuitState, logger: silentLogger() });
+    const settings = destination(['https://a.test/']);
+    for (const at of [0, 1]) circuits.settle(circuits.admit(settings, at), [{ index: 0, result: e500 }], at);
+    const skipped = circuits.admit(settings, 2);
+    const probe = circuits.admit(settings, 1_001);
+    const skippedDuringProbe = circuits.admit(settings, 1_002);
+    expect(circuits.skippedResults(skippedDuringProbe, 1_002)[0]!.result).toMatchObject({
+      reason: 'circuit open after 2 consecutive retryable failures, the last: 500 Internal Server Error; no request sent while a probe is out',
+    });
+    circuits.settle(probe, [{ index: 0, result: ok }], 1_003);
+    expect(circuits.skippedResults(skipped, 1_004)[0]!.result).toMatchObject({ reason: 'circuit open when the event was taken up (closed since); no request sent' });
+  });
+});

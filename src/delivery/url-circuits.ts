@@ -15,6 +15,12 @@ export interface Admitted extends FanOutSelection {
   probe: number;
   /** URLs whose circuit is open: no request, outcome `circuit_open`. */
   skipped: number;
+  /**
+   * The breakers that admitted it, by URL index. NOTE: a reload may replace a URL's
+   * breaker while the event's requests run; their results belong to the old URL and
+   * must not count against the new one.
+   */
+  breakers: readonly CircuitBreaker[];
 }
 
 export interface UrlCircuitsOptions {
@@ -41,7 +47,7 @@ export class UrlCircuits {
   /** Decides, per URL of `settings`, whether this event sends to it. */
   admit(settings: PreparedDestination, nowMs: number): Admitted {
     this.follow(settings);
-    const admitted: Admitted = { send: 0, keep: 0, probe: 0, skipped: 0 };
+    const admitted: Admitted = { send: 0, keep: 0, probe: 0, skipped: 0, breakers: this.breakers };
     for (let i = 0; i < this.breakers.length; i++) {
       const bit = 1 << i;
       const admission = this.breakers[i]!.admit(nowMs);
@@ -59,7 +65,7 @@ export class UrlCircuits {
   /** Feeds each URL's result to its circuit. Results of URLs that were not sent are ignored. */
   settle(admitted: Admitted, results: readonly UrlResult[], nowMs: number): void {
     for (const { index, result } of results) {
-      const breaker = this.breakers[index];
+      const breaker = admitted.breakers[index];
       const bit = 1 << index;
       if (breaker === undefined || (admitted.send & bit) === 0) continue;
       let verdict: Verdict = 'unknown';
@@ -74,20 +80,20 @@ export class UrlCircuits {
 
   /** The event was not sent after all (stopping, or nothing to send): frees its probes. */
   abandon(admitted: Admitted, nowMs: number): void {
-    for (let i = 0; i < this.breakers.length; i++) {
+    admitted.breakers.forEach((breaker, i) => {
       const bit = 1 << i;
-      if ((admitted.send & bit) !== 0) this.breakers[i]!.settle(admissionOf(admitted, bit), 'unknown', nowMs);
-    }
+      if ((admitted.send & bit) !== 0) breaker.settle(admissionOf(admitted, bit), 'unknown', nowMs);
+    });
   }
 
   /** A `circuit_open` result for every skipped URL: retryable, so the event is never dead-lettered for it before its window ends. */
   skippedResults(admitted: Admitted, nowMs: number): UrlResult[] {
     const results: UrlResult[] = [];
-    for (let i = 0; i < this.breakers.length; i++) {
-      if ((admitted.skipped & (1 << i)) === 0) continue;
-      const result: AttemptResult & { durationMs: number } = { outcome: 'circuit_open', verdict: 'retryable', reason: skipReason(this.breakers[i]!, nowMs), durationMs: 0 };
+    admitted.breakers.forEach((breaker, i) => {
+      if ((admitted.skipped & (1 << i)) === 0) return;
+      const result: AttemptResult & { durationMs: number } = { outcome: 'circuit_open', verdict: 'retryable', reason: skipReason(breaker, nowMs), durationMs: 0 };
       results.push({ index: i, result });
-    }
+    });
     return results;
   }
 
@@ -106,12 +112,19 @@ export class UrlCircuits {
     const { destinationId, gauge } = this.options;
     const urls = settings.targets.map((t) => t.target.url);
     for (let i = urls.length; i < this.breakers.length; i++) gauge.remove(destinationId, String(i));
-    this.breakers.length = Math.min(this.breakers.length, urls.length);
-    urls.forEach((url, i) => {
-      if (this.breakers[i] !== undefined && this.urls[i] === url) return;
-      this.breakers[i] = new CircuitBreaker(this.options.policy, (t) => this.transition(i, t));
+    // A new array, not changed in place: events admitted before keep the breakers they had.
+    const breakers = urls.map((url, i): CircuitBreaker => {
+      const kept = this.breakers[i];
+      if (kept !== undefined && this.urls[i] === url) return kept;
+      // NOTE: a breaker that was replaced (or closed) may still see late results; its
+      // moves no longer show in the gauge or the log.
+      const breaker: CircuitBreaker = new CircuitBreaker(this.options.policy, (t) => {
+        if (this.breakers[i] === breaker) this.transition(i, t);
+      });
       gauge.set({ destination: destinationId, url_index: String(i) }, CIRCUIT_STATE_VALUE.closed);
+      return breaker;
     });
+    this.breakers = breakers;
     this.urls = urls;
   }
 

@@ -100,3 +100,29 @@ describe('UrlCircuits skip reasons', () => {
     expect(circuits.skippedResults(skipped, 1_004)[0]!.result).toMatchObject({ reason: 'circuit open when the event was taken up (closed since); no request sent' });
   });
 });
+
+describe('UrlCircuits across a reload', () => {
+  it('results of requests to a replaced URL do not count against the URL that took its place', async () => {
+    const metrics = createMetrics({ defaultMetrics: false });
+    const circuits = new UrlCircuits({ destinationId: 'hooks', policy: POLICY, gauge: metrics.circuitState, logger: silentLogger() });
+    const before = destination(['https://old.test/', 'https://b.test/']);
+    // Requests to the old URL are in flight when the reload replaces it.
+    const inFlight = [circuits.admit(before, 0), circuits.admit(before, 0), circuits.admit(before, 0)];
+    const after = destination(['https://new.test/', 'https://b.test/']);
+    expect(circuits.admit(after, 1)).toMatchObject({ send: 0b11, skipped: 0 });
+    for (const admitted of inFlight) circuits.settle(admitted, [{ index: 0, result: e500 }, { index: 1, result: ok }], 2);
+    // The new URL has not failed once: its circuit stays closed.
+    expect(circuits.admit(after, 3)).toMatchObject({ send: 0b11, skipped: 0 });
+    expect(await gauge(metrics)).toEqual({ 'hooks/0': 0, 'hooks/1': 0 });
+  });
+
+  it('after close, a late result leaves no gauge series behind', async () => {
+    const metrics = createMetrics({ defaultMetrics: false });
+    const circuits = new UrlCircuits({ destinationId: 'hooks', policy: POLICY, gauge: metrics.circuitState, logger: silentLogger() });
+    const settings = destination(['https://a.test/']);
+    const inFlight = [circuits.admit(settings, 0), circuits.admit(settings, 0)];
+    circuits.close();
+    for (const admitted of inFlight) circuits.settle(admitted, [{ index: 0, result: e500 }], 1);
+    expect(await gauge(metrics)).toEqual({});
+  });
+});

@@ -110,6 +110,7 @@ export function createDelivererService(deps: RoleDeps, tuning: Partial<Deliverer
     // until it is configured again: stopping it never drops anything.
     const stale = [...workers.entries()].filter(([id, running]) => !settings.has(id) || running.shape !== shape);
     for (const [id] of stale) workers.delete(id);
+    for (const { worker } of workers.values()) worker.settingsChanged();
     const stopped = await Promise.allSettled(
       stale.map(async ([id, running]) => {
         await running.worker.stop();

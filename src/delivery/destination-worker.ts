@@ -76,6 +76,8 @@ export interface DestinationWorker {
   joined(): boolean;
   /** Set when the consumer crashed for good (kafkajs will not restart it). */
   failure(): Error | undefined;
+  /** The destination's settings changed (a reload): a URL gone leaves the circuit gauge now, not at the next event. */
+  settingsChanged(): void;
 }
 
 /** kafkajs only sends a heartbeat when its interval passed, so calling often is cheap. */
@@ -413,5 +415,9 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
     }),
     joined: () => hasJoined && crashed === undefined,
     failure: () => crashed,
+    settingsChanged() {
+      const current = options.settings();
+      if (current !== undefined && !stopping) circuits.follow(current);
+    },
   };
 }

@@ -111,7 +111,7 @@ export function createDestinationWorker(options: DestinationWorkerOptions): Dest
   const bucketFor = (settings: PreparedDestination): TokenBucket | undefined => {
     const limit = settings.rateLimit;
     if (limit === undefined) return (pacing = undefined);
-    if (pacing?.limit.requestsPerSecond !== limit.requestsPerSecond || pacing.limit.burst !== limit.burst) pacing = new TokenBucket(limit, Date.now());
+    if (pacing?.limit.requestsPerSecond !== limit.requestsPerSecond || pacing.limit.burst !== limit.burst) pacing = new TokenBucket(limit, Date.now(), delivery.maxRetryWindowMs);
     return pacing;
   };
 

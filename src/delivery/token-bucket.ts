@@ -13,7 +13,9 @@ const HALVE_AT_MOST_EVERY_MS = 1_000;
  * asked and the pace holds exactly, without a queue or a timer in here.
  *
  * A receiver that answers 429 with `Retry-After` gets a slower pace (`slowDown`) until
- * the latest such Retry-After has passed; then the configured rate is back.
+ * the latest such Retry-After has passed, or `maxSlowSpellMs` (the retry window) has:
+ * then the configured rate is back. NOTE: without that cap, one 429 saying
+ * "Retry-After: 31536000" would hold the destination at half pace for a year.
  */
 export class TokenBucket {
   private tokens: number;
@@ -25,6 +27,7 @@ export class TokenBucket {
   constructor(
     readonly limit: RateLimitConfig,
     nowMs: number,
+    private readonly maxSlowSpellMs = Number.POSITIVE_INFINITY,
   ) {
     if (!(limit.requestsPerSecond > 0) || !Number.isFinite(limit.requestsPerSecond)) {
       throw new RangeError(`TokenBucket: requestsPerSecond must be a positive number, got ${limit.requestsPerSecond}`);
@@ -59,7 +62,7 @@ export class TokenBucket {
       this.slowRate = Math.max(this.limit.requestsPerSecond * SLOWEST_SHARE, this.rate(nowMs) / 2);
       this.lastSlowDownMs = nowMs;
     }
-    this.slowUntilMs = Math.max(this.slowUntilMs, untilMs);
+    this.slowUntilMs = Math.max(this.slowUntilMs, Math.min(untilMs, nowMs + this.maxSlowSpellMs));
   }
 
   /** Earns tokens for the time since the last update, at the rate in force then. */

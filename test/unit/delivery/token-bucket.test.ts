@@ -73,6 +73,14 @@ describe('TokenBucket', () => {
       expect(bucket.rate(11_000)).toBe(4);
     });
 
+    it('a slow spell lasts at most the longest slow spell given (the retry window), whatever the Retry-After', () => {
+      const bucket = new TokenBucket({ requestsPerSecond: 10, burst: 1 }, 0, 60_000);
+      // A receiver that answers "Retry-After: 31536000" (a year) once.
+      bucket.slowDown(31_536_000_000, 0);
+      expect(bucket.rate(59_999)).toBe(5);
+      expect(bucket.rate(60_000)).toBe(10);
+    });
+
     it('a later Retry-After extends the slow spell; an earlier one does not shorten it', () => {
       const bucket = new TokenBucket({ requestsPerSecond: 10, burst: 1 }, 0);
       bucket.slowDown(5_000, 0);

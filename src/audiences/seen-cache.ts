@@ -3,7 +3,8 @@
 // one per call (the audience processor keeps the actual state, `user.sources`). Pure.
 //
 // Bounded: two generations of at most `maxPairs / 2` pairs each. When the current
-// one is full, the previous one is dropped and the current one takes its place; a
+// one is full (in pairs, or in characters of user ids: a call may carry an id of many
+// kilobytes), the previous one is dropped and the current one takes its place; a
 // pair found in the previous generation is copied into the current one. So the pairs
 // in use stay, the others age out, and the cache never holds more than `maxPairs`.
 // A pair that aged out costs one `seen` record again, nothing else: the processor
@@ -41,7 +42,10 @@ export class SeenPairCache {
   private current: Generation = new Map();
   private previous: Generation = new Map();
   private count = 0;
+  /** Characters of the user ids in the current generation. */
+  private chars = 0;
   private readonly generationSize: number;
+  private readonly generationChars: number;
   /** Pairs handed out and not yet acknowledged or abandoned: not handed out twice meanwhile. */
   private readonly pending = new Map<string, Set<string>>();
   private epochValue = 0;
@@ -49,19 +53,33 @@ export class SeenPairCache {
 
   private readonly baseMs: number;
 
-  /** `maxPairs`: the bound on the pairs held (see the top of this file). */
+  /**
+   * `maxPairs`: the bound on the pairs held (see the top of this file); `maxIdChars`:
+   * on the characters of their user ids (default 64 a pair). A pair whose id is longer
+   * than half of it is never cached: its record is written each time.
+   */
   constructor(
     readonly maxPairs: number,
     private readonly nowMs: () => number = Date.now,
+    readonly maxIdChars: number = maxPairs * 64,
   ) {
     this.baseMs = nowMs();
     if (!Number.isSafeInteger(maxPairs) || maxPairs < 2) throw new RangeError(`SeenPairCache: maxPairs must be a whole number ≥ 2, got ${maxPairs}`);
+    if (!Number.isSafeInteger(maxIdChars) || maxIdChars < 2) throw new RangeError(`SeenPairCache: maxIdChars must be a whole number ≥ 2, got ${maxIdChars}`);
     this.generationSize = Math.floor(maxPairs / 2);
+    this.generationChars = Math.floor(maxIdChars / 2);
   }
 
   /** The tick of an epoch time in ms (for `forget`). */
   tickAt(epochMs: number): number {
     return Math.floor((epochMs - this.baseMs) / TICK_MS);
+  }
+
+  /** The characters of the user ids held (both generations, like `size`). */
+  get idChars(): number {
+    let n = 0;
+    for (const generation of [this.current, this.previous]) for (const users of generation.values()) for (const userId of users.keys()) n += userId.length;
+    return n;
   }
 
   /** Bumped by every `forget` and `clear`. */
@@ -154,17 +172,23 @@ export class SeenPairCache {
     this.current = new Map();
     this.previous = new Map();
     this.count = 0;
+    this.chars = 0;
   }
 
   private insert(userId: string, sourceId: string, tick: number): void {
-    if (this.count >= this.generationSize) {
+    if (userId.length > this.generationChars) return;
+    if (this.count >= this.generationSize || this.chars + userId.length > this.generationChars) {
       this.previous = this.current;
       this.current = new Map();
       this.count = 0;
+      this.chars = 0;
     }
     let users = this.current.get(sourceId);
     if (users === undefined) this.current.set(sourceId, (users = new Map()));
-    if (!users.has(userId)) this.count += 1;
+    if (!users.has(userId)) {
+      this.count += 1;
+      this.chars += userId.length;
+    }
     users.set(userId, tick);
   }
 }

@@ -34,6 +34,19 @@ describe('SeenPairCache', () => {
     expect(cache.claim('u-1', 'web')).toBeUndefined();
   });
 
+  it('bounds the characters of the user ids it holds, not only the pairs: long ids age out sooner', () => {
+    const cache = new SeenPairCache(1_000, Date.now, 10_000);
+    cache.setFollowing(true);
+    const long = (i: number) => `${i}-${'x'.repeat(995)}`;
+    for (let i = 0; i < 100; i++) expect(write(cache, long(i), 'web')).toBe(true);
+    expect(cache.idChars).toBeLessThanOrEqual(10_000);
+    // The most recent pairs are still cached; an id over half the bound is never cached.
+    expect(write(cache, long(99), 'web')).toBe(false);
+    const huge = 'h'.repeat(6_000);
+    expect([write(cache, huge, 'web'), write(cache, huge, 'web')]).toEqual([true, true]);
+    expect(cache.idChars).toBeLessThanOrEqual(10_000);
+  });
+
   it('caches nothing while not following user.sources', () => {
     const cache = new SeenPairCache(100);
     expect([write(cache, 'u-1', 'web'), write(cache, 'u-1', 'web')]).toEqual([true, true]);

@@ -46,8 +46,12 @@ export class SeenPairCache {
   private chars = 0;
   private readonly generationSize: number;
   private readonly generationChars: number;
-  /** Pairs handed out and not yet acknowledged or abandoned: not handed out twice meanwhile. */
-  private readonly pending = new Map<string, Set<string>>();
+  /**
+   * Pairs handed out and not yet acknowledged or abandoned: not handed out twice
+   * meanwhile. source id → user id → the epoch it was handed out at, and when a call
+   * last found it pending (such a call wrote nothing either).
+   */
+  private readonly pending = new Map<string, Map<string, { epoch: number; found: number }>>();
   private epochValue = 0;
   private followingValue = false;
 
@@ -128,23 +132,38 @@ export class SeenPairCache {
       return undefined;
     }
     const pending = this.pending.get(sourceId);
-    if (pending?.has(userId) === true) return undefined;
-    if (pending === undefined) this.pending.set(sourceId, new Set([userId]));
-    else pending.add(userId);
+    const inFlight = pending?.get(userId);
+    if (inFlight !== undefined) {
+      inFlight.found = this.tickAt(this.nowMs());
+      return undefined;
+    }
+    const entry = { epoch: this.epochValue, found: NOT_FOUND };
+    if (pending === undefined) this.pending.set(sourceId, new Map([[userId, entry]]));
+    else pending.set(userId, entry);
     return { userId, sourceId, epoch: this.epochValue };
   }
 
   /** The records of these pairs are acknowledged: cache them, unless a user was forgotten since. */
   acknowledged(pairs: readonly PendingPair[]): void {
     for (const pair of pairs) {
-      this.pending.get(pair.sourceId)?.delete(pair.userId);
-      if (pair.epoch === this.epochValue && this.followingValue) this.insert(pair.userId, pair.sourceId, NOT_FOUND);
+      const found = this.settle(pair);
+      if (pair.epoch === this.epochValue && this.followingValue) this.insert(pair.userId, pair.sourceId, found);
     }
   }
 
   /** The records of these pairs were not written (the batch failed): they are handed out again. */
   abandoned(pairs: readonly PendingPair[]): void {
-    for (const pair of pairs) this.pending.get(pair.sourceId)?.delete(pair.userId);
+    for (const pair of pairs) this.settle(pair);
+  }
+
+  /** Ends the pair's pending state (unless a forget ended it and it was handed out again); returns when a call found it pending. */
+  private settle(pair: PendingPair): number {
+    const users = this.pending.get(pair.sourceId);
+    const entry = users?.get(pair.userId);
+    if (entry === undefined || entry.epoch !== pair.epoch) return NOT_FOUND;
+    users!.delete(pair.userId);
+    if (users!.size === 0) this.pending.delete(pair.sourceId);
+    return entry.found;
   }
 
   /**
@@ -163,6 +182,16 @@ export class SeenPairCache {
         if (at !== NOT_FOUND && at >= foundSince) used.add(sourceId);
         users.delete(userId);
       }
+    }
+    // NOTE: a pair in flight may have been written before the deletion and erased by it:
+    // a call that found it pending is written again like one that found it cached, and
+    // the pair is handed out again to the next call.
+    for (const [sourceId, users] of this.pending) {
+      if (keep.includes(sourceId)) continue;
+      const entry = users.get(userId);
+      if (entry === undefined) continue;
+      if (entry.found !== NOT_FOUND && entry.found >= foundSince) used.add(sourceId);
+      users.delete(userId);
     }
     return [...used].map((sourceId) => ({ userId, sourceId }));
   }

@@ -218,7 +218,9 @@ export function applyRecords(state: PartitionState, records: readonly EventRecor
       const sources = state.userSources.remove(record.userId, record.sourceIds);
       if (sources !== undefined) {
         out.sourceWrites.set(record.userId, sources);
-        if (timestampMs !== undefined) out.deletedAt.set(record.userId, timestampMs);
+        // The earliest deletion of the batch: sightings count again from it.
+        const earlier = out.deletedAt.get(record.userId);
+        if (timestampMs !== undefined && !(earlier !== undefined && earlier <= timestampMs)) out.deletedAt.set(record.userId, timestampMs);
       }
       if (profile !== undefined && !repeat) {
         forgetMembers(state, profile);

@@ -389,6 +389,11 @@ describe('seen sources (user.sources)', () => {
     // u-2's value also erases `web`: stamped with the write's time instead, it would let
     // a web call routed between the deletion and this write go unrecorded.
     expect(out.deletedAt).toEqual(new Map([['u-1', NOW - 5], ['u-2', NOW - 4]]));
+    // Two deletions of a user in a batch (a router's repeat): the earlier time, so calls
+    // that found a cached pair between the two are written again too.
+    const twice = feed.apply(set, [{ ...deletion(feed, 'u-2'), timestampMs: NOW - 3 }, seen(feed, 'u-2', 'web'), { ...deletion(feed, 'u-2'), timestampMs: NOW - 1 }]);
+    expect(twice.sourceWrites).toEqual(new Map([['u-2', null]]));
+    expect(twice.deletedAt).toEqual(new Map([['u-2', NOW - 3]]));
   });
 
   describe('a replay after a crash between the profiles write and the user.sources write', () => {

@@ -48,10 +48,9 @@ export class SeenPairCache {
   private readonly generationChars: number;
   /**
    * Pairs handed out and not yet acknowledged or abandoned: not handed out twice
-   * meanwhile. source id → user id → the epoch it was handed out at, and when a call
-   * last found it pending (such a call wrote nothing either).
+   * meanwhile. source id → user id → the epoch it was handed out at.
    */
-  private readonly pending = new Map<string, Map<string, { epoch: number; found: number }>>();
+  private readonly pending = new Map<string, Map<string, number>>();
   private epochValue = 0;
   private followingValue = false;
 
@@ -132,22 +131,17 @@ export class SeenPairCache {
       return undefined;
     }
     const pending = this.pending.get(sourceId);
-    const inFlight = pending?.get(userId);
-    if (inFlight !== undefined) {
-      inFlight.found = this.tickAt(this.nowMs());
-      return undefined;
-    }
-    const entry = { epoch: this.epochValue, found: NOT_FOUND };
-    if (pending === undefined) this.pending.set(sourceId, new Map([[userId, entry]]));
-    else pending.set(userId, entry);
+    if (pending?.has(userId) === true) return undefined;
+    if (pending === undefined) this.pending.set(sourceId, new Map([[userId, this.epochValue]]));
+    else pending.set(userId, this.epochValue);
     return { userId, sourceId, epoch: this.epochValue };
   }
 
   /** The records of these pairs are acknowledged: cache them, unless a user was forgotten since. */
   acknowledged(pairs: readonly PendingPair[]): void {
     for (const pair of pairs) {
-      const found = this.settle(pair);
-      if (pair.epoch === this.epochValue && this.followingValue) this.insert(pair.userId, pair.sourceId, found);
+      this.settle(pair);
+      if (pair.epoch === this.epochValue && this.followingValue) this.insert(pair.userId, pair.sourceId, NOT_FOUND);
     }
   }
 
@@ -156,14 +150,12 @@ export class SeenPairCache {
     for (const pair of pairs) this.settle(pair);
   }
 
-  /** Ends the pair's pending state (unless a forget ended it and it was handed out again); returns when a call found it pending. */
-  private settle(pair: PendingPair): number {
+  /** Ends the pair's pending state, unless a forget ended it and it was handed out again since. */
+  private settle(pair: PendingPair): void {
     const users = this.pending.get(pair.sourceId);
-    const entry = users?.get(pair.userId);
-    if (entry === undefined || entry.epoch !== pair.epoch) return NOT_FOUND;
-    users!.delete(pair.userId);
-    if (users!.size === 0) this.pending.delete(pair.sourceId);
-    return entry.found;
+    if (users === undefined || users.get(pair.userId) !== pair.epoch) return;
+    users.delete(pair.userId);
+    if (users.size === 0) this.pending.delete(pair.sourceId);
   }
 
   /**
@@ -183,16 +175,9 @@ export class SeenPairCache {
         users.delete(userId);
       }
     }
-    // NOTE: a pair in flight may have been written before the deletion and erased by it:
-    // a call that found it pending is written again like one that found it cached, and
-    // the pair is handed out again to the next call.
-    for (const [sourceId, users] of this.pending) {
-      if (keep.includes(sourceId)) continue;
-      const entry = users.get(userId);
-      if (entry === undefined) continue;
-      if (entry.found !== NOT_FOUND && entry.found >= foundSince) used.add(sourceId);
-      users.delete(userId);
-    }
+    // NOTE: a pair in flight may have been written before the deletion and erased by
+    // it: the next call hands it out again instead of finding it pending.
+    for (const [sourceId, users] of this.pending) if (!keep.includes(sourceId)) users.delete(userId);
     return [...used].map((sourceId) => ({ userId, sourceId }));
   }
 

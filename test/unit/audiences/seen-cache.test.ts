@@ -96,32 +96,22 @@ describe('SeenPairCache', () => {
     expect(write(cache, 'u-1', 'server')).toBe(true);
   });
 
-  it('a call that found its pair pending (its record in flight) counts as found: written again after a deletion', () => {
-    let now = 1_000_000;
-    const cache = new SeenPairCache(100, () => now);
-    cache.setFollowing(true);
-    // Two batches in flight: one carries the record of each pair, the other's call finds it pending.
-    const ackedFirst = cache.claim('u-1', 'web')!;
-    const erasedFirst = cache.claim('u-1', 'app')!;
-    now += 1_000;
-    const deletedAt = now;
-    now += 100;
-    expect([cache.claim('u-1', 'web'), cache.claim('u-1', 'app')]).toEqual([undefined, undefined]);
-    // web: acknowledged, then the follower reads the erasure; app: the erasure is read while in flight.
-    cache.acknowledged([ackedFirst]);
-    expect(cache.forget('u-1', [], cache.tickAt(deletedAt - 250))).toEqual(
-      expect.arrayContaining([
-        { userId: 'u-1', sourceId: 'web' },
-        { userId: 'u-1', sourceId: 'app' },
-      ]),
-    );
-    cache.acknowledged([erasedFirst]);
-    // Found before the deletion only: nothing to write again.
-    const early = cache.claim('u-2', 'web')!;
-    expect(cache.claim('u-2', 'web')).toBeUndefined();
-    now += 1_000;
-    expect(cache.forget('u-2', [], cache.tickAt(now - 250))).toEqual([]);
-    cache.abandoned([early]);
+  it('a pair in flight when its user is forgotten is handed out again to the next call', () => {
+    const cache = following();
+    const inFlight = cache.claim('u-1', 'web')!;
+    const kept = cache.claim('u-1', 'app')!;
+    expect(cache.claim('u-1', 'web')).toBeUndefined();
+    // The follower reads the erasure of web while its record is in flight (it may be before the deletion).
+    cache.forget('u-1', ['app']);
+    const again = cache.claim('u-1', 'web');
+    expect(again).toBeDefined();
+    expect(cache.claim('u-1', 'app')).toBeUndefined();
+    // The first record's ack neither caches the pair nor ends the new claim's pending state.
+    cache.acknowledged([inFlight, kept]);
+    expect(cache.claim('u-1', 'web')).toBeUndefined();
+    cache.acknowledged([again!]);
+    expect(cache.claim('u-1', 'web')).toBeUndefined();
+    expect(cache.size).toBe(1);
   });
 
   it('counts in 100 ms ticks from its creation, small integers for years', () => {

@@ -185,8 +185,15 @@ export function applyRecords(state: PartitionState, records: readonly EventRecor
     if (record.kind === 'deletion' || record.kind === 'erase') {
       const key = profileKey(record.userId, undefined);
       const profile = open.get(key);
-      if (profile !== undefined && offset <= profile.applied) continue;
-      if (record.kind === 'deletion') {
+      // A profile applied past this record was made after it: the deletion was carried
+      // out before a crash, its delete bodies sent. NOTE: its seen sources are dropped
+      // again all the same: `user.sources` is written apart from the profiles, so a
+      // crash between the two may have lost that erasure (later sightings in the
+      // replayed records add their sources back).
+      const repeat = profile !== undefined && offset <= profile.applied;
+      if (repeat) {
+        // Nothing to send or count again.
+      } else if (record.kind === 'deletion') {
         // The seen sources, and those of the profile: profiles written before
         // `user.sources` existed know the audience sources that saw the user.
         const affected = record.sourceIds ?? [...new Set([...state.userSources.of(record.userId), ...(profile?.seen ?? [])])];
@@ -211,15 +218,22 @@ export function applyRecords(state: PartitionState, records: readonly EventRecor
       const sources = state.userSources.remove(record.userId, record.sourceIds);
       if (sources !== undefined) {
         out.sourceWrites.set(record.userId, sources);
-        if (timestampMs !== undefined) out.deletedAt.set(record.userId, timestampMs);
+        // The earliest deletion of the batch: sightings count again from it.
+        const earlier = out.deletedAt.get(record.userId);
+        if (timestampMs !== undefined && !(earlier !== undefined && earlier <= timestampMs)) out.deletedAt.set(record.userId, timestampMs);
       }
-      if (profile !== undefined) {
+      if (profile !== undefined && !repeat) {
         forgetMembers(state, profile);
         open.erase(key);
         out.writes.set(key, null);
       }
       continue;
     }
+    // NOTE: before the repeat checks below: the call offsets and profiles written
+    // before a crash do not mean the user.sources write beside them was; and a
+    // router's repeat after a deletion sent the call's deliveries again, so its source
+    // has seen the user again.
+    if (record.userId !== undefined) noteSource(state, out, record.userId, record.sourceId);
     if (record.callPartition !== undefined && record.callOffset !== undefined) {
       if (record.callOffset <= (state.callOffsets.get(record.callPartition) ?? -1)) {
         out.repeats += 1;
@@ -229,9 +243,6 @@ export function applyRecords(state: PartitionState, records: readonly EventRecor
       state.callOffsets.set(record.callPartition, record.callOffset);
       callOffsetsMoved = true;
     }
-    // Before the `applied` check below: a profile written before a crash does not
-    // mean the user.sources write after it was.
-    if (record.userId !== undefined) noteSource(state, out, record.userId, record.sourceId);
     const key = profileKey(record.userId, record.anonymousId);
     let profile = open.get(key);
     let changed = false;
@@ -254,10 +265,10 @@ export function applyRecords(state: PartitionState, records: readonly EventRecor
 
 function noteSource(state: PartitionState, out: EngineOutput, userId: string, sourceId: string): void {
   const value = state.userSources.add(userId, sourceId);
-  if (value !== undefined) {
-    out.sourceWrites.set(userId, value);
-    out.deletedAt.delete(userId);
-  }
+  // NOTE: a value that follows a deletion in this batch keeps the deletion's time
+  // (out.deletedAt): it erases the sources it no longer lists, and routers rewrite
+  // the pairs their calls found from that time on (seen-follower.ts).
+  if (value !== undefined) out.sourceWrites.set(userId, value);
 }
 
 /** Loads one `user.sources` record during a restore (null: a tombstone); returns the problem when it cannot be read. */

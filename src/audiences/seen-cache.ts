@@ -3,7 +3,8 @@
 // one per call (the audience processor keeps the actual state, `user.sources`). Pure.
 //
 // Bounded: two generations of at most `maxPairs / 2` pairs each. When the current
-// one is full, the previous one is dropped and the current one takes its place; a
+// one is full (in pairs, or in characters of user ids: a call may carry an id of many
+// kilobytes), the previous one is dropped and the current one takes its place; a
 // pair found in the previous generation is copied into the current one. So the pairs
 // in use stay, the others age out, and the cache never holds more than `maxPairs`.
 // A pair that aged out costs one `seen` record again, nothing else: the processor
@@ -41,27 +42,47 @@ export class SeenPairCache {
   private current: Generation = new Map();
   private previous: Generation = new Map();
   private count = 0;
+  /** Characters of the user ids in the current generation. */
+  private chars = 0;
   private readonly generationSize: number;
-  /** Pairs handed out and not yet acknowledged or abandoned: not handed out twice meanwhile. */
-  private readonly pending = new Map<string, Set<string>>();
+  private readonly generationChars: number;
+  /**
+   * Pairs handed out and not yet acknowledged or abandoned: not handed out twice
+   * meanwhile. source id → user id → the epoch it was handed out at.
+   */
+  private readonly pending = new Map<string, Map<string, number>>();
   private epochValue = 0;
   private followingValue = false;
 
   private readonly baseMs: number;
 
-  /** `maxPairs`: the bound on the pairs held (see the top of this file). */
+  /**
+   * `maxPairs`: the bound on the pairs held (see the top of this file); `maxIdChars`:
+   * on the characters of their user ids (default 64 a pair). A pair whose id is longer
+   * than half of it is never cached: its record is written each time.
+   */
   constructor(
     readonly maxPairs: number,
     private readonly nowMs: () => number = Date.now,
+    readonly maxIdChars: number = maxPairs * 64,
   ) {
     this.baseMs = nowMs();
     if (!Number.isSafeInteger(maxPairs) || maxPairs < 2) throw new RangeError(`SeenPairCache: maxPairs must be a whole number ≥ 2, got ${maxPairs}`);
+    if (!Number.isSafeInteger(maxIdChars) || maxIdChars < 2) throw new RangeError(`SeenPairCache: maxIdChars must be a whole number ≥ 2, got ${maxIdChars}`);
     this.generationSize = Math.floor(maxPairs / 2);
+    this.generationChars = Math.floor(maxIdChars / 2);
   }
 
   /** The tick of an epoch time in ms (for `forget`). */
   tickAt(epochMs: number): number {
     return Math.floor((epochMs - this.baseMs) / TICK_MS);
+  }
+
+  /** The characters of the user ids held (both generations, like `size`). */
+  get idChars(): number {
+    let n = 0;
+    for (const generation of [this.current, this.previous]) for (const users of generation.values()) for (const userId of users.keys()) n += userId.length;
+    return n;
   }
 
   /** Bumped by every `forget` and `clear`. */
@@ -111,22 +132,30 @@ export class SeenPairCache {
     }
     const pending = this.pending.get(sourceId);
     if (pending?.has(userId) === true) return undefined;
-    if (pending === undefined) this.pending.set(sourceId, new Set([userId]));
-    else pending.add(userId);
+    if (pending === undefined) this.pending.set(sourceId, new Map([[userId, this.epochValue]]));
+    else pending.set(userId, this.epochValue);
     return { userId, sourceId, epoch: this.epochValue };
   }
 
   /** The records of these pairs are acknowledged: cache them, unless a user was forgotten since. */
   acknowledged(pairs: readonly PendingPair[]): void {
     for (const pair of pairs) {
-      this.pending.get(pair.sourceId)?.delete(pair.userId);
+      this.settle(pair);
       if (pair.epoch === this.epochValue && this.followingValue) this.insert(pair.userId, pair.sourceId, NOT_FOUND);
     }
   }
 
   /** The records of these pairs were not written (the batch failed): they are handed out again. */
   abandoned(pairs: readonly PendingPair[]): void {
-    for (const pair of pairs) this.pending.get(pair.sourceId)?.delete(pair.userId);
+    for (const pair of pairs) this.settle(pair);
+  }
+
+  /** Ends the pair's pending state, unless a forget ended it and it was handed out again since. */
+  private settle(pair: PendingPair): void {
+    const users = this.pending.get(pair.sourceId);
+    if (users === undefined || users.get(pair.userId) !== pair.epoch) return;
+    users.delete(pair.userId);
+    if (users.size === 0) this.pending.delete(pair.sourceId);
   }
 
   /**
@@ -146,6 +175,9 @@ export class SeenPairCache {
         users.delete(userId);
       }
     }
+    // NOTE: a pair in flight may have been written before the deletion and erased by
+    // it: the next call hands it out again instead of finding it pending.
+    for (const [sourceId, users] of this.pending) if (!keep.includes(sourceId)) users.delete(userId);
     return [...used].map((sourceId) => ({ userId, sourceId }));
   }
 
@@ -154,17 +186,23 @@ export class SeenPairCache {
     this.current = new Map();
     this.previous = new Map();
     this.count = 0;
+    this.chars = 0;
   }
 
   private insert(userId: string, sourceId: string, tick: number): void {
-    if (this.count >= this.generationSize) {
+    if (userId.length > this.generationChars) return;
+    if (this.count >= this.generationSize || this.chars + userId.length > this.generationChars) {
       this.previous = this.current;
       this.current = new Map();
       this.count = 0;
+      this.chars = 0;
     }
     let users = this.current.get(sourceId);
     if (users === undefined) this.current.set(sourceId, (users = new Map()));
-    if (!users.has(userId)) this.count += 1;
+    if (!users.has(userId)) {
+      this.count += 1;
+      this.chars += userId.length;
+    }
     users.set(userId, tick);
   }
 }

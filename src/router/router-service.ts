@@ -239,7 +239,14 @@ export function createRouterService(deps: RouterDeps): Service {
       const bytes = body !== null ? recordBytes(routed.key, body, routed.headers) : 0;
       let fits = audience === undefined || out.fits(audience.topic, audienceBytes);
       if (body !== null) for (const d of routed.decisions) if (d.routed && !out.fits(d.target.topic, bytes)) fits = false;
-      if (!fits) await flush();
+      if (!fits) {
+        // NOTE: the pair this call claimed is in no batch yet: a failed flush must hand
+        // it back too, or it stays pending and is never written.
+        await flush().catch((error: unknown) => {
+          if (audience?.pair !== undefined) deps.audiences?.abandoned([audience.pair]);
+          throw error;
+        });
+      }
       const span = startCallSpan(routed, batch.topic);
       if (span !== undefined) spans.push(span);
       if (body !== null) {

@@ -34,6 +34,19 @@ describe('SeenPairCache', () => {
     expect(cache.claim('u-1', 'web')).toBeUndefined();
   });
 
+  it('bounds the characters of the user ids it holds, not only the pairs: long ids age out sooner', () => {
+    const cache = new SeenPairCache(1_000, Date.now, 10_000);
+    cache.setFollowing(true);
+    const long = (i: number) => `${i}-${'x'.repeat(995)}`;
+    for (let i = 0; i < 100; i++) expect(write(cache, long(i), 'web')).toBe(true);
+    expect(cache.idChars).toBeLessThanOrEqual(10_000);
+    // The most recent pairs are still cached; an id over half the bound is never cached.
+    expect(write(cache, long(99), 'web')).toBe(false);
+    const huge = 'h'.repeat(6_000);
+    expect([write(cache, huge, 'web'), write(cache, huge, 'web')]).toEqual([true, true]);
+    expect(cache.idChars).toBeLessThanOrEqual(10_000);
+  });
+
   it('caches nothing while not following user.sources', () => {
     const cache = new SeenPairCache(100);
     expect([write(cache, 'u-1', 'web'), write(cache, 'u-1', 'web')]).toEqual([true, true]);
@@ -81,6 +94,24 @@ describe('SeenPairCache', () => {
     expect(cache.forget('u-1', ['server'], deletedAt)).toEqual([{ userId: 'u-1', sourceId: 'app' }]);
     expect(cache.forget('u-1', [], cache.tickAt(now + 1_000))).toEqual([]);
     expect(write(cache, 'u-1', 'server')).toBe(true);
+  });
+
+  it('a pair in flight when its user is forgotten is handed out again to the next call', () => {
+    const cache = following();
+    const inFlight = cache.claim('u-1', 'web')!;
+    const kept = cache.claim('u-1', 'app')!;
+    expect(cache.claim('u-1', 'web')).toBeUndefined();
+    // The follower reads the erasure of web while its record is in flight (it may be before the deletion).
+    cache.forget('u-1', ['app']);
+    const again = cache.claim('u-1', 'web');
+    expect(again).toBeDefined();
+    expect(cache.claim('u-1', 'app')).toBeUndefined();
+    // The first record's ack neither caches the pair nor ends the new claim's pending state.
+    cache.acknowledged([inFlight, kept]);
+    expect(cache.claim('u-1', 'web')).toBeUndefined();
+    cache.acknowledged([again!]);
+    expect(cache.claim('u-1', 'web')).toBeUndefined();
+    expect(cache.size).toBe(1);
   });
 
   it('counts in 100 ms ticks from its creation, small integers for years', () => {

@@ -6,7 +6,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseCallBytes } from '../../src/calls/index.js';
 import type { Config } from '../../src/config/schema.js';
-import type { ConfigListener, ConfigStore } from '../../src/config/store.js';
 import { createKafka, topicNames } from '../../src/kafka/index.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
@@ -14,7 +13,7 @@ import type { Metrics } from '../../src/observability/metrics.js';
 import { createAudienceService } from '../../src/audiences/audience-service.js';
 import type { AudienceService } from '../../src/audiences/audience-service.js';
 import { audienceCallMessage, audienceTopicNames } from '../../src/audiences/records.js';
-import { testConfig } from '../support/config.js';
+import { mutableStore, testConfig } from '../support/config.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import type { ReadMessage } from '../support/kafka.js';
 import { waitFor } from '../support/wait-for.js';
@@ -43,24 +42,6 @@ function loadConfig(prefix: string, clientId: string, audiences: unknown[]): Con
   );
 }
 
-/** A config store a test can change, like a reloaded file. */
-function mutableStore(initial: Config): ConfigStore & { set(next: Config): void } {
-  let config = initial;
-  const listeners = new Set<ConfigListener>();
-  return {
-    current: () => config,
-    onChange(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-    close: () => undefined,
-    set(next) {
-      const previous = config;
-      config = next;
-      for (const listener of listeners) listener(next, previous);
-    },
-  };
-}
 
 interface Identify {
   userId?: string;

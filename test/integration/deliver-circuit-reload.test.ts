@@ -2,15 +2,13 @@
 // that leaves the config leaves the gauge at once, not at the destination's next event,
 // so that the "circuit open for 15 minutes" alert never fires for a URL that is gone.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Config } from '../../src/config/schema.js';
-import type { ConfigListener, ConfigStore } from '../../src/config/store.js';
 import { createDelivererService } from '../../src/delivery/deliverer-service.js';
 import { createKafka } from '../../src/kafka/client.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import type { Metrics } from '../../src/observability/metrics.js';
 import type { Service } from '../../src/runtime/service.js';
-import { testConfig } from '../support/config.js';
+import { mutableStore, testConfig } from '../support/config.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import { startReceiver } from '../support/receiver.js';
 import type { Receiver } from '../support/receiver.js';
@@ -19,24 +17,6 @@ import { waitFor } from '../support/wait-for.js';
 const trackBody = (messageId: string) =>
   `{"version":1,"type":"track","userId":"u-1","messageId":"${messageId}","timestamp":"2026-05-01T12:00:00.000Z","event":"Order Completed","properties":{},"context":{}}`;
 
-/** A config store a test changes by hand, telling the deliverer as a file reload would. */
-function manualStore(initial: Config): ConfigStore & { set(next: Config): void } {
-  let config = initial;
-  const listeners = new Set<ConfigListener>();
-  return {
-    current: () => config,
-    onChange(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-    close: () => undefined,
-    set(next) {
-      const previous = config;
-      config = next;
-      for (const listener of listeners) listener(next, previous);
-    },
-  };
-}
 
 let kafka: Awaited<ReturnType<typeof createTestKafka>>;
 let healthy: Receiver;
@@ -71,7 +51,7 @@ describe('switchyard_circuit_state across reloads', () => {
       sources: [{ id: 'web' }],
       destinations: urls.length === 0 ? [] : [{ id: 'pair', type: 'webhooks', settings: { webhooks: urls.map((url) => ({ url })) } }],
     });
-    const store = manualStore(testConfig(shape([healthy.url(), failing.url()]), 'deliver-circuit-reload.test.yaml'));
+    const store = mutableStore(testConfig(shape([healthy.url(), failing.url()]), 'deliver-circuit-reload.test.yaml'));
     metrics = createMetrics({ defaultMetrics: false });
     service = createDelivererService({ config: store, kafka: createKafka(store.current().kafka, silentLogger()), metrics, logger: silentLogger() }, { sampleIntervalMs: 60_000 });
     await service.start();

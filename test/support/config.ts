@@ -1,7 +1,7 @@
 // Configs and role dependencies for tests that run roles in this process.
 import { parseConfigText } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
-import { staticConfigStore } from '../../src/config/store.js';
+import { staticConfigStore, type ConfigListener, type ConfigStore } from '../../src/config/store.js';
 import { createKafka } from '../../src/kafka/index.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
@@ -30,5 +30,24 @@ export function testRoleDeps(config: Config, given: Partial<RoleDeps> = {}): Rol
     kafka: given.kafka ?? createKafka(config.kafka, logger),
     metrics: given.metrics ?? createMetrics({ defaultMetrics: false }),
     logger,
+  };
+}
+
+/** A config store a test changes by hand, telling its listeners as a file reload would. */
+export function mutableStore(initial: Config): ConfigStore & { set(next: Config): void } {
+  let config = initial;
+  const listeners = new Set<ConfigListener>();
+  return {
+    current: () => config,
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    close: () => undefined,
+    set(next) {
+      const previous = config;
+      config = next;
+      for (const listener of listeners) listener(next, previous);
+    },
   };
 }

@@ -1,6 +1,7 @@
 // `switchyard replay --destination ID [--since TIME] [--until TIME] [--limit N] [--dry-run]`:
 // moves dead letters back to `deliveries.<id>` with fresh attempt headers.
 import { randomBytes } from 'node:crypto';
+import { ReplayLedgerFullError } from '../errors.js';
 import type { Admin, IHeaders, Producer } from '../kafka/index.js';
 import { createProducer, ensureTopics, scanTopic, topicNames } from '../kafka/index.js';
 import type { ScannedBatch } from '../kafka/index.js';
@@ -151,18 +152,7 @@ function selectLetters(batch: ScannedBatch, ledger: ReplayLedger, range: TimeRan
   return { take, done };
 }
 
-/** A replay by time range that could not record what it would move: nothing of that partition moved. */
-export class ReplayLedgerFullError extends Error {
-  readonly code = 'REPLAY_LEDGER_FULL';
-  readonly retriable = false;
-  constructor(dlq: string, partition: number, destinationId: string) {
-    super(
-      `partition ${partition} of ${dlq}: earlier replays by time range left too many separate stretches of letters behind to record another; ` +
-        `run \`switchyard replay --destination ${destinationId}\` without --since/--until first (it moves the letters left behind), then this one`,
-    );
-    this.name = 'ReplayLedgerFullError';
-  }
-}
+export { ReplayLedgerFullError };
 
 /** A throwaway group has no commits, but the broker keeps its entry for a while: remove it. */
 export async function forgetGroup(admin: Admin, groupId: string): Promise<void> {

@@ -14,6 +14,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import type { InvalidReason } from '../calls/index.js';
+import { ListenError, NotStartedError } from '../errors.js';
 import { HEADER, createProducer, ensureTopics, topicNames } from '../kafka/index.js';
 import type { IHeaders, Message, Producer, TopicMessages } from '../kafka/index.js';
 import { SpanKind, endSpan, outgoingTraceparent, startHopSpan, traceparentHeader, tracingActive } from '../observability/tracing.js';
@@ -147,7 +148,7 @@ export function createGatewayService(deps: RoleDeps, options: GatewayOptions = {
   // Kafka
 
   const send = async (topicMessages: TopicMessages[], bytes: number): Promise<SendOutcome> => {
-    if (sender === undefined) return { ok: false, error: new Error('the producer is not started') };
+    if (sender === undefined) return { ok: false, error: new NotStartedError('the producer is not started') };
     // NOTE: kafkajs retries a failing send internally for far longer than a client
     // waits; the timeout bounds the answer. A send that still succeeds after the 503
     // makes a duplicate when the client retries, which the contract allows.
@@ -466,12 +467,7 @@ export function createGatewayService(deps: RoleDeps, options: GatewayOptions = {
       server = http;
       await new Promise<void>((resolve, reject) => {
         const onError = (error: NodeJS.ErrnoException) => {
-          reject(
-            new Error(
-              `the gateway could not listen on ${host}:${configuredPort} (${error.code ?? error.message}): set gateway.port to a free port or stop what holds it`,
-              { cause: error },
-            ),
-          );
+          reject(new ListenError('the gateway', `${host}:${configuredPort}`, error, 'set gateway.port to a free port or stop what holds it'));
         };
         http.once('error', onError);
         http.listen(configuredPort, host, () => {

@@ -13,6 +13,7 @@
  * make duplicates (allowed). A write that times out while still waiting here is taken
  * out and never sent, so that 503 means "not written".
  */
+import { SendTimeoutError } from '../errors.js';
 import type { Message, TopicMessages } from '../kafka/index.js';
 
 export type SendOutcome = { ok: true } | { ok: false; error: unknown };
@@ -41,22 +42,7 @@ export interface SendCoalescer {
   pending(): number;
 }
 
-export class SendTimeoutError extends Error {
-  readonly code = 'send_timeout';
-  readonly retriable = true;
-  constructor(
-    readonly timeoutMs: number,
-    /** False when the write never left the gateway (it is then certainly not stored). */
-    readonly sent: boolean,
-  ) {
-    super(
-      sent
-        ? `Kafka did not acknowledge within ${timeoutMs} ms`
-        : `the write waited ${timeoutMs} ms behind other sends to Kafka and was not sent`,
-    );
-    this.name = 'SendTimeoutError';
-  }
-}
+export { SendTimeoutError };
 
 interface Write {
   topicMessages: TopicMessages[];

@@ -1,0 +1,87 @@
+// The errors that cross a module: thrown in one room, caught or printed in another.
+// Each has a stable `code` (for logs, tests and `instanceof`-free checks across a
+// library boundary such as undici's connect), `retriable` (whether the same call may
+// succeed later without anyone changing anything) and the `cause` it wraps.
+// Outcomes that are part of normal life (a 503 from a webhook, an invalid call) are
+// values, not errors; these are for failures the caller cannot handle itself.
+
+export abstract class SwitchyardError extends Error {
+  /** Stable: never reworded once released; messages may change, codes do not. */
+  abstract readonly code: string;
+  /** True when the same operation may succeed later with nothing changed (a broker coming back). */
+  abstract readonly retriable: boolean;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** True for a Switchyard error, or any library error (kafkajs's) that says it is retriable. */
+export function isRetriableError(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { retriable?: unknown }).retriable === true;
+}
+
+/** A write to Kafka that was not acknowledged in time (the gateway answers 503). */
+export class SendTimeoutError extends SwitchyardError {
+  readonly code = 'send_timeout';
+  readonly retriable = true;
+  constructor(
+    readonly timeoutMs: number,
+    /** False when the write never left the process (it is then certainly not stored). */
+    readonly sent: boolean,
+  ) {
+    super(
+      sent
+        ? `Kafka did not acknowledge within ${timeoutMs} ms`
+        : `the write waited ${timeoutMs} ms behind other sends to Kafka and was not sent`,
+    );
+  }
+}
+
+/** A replay by time range that could not record what it would move: nothing of that partition moved. */
+export class ReplayLedgerFullError extends SwitchyardError {
+  readonly code = 'REPLAY_LEDGER_FULL';
+  readonly retriable = false;
+  constructor(dlq: string, partition: number, destinationId: string) {
+    super(
+      `partition ${partition} of ${dlq}: earlier replays by time range left too many separate stretches of letters behind to record another; ` +
+        `run \`switchyard replay --destination ${destinationId}\` without --since/--until first (it moves the letters left behind), then this one`,
+    );
+  }
+}
+
+/**
+ * Topics whose layout cannot work (a changelog with another partition count than
+ * the topic whose state it holds): an operator must change the topics.
+ */
+export class TopicLayoutError extends SwitchyardError {
+  readonly code = 'TOPIC_LAYOUT';
+  readonly retriable = false;
+}
+
+/** Topics created but not usable in time (no partition leader): the brokers may recover. */
+export class TopicsNotReadyError extends SwitchyardError {
+  readonly code = 'TOPICS_NOT_READY';
+  readonly retriable = true;
+}
+
+/** A server that could not listen on its configured address (port taken, no permission). */
+export class ListenError extends SwitchyardError {
+  readonly code = 'LISTEN_FAILED';
+  readonly retriable = false;
+  constructor(
+    readonly what: string,
+    readonly address: string,
+    cause: NodeJS.ErrnoException,
+    fix: string,
+  ) {
+    super(`${what} could not listen on ${address} (${cause.code ?? cause.message}): ${fix}`, { cause });
+  }
+}
+
+/** A service used before its start() finished (or after stop()): a bug in the caller. */
+export class NotStartedError extends SwitchyardError {
+  readonly code = 'NOT_STARTED';
+  readonly retriable = false;
+}

@@ -16,6 +16,7 @@
 // messageIds (receivers de-duplicate); a crash before 3 replays records that the
 // written profiles already cover, which are skipped. Nothing is lost either way.
 import type { Config } from '../config/schema.js';
+import { NotStartedError, TopicLayoutError } from '../errors.js';
 import { createProducer, ensureTopics, topicNames } from '../kafka/index.js';
 import type { Admin, Consumer, EachBatchPayload, Message, Producer, TopicMessages } from '../kafka/index.js';
 import { startLagSampler } from '../kafka/lag.js';
@@ -128,7 +129,7 @@ export function createAudienceService(deps: RoleDeps, options: AudienceServiceOp
       if (count(topics.events) !== count(changelog)) {
         // NOTE: adding partitions to audience.events moves users to other partitions,
         // whose processors do not hold their state: they would start over.
-        throw new Error(
+        throw new TopicLayoutError(
           `topic ${topics.events} has ${count(topics.events)} partitions but ${changelog} has ${count(changelog)}; ` +
             `partition n of the changelog holds the state of the users of partition n of the events, so the counts must be equal: ` +
             `give ${changelog} (compacted) as many partitions as ${topics.events}, then start again`,
@@ -143,7 +144,7 @@ export function createAudienceService(deps: RoleDeps, options: AudienceServiceOp
   /** Produces in requests of bounded size, one after the other, so the order per key is kept. */
   async function sendChunked(messagesByTopic: Map<string, Message[]>): Promise<void> {
     const out = producer;
-    if (!out) throw new Error('audiences: producer not connected');
+    if (!out) throw new NotStartedError('audiences: producer not connected');
     const pending: TopicMessages[] = [];
     let count = 0;
     let bytes = 0;
@@ -515,7 +516,7 @@ export function createAudienceService(deps: RoleDeps, options: AudienceServiceOp
   return {
     name: 'audiences',
     async eraseUser(userId, sourceIds) {
-      if (!producer) throw new Error('audiences: eraseUser called before start()');
+      if (!producer) throw new NotStartedError('audiences: eraseUser called before start()');
       await producer.send({ topic: topics.events, acks: -1, messages: [audienceEraseMessage(userId, sourceIds)] });
     },
     async start() {

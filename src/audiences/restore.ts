@@ -2,6 +2,7 @@
 // rebuild the in-memory profiles of the partitions a processor was just assigned.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import { TopicLayoutError } from '../errors.js';
 import type { Kafka } from '../kafka/index.js';
 
 export interface RestoreOptions {
@@ -41,7 +42,7 @@ export async function restoreChangelog(options: RestoreOptions): Promise<void> {
   const pending = new Set<number>();
   for (const partition of options.partitions) {
     const end = ends.get(partition);
-    if (end === undefined) throw new Error(`restore: topic ${topic} has no partition ${partition}; the profiles topic must have as many partitions as audience.events`);
+    if (end === undefined) throw new TopicLayoutError(`restore: topic ${topic} has no partition ${partition}; the profiles topic must have as many partitions as audience.events`);
     if (end.high <= end.low) options.onPartitionDone(partition);
     else pending.add(partition);
   }

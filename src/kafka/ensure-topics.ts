@@ -1,3 +1,4 @@
+import { TopicsNotReadyError } from '../errors.js';
 import type { Admin } from './client.js';
 
 export interface TopicSpec {
@@ -66,7 +67,7 @@ async function waitForLeaders(admin: Admin, topics: string[]): Promise<void> {
     }
     if (Date.now() > deadline) {
       const why = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
-      throw new Error(`created topics ${topics.join(', ')} but they have no leader after ${LEADER_WAIT_MS} ms${why}; check the brokers' health`);
+      throw new TopicsNotReadyError(`created topics ${topics.join(', ')} but they have no leader after ${LEADER_WAIT_MS} ms${why}; check the brokers' health`, { cause: lastError });
     }
     await new Promise((resolve) => setTimeout(resolve, LEADER_POLL_MS));
   }

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAdminServer } from '../../src/observability/admin-server.js';
-import type { AdminServer } from '../../src/observability/admin-server.js';
+import { createAdminServer } from '../../src/admin/admin-server.js';
+import type { AdminServer } from '../../src/admin/admin-server.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import type { ServiceHealth } from '../../src/runtime/service.js';

@@ -1,7 +1,7 @@
 import type { Kafka, Producer } from '../kafka/client.js';
 import { createProducer } from '../kafka/client.js';
 import { topicNames } from '../kafka/topics.js';
-import type { DeletionHandler } from './admin-server.js';
+import type { DeletionHandler } from './deletions.js';
 
 /**
  * Writes admin-API deletion requests to `<prefix>deletions`, keyed by userId,

@@ -2,7 +2,7 @@
 // and destination, and the delete bodies of a deletion request.
 import { createHash } from 'node:crypto';
 import { renderAudienceIdentify, renderDeleteBody } from '../calls/index.js';
-import { HEADER } from '../kafka/index.js';
+import { freshDeliveryHeaders } from '../kafka/index.js';
 import { deliveryKey, dropMemberships, identityOf, isMember, membershipOf, ruleInputs, seenByAny, setMembership } from './profile.js';
 import type { Profile } from './profile.js';
 import { evaluateRule } from './rules.js';
@@ -78,14 +78,7 @@ function traceparentFor(messageId: string): string {
 }
 
 function headers(sourceId: string, messageId: string, receivedAtMs: number): Record<string, string> {
-  return {
-    [HEADER.sourceId]: sourceId,
-    [HEADER.messageId]: messageId,
-    [HEADER.attempt]: '0',
-    [HEADER.firstAttemptAt]: '',
-    [HEADER.receivedAt]: String(receivedAtMs),
-    [HEADER.traceparent]: traceparentFor(messageId),
-  };
+  return freshDeliveryHeaders({ sourceId, messageId, receivedAt: String(receivedAtMs), traceparent: traceparentFor(messageId) });
 }
 
 /**

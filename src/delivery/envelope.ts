@@ -2,7 +2,7 @@
 // to the dead-letter topic and back (DESIGN §4). Pure: read once per message, written
 // for retries, dead letters and replays.
 import { formatTimestamp, parseTimestamp } from '../calls/index.js';
-import { HEADER, headerText } from '../kafka/index.js';
+import { HEADER, freshDeliveryHeaders, headerText } from '../kafka/index.js';
 import type { IHeaders, RawHeaders } from '../kafka/index.js';
 
 export interface Envelope {
@@ -122,7 +122,7 @@ export function deadLetterHeaders(
 
 /** A replayed dead letter starts afresh: `attempt` 0, empty `first-attempt-at`, no `error`. */
 export function replayHeaders(original: IHeaders | undefined): IHeaders {
-  return { ...carried(original, undefined), [HEADER.attempt]: '0', [HEADER.firstAttemptAt]: '' };
+  return freshDeliveryHeaders({ carried: carried(original, undefined) });
 }
 
 const MAX_REASON_CHARS = 300;

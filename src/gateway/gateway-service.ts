@@ -16,6 +16,7 @@ import { randomUUID } from 'node:crypto';
 import type { InvalidReason } from '../calls/index.js';
 import { ListenError, NotStartedError } from '../errors.js';
 import { HEADER, createProducer, ensureTopics, topicNames } from '../kafka/index.js';
+import { invalidRecord } from '../kafka/invalid-record.js';
 import type { IHeaders, Message, Producer, TopicMessages } from '../kafka/index.js';
 import { SpanKind, endSpan, outgoingTraceparent, startHopSpan, traceparentHeader, tracingActive } from '../observability/tracing.js';
 import type { Span } from '../observability/tracing.js';
@@ -186,14 +187,7 @@ export function createGatewayService(deps: RoleDeps, options: GatewayOptions = {
       [
         {
           topic: topics.callsInvalid,
-          messages: [
-            {
-              key,
-              value: bytes,
-              headers: invalidHeaders(sourceId, traceparent, `${reason}: ${message}`),
-              timestamp: String(receivedAtMs),
-            },
-          ],
+          messages: [invalidRecord({ key, value: bytes, headers: recordHeaders(sourceId, traceparent), timestamp: String(receivedAtMs) }, `${reason}: ${message}`)],
         },
       ],
       bytes.length + RECORD_OVERHEAD_ESTIMATE,
@@ -279,10 +273,7 @@ export function createGatewayService(deps: RoleDeps, options: GatewayOptions = {
 
     const { accepted, rejected } = prepared;
     span?.setAttributes({ 'switchyard.calls.accepted': accepted.length, 'switchyard.calls.invalid': rejected.length });
-    // One headers object for every call of the request, values as bytes: kafkajs
-    // would otherwise convert the same strings once per record.
-    const headers: IHeaders = { [HEADER.sourceId]: Buffer.from(sourceId) };
-    if (traceparent !== undefined) headers[HEADER.traceparent] = Buffer.from(traceparent);
+    const headers = recordHeaders(sourceId, traceparent);
     // NOTE: the record timestamp is when the gateway received the call; the router
     // takes it as the call's received-at.
     const timestamp = String(receivedAtMs);
@@ -296,7 +287,7 @@ export function createGatewayService(deps: RoleDeps, options: GatewayOptions = {
     if (rejected.length > 0) {
       topicMessages.push({
         topic: topics.callsInvalid,
-        messages: invalidMessages(rejected, body.bytes, sourceId, traceparent, timestamp),
+        messages: invalidMessages(rejected, body.bytes, headers, timestamp),
       });
     }
     if (topicMessages.length > 0) {
@@ -526,10 +517,14 @@ const NO_WRITE_KEY =
 const UNKNOWN_WRITE_KEY =
   "unknown write key: no source in the Switchyard config has this writeKey; check the client's write key against sources[].writeKey";
 
-/** Headers of a record in `calls.invalid`. */
-function invalidHeaders(sourceId: string, traceparent: string | undefined, error: string): IHeaders {
-  const headers: IHeaders = { [HEADER.sourceId]: sourceId, [HEADER.error]: error };
-  if (traceparent !== undefined) headers[HEADER.traceparent] = traceparent;
+/**
+ * The headers of the records of one request, in `calls` and (with an `error` added)
+ * in `calls.invalid`. One object for every call of the request, values as bytes:
+ * kafkajs would otherwise convert the same strings once per record.
+ */
+function recordHeaders(sourceId: string, traceparent: string | undefined): IHeaders {
+  const headers: IHeaders = { [HEADER.sourceId]: Buffer.from(sourceId) };
+  if (traceparent !== undefined) headers[HEADER.traceparent] = Buffer.from(traceparent);
   return headers;
 }
 
@@ -541,8 +536,7 @@ function invalidHeaders(sourceId: string, traceparent: string | undefined, error
 function invalidMessages(
   rejected: readonly RejectedCall[],
   body: Buffer,
-  sourceId: string,
-  traceparent: string | undefined,
+  headers: IHeaders,
   timestamp: string,
 ): Message[] {
   const messages: Message[] = [];
@@ -552,26 +546,17 @@ function invalidMessages(
       unserializable.push(call);
       continue;
     }
-    messages.push({
-      key: call.key,
-      value: call.value,
-      headers: invalidHeaders(sourceId, traceparent, `${call.reason}: ${call.message}`),
-      timestamp,
-    });
+    messages.push(invalidRecord({ key: call.key, value: call.value, headers, timestamp }, `${call.reason}: ${call.message}`));
   }
   if (unserializable.length > 0) {
     const which = unserializable.map((call) => call.index).join(', ');
     const first = unserializable[0]!;
-    messages.push({
-      key: null,
-      value: body,
-      headers: invalidHeaders(
-        sourceId,
-        traceparent,
+    messages.push(
+      invalidRecord(
+        { key: null, value: body, headers, timestamp },
         `${first.reason}: the whole request is kept because calls at batch index ${which} cannot be re-serialized: ${first.message}`,
       ),
-      timestamp,
-    });
+    );
   }
   return messages;
 }

@@ -23,3 +23,55 @@ export function headerText(headers: RawHeaders | undefined, name: string): strin
   if (first === undefined) return undefined;
   return typeof first === 'string' ? first : first.toString('utf8');
 }
+
+/** A header value as written: kafkajs takes either; a Buffer made once is not encoded again per record. */
+export type HeaderValue = Buffer | string;
+
+/** The first value of a header as it came (Buffer or string), for passing it on unchanged. */
+export function headerValue(headers: RawHeaders | undefined, name: string): HeaderValue | undefined {
+  const value = headers?.[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** What a delivery that no one has attempted yet says about itself (DESIGN §4). */
+export interface FreshDelivery<V extends HeaderValue> {
+  sourceId: V;
+  messageId: V;
+  /** Epoch ms, only when the record timestamp cannot carry the receipt time. */
+  receivedAt?: V | undefined;
+  traceparent?: V | undefined;
+}
+
+// NOTE: Buffers made once for the router's hot path: it sends the same headers object
+// once per destination, and kafkajs would encode a string value again for each.
+const ATTEMPT_ZERO = Buffer.from('0');
+const NOT_ATTEMPTED = Buffer.alloc(0);
+
+/**
+ * The one writer of fresh delivery headers: `attempt` 0 and an empty
+ * `first-attempt-at` (the deliverer fills it on the first attempt), for every
+ * record written to `deliveries.<id>`: by the router (calls, deletions), by the
+ * audiences (identifies, deletes), and by a replay of dead letters.
+ *
+ * Given the fields, the headers are in the order `source-id`, `message-id`,
+ * `attempt`, `first-attempt-at`, `received-at`, `traceparent` (absent ones left out);
+ * `attempt` and `first-attempt-at` are Buffers when the message-id is one, else
+ * strings. Given `carried` (a replayed dead letter's headers without its stage
+ * headers), those come first, unchanged, and the delivery starts afresh after them.
+ */
+export function freshDeliveryHeaders(fields: FreshDelivery<string>): Record<string, string>;
+export function freshDeliveryHeaders(fields: FreshDelivery<HeaderValue>): Record<string, HeaderValue>;
+export function freshDeliveryHeaders(fields: { carried: RawHeaders }): RawHeaders;
+export function freshDeliveryHeaders(fields: FreshDelivery<HeaderValue> | { carried: RawHeaders }): RawHeaders {
+  if ('carried' in fields) return { ...fields.carried, [HEADER.attempt]: '0', [HEADER.firstAttemptAt]: '' };
+  const asBytes = typeof fields.messageId !== 'string';
+  const headers: Record<string, HeaderValue> = {
+    [HEADER.sourceId]: fields.sourceId,
+    [HEADER.messageId]: fields.messageId,
+    [HEADER.attempt]: asBytes ? ATTEMPT_ZERO : '0',
+    [HEADER.firstAttemptAt]: asBytes ? NOT_ATTEMPTED : '',
+  };
+  if (fields.receivedAt !== undefined) headers[HEADER.receivedAt] = fields.receivedAt;
+  if (fields.traceparent !== undefined) headers[HEADER.traceparent] = fields.traceparent;
+  return headers;
+}

@@ -1,8 +1,7 @@
-// What goes to `<prefix>calls.invalid`: the record exactly as it came (bytes, key,
-// headers, timestamp) plus an `error` header that says what is wrong and what to do.
+// Why a record goes to `<prefix>calls.invalid` (the reason label and the `error`
+// header's text); the record itself is written by src/kafka/invalid-record.ts.
 import type { InvalidReason } from '../calls/index.js';
-import { HEADER } from '../kafka/index.js';
-import type { IHeaders, Message } from '../kafka/index.js';
+import type { IHeaders } from '../kafka/index.js';
 
 /** A record as the router consumed it. */
 export interface InboundRecord {
@@ -39,18 +38,8 @@ export function invalid(reason: InvalidRecordReason, error: string): InvalidOutc
   return { kind: 'invalid', reason, error };
 }
 
-/**
- * The record for `calls.invalid`. The original headers are kept; an `error` header
- * already there (a record that went round once) is replaced by this one.
- */
-export function invalidRecord(record: InboundRecord, error: string): Message {
-  return {
-    key: record.key,
-    value: record.value,
-    headers: { ...record.headers, [HEADER.error]: error },
-    timestamp: record.timestamp,
-  };
-}
+/** The record for `calls.invalid`: one writer for the router and the gateway (src/kafka/invalid-record.ts). */
+export { invalidRecord } from '../kafka/invalid-record.js';
 
 /** The invalid outcome for an exception thrown while handling a record: a bug, but never a crash or a loss. */
 export function internalError(what: string, error: unknown): InvalidOutcome {

@@ -3,7 +3,7 @@
 // no Kafka, no metrics, no clock beyond the `nowMs` it is given.
 import { parseCallBytes, renderBody, routingKey, withMessageId } from '../calls/index.js';
 import type { Call, CallType } from '../calls/index.js';
-import { HEADER, headerText } from '../kafka/index.js';
+import { HEADER, freshDeliveryHeaders, headerText, headerValue } from '../kafka/index.js';
 import type { IHeaders } from '../kafka/index.js';
 import { internalError, invalid } from './invalid-records.js';
 import type { InboundRecord, InvalidOutcome } from './invalid-records.js';
@@ -40,10 +40,6 @@ export interface RoutedCall {
 
 export type CallOutcome = RoutedCall | InvalidOutcome;
 
-// NOTE: encoded once; kafkajs would otherwise make a Buffer from the same string for
-// every record. The `attempt` of a fresh delivery is 0 and it has not been attempted.
-const ATTEMPT_ZERO = Buffer.from('0');
-const NOT_ATTEMPTED = Buffer.alloc(0);
 const MAX_LISTED_SOURCES = 10;
 
 /** How far in the past a receipt time may be to serve as the delivery records' timestamp. */
@@ -91,21 +87,20 @@ function plan(record: InboundRecord, table: RoutingTable, nowMs: () => number): 
   // A call that every destination filters out is counted, never rendered.
   const body = decisions.some((d) => d.routed) ? Buffer.from(renderBody(withMessageId(call, messageId), receivedAtMs), 'utf8') : null;
 
-  // Buffers, not strings: the same headers object goes out once per destination, and
-  // kafkajs would encode a string value again for each.
-  const headers: IHeaders = {
-    [HEADER.sourceId]: source.source.idHeader,
-    [HEADER.messageId]: Buffer.from(messageId, 'utf8'),
-    [HEADER.attempt]: ATTEMPT_ZERO,
-    [HEADER.firstAttemptAt]: NOT_ATTEMPTED,
-  };
   let timestamp = String(receivedAtMs);
+  let receivedAt: Buffer | undefined;
   if (receiptTimeCarrier(receivedAtMs, now) === 'header') {
-    headers[HEADER.receivedAt] = Buffer.from(timestamp, 'latin1');
+    receivedAt = Buffer.from(timestamp, 'latin1');
     timestamp = String(now);
   }
-  const traceparent = record.headers?.[HEADER.traceparent];
-  if (traceparent !== undefined) headers[HEADER.traceparent] = Array.isArray(traceparent) ? traceparent[0]! : traceparent;
+  // Buffers, not strings: the same headers object goes out once per destination, and
+  // kafkajs would encode a string value again for each.
+  const headers = freshDeliveryHeaders({
+    sourceId: source.source.idHeader,
+    messageId: Buffer.from(messageId, 'utf8'),
+    receivedAt,
+    traceparent: headerValue(record.headers, HEADER.traceparent),
+  });
 
   return {
     kind: 'routed',

@@ -3,7 +3,7 @@
 // `calls.invalid`. Pure, like plan-call.ts.
 import { isUtf8 } from 'node:buffer';
 import { parseTimestamp, renderDeleteBody } from '../calls/index.js';
-import { HEADER } from '../kafka/index.js';
+import { HEADER, freshDeliveryHeaders, headerValue } from '../kafka/index.js';
 import type { IHeaders } from '../kafka/index.js';
 import { internalError, invalid } from './invalid-records.js';
 import type { InboundRecord, InvalidOutcome } from './invalid-records.js';
@@ -96,7 +96,7 @@ function plan(record: InboundRecord, table: RoutingTable, nowMs: () => number): 
   const affected = new Set(sourceIds);
   const messageId = recordMessageId(record.topic, record.partition, record.offset, record.timestamp);
   const receivedAt = String(recordTimestampMs(record.timestamp, nowMs()));
-  const traceparent = record.headers?.[HEADER.traceparent];
+  const traceparent = headerValue(record.headers, HEADER.traceparent);
   const targets: DeleteTarget[] = [];
   const seen = new Set<string>();
   for (const source of table.sources) {
@@ -104,14 +104,7 @@ function plan(record: InboundRecord, table: RoutingTable, nowMs: () => number): 
     for (const target of source.destinations) {
       if (!target.enabled || seen.has(target.id)) continue;
       seen.add(target.id);
-      const headers: IHeaders = {
-        [HEADER.sourceId]: source.idHeader,
-        [HEADER.messageId]: messageId,
-        [HEADER.attempt]: '0',
-        [HEADER.firstAttemptAt]: '',
-        [HEADER.receivedAt]: receivedAt,
-      };
-      if (traceparent !== undefined) headers[HEADER.traceparent] = Array.isArray(traceparent) ? traceparent[0]! : traceparent;
+      const headers = freshDeliveryHeaders({ sourceId: source.idHeader, messageId, receivedAt, traceparent });
       targets.push({ target, sourceId: source.id, headers });
     }
   }

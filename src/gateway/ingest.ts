@@ -82,34 +82,41 @@ interface Shared {
 }
 
 export function ingest(input: IngestInput): IngestResult {
-  const { route, body } = input;
   const receivedAtText = formatTimestamp(input.receivedAtMs);
-  if (route.kind !== 'batch') {
-    if (!isPlainObject(body)) {
-      return requestError(
-        400,
-        'invalid_request',
-        `body is ${describe(body)}, not a JSON object: send one call as an object, e.g. {"userId":"u-1","event":"Signed Up"}`,
-        'not_object',
-      );
-    }
-    const shared: Shared = {
-      context: undefined,
-      integrations: undefined,
-      sentAtMs: undefined,
-      sentAtText: undefined,
-      receivedAtMs: input.receivedAtMs,
-      receivedAtText,
-      newMessageId: input.newMessageId,
-    };
-    const outcome = prepareCall(body, 0, route, shared);
-    if ('reason' in outcome) {
-      if (outcome.reason === 'too_large') return requestError(413, 'call_too_large', outcome.message, 'too_large');
-      return { ok: true, accepted: [], rejected: [outcome] };
-    }
-    return { ok: true, accepted: [outcome], rejected: [] };
-  }
+  return input.route.kind === 'batch' ? ingestBatch(input, receivedAtText) : ingestOne(input, receivedAtText);
+}
 
+/** A single-call route: the body is the call. */
+function ingestOne(input: IngestInput, receivedAtText: string): IngestResult {
+  const { route, body } = input;
+  if (!isPlainObject(body)) {
+    return requestError(
+      400,
+      'invalid_request',
+      `body is ${describe(body)}, not a JSON object: send one call as an object, e.g. {"userId":"u-1","event":"Signed Up"}`,
+      'not_object',
+    );
+  }
+  const shared: Shared = {
+    context: undefined,
+    integrations: undefined,
+    sentAtMs: undefined,
+    sentAtText: undefined,
+    receivedAtMs: input.receivedAtMs,
+    receivedAtText,
+    newMessageId: input.newMessageId,
+  };
+  const outcome = prepareCall(body, 0, route, shared);
+  if ('reason' in outcome) {
+    if (outcome.reason === 'too_large') return requestError(413, 'call_too_large', outcome.message, 'too_large');
+    return { ok: true, accepted: [], rejected: [outcome] };
+  }
+  return { ok: true, accepted: [outcome], rejected: [] };
+}
+
+/** A `{"batch":[…]}` body: each call prepared on its own, with what the request shares. */
+function ingestBatch(input: IngestInput, receivedAtText: string): IngestResult {
+  const { route, body } = input;
   if (!isPlainObject(body)) {
     return requestError(
       400,
@@ -131,6 +138,20 @@ export function ingest(input: IngestInput): IngestResult {
       'too_large',
     );
   }
+  const shared = batchShared(body, input, receivedAtText);
+  if ('ok' in shared) return shared;
+  const accepted: AcceptedCall[] = [];
+  const rejected: RejectedCall[] = [];
+  for (let index = 0; index < batch.length; index++) {
+    const outcome = prepareCall(batch[index], index, route, shared);
+    if ('reason' in outcome) rejected.push(outcome);
+    else accepted.push(outcome);
+  }
+  return { ok: true, accepted, rejected };
+}
+
+/** What a batch request's `context`, `integrations` and `sentAt` give each call; or the refusal of the request. */
+function batchShared(body: Record<string, unknown>, input: IngestInput, receivedAtText: string): Shared | IngestResult {
   const context = sharedObject(body, 'context');
   if (typeof context === 'string') return requestError(400, 'invalid_request', context, 'bad_field');
   const integrations = sharedObject(body, 'integrations');
@@ -150,7 +171,7 @@ export function ingest(input: IngestInput): IngestResult {
     }
     sentAtText = sentAt as string;
   }
-  const shared: Shared = {
+  return {
     context,
     integrations,
     sentAtMs,
@@ -159,14 +180,6 @@ export function ingest(input: IngestInput): IngestResult {
     receivedAtText,
     newMessageId: input.newMessageId,
   };
-  const accepted: AcceptedCall[] = [];
-  const rejected: RejectedCall[] = [];
-  for (let index = 0; index < batch.length; index++) {
-    const outcome = prepareCall(batch[index], index, route, shared);
-    if ('reason' in outcome) rejected.push(outcome);
-    else accepted.push(outcome);
-  }
-  return { ok: true, accepted, rejected };
 }
 
 function prepareCall(raw: unknown, index: number, route: Route, shared: Shared): AcceptedCall | RejectedCall {

@@ -6,6 +6,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
+import type { Gunzip } from 'node:zlib';
 
 /** 500 KB: the largest request body, after decompression (DESIGN §8, the seed's batch limit). */
 export const MAX_REQUEST_BYTES = 500 * 1024;
@@ -78,90 +79,116 @@ export function readRequestBody(source: Readable, head: BodyHead, limitBytes = M
     return Promise.resolve(tooLarge(what, declared > MAX_DISCARD_BYTES));
   }
 
-  return new Promise<BodyResult>((resolve) => {
-    const chunks: Buffer[] = [];
-    let rawBytes = 0;
-    let bodyBytes = 0;
-    let settled = false;
-    let ended = false;
-    const gunzip = encoding === 'gzip' ? createGunzip() : undefined;
+  return new BodyReader(source, encoding === 'gzip', limitBytes).read();
+}
 
-    const settle = (result: BodyResult): void => {
-      if (settled) return;
-      settled = true;
-      source.off('data', onData);
-      source.off('end', onEnd);
-      source.off('close', onClose);
-      source.off('error', onClose);
+/** One body being read: the listeners on the request (and on gunzip) and what they share. */
+class BodyReader {
+  private readonly chunks: Buffer[] = [];
+  private rawBytes = 0;
+  private bodyBytes = 0;
+  private settled = false;
+  private ended = false;
+  private readonly gunzip: Gunzip | undefined;
+  private resolve: (result: BodyResult) => void = () => undefined;
+
+  constructor(
+    private readonly source: Readable,
+    gzip: boolean,
+    private readonly limitBytes: number,
+  ) {
+    this.gunzip = gzip ? createGunzip() : undefined;
+  }
+
+  read(): Promise<BodyResult> {
+    return new Promise<BodyResult>((resolve) => {
+      this.resolve = resolve;
+      const { gunzip, source } = this;
       if (gunzip !== undefined) {
-        gunzip.off('data', onInflated);
-        gunzip.off('end', onInflatedEnd);
-        // NOTE: an error listener stays, since destroy() may still emit one.
-        gunzip.destroy();
+        gunzip.on('data', this.onInflated);
+        gunzip.on('end', this.onInflatedEnd);
+        gunzip.on('error', this.onGzipError);
       }
-      chunks.length = 0;
-      // Throw the rest of the body away (no 'data' listener left, flowing mode).
-      if (!result.ok) source.resume();
-      resolve(result);
-    };
+      source.on('data', this.onData);
+      source.on('end', this.onEnd);
+      source.on('close', this.onClose);
+      source.on('error', this.onClose);
+    });
+  }
 
-    const collect = (chunk: Buffer): void => {
-      bodyBytes += chunk.length;
-      if (bodyBytes > limitBytes) {
-        settle(tooLarge(gunzip ? 'decompressed body is' : 'body is', false));
-        return;
-      }
-      chunks.push(chunk);
-    };
-
-    const onData = (chunk: Buffer): void => {
-      rawBytes += chunk.length;
-      if (gunzip === undefined) {
-        collect(chunk);
-        return;
-      }
-      if (rawBytes > limitBytes) {
-        settle(tooLarge('compressed body is', false));
-        return;
-      }
-      if (!gunzip.write(chunk)) {
-        source.pause();
-        gunzip.once('drain', () => {
-          if (!settled) source.resume();
-        });
-      }
-    };
-    const onEnd = (): void => {
-      ended = true;
-      if (gunzip === undefined) settle({ ok: true, bytes: Buffer.concat(chunks, bodyBytes) });
-      else gunzip.end();
-    };
-    // 'close' before 'end': the client disconnected or the request timed out. (After
-    // 'end' it is the normal close, while gzip may still be inflating the tail.)
-    const onClose = (): void => {
-      if (!ended) settle({ ok: false, aborted: true });
-    };
-
-    const onInflated = (chunk: Buffer): void => collect(chunk);
-    const onInflatedEnd = (): void => settle({ ok: true, bytes: Buffer.concat(chunks, bodyBytes) });
+  private settle(result: BodyResult): void {
+    if (this.settled) return;
+    this.settled = true;
+    const { gunzip, source } = this;
+    source.off('data', this.onData);
+    source.off('end', this.onEnd);
+    source.off('close', this.onClose);
+    source.off('error', this.onClose);
     if (gunzip !== undefined) {
-      gunzip.on('data', onInflated);
-      gunzip.on('end', onInflatedEnd);
-      gunzip.on('error', (error: Error) => {
-        settle({
-          ok: false,
-          status: 400,
-          code: 'invalid_gzip',
-          message: `body is not valid gzip (${error.message}): compress the whole body with gzip, or leave out Content-Encoding`,
-          closeConnection: false,
-        });
+      gunzip.off('data', this.onInflated);
+      gunzip.off('end', this.onInflatedEnd);
+      // NOTE: an error listener stays, since destroy() may still emit one.
+      gunzip.destroy();
+    }
+    this.chunks.length = 0;
+    // Throw the rest of the body away (no 'data' listener left, flowing mode).
+    if (!result.ok) source.resume();
+    this.resolve(result);
+  }
+
+  private collect(chunk: Buffer): void {
+    this.bodyBytes += chunk.length;
+    if (this.bodyBytes > this.limitBytes) {
+      this.settle(tooLarge(this.gunzip ? 'decompressed body is' : 'body is', false));
+      return;
+    }
+    this.chunks.push(chunk);
+  }
+
+  private readonly onData = (chunk: Buffer): void => {
+    this.rawBytes += chunk.length;
+    const { gunzip } = this;
+    if (gunzip === undefined) {
+      this.collect(chunk);
+      return;
+    }
+    if (this.rawBytes > this.limitBytes) {
+      this.settle(tooLarge('compressed body is', false));
+      return;
+    }
+    if (!gunzip.write(chunk)) {
+      this.source.pause();
+      gunzip.once('drain', () => {
+        if (!this.settled) this.source.resume();
       });
     }
-    source.on('data', onData);
-    source.on('end', onEnd);
-    source.on('close', onClose);
-    source.on('error', onClose);
-  });
+  };
+
+  private readonly onEnd = (): void => {
+    this.ended = true;
+    if (this.gunzip === undefined) this.settle({ ok: true, bytes: Buffer.concat(this.chunks, this.bodyBytes) });
+    else this.gunzip.end();
+  };
+
+  // 'close' before 'end': the client disconnected or the request timed out. (After
+  // 'end' it is the normal close, while gzip may still be inflating the tail.)
+  private readonly onClose = (): void => {
+    if (!this.ended) this.settle({ ok: false, aborted: true });
+  };
+
+  private readonly onInflated = (chunk: Buffer): void => this.collect(chunk);
+
+  private readonly onInflatedEnd = (): void => this.settle({ ok: true, bytes: Buffer.concat(this.chunks, this.bodyBytes) });
+
+  private readonly onGzipError = (error: Error): void => {
+    this.settle({
+      ok: false,
+      status: 400,
+      code: 'invalid_gzip',
+      message: `body is not valid gzip (${error.message}): compress the whole body with gzip, or leave out Content-Encoding`,
+      closeConnection: false,
+    });
+  };
 }
 
 export type JsonResult = { ok: true; value: unknown } | { ok: false; message: string };

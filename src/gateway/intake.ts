@@ -1,0 +1,245 @@
+// The gateway's HTTP intake (node:http): which requests are taken at all (route,
+// method, stopping, in-flight limit), the request's trace span, errors before a
+// request exists, and the drain on stop.
+import { createServer, STATUS_CODES } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { ListenError } from '../errors.js';
+import type { Metrics } from '../observability/metrics.js';
+import { SpanKind, endSpan, outgoingTraceparent, startHopSpan, traceparentHeader, tracingActive } from '../observability/tracing.js';
+import type { Span } from '../observability/tracing.js';
+import { errorBody } from './answers.js';
+import type { GatewayErrorCode } from './answers.js';
+import type { Responder } from './responder.js';
+import { OTHER_ROUTE_LABEL, ROUTE_PATHS, matchRoute } from './routes.js';
+import type { Route } from './routes.js';
+
+/** Request headers larger than this get node's 431. Node's own default, made explicit. */
+const MAX_HEADER_BYTES = 16 * 1024;
+
+/**
+ * NOTE: longer than the 60 s idle timeout of common load balancers (AWS ALB, GKE),
+ * so the balancer, not the gateway, closes an idle connection; the other way round
+ * races a request sent on a connection the gateway is closing and yields a 502.
+ */
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
+/** Retry-After (seconds) when overloaded or stopping: another replica can take the request now. */
+const BUSY_RETRY_AFTER_SECONDS = 1;
+
+/** Serves a request the intake took; `traceparent` is what its records carry. */
+export type ServeRequest = (req: IncomingMessage, res: ServerResponse, route: Route, span: Span | undefined, traceparent: string | undefined) => Promise<void>;
+
+export interface IntakeOptions {
+  host: string;
+  port: number;
+  /** Requests handled at once; over it, 503 with Retry-After. */
+  maxInFlight: number;
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  /** On close, how long in-flight requests may take to finish before their connections are cut. */
+  drainTimeoutMs: number;
+  /** For the request span's `messaging.destination.name`. */
+  callsTopic: string;
+  serve: ServeRequest;
+  reply: Responder;
+  metrics: Metrics;
+  logger: Logger;
+}
+
+export class GatewayIntake {
+  private server: Server | undefined;
+  private closing = false;
+  /** Requests being served (body, Kafka): bounded by maxInFlight. */
+  private serving = 0;
+  /** Responses not yet finished, quick refusals included: what a close waits for. */
+  private open = 0;
+  private onDrained: (() => void) | undefined;
+
+  constructor(private readonly options: IntakeOptions) {}
+
+  port(): number {
+    return (this.server?.address() as AddressInfo | null)?.port ?? this.options.port;
+  }
+
+  listening(): boolean {
+    return this.server?.listening ?? false;
+  }
+
+  stopping(): boolean {
+    return this.closing;
+  }
+
+  async listen(): Promise<void> {
+    const { host, port, logger } = this.options;
+    const http = createServer(
+      {
+        maxHeaderSize: MAX_HEADER_BYTES,
+        headersTimeout: this.options.headersTimeoutMs,
+        requestTimeout: this.options.requestTimeoutMs,
+        keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+        // NOTE: the header and request timeouts are enforced by a sweep at this
+        // interval (node's default is 30 s, which would let a slowloris linger).
+        connectionsCheckingInterval: 1_000,
+      },
+      (req, res) => this.onRequest(req, res),
+    );
+    http.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => this.onClientError(error, socket));
+    this.server = http;
+    await new Promise<void>((resolve, reject) => {
+      const onError = (error: NodeJS.ErrnoException) => {
+        reject(new ListenError('the gateway', `${host}:${port}`, error, 'set gateway.port to a free port or stop what holds it'));
+      };
+      http.once('error', onError);
+      http.listen(port, host, () => {
+        http.off('error', onError);
+        resolve();
+      });
+    });
+    http.on('error', (error) => logger.error({ err: error }, 'gateway server error'));
+    logger.info({ host, port: (http.address() as AddressInfo).port, topic: this.options.callsTopic }, 'gateway listening');
+  }
+
+  /**
+   * Stops intake (no new connections, idle ones closed, 503 to requests that still
+   * arrive on open ones), lets in-flight requests finish (their sends complete and are
+   * answered), then closes what is left.
+   */
+  async close(): Promise<void> {
+    this.closing = true;
+    const http = this.server;
+    if (http === undefined || !http.listening) return;
+    const closed = new Promise<void>((resolve) => http.close(() => resolve()));
+    http.closeIdleConnections();
+    await this.waitForOpenResponses();
+    http.closeAllConnections();
+    await closed;
+  }
+
+  private onRequest(req: IncomingMessage, res: ServerResponse): void {
+    this.open += 1;
+    res.once('close', () => {
+      this.open -= 1;
+      if (this.open === 0 && this.onDrained !== undefined) this.onDrained();
+    });
+    const route = this.admit(req, res);
+    if (route === undefined) return;
+    this.serving += 1;
+    res.once('close', () => {
+      this.serving -= 1;
+    });
+    this.dispatch(req, res, route);
+  }
+
+  /** The request's route when the gateway takes it; else undefined, answered (404, 405, 503). */
+  private admit(req: IncomingMessage, res: ServerResponse): Route | undefined {
+    const { reply, maxInFlight } = this.options;
+    const route = matchRoute(req.url);
+    if (route === undefined) {
+      const path = (req.url ?? '').split('?')[0]?.slice(0, 100) ?? '';
+      reply.fail(res, OTHER_ROUTE_LABEL, 404, 'not_found', `no route ${JSON.stringify(path)}: POST calls to one of ${ROUTE_PATHS.join(', ')}`);
+      return undefined;
+    }
+    if (req.method !== 'POST') {
+      reply.fail(res, route.template, 405, 'method_not_allowed', `${String(req.method)} is not allowed on ${route.template}: send the calls with POST`, {
+        allow: 'POST',
+      });
+      return undefined;
+    }
+    if (this.closing) {
+      reply.fail(res, route.template, 503, 'shutting_down', 'this gateway is shutting down: send the request again (to another replica)', {
+        'retry-after': String(BUSY_RETRY_AFTER_SECONDS),
+        connection: 'close',
+      });
+      return undefined;
+    }
+    if (this.serving >= maxInFlight) {
+      reply.fail(res, route.template, 503, 'overloaded', `this gateway already handles ${maxInFlight} requests: send the request again after the Retry-After delay`, {
+        'retry-after': String(BUSY_RETRY_AFTER_SECONDS),
+      });
+      return undefined;
+    }
+    return route;
+  }
+
+  /** Serves a taken request inside its span; a request that throws is answered 500. */
+  private dispatch(req: IncomingMessage, res: ServerResponse, route: Route): void {
+    const { logger, reply } = this.options;
+    const incoming = traceparentHeader(req.headers.traceparent);
+    // The request's span (tracing on): a child of the caller's traceparent; its own
+    // context is what the records carry, so the router's span is its child.
+    const span = tracingActive()
+      ? startHopSpan(`POST ${route.template}`, SpanKind.SERVER, incoming, {
+          'http.request.method': 'POST',
+          'http.route': route.template,
+          'messaging.destination.name': this.options.callsTopic,
+        })
+      : undefined;
+    this.options.serve(req, res, route, span, outgoingTraceparent(span, incoming)).then(
+      // 499: the client went away before an answer (as in the request metric).
+      () => endRequestSpan(span, res.headersSent ? res.statusCode : 499),
+      (error: unknown) => {
+        logger.error({ err: error, route: route.template }, 'gateway request failed');
+        if (!res.headersSent) reply.fail(res, route.template, 500, 'internal', 'internal error in the gateway: send the request again; if it persists, see the gateway logs');
+        else res.destroy();
+        endRequestSpan(span, 500, error);
+      },
+    );
+  }
+
+  /**
+   * Errors before a request exists (header overflow, header or request timeout, bad
+   * HTTP): node writes a bare status line by default; this writes the JSON error body.
+   */
+  private onClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+    // NOTE: node's own handler checks the same private field: a response already under
+    // way on this socket must not get a second status line in the middle of it.
+    const pending = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+    if (error.code === 'ECONNRESET' || !socket.writable || pending?.headersSent === true) {
+      socket.destroy();
+      return;
+    }
+    const { status, code, message } = clientErrorAnswer(error);
+    this.options.metrics.gatewayRequests.inc({ route: OTHER_ROUTE_LABEL, status: String(status) });
+    this.options.logger.info({ status, code, cause: error.code }, `request refused: ${message}`);
+    const body = errorBody(code, message);
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
+  }
+
+  private async waitForOpenResponses(): Promise<void> {
+    if (this.open === 0) return;
+    const { drainTimeoutMs, logger } = this.options;
+    let timer: NodeJS.Timeout | undefined;
+    await new Promise<void>((resolve) => {
+      this.onDrained = resolve;
+      timer = setTimeout(() => {
+        logger.warn({ open: this.open, drainTimeoutMs }, 'requests still in flight at the drain deadline; closing their connections (clients will retry)');
+        resolve();
+      }, drainTimeoutMs);
+    });
+    clearTimeout(timer);
+    this.onDrained = undefined;
+  }
+}
+
+/** The answer to an error node reports before a request exists. */
+function clientErrorAnswer(error: NodeJS.ErrnoException): { status: number; code: GatewayErrorCode; message: string } {
+  if (error.code === 'HPE_HEADER_OVERFLOW') {
+    return { status: 431, code: 'headers_too_large', message: `the request headers are over ${MAX_HEADER_BYTES} bytes: send fewer or shorter headers` };
+  }
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    return { status: 408, code: 'request_timeout', message: 'the request did not arrive in time: send the headers and body without pauses' };
+  }
+  return { status: 400, code: 'bad_request', message: `the request is not valid HTTP/1.1 (${error.code ?? error.message}): check the client` };
+}
+
+function endRequestSpan(span: Span | undefined, status: number, error?: unknown): void {
+  if (span === undefined) return;
+  span.setAttribute('http.response.status_code', status);
+  // A 4xx is the client's doing; only the gateway's own failures mark the span failed.
+  endSpan(span, error ?? (status >= 500 ? `answered ${status}` : undefined));
+}

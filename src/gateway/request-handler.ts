@@ -1,0 +1,221 @@
+// One request to a tracking route, in the order the steps happen:
+// write key from the header → body (gzip, 500 KB) → JSON → write key from the body →
+// calls prepared (ingest.ts) → ONE send of the request's records → the answer.
+// Every refusal is answered here with a stable code and a message saying what to do.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import type { InvalidReason } from '../calls/index.js';
+import type { ConfigStore } from '../config/store.js';
+import type { TopicNames } from '../kafka/index.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { Span } from '../observability/tracing.js';
+import { successBody } from './answers.js';
+import type { InvalidCallNote } from './answers.js';
+import { errorText } from './call-writer.js';
+import type { CallWriter } from './call-writer.js';
+import { recordHeaders, refusedBodyWrite, requestWrite } from './gateway-records.js';
+import { ingest } from './ingest.js';
+import type { AcceptedCall, RejectedCall } from './ingest.js';
+import { parseJsonBody, readRequestBody } from './request-body.js';
+import type { Responder } from './responder.js';
+import type { Route } from './routes.js';
+import { readAuthorization, sourceIdForWriteKey } from './write-key.js';
+
+/** What serving a request needs from the gateway. */
+export interface RequestContext {
+  config: ConfigStore;
+  topics: TopicNames;
+  writer: CallWriter;
+  reply: Responder;
+  metrics: Metrics;
+  logger: Logger;
+  /** The gateway's clock (epoch ms). */
+  now: () => number;
+  newMessageId: () => string;
+}
+
+/** Retry-After (seconds) when Kafka does not acknowledge: long enough for a leader election. */
+const KAFKA_RETRY_AFTER_SECONDS = 5;
+
+const NO_WRITE_KEY =
+  'no write key: send it as the HTTP Basic user name with an empty password (Authorization: Basic base64("<write key>:")) or as "writeKey" in the body';
+const UNKNOWN_WRITE_KEY =
+  "unknown write key: no source in the Switchyard config has this writeKey; check the client's write key against sources[].writeKey";
+
+/** A request whose body was read: what a refusal of the whole body needs to keep it. */
+interface ReadRequest {
+  res: ServerResponse;
+  label: string;
+  body: Buffer;
+  receivedAtMs: number;
+  traceparent: string | undefined;
+}
+
+/**
+ * `traceparent`: what the records of this request carry: the request span's context
+ * when tracing is on, else the request's own header (valid ones only).
+ */
+export async function serveRequest(
+  ctx: RequestContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: Route,
+  span: Span | undefined,
+  traceparent: string | undefined,
+): Promise<void> {
+  const label = route.template;
+  const receivedAtMs = ctx.now();
+
+  const fromHeader = sourceFromAuthorization(ctx, req, res, label);
+  if (fromHeader === false) return;
+  const body = await readBody(ctx, req, res, label);
+  if (body === undefined) return;
+  const request: ReadRequest = { res, label, body, receivedAtMs, traceparent };
+
+  const parsed = parseJsonBody(body);
+  if (!parsed.ok) {
+    if (fromHeader.sourceId !== undefined) {
+      const kept = await keepRefusedBody(ctx, request, fromHeader.sourceId, null, 'malformed_json', parsed.message);
+      if (!kept) return;
+    }
+    ctx.reply.fail(res, label, 400, 'invalid_json', parsed.message);
+    return;
+  }
+
+  // The Basic user name, when given, decides the source; a body `writeKey` is then ignored.
+  const sourceId = fromHeader.sourceId ?? sourceFromBody(ctx, parsed.value, res, label);
+  if (sourceId === undefined) return;
+  span?.setAttribute('switchyard.source', sourceId);
+
+  const prepared = ingest({ route, body: parsed.value, receivedAtMs, newMessageId: ctx.newMessageId });
+  if (!prepared.ok) {
+    const key = route.kind === 'batch' ? null : keyOf(parsed.value);
+    const kept = await keepRefusedBody(ctx, request, sourceId, key, prepared.reason, prepared.message);
+    if (kept) ctx.reply.fail(res, label, prepared.status, prepared.code, `${prepared.message} (the request is kept in calls.invalid)`);
+    return;
+  }
+  span?.setAttributes({ 'switchyard.calls.accepted': prepared.accepted.length, 'switchyard.calls.invalid': prepared.rejected.length });
+  await writeCalls(ctx, request, sourceId, prepared);
+}
+
+/** The source the Authorization header names: `{sourceId: undefined}` without one, false when refused (answered). */
+function sourceFromAuthorization(ctx: RequestContext, req: IncomingMessage, res: ServerResponse, label: string): { sourceId: string | undefined } | false {
+  const auth = readAuthorization(req.headers.authorization);
+  if (auth.kind === 'unusable') {
+    ctx.reply.fail(res, label, 401, 'unauthorized', auth.message);
+    return false;
+  }
+  if (auth.kind !== 'write-key') return { sourceId: undefined };
+  const sourceId = sourceIdForWriteKey(ctx.config.current(), auth.writeKey);
+  if (sourceId === undefined) {
+    ctx.reply.fail(res, label, 401, 'unauthorized', UNKNOWN_WRITE_KEY);
+    return false;
+  }
+  return { sourceId };
+}
+
+/** The source the body's `writeKey` names, or undefined when refused (answered). */
+function sourceFromBody(ctx: RequestContext, value: unknown, res: ServerResponse, label: string): string | undefined {
+  const writeKey = isObject(value) ? value.writeKey : undefined;
+  if (typeof writeKey !== 'string' || writeKey === '') {
+    ctx.reply.fail(res, label, 401, 'unauthorized', NO_WRITE_KEY);
+    return undefined;
+  }
+  const sourceId = sourceIdForWriteKey(ctx.config.current(), writeKey);
+  if (sourceId === undefined) ctx.reply.fail(res, label, 401, 'unauthorized', UNKNOWN_WRITE_KEY);
+  return sourceId;
+}
+
+/** The decoded body, or undefined when it was refused (answered) or the client went away. */
+async function readBody(ctx: RequestContext, req: IncomingMessage, res: ServerResponse, label: string): Promise<Buffer | undefined> {
+  const body = await readRequestBody(req, {
+    contentEncoding: req.headers['content-encoding'],
+    contentLength: req.headers['content-length'],
+  });
+  if (body.ok) return body.bytes;
+  if ('aborted' in body) {
+    ctx.logger.debug({ route: label }, 'client went away before the body ended');
+    // 499, as nginx logs it: the client closed the request.
+    ctx.metrics.gatewayRequests.inc({ route: label, status: '499' });
+    return undefined;
+  }
+  ctx.reply.fail(res, label, body.status, body.code, body.message, body.closeConnection ? { connection: 'close' } : {});
+  return undefined;
+}
+
+/**
+ * Keeps a whole request body that was refused in `calls.invalid`. Only called when
+ * its source is known: anonymous junk from the internet is answered, not stored.
+ * False when Kafka did not take it (then answered 503).
+ */
+async function keepRefusedBody(
+  ctx: RequestContext,
+  request: ReadRequest,
+  sourceId: string,
+  key: string | null,
+  reason: InvalidReason,
+  message: string,
+): Promise<boolean> {
+  const headers = recordHeaders(sourceId, request.traceparent);
+  const write = refusedBodyWrite(ctx.topics, { body: request.body, key, headers, receivedAtMs: request.receivedAtMs, reason, message });
+  const kept = await ctx.writer.send(write.topicMessages, write.bytes);
+  if (!kept.ok) {
+    kafkaUnavailable(ctx, request.res, request.label, kept.error);
+    return false;
+  }
+  // Counted once kept: a 503 makes the client send it again.
+  ctx.metrics.callsInvalid.inc({ reason });
+  return true;
+}
+
+/** Writes the request's calls (valid and invalid) in one send and answers 200 once acknowledged, else 503. */
+async function writeCalls(
+  ctx: RequestContext,
+  request: ReadRequest,
+  sourceId: string,
+  calls: { accepted: readonly AcceptedCall[]; rejected: readonly RejectedCall[] },
+): Promise<void> {
+  const { res, label } = request;
+  const { accepted, rejected } = calls;
+  // NOTE: the record timestamp is when the gateway received the call; the router
+  // takes it as the call's received-at.
+  const timestamp = String(request.receivedAtMs);
+  const headers = recordHeaders(sourceId, request.traceparent);
+  const write = requestWrite(ctx.topics, { accepted, rejected, body: request.body, headers, timestamp });
+  if (write.topicMessages.length > 0) {
+    const sent = await ctx.writer.send(write.topicMessages, write.bytes);
+    if (!sent.ok) return kafkaUnavailable(ctx, res, label, sent.error);
+  }
+  if (rejected.length > 0) {
+    for (const call of rejected) ctx.metrics.callsInvalid.inc({ reason: call.reason });
+    ctx.logger.debug({ route: label, source: sourceId, accepted: accepted.length, invalid: rejected.length }, 'calls kept as invalid');
+  }
+  const notes = rejected.map((call): InvalidCallNote => ({ index: call.index, code: call.reason, message: call.message }));
+  ctx.reply.answer(res, label, 200, successBody(notes));
+}
+
+function kafkaUnavailable(ctx: RequestContext, res: ServerResponse, label: string, error: unknown): void {
+  ctx.logger.warn({ err: error, route: label }, 'Kafka did not acknowledge the calls; answering 503');
+  ctx.reply.fail(
+    res,
+    label,
+    503,
+    'kafka_unavailable',
+    `the calls could not be written to Kafka (${errorText(error)}); nothing of this request was accepted: send it again after the Retry-After delay`,
+    { 'retry-after': String(KAFKA_RETRY_AFTER_SECONDS) },
+  );
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** userId, else anonymousId, of a single-call body, for the key of its `calls.invalid` record. */
+function keyOf(value: unknown): string | null {
+  if (!isObject(value)) return null;
+  for (const id of [value.userId, value.anonymousId]) {
+    if (typeof id === 'string' && id !== '') return id;
+    if (typeof id === 'number' && Number.isFinite(id)) return String(id);
+  }
+  return null;
+}

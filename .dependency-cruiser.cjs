@@ -1,0 +1,123 @@
+// The layers of src/ (docs/architecture.md), lowest first. An import may only go to the
+// same or a lower layer; roles do not import each other except through a hook.
+//   1 base           src/errors.ts, src/version.ts, src/calls/, src/config/
+//   2 observability  src/observability/
+//   3 kafka          src/kafka/ (the port)
+//   4 runtime        src/runtime/
+//   5 roles          src/gateway/, src/router/, src/delivery/, src/audiences/
+//   6 admin          src/admin/
+//   7 cli            src/cli/ (the composition root: imports anything)
+// Run by `npm run lint` (and so by `npm test`). Type-only imports count too.
+//
+// Exceptions are edges, not files: each names its one source file and its targets.
+// ALLOWED ones are part of the design; TEMPORARY ones are debts to pay off (remove the
+// exception with the import).
+
+const BASE = '^src/(errors\\.ts|version\\.ts|calls/|config/)';
+const OBSERVABILITY = '^src/observability/';
+const KAFKA = '^src/kafka/';
+const RUNTIME = '^src/runtime/';
+const ROLES = '^src/(gateway|router|delivery|audiences)/';
+const ADMIN = '^src/admin/';
+const CLI = '^src/cli/';
+
+/** Layer by layer: what each may NOT import (everything above it). */
+const ABOVE = {
+  base: [OBSERVABILITY, KAFKA, RUNTIME, ROLES, ADMIN, CLI],
+  observability: [KAFKA, RUNTIME, ROLES, ADMIN, CLI],
+  kafka: [RUNTIME, ROLES, ADMIN, CLI],
+  runtime: [ROLES, ADMIN, CLI],
+  roles: [ADMIN, CLI],
+  admin: [CLI],
+};
+
+/**
+ * Edges allowed across the rules, by source file. Each value lists the targets (regexes).
+ * ALLOWED (the design): the router calls the audiences through the hook interface the
+ * audiences implement (router → audiences/router-hook.ts), and that hook reads the
+ * router's planned call and its track filter (its other side).
+ * TEMPORARY: see each entry.
+ */
+const EXCEPTIONS = {
+  // ALLOWED: the audience hook, the one shared interface between two roles.
+  'src/router/router-service.ts': [
+    'src/audiences/router-hook.ts',
+    // TEMPORARY (router-service-seen-cache-type): the router names the audiences'
+    // PendingPair type; it belongs in router-hook.ts with the rest of the hook.
+    'src/audiences/seen-cache.ts',
+  ],
+  // ALLOWED: the hook's other side: the planned call it is given and the track filter it applies.
+  'src/audiences/router-hook.ts': ['src/router/plan-call.ts', 'src/router/routing-rules.ts'],
+  // TEMPORARY (config-check-address-guard): `check-config` warns about webhook URLs the
+  // private-network guard would refuse, with the guard's pure address check; that check
+  // belongs in the base (src/config/ or src/calls/), not in delivery/.
+  'src/config/check-config.ts': ['src/delivery/private-network.ts'],
+};
+
+const exactly = (path) => `^${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`;
+// An empty list matches nothing ('(?!)'), never everything.
+const anyOf = (patterns) => (patterns.length === 0 ? '(?!)' : `(${patterns.join('|')})`);
+const exceptionSources = Object.keys(EXCEPTIONS);
+
+/**
+ * The rule `name`: no import from `from` to `to`, except to `toPathNot` (which may use
+ * `$1`, the first group of `from`; `sameGroup(path)` gives its value for an exception's
+ * source). Each exception's source gets the rule with its listed targets taken out.
+ */
+function forbidden(name, comment, from, to, toPathNot, sameGroup) {
+  const general = {
+    name,
+    comment,
+    severity: 'error',
+    from: { path: from, pathNot: anyOf(exceptionSources.map(exactly)) },
+    to: { path: to, ...(toPathNot ? { pathNot: toPathNot } : {}) },
+  };
+  const perException = exceptionSources
+    .filter((source) => new RegExp(from).test(source))
+    .map((source) => {
+      const own = toPathNot && sameGroup ? [toPathNot.replace('$1', sameGroup(source))] : toPathNot ? [toPathNot] : [];
+      return {
+        name,
+        comment: `${comment} (the listed exceptions of ${source} taken out)`,
+        severity: 'error',
+        from: { path: exactly(source) },
+        to: { path: to, pathNot: anyOf([...own, ...EXCEPTIONS[source].map(exactly)]) },
+      };
+    });
+  return [general, ...perException];
+}
+
+const ROLE_OF = (path) => path.split('/')[1];
+
+module.exports = {
+  forbidden: [
+    ...forbidden('base-imports-only-base', 'errors, version, calls/ and config/ are the base: pure, importing nothing above them', BASE, anyOf(ABOVE.base)),
+    ...forbidden('observability-imports-down', 'observability/ imports only the base (the lag sampler takes its own LagSource interface)', OBSERVABILITY, anyOf(ABOVE.observability)),
+    ...forbidden('kafka-imports-down', 'kafka/ (the port) imports only the base and observability/', KAFKA, anyOf(ABOVE.kafka)),
+    ...forbidden('runtime-imports-down', 'runtime/ imports only kafka/, observability/ and the base', RUNTIME, anyOf(ABOVE.runtime)),
+    ...forbidden('roles-import-down', 'a role imports runtime/, kafka/, observability/ and the base, never admin/ or cli/', ROLES, anyOf(ABOVE.roles)),
+    ...forbidden('admin-imports-down', 'admin/ imports the roles and below, never cli/', ADMIN, anyOf(ABOVE.admin)),
+    ...forbidden(
+      'roles-do-not-import-each-other',
+      'gateway/, router/, delivery/ and audiences/ share code through lower layers, not through each other (hooks are listed exceptions)',
+      '^src/(gateway|router|delivery|audiences)/',
+      '^src/(gateway|router|delivery|audiences)/',
+      '^src/$1/',
+      ROLE_OF,
+    ),
+    {
+      name: 'no-circular',
+      comment: 'no import cycles: a cycle makes start-up order and module state depend on who imports first',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    includeOnly: '^src/',
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.js'] },
+  },
+};

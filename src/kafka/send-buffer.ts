@@ -1,6 +1,7 @@
-// Which records go out together, and which offsets may be committed after them.
-// Pure bookkeeping: the router service does the sending and committing.
-import type { IHeaders, Message, TopicMessages } from '../kafka/index.js';
+// Which records go out together: the port's ONE size cap for a send, and the buffer
+// every writer fills within it (the router per batch, the producer when it merges or
+// splits sends). Pure bookkeeping: the producer does the sending.
+import type { OutboundRecord, TopicRecords } from './records.js';
 
 /**
  * The most bytes one send puts into one topic.
@@ -13,29 +14,13 @@ import type { IHeaders, Message, TopicMessages } from '../kafka/index.js';
  */
 export const MAX_TOPIC_BYTES_PER_SEND = 900_000;
 
-/** A record's size as the broker counts it, near enough: key, value and headers, plus framing. */
-export function recordBytes(key: Buffer | null, value: Buffer | null, headers: IHeaders | undefined): number {
-  let size = 24 + (key?.length ?? 0) + (value?.length ?? 0);
-  if (headers) {
-    for (const name in headers) {
-      const header = headers[name];
-      const values = Array.isArray(header) ? header : [header];
-      for (const v of values) {
-        if (v === undefined) continue;
-        size += 4 + name.length + (typeof v === 'string' ? Buffer.byteLength(v) : v.length);
-      }
-    }
-  }
-  return size;
-}
-
 interface TopicBucket {
-  messages: Message[];
+  messages: OutboundRecord[];
   bytes: number;
 }
 
-/** Records waiting to be sent in one `sendBatch`, grouped by topic, within a byte budget per topic. */
-export class OutgoingBatch {
+/** Records waiting to be sent in one send, grouped by topic, within a byte budget per topic. */
+export class SendBuffer {
   private readonly topics = new Map<string, TopicBucket>();
   private records = 0;
 
@@ -55,7 +40,7 @@ export class OutgoingBatch {
     return bucket === undefined || bucket.messages.length === 0 || bucket.bytes + bytes <= this.maxBytesPerTopic;
   }
 
-  add(topic: string, message: Message, bytes: number): void {
+  add(topic: string, message: OutboundRecord, bytes: number): void {
     let bucket = this.topics.get(topic);
     if (bucket === undefined) {
       bucket = { messages: [], bytes: 0 };
@@ -66,10 +51,10 @@ export class OutgoingBatch {
     this.records += 1;
   }
 
-  topicMessages(): TopicMessages[] {
-    const out: TopicMessages[] = [];
+  topicRecords(): TopicRecords[] {
+    const out: TopicRecords[] = [];
     for (const [topic, bucket] of this.topics) {
-      if (bucket.messages.length > 0) out.push({ topic, messages: bucket.messages });
+      if (bucket.messages.length > 0) out.push({ topic, messages: bucket.messages, bytes: bucket.bytes });
     }
     return out;
   }
@@ -78,23 +63,4 @@ export class OutgoingBatch {
     this.topics.clear();
     this.records = 0;
   }
-}
-
-/** The offset after `offset` (Kafka commits name the next record to read). */
-export function offsetAfter(offset: string): string {
-  return (BigInt(offset) + 1n).toString();
-}
-
-/**
- * The offset to commit once every record of a batch up to and including
- * `lastDone` is acknowledged downstream.
- *
- * NOTE: when `lastDone` is the batch's last message, commit past the batch's last
- * offset instead, which can be higher: kafkajs filters the control records that
- * transactional producers write (and aborted records) out of `batch.messages`, and
- * a commit that stopped before them would leave the group's lag stuck above zero.
- */
-export function commitOffset(lastDone: string, lastMessage: string, batchLastOffset: string): string {
-  if (lastDone === lastMessage && BigInt(batchLastOffset) > BigInt(lastDone)) return offsetAfter(batchLastOffset);
-  return offsetAfter(lastDone);
 }

@@ -3,9 +3,9 @@
 import type { Config } from '../config/schema.js';
 import { maskConfig } from '../config/mask.js';
 import type { Admin, Producer } from '../kafka/index.js';
-import { createProducer, ensureTopics, topicNames } from '../kafka/index.js';
-import type { LagSampler } from '../kafka/lag.js';
-import { startLagSampler } from '../kafka/lag.js';
+import { createKafkajsProducer as createProducer, ensureTopics, kafkajsOf, lagSourceOf, topicNames } from '../kafka/index.js';
+import type { LagSampler } from '../observability/consumer-lag.js';
+import { startLagSampler } from '../observability/consumer-lag.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import type { Service } from '../runtime/service.js';
 import { onceStop, runAll } from '../runtime/service.js';
@@ -68,7 +68,8 @@ interface Running {
 }
 
 export function createDelivererService(deps: RoleDeps, tuning: Partial<DelivererTuning> = {}): Service {
-  const { kafka, metrics } = deps;
+  const { metrics } = deps;
+  const kafka = kafkajsOf(deps.kafka);
   const logger = deps.logger.child({ component: 'deliverer' });
   const options: DelivererTuning = { ...DEFAULT_TUNING, ...tuning };
   // NOTE: topic names, groups and partition counts come from the config at start, as in
@@ -192,7 +193,7 @@ export function createDelivererService(deps: RoleDeps, tuning: Partial<Deliverer
       });
       const a = admin;
       lag = startLagSampler({
-        admin: a,
+        source: lagSourceOf(a),
         metrics,
         logger,
         intervalMs: options.sampleIntervalMs,

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { ReplayLedgerFullError } from '../errors.js';
 import type { Admin, IHeaders, Producer } from '../kafka/index.js';
-import { createProducer, ensureTopics, scanTopic, topicNames } from '../kafka/index.js';
+import { createKafkajsProducer as createProducer, ensureTopics, kafkajsOf, scanTopic, topicNames } from '../kafka/index.js';
 import type { ScannedBatch } from '../kafka/index.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import { runAll } from '../runtime/service.js';
@@ -72,7 +72,7 @@ export async function replayDeadLetters(deps: RoleDeps, options: ReplayOptions):
   const range = options.range ?? {};
   const dryRun = options.dryRun === true;
 
-  const admin = deps.kafka.admin();
+  const admin = kafkajsOf(deps.kafka).admin();
   let producer: Producer | undefined;
   // A dry run reads with a group of its own that never commits, from the beginning.
   const scanGroup = dryRun ? `${groupId}-dry-run-${randomBytes(4).toString('hex')}` : groupId;

@@ -1,26 +1,19 @@
-// The gateway's Kafka side: its two topics, one producer (acks=all, not idempotent:
-// see src/kafka/client.ts) and the send coalescer that merges the writes of
-// concurrent requests. Every write of a request goes out as ONE send.
-import type { Config } from '../config/schema.js';
-import { createProducer, ensureTopics } from '../kafka/index.js';
-import type { Kafka, Producer, TopicMessages, TopicNames } from '../kafka/index.js';
+// The gateway's Kafka side: its two topics (the topology's `gateway()`), and the port's
+// producer (acks=all; it merges the sends of concurrent requests: src/kafka/producer.ts).
+// Every write of a request goes out as ONE send.
 import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
 import { NotStartedError } from '../errors.js';
-import { createSendCoalescer } from './send-coalescer.js';
-import type { SendCoalescer, SendOutcome } from './send-coalescer.js';
-
-/**
- * Writes of concurrent requests are merged while their values stay under this: below
- * Kafka's default max.message.bytes (1 MiB) per record batch, with room for record
- * overhead.
- */
-const MAX_BYTES_PER_SEND = 768 * 1024;
+import { createAdmin, createProducer } from '../kafka/index.js';
+import type { KafkaClient, RecordProducer, TopicRecords, Topology } from '../kafka/index.js';
+import { sendCalls } from './send-coalescer.js';
+import type { SendOutcome } from './send-coalescer.js';
 
 export interface CallWriter {
   /** Creates `calls` and `calls.invalid` if missing, then connects the producer. */
   start(): Promise<void>;
   /** One send with acks=all, resolved when acknowledged or after the send timeout; never throws. */
-  send(topicMessages: TopicMessages[], bytes: number): Promise<SendOutcome>;
+  send(records: TopicRecords[]): Promise<SendOutcome>;
   stop(): Promise<void>;
   connected(): boolean;
   /** Why the last send failed; undefined once one succeeds. */
@@ -28,73 +21,49 @@ export interface CallWriter {
 }
 
 export function createCallWriter(options: {
-  kafka: Kafka;
+  kafka: KafkaClient;
   /** Kafka settings as read at start. */
   config: Config['kafka'];
-  topics: TopicNames;
+  topology: Topology;
   logger: Logger;
   sendTimeoutMs: number;
   maxConcurrentSends: number;
 }): CallWriter {
-  const { kafka, config, topics, logger, sendTimeoutMs } = options;
-  let producer: Producer | undefined;
-  let sender: SendCoalescer | undefined;
-  let producerConnected = false;
+  const { kafka, config, topology, logger, sendTimeoutMs } = options;
+  let producer: RecordProducer | undefined;
   let lastSendError: string | undefined;
 
   const createTopics = async (): Promise<void> => {
-    const admin = kafka.admin();
+    const admin = createAdmin(kafka);
     await admin.connect();
     try {
-      const created = await ensureTopics(admin, [{ topic: topics.calls }, { topic: topics.callsInvalid }], {
-        partitions: config.partitions,
-        replicationFactor: config.replicationFactor,
-      });
+      const created = await admin.ensureTopics(topology.gateway(), config);
       if (created.length > 0) logger.info({ topics: created }, 'created topics');
     } finally {
       await admin.disconnect();
     }
   };
 
-  const connectProducer = async (): Promise<void> => {
-    const out = createProducer(kafka);
-    producer = out;
-    out.on(out.events.CONNECT, () => {
-      producerConnected = true;
-    });
-    out.on(out.events.DISCONNECT, () => {
-      producerConnected = false;
-    });
-    await out.connect();
-    producerConnected = true;
-    sender = createSendCoalescer({
-      sendBatch: async (topicMessages) => {
-        await out.sendBatch({ acks: -1, timeout: sendTimeoutMs, topicMessages });
-      },
-      maxConcurrentSends: options.maxConcurrentSends,
-      maxBytesPerSend: MAX_BYTES_PER_SEND,
-    });
-  };
-
   return {
     async start() {
       await createTopics();
-      await connectProducer();
+      const out = createProducer(kafka, { maxConcurrentSends: options.maxConcurrentSends, ackTimeoutMs: sendTimeoutMs });
+      producer = out;
+      await out.connect();
     },
-    async send(topicMessages, bytes) {
-      if (sender === undefined) return { ok: false, error: new NotStartedError('the producer is not started') };
+    async send(records) {
+      if (producer === undefined) return { ok: false, error: new NotStartedError('the producer is not started') };
       // NOTE: kafkajs retries a failing send internally for far longer than a client
       // waits; the timeout bounds the answer. A send that still succeeds after the 503
       // makes a duplicate when the client retries, which the contract allows.
-      const outcome = await sender.send(topicMessages, bytes, sendTimeoutMs);
+      const outcome = await sendCalls(producer, records, sendTimeoutMs);
       lastSendError = outcome.ok ? undefined : errorText(outcome.error);
       return outcome;
     },
     async stop() {
       if (producer !== undefined) await producer.disconnect();
-      producerConnected = false;
     },
-    connected: () => producerConnected,
+    connected: () => producer?.connected() ?? false,
     lastSendError: () => lastSendError,
   };
 }

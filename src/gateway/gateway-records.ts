@@ -1,57 +1,47 @@
 // What the gateway writes for one request (pure): the accepted calls for `calls`, the
-// rejected ones (or the whole refused body) for `calls.invalid`, all with the same
-// headers, and an estimate of the write's size for the send coalescer.
+// rejected ones (or the whole refused body) for `calls.invalid`, all with the same headers.
 import type { InvalidReason } from '../calls/index.js';
-import { HEADER } from '../kafka/index.js';
-import type { IHeaders, Message, TopicMessages, TopicNames } from '../kafka/index.js';
-import { invalidRecord } from '../kafka/invalid-record.js';
+import { HEADER, invalidRecord } from '../kafka/index.js';
+import type { OutboundRecord, RecordHeaders, TopicNames, TopicRecords } from '../kafka/index.js';
 import type { AcceptedCall, RejectedCall } from './ingest.js';
-
-/** Per-record bytes added to a body's size to estimate its write: the gateway's fields, key, headers. */
-export const RECORD_OVERHEAD_ESTIMATE = 256;
 
 /**
  * The headers of the records of one request, in `calls` and (with an `error` added)
  * in `calls.invalid`. One object for every call of the request, values as bytes:
  * kafkajs would otherwise convert the same strings once per record.
  */
-export function recordHeaders(sourceId: string, traceparent: string | undefined): IHeaders {
-  const headers: IHeaders = { [HEADER.sourceId]: Buffer.from(sourceId) };
+export function recordHeaders(sourceId: string, traceparent: string | undefined): RecordHeaders {
+  const headers: RecordHeaders = { [HEADER.sourceId]: Buffer.from(sourceId) };
   if (traceparent !== undefined) headers[HEADER.traceparent] = Buffer.from(traceparent);
   return headers;
 }
 
-/** A request's write: its valid calls to `calls`, its invalid ones to `calls.invalid`; and its size estimate. */
+/** A request's write: its valid calls to `calls`, its invalid ones to `calls.invalid`. */
 export function requestWrite(
   topics: TopicNames,
-  request: { accepted: readonly AcceptedCall[]; rejected: readonly RejectedCall[]; body: Buffer; headers: IHeaders; timestamp: string },
-): { topicMessages: TopicMessages[]; bytes: number } {
+  request: { accepted: readonly AcceptedCall[]; rejected: readonly RejectedCall[]; body: Buffer; headers: RecordHeaders; timestamp: string },
+): TopicRecords[] {
   const { accepted, rejected, body, headers, timestamp } = request;
-  const topicMessages: TopicMessages[] = [];
+  const topicMessages: TopicRecords[] = [];
   if (accepted.length > 0) {
     topicMessages.push({
       topic: topics.calls,
-      messages: accepted.map((call): Message => ({ key: call.key, value: call.value, headers, timestamp })),
+      messages: accepted.map((call): OutboundRecord => ({ key: call.key, value: call.value, headers, timestamp })),
     });
   }
   if (rejected.length > 0) {
     topicMessages.push({ topic: topics.callsInvalid, messages: invalidMessages(rejected, body, headers, timestamp) });
   }
-  // The decompressed body bounds the values' size, plus what the gateway adds per record.
-  const bytes = body.length + (accepted.length + rejected.length) * RECORD_OVERHEAD_ESTIMATE;
-  return { topicMessages, bytes };
+  return topicMessages;
 }
 
 /** A whole request body refused before its calls were read, as one `calls.invalid` record. */
 export function refusedBodyWrite(
   topics: TopicNames,
-  refused: { body: Buffer; key: string | null; headers: IHeaders; receivedAtMs: number; reason: InvalidReason; message: string },
-): { topicMessages: TopicMessages[]; bytes: number } {
+  refused: { body: Buffer; key: string | null; headers: RecordHeaders; receivedAtMs: number; reason: InvalidReason; message: string },
+): TopicRecords[] {
   const record = { key: refused.key, value: refused.body, headers: refused.headers, timestamp: String(refused.receivedAtMs) };
-  return {
-    topicMessages: [{ topic: topics.callsInvalid, messages: [invalidRecord(record, `${refused.reason}: ${refused.message}`)] }],
-    bytes: refused.body.length + RECORD_OVERHEAD_ESTIMATE,
-  };
+  return [{ topic: topics.callsInvalid, messages: [invalidRecord(record, `${refused.reason}: ${refused.message}`)] }];
 }
 
 /**
@@ -59,8 +49,8 @@ export function refusedBodyWrite(
  * (nested deeper than JSON.stringify goes) is kept through one record of the whole
  * request body instead, however many such calls it holds.
  */
-function invalidMessages(rejected: readonly RejectedCall[], body: Buffer, headers: IHeaders, timestamp: string): Message[] {
-  const messages: Message[] = [];
+function invalidMessages(rejected: readonly RejectedCall[], body: Buffer, headers: RecordHeaders, timestamp: string): OutboundRecord[] {
+  const messages: OutboundRecord[] = [];
   const unserializable: RejectedCall[] = [];
   for (const call of rejected) {
     if (call.value === undefined) {

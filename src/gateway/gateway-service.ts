@@ -3,7 +3,7 @@
  *
  * Each request: intake.ts (route, method, limits) → request-handler.ts: write key →
  * body (gzip, 500 KB) → JSON → calls prepared (ingest.ts) → the request's records
- * (gateway-records.ts) → ONE send with acks=all on the shared producer (call-writer.ts;
+ * (gateway-records.ts) → ONE send with acks=all on the port's producer (call-writer.ts;
  * acks=all, not idempotent: see src/kafka/client.ts), carrying the valid calls to
  * `calls` and the invalid ones to `calls.invalid` → the answer (responder.ts).
  * NOTE: `200 {"success":true}` is written only after Kafka acknowledged that send, so
@@ -11,7 +11,7 @@
  * the client send again (duplicates, never loss).
  */
 import { randomUUID } from 'node:crypto';
-import { topicNames } from '../kafka/index.js';
+import { createTopology } from '../kafka/index.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import type { Service, ServiceHealth } from '../runtime/service.js';
 import { onceStop, runAll } from '../runtime/service.js';
@@ -33,7 +33,7 @@ export interface GatewayOptions {
   sendTimeoutMs?: number;
   /**
    * Produce requests in flight at once; the writes of requests that arrive meanwhile
-   * are merged into the next one (send-coalescer.ts). Default 4. `Infinity` sends
+   * are merged into the next one (the port's producer, src/kafka/producer.ts). Default 4. `Infinity` sends
    * every request's write on its own.
    */
   maxConcurrentSends?: number;
@@ -53,11 +53,12 @@ export function createGatewayService(deps: RoleDeps, options: GatewayOptions = {
   const initial = deps.config.current();
   // NOTE: Kafka settings (brokers, prefix) are read once: a reload cannot move the
   // topics under a running producer. Sources and write keys are read live per request.
-  const topics = topicNames(initial.kafka.topicPrefix);
+  const topology = createTopology(initial.kafka.topicPrefix);
+  const topics = topology.names;
   const writer = createCallWriter({
     kafka,
     config: initial.kafka,
-    topics,
+    topology,
     logger,
     sendTimeoutMs: options.sendTimeoutMs ?? 10_000,
     maxConcurrentSends: options.maxConcurrentSends ?? 4,

@@ -158,7 +158,7 @@ async function keepRefusedBody(
 ): Promise<boolean> {
   const headers = recordHeaders(sourceId, request.traceparent);
   const write = refusedBodyWrite(ctx.topics, { body: request.body, key, headers, receivedAtMs: request.receivedAtMs, reason, message });
-  const kept = await ctx.writer.send(write.topicMessages, write.bytes);
+  const kept = await ctx.writer.send(write);
   if (!kept.ok) {
     kafkaUnavailable(ctx, request.res, request.label, kept.error);
     return false;
@@ -182,8 +182,8 @@ async function writeCalls(
   const timestamp = String(request.receivedAtMs);
   const headers = recordHeaders(sourceId, request.traceparent);
   const write = requestWrite(ctx.topics, { accepted, rejected, body: request.body, headers, timestamp });
-  if (write.topicMessages.length > 0) {
-    const sent = await ctx.writer.send(write.topicMessages, write.bytes);
+  if (write.length > 0) {
+    const sent = await ctx.writer.send(write);
     if (!sent.ok) return kafkaUnavailable(ctx, res, label, sent.error);
   }
   if (rejected.length > 0) {

@@ -1,5 +1,5 @@
 import { TopicsNotReadyError } from '../errors.js';
-import type { Admin } from './client.js';
+import type { Admin } from 'kafkajs';
 
 export interface TopicSpec {
   topic: string;

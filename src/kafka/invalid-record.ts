@@ -2,16 +2,15 @@
 // headers, timestamp) plus an `error` header that says what is wrong and what to do.
 // The one writer of such records: the router (records it consumed) and the gateway
 // (calls and bodies it refused) both build them here.
-import type { Message } from './client.js';
 import { HEADER } from './headers.js';
-import type { RawHeaders } from './headers.js';
+import type { OutboundRecord, RecordHeaders } from './records.js';
 
 /** A record as it came, or as it would have gone to `calls`. */
 export interface OriginalRecord {
   key: Buffer | string | null;
   value: Buffer | string | null;
-  headers?: RawHeaders | undefined;
-  /** Epoch ms as a string, as kafkajs gives and takes it. */
+  headers?: RecordHeaders | undefined;
+  /** Epoch ms as a decimal string. */
   timestamp: string;
 }
 
@@ -19,7 +18,7 @@ export interface OriginalRecord {
  * The record for `calls.invalid`. The original headers are kept; an `error` header
  * already there (a record that went round once) is replaced by this one.
  */
-export function invalidRecord(record: OriginalRecord, error: string): Message {
+export function invalidRecord(record: OriginalRecord, error: string): OutboundRecord {
   return {
     key: record.key,
     value: record.value,

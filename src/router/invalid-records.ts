@@ -1,7 +1,7 @@
 // Why a record goes to `<prefix>calls.invalid` (the reason label and the `error`
 // header's text); the record itself is written by src/kafka/invalid-record.ts.
 import type { InvalidReason } from '../calls/index.js';
-import type { IHeaders } from '../kafka/index.js';
+import type { RecordHeaders } from '../kafka/index.js';
 
 /** A record as the router consumed it. */
 export interface InboundRecord {
@@ -12,7 +12,7 @@ export interface InboundRecord {
   timestamp: string;
   key: Buffer | null;
   value: Buffer | null;
-  headers?: IHeaders;
+  headers?: RecordHeaders;
 }
 
 /** The `reason` label of switchyard_calls_invalid_total. */
@@ -39,7 +39,7 @@ export function invalid(reason: InvalidRecordReason, error: string): InvalidOutc
 }
 
 /** The record for `calls.invalid`: one writer for the router and the gateway (src/kafka/invalid-record.ts). */
-export { invalidRecord } from '../kafka/invalid-record.js';
+export { invalidRecord } from '../kafka/index.js';
 
 /** The invalid outcome for an exception thrown while handling a record: a bug, but never a crash or a loss. */
 export function internalError(what: string, error: unknown): InvalidOutcome {

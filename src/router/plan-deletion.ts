@@ -4,7 +4,7 @@
 import { isUtf8 } from 'node:buffer';
 import { parseTimestamp, renderDeleteBody } from '../calls/index.js';
 import { HEADER, freshDeliveryHeaders, headerValue } from '../kafka/index.js';
-import type { IHeaders } from '../kafka/index.js';
+import type { RecordHeaders } from '../kafka/index.js';
 import { internalError, invalid } from './invalid-records.js';
 import type { InboundRecord, InvalidOutcome } from './invalid-records.js';
 import { quote } from './plan-call.js';
@@ -15,7 +15,7 @@ export interface DeleteTarget {
   target: RouteTarget;
   /** The first affected source (in config order) that connects this destination. */
   sourceId: string;
-  headers: IHeaders;
+  headers: RecordHeaders;
 }
 
 export interface PlannedDeletion {

@@ -1,19 +1,9 @@
 // Why a record goes to `<prefix>calls.invalid` (the reason label and the `error`
 // header's text); the record itself is written by src/kafka/invalid-record.ts.
 import type { InvalidReason } from '../calls/index.js';
-import type { RecordHeaders } from '../kafka/index.js';
 
-/** A record as the router consumed it. */
-export interface InboundRecord {
-  topic: string;
-  partition: number;
-  offset: string;
-  /** Epoch ms as kafkajs gives it (a string). */
-  timestamp: string;
-  key: Buffer | null;
-  value: Buffer | null;
-  headers?: RecordHeaders;
-}
+/** A record as the router consumed it: the port's inbound record. */
+export type { InboundRecord } from '../kafka/index.js';
 
 /** The `reason` label of switchyard_calls_invalid_total. */
 export type InvalidRecordReason =

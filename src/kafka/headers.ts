@@ -1,3 +1,5 @@
+import type { RecordHeaders } from './records.js';
+
 /** Kafka header names of DESIGN §4. */
 export const HEADER = {
   sourceId: 'source-id',
@@ -13,7 +15,8 @@ export const HEADER = {
   receivedAt: 'received-at',
 } as const;
 
-export type RawHeaders = Record<string, Buffer | string | (Buffer | string)[] | undefined>;
+/** Headers as read (the port's RecordHeaders; the older name, kept for its readers). */
+export type RawHeaders = RecordHeaders;
 
 /** One header as a string; kafkajs gives Buffers (or arrays when repeated). */
 export function headerText(headers: RawHeaders | undefined, name: string): string | undefined {

@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { ListenError } from '../errors.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Service, ServiceHealth } from '../runtime/service.js';
 import { onceStop } from '../runtime/service.js';
@@ -61,10 +62,18 @@ export function createAdminServer(options: {
       });
       server.headersTimeout = 10_000;
       server.requestTimeout = 30_000;
+      const http = server;
       await new Promise<void>((resolve, reject) => {
-        server!.once('error', reject);
-        server!.listen(options.port, options.host, () => resolve());
+        const onError = (error: NodeJS.ErrnoException) => {
+          reject(new ListenError('the admin server', `${options.host}:${options.port}`, error, 'set admin.port to a free port or stop what holds it'));
+        };
+        http.once('error', onError);
+        http.listen(options.port, options.host, () => {
+          http.off('error', onError);
+          resolve();
+        });
       });
+      http.on('error', (error) => logger.error({ err: error }, 'admin server error'));
       logger.info({ port: (server.address() as AddressInfo).port }, 'admin server listening');
     },
     stop: onceStop(async () => {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAdminServer } from '../../src/admin/admin-server.js';
 import type { AdminServer } from '../../src/admin/admin-server.js';
+import { ListenError } from '../../src/errors.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import type { ServiceHealth } from '../../src/runtime/service.js';
@@ -32,6 +33,29 @@ describe('admin server', () => {
     const base = `http://127.0.0.1:${server.port()}`;
     return { base, received };
   }
+
+  it('refuses to start on a port already taken, saying which setting to change', async () => {
+    const { base } = await start();
+    const taken = Number(new URL(base).port);
+    const second = createAdminServer({
+      host: '127.0.0.1',
+      port: taken,
+      token: () => undefined,
+      metrics: createMetrics(),
+      logger: silentLogger(),
+      health: () => [],
+    });
+    const failure = await second.start().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    await second.stop();
+    expect(failure).toBeInstanceOf(ListenError);
+    expect((failure as ListenError).code).toBe('LISTEN_FAILED');
+    expect((failure as ListenError).message).toBe(
+      `the admin server could not listen on 127.0.0.1:${taken} (EADDRINUSE): set admin.port to a free port or stop what holds it`,
+    );
+  });
 
   it('serves the metrics of DESIGN §10 and default process metrics', async () => {
     const { base } = await start();

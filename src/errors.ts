@@ -17,11 +17,6 @@ export abstract class SwitchyardError extends Error {
   }
 }
 
-/** True for a Switchyard error, or any library error (kafkajs's) that says it is retriable. */
-export function isRetriableError(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { retriable?: unknown }).retriable === true;
-}
-
 /** A write to Kafka that was not acknowledged in time (the gateway answers 503). */
 export class SendTimeoutError extends SwitchyardError {
   readonly code = 'send_timeout';

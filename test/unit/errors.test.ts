@@ -7,7 +7,6 @@ import {
   SwitchyardError,
   TopicLayoutError,
   TopicsNotReadyError,
-  isRetriableError,
 } from '../../src/errors.js';
 import { SendTimeoutError as CoalescerSendTimeoutError } from '../../src/gateway/send-coalescer.js';
 import { ReplayLedgerFullError as ReplayReplayLedgerFullError } from '../../src/delivery/replay.js';
@@ -44,7 +43,6 @@ describe('the errors that cross a module', () => {
     expect(error.retriable).toBe(retriable);
     expect(error.message).toBe(message);
     expect(error.name).toBe(error.constructor.name);
-    expect(isRetriableError(error)).toBe(retriable);
   });
 
   it('keeps the cause it wraps', () => {
@@ -56,15 +54,5 @@ describe('the errors that cross a module', () => {
   it('are the same classes the modules that throw them export', () => {
     expect(CoalescerSendTimeoutError).toBe(SendTimeoutError);
     expect(ReplayReplayLedgerFullError).toBe(ReplayLedgerFullError);
-  });
-
-  it.each([
-    ['a kafkajs-style retriable error', Object.assign(new Error('x'), { retriable: true }), true],
-    ['a kafkajs-style permanent error', Object.assign(new Error('x'), { retriable: false }), false],
-    ['a plain Error', new Error('x'), false],
-    ['a string', 'retriable', false],
-    ['null', null, false],
-  ])('isRetriableError: %s → %s', (_what, error, expected) => {
-    expect(isRetriableError(error)).toBe(expected);
   });
 });

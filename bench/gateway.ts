@@ -6,7 +6,7 @@
 // bodies, JSON.parses them and produces each call to Kafka: one sendBatch per request,
 // acks=all, the same idempotent producer, the answer after the ack. Three sides:
 //   baseline  the bare server;
-//   gateway   the gateway as it runs (concurrent requests' writes merged, send-coalescer.ts);
+//   gateway   the gateway as it runs (concurrent requests' writes merged by the port's producer, src/kafka/producer.ts);
 //   unmerged  the gateway with one sendBatch per request, like the baseline: the
 //             difference to the baseline is then only what the gateway adds (write-key
 //             lookup, validation, merging of context, skew correction, messageIds,

@@ -258,7 +258,11 @@ export class AudiencePartitions {
 
   // ---- work -----------------------------------------------------------------------
 
-  /** One batch of `audience.events`, after the partition's earlier tasks. */
+  /**
+   * One batch of `audience.events`, after the partition's earlier tasks.
+   * NOTE: a batch may wait long for its partition's restore; the consumer runtime
+   * heartbeats meanwhile (every second), so the group keeps the member.
+   */
   handleBatch(batch: RecordBatch): Promise<void> {
     return this.runOn(batch.partition, () => this.processBatch(batch));
   }
@@ -300,8 +304,9 @@ export class AudiencePartitions {
     }
   }
 
-  /** Re-evaluates every profile of every partition held (the audiences changed); resolves with what each did. */
-  reevaluateAll(topicsReady: Promise<unknown>): Promise<({ profiles: number; changes: number } | undefined)[]> {
+  /** Re-evaluates every profile of every partition held (the audiences changed), once `topicsReady`. */
+  reevaluateAll(topicsReady: Promise<unknown>): void {
+    const started = Date.now();
     const sweeps = [...this.assigned].map((partition) =>
       this.runOn(partition, async () => {
         await topicsReady;
@@ -319,6 +324,14 @@ export class AudiencePartitions {
         return undefined;
       }),
     );
-    return Promise.all(sweeps);
+    // One info line for the whole change, once every partition is done.
+    void Promise.all(sweeps).then((results) => {
+      const done = results.filter((r) => r !== undefined);
+      const total = (key: 'profiles' | 'changes') => done.reduce((n, r) => n + r[key], 0);
+      this.options.logger.info(
+        { partitions: done.length, profiles: total('profiles'), changes: total('changes'), ms: Date.now() - started },
+        'audiences re-evaluated after the config change',
+      );
+    });
   }
 }

@@ -17,12 +17,11 @@ import vm from 'node:vm';
 import { parseCallBytes } from '../src/calls/index.js';
 import type { Config } from '../src/config/schema.js';
 import { staticConfigStore } from '../src/config/store.js';
-import { createKafka, createProducer, ensureTopics, topicNames } from '../src/kafka/index.js';
-import type { Admin, Kafka, Message } from '../src/kafka/index.js';
+import { createKafka, createKafkajsProducer as createProducer, createTopology, ensureTopics, kafkajsOf, topicNames } from '../src/kafka/index.js';
+import type { Admin, Kafka, KafkaClient, Message } from '../src/kafka/index.js';
 import { createMetrics } from '../src/observability/metrics.js';
 import { silentLogger } from '../src/observability/logger.js';
 import { createRouterService, routerGroupId } from '../src/router/router-service.js';
-import { routerTopicSpecs } from '../src/router/routing-table.js';
 import type { Service } from '../src/runtime/service.js';
 import { createAudienceService } from '../src/audiences/audience-service.js';
 import { CALL_OFFSETS_KEY, applyRecords, createPartitionState, loadProfile, sweepProfiles } from '../src/audiences/engine.js';
@@ -149,7 +148,7 @@ async function writeChangelog(kafka: Kafka, topic: string, states: PartitionStat
   return bytes;
 }
 
-async function memoryAndRestore(kafka: Kafka, admin: Admin, options: { profiles: number; partitions: number; prefix: string; brokers: string; restore: boolean }) {
+async function memoryAndRestore(client: KafkaClient, admin: Admin, options: { profiles: number; partitions: number; prefix: string; brokers: string; restore: boolean }) {
   const config = benchConfig(options.brokers, options.prefix, 'bench-mem', options.partitions, 10);
   const before = heapUsed();
   const built = buildProfiles(options.profiles, options.partitions, config);
@@ -167,6 +166,7 @@ async function memoryAndRestore(kafka: Kafka, admin: Admin, options: { profiles:
   const topic = audienceTopicNames(options.prefix).profiles;
   await ensureTopics(admin, [{ topic, compacted: true }], { partitions: options.partitions, replicationFactor: 1 });
   const writing = new Stopwatch();
+  const kafka = kafkajsOf(client);
   memory.changelogBytesPerProfile = (await writeChangelog(kafka, topic, built.states)) / options.profiles;
   log(`wrote the changelog in ${writing.read().seconds.toFixed(1)} s`);
   built.states.length = 0;
@@ -176,7 +176,7 @@ async function memoryAndRestore(kafka: Kafka, admin: Admin, options: { profiles:
   const set = compileAudiences(config);
   const reading = new Stopwatch();
   await restoreChangelog({
-    kafka,
+    kafka: client,
     topic,
     partitions: Array.from({ length: options.partitions }, (_, p) => p),
     groupPrefix: 'bench-restore',
@@ -235,11 +235,12 @@ async function routeSide(side: RouteSide, options: { brokers: string; calls: num
   const config = benchConfig(options.brokers, prefix, `bench-${options.run}-${side}`, options.partitions, side === 'audiences-10' ? 10 : 0);
   const names = topicNames(prefix);
   const logger = silentLogger();
-  const kafka = createKafka(config.kafka, logger);
-  await ensureTopics(options.admin, routerTopicSpecs(config, names), { partitions: options.partitions, replicationFactor: 1 });
+  const client = createKafka(config.kafka, logger);
+  const kafka = kafkajsOf(client);
+  await ensureTopics(options.admin, createTopology(prefix).router(config), { partitions: options.partitions, replicationFactor: 1 });
   await produceCalls(kafka, names.calls, options.calls);
 
-  const deps = { config: staticConfigStore(config), kafka, metrics: createMetrics({ defaultMetrics: false }), logger };
+  const deps = { config: staticConfigStore(config), kafka: client, metrics: createMetrics({ defaultMetrics: false }), logger };
   const services: Service[] = [];
   if (side !== 'router') {
     const audiences = createAudienceService(deps);
@@ -279,13 +280,14 @@ export async function main(args: string[]): Promise<void> {
   const needsKafka = parts.has('restore') || parts.has('route');
   const broker = needsKafka ? await startOrReuseBroker({ heapMb: 1024 }) : { brokers: 'localhost:9092', stop: async () => undefined };
   const run = randomBytes(4).toString('hex');
-  const kafka = createKafka(benchConfig(broker.brokers, `bench-${run}.`, `bench-${run}`, partitions, 0).kafka, silentLogger());
+  const client = createKafka(benchConfig(broker.brokers, `bench-${run}.`, `bench-${run}`, partitions, 0).kafka, silentLogger());
+  const kafka = kafkajsOf(client);
   const admin = kafka.admin();
   if (needsKafka) await admin.connect();
   const out: string[] = [''];
   try {
     if (parts.has('memory') || parts.has('restore')) {
-      const result = await memoryAndRestore(kafka, admin, { profiles, partitions, prefix: `bench-${run}.`, brokers: broker.brokers, restore: parts.has('restore') });
+      const result = await memoryAndRestore(client, admin, { profiles, partitions, prefix: `bench-${run}.`, brokers: broker.brokers, restore: parts.has('restore') });
       const m = result.memory;
       out.push(`audiences bench: 10 audiences (trait, event-count and windowed rules), ${m.profiles} profiles of ~${(m.records / m.profiles).toFixed(1)} calls each`);
       out.push(`  memory, built by the engine:  ${Math.round(m.bytesPerProfile)} bytes of heap per profile (${((m.bytesPerProfile * m.profiles) / 1e9).toFixed(2)} GB in all)`);

@@ -23,8 +23,8 @@ import type { Config } from '../src/config/schema.js';
 import { staticConfigStore } from '../src/config/store.js';
 import { createDelivererService } from '../src/delivery/deliverer-service.js';
 import type { DelivererTuning } from '../src/delivery/deliverer-service.js';
-import { createKafka, createProducer, ensureTopics, topicNames } from '../src/kafka/index.js';
-import type { Kafka } from '../src/kafka/index.js';
+import { createKafka, createKafkajsProducer as createProducer, ensureTopics, kafkajsOf, topicNames } from '../src/kafka/index.js';
+import type { Kafka, KafkaClient } from '../src/kafka/index.js';
 import { silentLogger } from '../src/observability/logger.js';
 import { createMetrics } from '../src/observability/metrics.js';
 import type { Metrics } from '../src/observability/metrics.js';
@@ -153,7 +153,7 @@ interface Measured {
 
 async function deliverRate(options: {
   config: Config;
-  kafka: Kafka;
+  client: KafkaClient;
   measured: string;
   n: number;
   tuning?: Partial<DelivererTuning>;
@@ -162,7 +162,7 @@ async function deliverRate(options: {
 }): Promise<Measured> {
   const metrics = createMetrics({ defaultMetrics: false });
   const service = createDelivererService(
-    { config: staticConfigStore(options.config), kafka: options.kafka, metrics, logger: silentLogger() },
+    { config: staticConfigStore(options.config), kafka: options.client, metrics, logger: silentLogger() },
     { sampleIntervalMs: 3_600_000, ...options.tuning },
   );
   const delivered = async () => {
@@ -332,7 +332,8 @@ export async function main(args: string[]): Promise<void> {
       scenarioNumber += 1;
       const prefix = `bench-${run}-${scenarioNumber}.`;
       const config = benchConfig(broker.brokers, prefix, `bench-${run}-${scenarioNumber}`, partitions, concurrency, destinations, extra.timeout);
-      const kafka = createKafka(config.kafka, logger);
+      const client = createKafka(config.kafka, logger);
+      const kafka = kafkajsOf(client);
       const names = topicNames(prefix);
       const admin = kafka.admin();
       await admin.connect();
@@ -348,7 +349,7 @@ export async function main(args: string[]): Promise<void> {
       if (floorUrl !== undefined) return floorRate(kafka, names.deliveries(measured), `${config.kafka.clientId}-floor`, floorUrl, counts[measured]!, concurrency, partitions);
       return deliverRate({
         config,
-        kafka,
+        client,
         measured,
         n: counts[measured]!,
         ...(extra.tuning === undefined ? {} : { tuning: extra.tuning }),

@@ -26,7 +26,7 @@ import { Pool } from 'undici';
 import type { Config } from '../src/config/schema.js';
 import { staticConfigStore } from '../src/config/store.js';
 import { createGatewayService } from '../src/gateway/gateway-service.js';
-import { createKafka, createProducer, ensureTopics, topicNames } from '../src/kafka/index.js';
+import { createKafka, createKafkajsProducer as createProducer, ensureTopics, kafkajsOf, topicNames } from '../src/kafka/index.js';
 import type { Kafka, Message } from '../src/kafka/index.js';
 import { createMetrics } from '../src/observability/metrics.js';
 import { silentLogger } from '../src/observability/logger.js';
@@ -221,7 +221,7 @@ export async function main(args: string[]): Promise<void> {
   const run = randomBytes(4).toString('hex');
   const gatewayConfig = benchConfig(broker.brokers, `bench-gw-${run}.`, partitions);
   const baselineTopic = `bench-gw-${run}.baseline.calls`;
-  const kafka = createKafka(gatewayConfig.kafka, silentLogger());
+  const kafka = kafkajsOf(createKafka(gatewayConfig.kafka, silentLogger()));
   const admin = kafka.admin();
   await admin.connect();
   try {

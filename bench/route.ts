@@ -29,19 +29,18 @@
 //
 // Starts its own local broker unless KAFKA_BROKERS is set.
 import { randomBytes } from 'node:crypto';
-import { audienceTopicNames, audienceTopicSpecs } from '../src/audiences/records.js';
+import { audienceTopicNames } from '../src/audiences/records.js';
 import { createAudienceHook } from '../src/audiences/router-hook.js';
 import { SeenPairCache } from '../src/audiences/seen-cache.js';
 import { createSeenFollower } from '../src/audiences/seen-follower.js';
 import type { Config } from '../src/config/schema.js';
 import { staticConfigStore } from '../src/config/store.js';
-import { createKafka, createProducer, ensureTopics, topicNames } from '../src/kafka/index.js';
+import { createKafka, createKafkajsProducer as createProducer, createTopology, ensureTopics, kafkajsOf, topicNames } from '../src/kafka/index.js';
 import type { Admin, EachBatchPayload, Kafka, Message, TopicMessages } from '../src/kafka/index.js';
 import { createMetrics } from '../src/observability/metrics.js';
 import { silentLogger } from '../src/observability/logger.js';
 import { ROUTER_TUNING, createRouterService, routerGroupId } from '../src/router/router-service.js';
 import type { RouterTuning } from '../src/router/router-service.js';
-import { routerTopicSpecs } from '../src/router/routing-table.js';
 import { Stopwatch, benchOptions, formatTable, loadBenchConfig, log, recordsIn, startOrReuseBroker, waitForDrained } from './support.js';
 
 const DESTINATIONS = ['d1', 'd2', 'd3'];
@@ -287,12 +286,12 @@ export async function main(args: string[]): Promise<void> {
   const setup = benchConfig(broker.brokers, prefix, `bench-${run}`, partitions);
   const names = topicNames(prefix);
   const passOutputs = DESTINATIONS.map((id) => `${prefix}pass.${id}`);
-  const kafka = createKafka(setup.kafka, silentLogger());
+  const kafka = kafkajsOf(createKafka(setup.kafka, silentLogger()));
   const admin = kafka.admin();
   await admin.connect();
   try {
     // Every topic exists before either side is timed.
-    await ensureTopics(admin, [...routerTopicSpecs(setup, names), ...audienceTopicSpecs(prefix), ...passOutputs.map((topic) => ({ topic }))], {
+    await ensureTopics(admin, [...createTopology(prefix).router(setup), ...createTopology(prefix).audienceState(), ...passOutputs.map((topic) => ({ topic }))], {
       partitions,
       replicationFactor: 1,
     });

@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { parseConfigText } from '../src/config/load.js';
 import type { Config } from '../src/config/schema.js';
 import type { Admin } from '../src/kafka/index.js';
-import { topicLag } from '../src/kafka/lag.js';
+import { topicLag } from '../src/observability/consumer-lag.js';
 
 /** A progress line on stderr (stdout carries only the result table). */
 export function log(line: string): void {

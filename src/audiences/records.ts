@@ -12,28 +12,11 @@
 // sightings and deletions are applied in one place, in order, whatever key the
 // producers gave the calls.
 import type { Call } from '../calls/index.js';
-import type { Message, TopicSpec } from '../kafka/index.js';
+import type { OutboundRecord } from '../kafka/index.js';
 
-export interface AudienceTopicNames {
-  /** Calls and deletion requests, re-keyed by identity. */
-  events: string;
-  /** Compacted changelog of profiles; partition n holds the profiles of `events` partition n. */
-  profiles: string;
-  /**
-   * Compacted, key userId, value the JSON list of the source ids that have sent calls
-   * for the user (DESIGN §4); partition n holds the users of `events` partition n.
-   */
-  userSources: string;
-}
-
-export function audienceTopicNames(prefix: string): AudienceTopicNames {
-  return { events: `${prefix}audience.events`, profiles: `${prefix}audience.profiles`, userSources: `${prefix}user.sources` };
-}
-
-export function audienceTopicSpecs(prefix: string): TopicSpec[] {
-  const names = audienceTopicNames(prefix);
-  return [{ topic: names.events }, { topic: names.profiles, compacted: true }, { topic: names.userSources, compacted: true }];
-}
+// The topics' names live with every other topic's in the port (src/kafka/topology.ts).
+export { audienceTopicNames } from '../kafka/index.js';
+export type { AudienceTopicNames } from '../kafka/index.js';
 
 /** A valid call, reduced to what audiences and deletions need. */
 export interface CallRecord {
@@ -133,7 +116,7 @@ export function audienceSeenMessage(userId: string, sourceId: string): { key: Bu
  * The `audience.events` message that erases a user's audience state and drops
  * `sourceIds` (all sources when absent) from the user's seen sources, keyed by userId.
  */
-export function audienceEraseMessage(userId: string, sourceIds?: readonly string[]): Message {
+export function audienceEraseMessage(userId: string, sourceIds?: readonly string[]): OutboundRecord {
   const record: EraseRecord = sourceIds === undefined ? { kind: 'erase', userId } : { kind: 'erase', userId, sourceIds: [...sourceIds] };
   return { key: userId, value: JSON.stringify(record) };
 }

@@ -11,8 +11,8 @@
 // Until the first fetch, and after a crash of its consumer, the cache holds nothing
 // and every call's pair is written (more records, never a pair missed).
 import { randomBytes } from 'node:crypto';
-import { createProducer } from '../kafka/index.js';
-import type { Consumer, Producer } from '../kafka/index.js';
+import { createProducer, startConsumer } from '../kafka/index.js';
+import type { RecordBatch, RecordProducer, RunningConsumer } from '../kafka/index.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import { onceStop, runAll } from '../runtime/service.js';
 import type { Service, ServiceHealth } from '../runtime/service.js';
@@ -45,15 +45,15 @@ export function createSeenFollower(deps: RoleDeps, cache: SeenPairCache): Servic
   const topic = audienceTopicNames(initial.kafka.topicPrefix).userSources;
   const events = audienceTopicNames(initial.kafka.topicPrefix).events;
   const logger = deps.logger.child({ component: 'seen-follower' });
-  let consumer: Consumer | undefined;
-  let producer: Producer | undefined;
+  let consumer: RunningConsumer | undefined;
+  let producer: RecordProducer | undefined;
   let failed: string | undefined;
 
   const writeAgain = async (pairs: { userId: string; sourceId: string }[]): Promise<void> => {
     const messages = pairs.map((p) => audienceSeenMessage(p.userId, p.sourceId));
     for (let attempt = 1; ; attempt++) {
       try {
-        await producer!.send({ topic: events, acks: -1, messages });
+        await producer!.send([{ topic: events, messages }]);
         return;
       } catch (error) {
         if (attempt >= SEND_ATTEMPTS) {
@@ -66,42 +66,51 @@ export function createSeenFollower(deps: RoleDeps, cache: SeenPairCache): Servic
     }
   };
 
+  /** Each change of `user.sources`, in order: the pairs it removed are forgotten (and written again when found since). */
+  const followChanges = async (batch: RecordBatch): Promise<void> => {
+    for (const record of batch.records) {
+      if (record.key !== null) {
+        const deletedAt = Number(record.timestamp);
+        const foundSince = Number.isFinite(deletedAt) ? cache.tickAt(deletedAt - FOUND_MARGIN_MS) : -Infinity;
+        // A tombstone (or an unreadable value) drops all of the user's pairs.
+        const again = cache.forget(record.key.toString('utf8'), sourcesLeft(record.value), foundSince);
+        if (again.length > 0) await writeAgain(again);
+      }
+      await batch.markDone(record.offset);
+    }
+  };
+
   return {
     name: 'seen-follower',
     async start() {
-      const c = deps.kafka.consumer({
-        // NOTE: a group per process: every router must see every change.
-        groupId: `${initial.kafka.clientId}-seen-${randomBytes(6).toString('hex')}`,
-        allowAutoTopicCreation: false,
-        maxWaitTimeInMs: 250,
-      });
-      consumer = c;
       producer = createProducer(deps.kafka);
       await producer.connect();
-      c.on(c.events.FETCH, () => {
-        if (!cache.following) logger.debug({ topic }, 'following user.sources; the seen-pair cache is on');
-        failed = undefined;
-        cache.setFollowing(true);
-      });
-      c.on(c.events.CRASH, (event) => {
-        // Changes may be missed until it is back: cache nothing meanwhile.
-        cache.setFollowing(false);
-        failed = String(event.payload.error);
-        logger.warn({ err: event.payload.error, restart: event.payload.restart }, `reading ${topic} failed; every call's source is written until it is back`);
-      });
-      await c.connect();
-      await c.subscribe({ topic, fromBeginning: false });
-      await c.run({
-        autoCommit: false,
-        eachMessage: async ({ message }) => {
-          if (message.key === null) return;
-          const deletedAt = Number(message.timestamp);
-          const foundSince = Number.isFinite(deletedAt) ? cache.tickAt(deletedAt - FOUND_MARGIN_MS) : -Infinity;
-          // A tombstone (or an unreadable value) drops all of the user's pairs.
-          const again = cache.forget(message.key.toString('utf8'), sourcesLeft(message.value), foundSince);
-          if (again.length > 0) await writeAgain(again);
+      consumer = await startConsumer(
+        deps.kafka,
+        {
+          // NOTE: a group per process: every router must see every change.
+          groupId: `${initial.kafka.clientId}-seen-${randomBytes(6).toString('hex')}`,
+          topics: [topic],
+          fromBeginning: false,
+          commit: { kind: 'none' },
+          maxWaitTimeInMs: 250,
         },
-      });
+        followChanges,
+        {
+          onFetch: () => {
+            if (!cache.following) logger.debug({ topic }, 'following user.sources; the seen-pair cache is on');
+            failed = undefined;
+            cache.setFollowing(true);
+          },
+          onCrash: (error, restart) => {
+            // Changes may be missed until it is back: cache nothing meanwhile.
+            cache.setFollowing(false);
+            failed = String(error);
+            logger.warn({ err: error, restart }, `reading ${topic} failed; every call's source is written until it is back`);
+          },
+        },
+        logger,
+      );
     },
     stop: onceStop(async () => {
       cache.setFollowing(false);

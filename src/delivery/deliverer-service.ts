@@ -4,9 +4,9 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { maskConfig } from '../config/mask.js';
 import type { Admin, Producer, TopicNames } from '../kafka/index.js';
-import { createProducer, ensureTopics, topicNames } from '../kafka/index.js';
-import type { LagSampler } from '../kafka/lag.js';
-import { startLagSampler } from '../kafka/lag.js';
+import { createKafkajsProducer as createProducer, ensureTopics, kafkajsOf, lagSourceOf, topicNames } from '../kafka/index.js';
+import type { LagSampler } from '../observability/consumer-lag.js';
+import { startLagSampler } from '../observability/consumer-lag.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import type { Service, ServiceHealth } from '../runtime/service.js';
 import { onceStop, runAll } from '../runtime/service.js';
@@ -108,7 +108,7 @@ class DelivererService implements Service {
   }
 
   async start(): Promise<void> {
-    const admin = (this.admin = this.deps.kafka.admin());
+    const admin = (this.admin = kafkajsOf(this.deps.kafka).admin());
     await admin.connect();
     this.producer = createProducer(this.deps.kafka);
     await this.producer.connect();
@@ -229,7 +229,7 @@ class DelivererService implements Service {
       delivery: config.delivery,
       partitionsPerTopic: this.initial.kafka.partitions,
       settings: () => this.settings.get(id),
-      kafka: this.deps.kafka,
+      kafka: kafkajsOf(this.deps.kafka),
       sender: this.options.createSender({ timeoutMs: config.delivery.timeoutMs, blockPrivateNetworks: config.delivery.blockPrivateNetworks }),
       circuitPolicy: circuitPolicy(config.delivery, this.options.circuitBreaker),
       producer: this.batcher!,
@@ -264,7 +264,7 @@ class DelivererService implements Service {
   private startLagSampler(admin: Admin): LagSampler {
     const { metrics } = this.deps;
     return startLagSampler({
-      admin,
+      source: lagSourceOf(admin),
       metrics,
       logger: this.logger,
       intervalMs: this.options.sampleIntervalMs,

@@ -1,7 +1,7 @@
 // `switchyard dlq list --destination ID [--since TIME] [--until TIME] [--limit N]`: reads
 // the dead letters without consuming them.
 import { randomBytes } from 'node:crypto';
-import { scanTopic, topicNames } from '../kafka/index.js';
+import { kafkajsOf, scanTopic, topicNames } from '../kafka/index.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import { runAll } from '../runtime/service.js';
 import { inTimeRange, readDeadLetter } from './dead-letters.js';
@@ -38,7 +38,7 @@ export async function listDeadLetters(deps: RoleDeps, options: ListOptions): Pro
   const limit = options.limit ?? Number.POSITIVE_INFINITY;
   const range = options.range ?? {};
   const groupId = `${config.kafka.clientId}-dlq-list-${randomBytes(4).toString('hex')}`;
-  const admin = deps.kafka.admin();
+  const admin = kafkajsOf(deps.kafka).admin();
   let listed = 0;
   try {
     await admin.connect();

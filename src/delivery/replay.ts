@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { Admin, IHeaders, Producer } from '../kafka/index.js';
-import { createProducer, ensureTopics, scanTopic, topicNames } from '../kafka/index.js';
+import { createKafkajsProducer as createProducer, ensureTopics, kafkajsOf, scanTopic, topicNames } from '../kafka/index.js';
 import type { ScannedBatch } from '../kafka/index.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import { runAll } from '../runtime/service.js';
@@ -102,7 +102,7 @@ class DeadLetterReplay {
     this.limit = options.limit ?? Number.POSITIVE_INFINITY;
     this.range = options.range ?? {};
     this.dryRun = options.dryRun === true;
-    this.admin = deps.kafka.admin();
+    this.admin = kafkajsOf(deps.kafka).admin();
     this.scanGroup = this.dryRun ? `${this.groupId}-dry-run-${randomBytes(4).toString('hex')}` : this.groupId;
   }
 

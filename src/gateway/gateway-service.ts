@@ -14,8 +14,8 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import type { InvalidReason } from '../calls/index.js';
-import { HEADER, createProducer, ensureTopics, topicNames } from '../kafka/index.js';
-import type { IHeaders, Message, Producer, TopicMessages } from '../kafka/index.js';
+import { HEADER, createAdmin, createProducer, createTopology } from '../kafka/index.js';
+import type { OutboundRecord, RecordHeaders, RecordProducer, TopicRecords } from '../kafka/index.js';
 import { SpanKind, endSpan, outgoingTraceparent, startHopSpan, traceparentHeader, tracingActive } from '../observability/tracing.js';
 import type { Span } from '../observability/tracing.js';
 import type { RoleDeps } from '../runtime/deps.js';
@@ -26,8 +26,8 @@ import type { GatewayErrorCode, InvalidCallNote } from './answers.js';
 import { ingest } from './ingest.js';
 import type { RejectedCall } from './ingest.js';
 import { parseJsonBody, readRequestBody } from './request-body.js';
-import { createSendCoalescer } from './send-coalescer.js';
-import type { SendCoalescer, SendOutcome } from './send-coalescer.js';
+import { sendCalls } from './send-coalescer.js';
+import type { SendOutcome } from './send-coalescer.js';
 import { OTHER_ROUTE_LABEL, ROUTE_PATHS, matchRoute } from './routes.js';
 import type { Route } from './routes.js';
 import { readAuthorization, sourceIdForWriteKey } from './write-key.js';
@@ -43,7 +43,7 @@ export interface GatewayOptions {
   sendTimeoutMs?: number;
   /**
    * Produce requests in flight at once; the writes of requests that arrive meanwhile
-   * are merged into the next one (send-coalescer.ts). Default 4. `Infinity` sends
+   * are merged into the next one (the port's producer, src/kafka/producer.ts). Default 4. `Infinity` sends
    * every request's write on its own.
    */
   maxConcurrentSends?: number;
@@ -72,15 +72,6 @@ const KAFKA_RETRY_AFTER_SECONDS = 5;
 /** Retry-After (seconds) when overloaded or stopping: another replica can take the request now. */
 const BUSY_RETRY_AFTER_SECONDS = 1;
 
-/**
- * Writes of concurrent requests are merged while their values stay under this: below
- * Kafka's default max.message.bytes (1 MiB) per record batch, with room for record
- * overhead.
- */
-const MAX_BYTES_PER_SEND = 768 * 1024;
-/** Per-record bytes added to a body's size to estimate its write: the gateway's fields, key, headers. */
-const RECORD_OVERHEAD_ESTIMATE = 256;
-
 export function createGatewayService(deps: RoleDeps, options: GatewayOptions = {}): GatewayService {
   const { kafka, metrics } = deps;
   const logger = deps.logger.child({ component: 'gateway' });
@@ -93,12 +84,11 @@ export function createGatewayService(deps: RoleDeps, options: GatewayOptions = {
   const { host, port: configuredPort } = initial.gateway;
   // NOTE: Kafka settings (brokers, prefix) are read once: a reload cannot move the
   // topics under a running producer. Sources and write keys are read live per request.
-  const topics = topicNames(initial.kafka.topicPrefix);
+  const topology = createTopology(initial.kafka.topicPrefix);
+  const topics = topology.names;
 
   let server: Server | undefined;
-  let producer: Producer | undefined;
-  let sender: SendCoalescer | undefined;
-  let producerConnected = false;
+  let producer: RecordProducer | undefined;
   let stopping = false;
   /** Requests being served (body, Kafka): bounded by maxInFlight. */
   let serving = 0;
@@ -146,15 +136,17 @@ export function createGatewayService(deps: RoleDeps, options: GatewayOptions = {
   // -------------------------------------------------------------------------
   // Kafka
 
-  const send = async (topicMessages: TopicMessages[], bytes: number): Promise<SendOutcome> => {
-    if (sender === undefined) return { ok: false, error: new Error('the producer is not started') };
+  const send = async (topicMessages: TopicRecords[]): Promise<SendOutcome> => {
+    if (producer === undefined) return { ok: false, error: new Error('the producer is not started') };
     // NOTE: kafkajs retries a failing send internally for far longer than a client
     // waits; the timeout bounds the answer. A send that still succeeds after the 503
     // makes a duplicate when the client retries, which the contract allows.
-    const outcome = await sender.send(topicMessages, bytes, sendTimeoutMs);
+    const outcome = await sendCalls(producer, topicMessages, sendTimeoutMs);
     lastSendError = outcome.ok ? undefined : errorText(outcome.error);
     return outcome;
   };
+
+  const producerConnected = (): boolean => producer?.connected() ?? false;
 
   const kafkaUnavailable = (res: ServerResponse, routeLabel: string, error: unknown): void => {
     logger.warn({ err: error, route: routeLabel }, 'Kafka did not acknowledge the calls; answering 503');
@@ -195,7 +187,6 @@ export function createGatewayService(deps: RoleDeps, options: GatewayOptions = {
           ],
         },
       ],
-      bytes.length + RECORD_OVERHEAD_ESTIMATE,
     );
     // Counted once kept: a 503 makes the client send it again.
     if (kept.ok) metrics.callsInvalid.inc({ reason });
@@ -280,16 +271,16 @@ export function createGatewayService(deps: RoleDeps, options: GatewayOptions = {
     span?.setAttributes({ 'switchyard.calls.accepted': accepted.length, 'switchyard.calls.invalid': rejected.length });
     // One headers object for every call of the request, values as bytes: kafkajs
     // would otherwise convert the same strings once per record.
-    const headers: IHeaders = { [HEADER.sourceId]: Buffer.from(sourceId) };
+    const headers: RecordHeaders = { [HEADER.sourceId]: Buffer.from(sourceId) };
     if (traceparent !== undefined) headers[HEADER.traceparent] = Buffer.from(traceparent);
     // NOTE: the record timestamp is when the gateway received the call; the router
     // takes it as the call's received-at.
     const timestamp = String(receivedAtMs);
-    const topicMessages: TopicMessages[] = [];
+    const topicMessages: TopicRecords[] = [];
     if (accepted.length > 0) {
       topicMessages.push({
         topic: topics.calls,
-        messages: accepted.map((call): Message => ({ key: call.key, value: call.value, headers, timestamp })),
+        messages: accepted.map((call): OutboundRecord => ({ key: call.key, value: call.value, headers, timestamp })),
       });
     }
     if (rejected.length > 0) {
@@ -299,9 +290,7 @@ export function createGatewayService(deps: RoleDeps, options: GatewayOptions = {
       });
     }
     if (topicMessages.length > 0) {
-      // The decompressed body bounds the values' size, plus what the gateway adds per record.
-      const bytes = body.bytes.length + (accepted.length + rejected.length) * RECORD_OVERHEAD_ESTIMATE;
-      const sent = await send(topicMessages, bytes);
+      const sent = await send(topicMessages);
       if (!sent.ok) return kafkaUnavailable(res, label, sent.error);
     }
     if (rejected.length > 0) {
@@ -420,35 +409,18 @@ export function createGatewayService(deps: RoleDeps, options: GatewayOptions = {
     port: () => (server?.address() as AddressInfo | null)?.port ?? configuredPort,
 
     async start() {
-      const admin = kafka.admin();
+      const admin = createAdmin(kafka);
       await admin.connect();
       try {
-        const created = await ensureTopics(admin, [{ topic: topics.calls }, { topic: topics.callsInvalid }], {
-          partitions: initial.kafka.partitions,
-          replicationFactor: initial.kafka.replicationFactor,
-        });
+        const created = await admin.ensureTopics(topology.gateway(), initial.kafka);
         if (created.length > 0) logger.info({ topics: created }, 'created topics');
       } finally {
         await admin.disconnect();
       }
 
-      const out = createProducer(kafka);
+      const out = createProducer(kafka, { maxConcurrentSends: options.maxConcurrentSends ?? 4, ackTimeoutMs: sendTimeoutMs });
       producer = out;
-      out.on(out.events.CONNECT, () => {
-        producerConnected = true;
-      });
-      out.on(out.events.DISCONNECT, () => {
-        producerConnected = false;
-      });
       await out.connect();
-      producerConnected = true;
-      sender = createSendCoalescer({
-        sendBatch: async (topicMessages) => {
-          await out.sendBatch({ acks: -1, timeout: sendTimeoutMs, topicMessages });
-        },
-        maxConcurrentSends: options.maxConcurrentSends ?? 4,
-        maxBytesPerSend: MAX_BYTES_PER_SEND,
-      });
 
       const http = createServer(
         {
@@ -500,7 +472,6 @@ export function createGatewayService(deps: RoleDeps, options: GatewayOptions = {
         },
         async () => {
           if (producer !== undefined) await producer.disconnect();
-          producerConnected = false;
         },
       ]);
       logger.info('gateway stopped');
@@ -515,12 +486,12 @@ export function createGatewayService(deps: RoleDeps, options: GatewayOptions = {
         ? 'stopping'
         : !listening
           ? 'not listening'
-          : !producerConnected
+          : !producerConnected()
             ? 'Kafka producer not connected'
             : lastSendError !== undefined
               ? `last send to Kafka failed: ${lastSendError}`
               : undefined;
-      return { live: true, ready: listening && producerConnected && !stopping, ...(detail ? { detail } : {}) };
+      return { live: true, ready: listening && producerConnected() && !stopping, ...(detail ? { detail } : {}) };
     },
   };
 }
@@ -531,8 +502,8 @@ const UNKNOWN_WRITE_KEY =
   "unknown write key: no source in the Switchyard config has this writeKey; check the client's write key against sources[].writeKey";
 
 /** Headers of a record in `calls.invalid`. */
-function invalidHeaders(sourceId: string, traceparent: string | undefined, error: string): IHeaders {
-  const headers: IHeaders = { [HEADER.sourceId]: sourceId, [HEADER.error]: error };
+function invalidHeaders(sourceId: string, traceparent: string | undefined, error: string): RecordHeaders {
+  const headers: RecordHeaders = { [HEADER.sourceId]: sourceId, [HEADER.error]: error };
   if (traceparent !== undefined) headers[HEADER.traceparent] = traceparent;
   return headers;
 }
@@ -548,8 +519,8 @@ function invalidMessages(
   sourceId: string,
   traceparent: string | undefined,
   timestamp: string,
-): Message[] {
-  const messages: Message[] = [];
+): OutboundRecord[] {
+  const messages: OutboundRecord[] = [];
   const unserializable: RejectedCall[] = [];
   for (const call of rejected) {
     if (call.value === undefined) {

@@ -1,26 +1,12 @@
-// The one module that owns kafkajs: every other module uses the types and
-// factories re-exported here, so a later swap of client library stays local.
-import { Kafka, logLevel, CompressionTypes, Partitioners } from 'kafkajs';
-import type { Consumer, ConsumerConfig, KafkaConfig, LogEntry, SASLOptions } from 'kafkajs';
+// The one module that owns the kafkajs client: the rest of src/kafka/ builds the port
+// (records, producer, consumer runtime, admin, topology) on it, and roles see only the
+// port's own types, so a later swap of client library stays local.
+import { Kafka, logLevel, Partitioners } from 'kafkajs';
+import type { Consumer, ConsumerConfig, KafkaConfig, LogEntry, Producer, SASLOptions } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { createKafkaLogLevels } from './log-levels.js';
 import type { LogTarget } from './log-levels.js';
-
-export type {
-  Admin,
-  Consumer,
-  EachBatchPayload,
-  EachMessagePayload,
-  IHeaders,
-  KafkaMessage,
-  Message,
-  Producer,
-  RecordMetadata,
-  TopicMessages,
-  Batch,
-} from 'kafkajs';
-export { CompressionTypes };
 
 export type KafkaSettings = Config['kafka'];
 
@@ -78,7 +64,19 @@ class SwitchyardKafka extends Kafka {
   }
 }
 
-export function createKafka(settings: KafkaSettings, logger: Logger, clientIdSuffix?: string): Kafka {
+/**
+ * A connection configuration to the cluster (no connection of its own): what the
+ * composition root hands every role, from which the port makes producers, consumers
+ * and admin clients. Opaque outside src/kafka/.
+ */
+export interface KafkaClient {
+  readonly settings: KafkaSettings;
+  readonly logger: Logger;
+}
+
+const kafkajsClients = new WeakMap<KafkaClient, Kafka>();
+
+export function createKafka(settings: KafkaSettings, logger: Logger, clientIdSuffix?: string): KafkaClient {
   const config: KafkaConfig = {
     clientId: clientIdSuffix ? `${settings.clientId}-${clientIdSuffix}` : settings.clientId,
     brokers: settings.brokers,
@@ -90,7 +88,16 @@ export function createKafka(settings: KafkaSettings, logger: Logger, clientIdSuf
   };
   if (settings.ssl !== undefined) config.ssl = settings.ssl as KafkaConfig['ssl'];
   if (settings.sasl !== undefined) config.sasl = settings.sasl as SASLOptions;
-  return new SwitchyardKafka(config);
+  const client: KafkaClient = { settings, logger };
+  kafkajsClients.set(client, new SwitchyardKafka(config));
+  return client;
+}
+
+/** The kafkajs client behind `client` (inside src/kafka/ only). */
+export function kafkajsOf(client: KafkaClient): Kafka {
+  const kafka = kafkajsClients.get(client);
+  if (kafka === undefined) throw new TypeError('not a KafkaClient made by createKafka()');
+  return kafka;
 }
 
 /**
@@ -110,7 +117,8 @@ export function createKafka(settings: KafkaSettings, logger: Logger, clientIdSuf
  * One request in flight is what the idempotent producer did anyway (kafkajs holds a
  * lock per broker around each produce request).
  */
-export function createProducer(kafka: Kafka) {
+export function createKafkajsProducer(client: KafkaClient | Kafka): Producer {
+  const kafka = client instanceof Kafka ? client : kafkajsOf(client);
   return kafka.producer({
     idempotent: false,
     maxInFlightRequests: 1,
@@ -119,4 +127,3 @@ export function createProducer(kafka: Kafka) {
   });
 }
 
-export { Kafka };

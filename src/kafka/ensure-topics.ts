@@ -1,4 +1,4 @@
-import type { Admin } from './client.js';
+import type { Admin } from 'kafkajs';
 
 export interface TopicSpec {
   topic: string;

@@ -1,7 +1,8 @@
 // Reads a topic from a consumer group's position up to offsets fixed in advance (the
 // high watermarks when an operator command started), so a command ends even while new
 // records arrive. Commits only what the caller commits.
-import type { Kafka } from './client.js';
+import { kafkajsOf } from './client.js';
+import type { KafkaClient } from './client.js';
 import type { RawHeaders } from './headers.js';
 
 export interface ScannedRecord {
@@ -38,7 +39,7 @@ export interface ScanOptions {
  * Runs a consumer in `groupId` (starting at its committed offsets, else at the
  * beginning) until every partition of `ends` was read to its end or `onBatch` said stop.
  */
-export async function scanTopic(kafka: Kafka, options: ScanOptions): Promise<void> {
+export async function scanTopic(client: KafkaClient, options: ScanOptions): Promise<void> {
   const pending = new Map(options.ends);
   if (pending.size === 0) return;
   const stallTimeoutMs = options.stallTimeoutMs ?? 60_000;
@@ -49,7 +50,7 @@ export async function scanTopic(kafka: Kafka, options: ScanOptions): Promise<voi
     finish = (error) => (error === undefined ? resolve() : reject(error));
   });
 
-  const consumer = kafka.consumer({ groupId: options.groupId, allowAutoTopicCreation: false, maxWaitTimeInMs: 500 });
+  const consumer = kafkajsOf(client).consumer({ groupId: options.groupId, allowAutoTopicCreation: false, maxWaitTimeInMs: 500 });
   consumer.on(consumer.events.CRASH, (event) => {
     if (!event.payload.restart) finish(event.payload.error);
   });

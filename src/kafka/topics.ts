@@ -18,3 +18,20 @@ export function topicNames(prefix: string): TopicNames {
     dlq: (id) => `${prefix}deliveries.${id}.dlq`,
   };
 }
+
+/** The internal topics of audiences (DESIGN §4), after the configured prefix. */
+export interface AudienceTopicNames {
+  /** Calls and deletion requests, re-keyed by identity. */
+  events: string;
+  /** Compacted changelog of profiles; partition n holds the profiles of `events` partition n. */
+  profiles: string;
+  /**
+   * Compacted, key userId, value the JSON list of the source ids that have sent calls
+   * for the user (DESIGN §4); partition n holds the users of `events` partition n.
+   */
+  userSources: string;
+}
+
+export function audienceTopicNames(prefix: string): AudienceTopicNames {
+  return { events: `${prefix}audience.events`, profiles: `${prefix}audience.profiles`, userSources: `${prefix}user.sources` };
+}

@@ -1,19 +1,18 @@
-import type { Kafka, Producer } from '../kafka/client.js';
-import { createProducer } from '../kafka/client.js';
-import { topicNames } from '../kafka/topics.js';
+import { createProducer, topicNames } from '../kafka/index.js';
+import type { KafkaClient, RecordProducer } from '../kafka/index.js';
 import type { DeletionHandler } from '../observability/admin-server.js';
 
 /**
  * Writes admin-API deletion requests to `<prefix>deletions`, keyed by userId,
  * as `{"userId", "sourceIds"?, "requestedAt"}` (DESIGN §4). The router acts on them.
  */
-export function createDeletionRequester(kafka: Kafka, topicPrefix: () => string): {
+export function createDeletionRequester(kafka: KafkaClient, topicPrefix: () => string): {
   handle: DeletionHandler;
   stop(): Promise<void>;
 } {
-  let producer: Producer | undefined;
+  let producer: RecordProducer | undefined;
   let connecting: Promise<void> | undefined;
-  const ready = async (): Promise<Producer> => {
+  const ready = async (): Promise<RecordProducer> => {
     if (!producer) {
       producer = createProducer(kafka);
       connecting = producer.connect();
@@ -29,7 +28,7 @@ export function createDeletionRequester(kafka: Kafka, topicPrefix: () => string)
         ...(request.sourceIds ? { sourceIds: request.sourceIds } : {}),
         requestedAt: new Date().toISOString(),
       });
-      await out.send({ topic: topicNames(topicPrefix()).deletions, acks: -1, messages: [{ key: request.userId, value }] });
+      await out.send([{ topic: topicNames(topicPrefix()).deletions, messages: [{ key: request.userId, value }] }]);
     },
     async stop() {
       if (producer) await producer.disconnect();

@@ -2,7 +2,7 @@
 // lookups the router's hot path needs: source by id and by write key, each source's
 // destinations with their topic, and track filters as sets.
 import type { Config } from '../config/schema.js';
-import type { TopicNames, TopicSpec } from '../kafka/index.js';
+import type { TopicNames } from '../kafka/index.js';
 
 /** The destination's name in a call's `integrations` (the seed: "Webhooks"). */
 export const WEBHOOKS_CATALOG_NAME = 'Webhooks';
@@ -70,19 +70,4 @@ export function compileRoutingTable(config: Config, names: TopicNames): RoutingT
     if (source.writeKey !== undefined) sourcesByWriteKey.set(source.writeKey, compiled);
   }
   return { config, sources, sourcesById, sourcesByWriteKey, destinationsById };
-}
-
-/**
- * Every topic the router reads or writes for this config: `calls`, `calls.invalid`,
- * `deletions`, and per destination (enabled or not, so that enabling one later needs
- * no new topics) its delivery topic, one retry topic per tier and its dead letters.
- */
-export function routerTopicSpecs(config: Config, names: TopicNames): TopicSpec[] {
-  const specs: TopicSpec[] = [{ topic: names.calls }, { topic: names.callsInvalid }, { topic: names.deletions }];
-  for (const destination of config.destinations) {
-    specs.push({ topic: names.deliveries(destination.id) });
-    for (const tier of config.delivery.retryTiers) specs.push({ topic: names.retry(destination.id, tier.name) });
-    specs.push({ topic: names.dlq(destination.id) });
-  }
-  return specs;
 }

@@ -5,7 +5,7 @@
 // is "unacknowledged": it may arrive or not.
 import { gzipSync } from 'node:zlib';
 import { createKafka, createProducer } from '../../src/kafka/index.js';
-import type { Producer } from '../../src/kafka/index.js';
+import type { RecordProducer } from '../../src/kafka/index.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { renderExpectedBody } from './expected-body.js';
 import type { Ledger } from './ledger.js';
@@ -169,7 +169,7 @@ export interface KafkaWriter {
  */
 export async function createKafkaWriter(brokers: string, topic: string): Promise<KafkaWriter> {
   const kafka = createKafka({ brokers: [brokers], clientId: 'chaos-producer', topicPrefix: '', partitions: 1, replicationFactor: 1 }, silentLogger());
-  const producer: Producer = createProducer(kafka);
+  const producer: RecordProducer = createProducer(kafka);
   await producer.connect();
   return {
     async write(records) {
@@ -178,7 +178,7 @@ export async function createKafkaWriter(brokers: string, topic: string): Promise
         let timer: NodeJS.Timeout | undefined;
         try {
           await Promise.race([
-            producer.send({ topic, acks: -1, messages: records }),
+            producer.send([{ topic, messages: records }]),
             new Promise((_, reject) => {
               timer = setTimeout(() => reject(new Error(`no acknowledgement within ${REQUEST_TIMEOUT_MS} ms`)), REQUEST_TIMEOUT_MS);
             }),

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import type { Admin } from 'kafkajs';
 import { topicNames } from '../../src/kafka/topics.js';
-import { topicLag } from '../../src/kafka/lag.js';
+import { topicLag } from '../../src/observability/consumer-lag.js';
 import { ROLES, RoleProcess, freePort, startDedicatedBroker, writeRoleConfig } from './cluster.js';
 import type { DedicatedBroker, LogCounts, RoleName, UnexpectedExit } from './cluster.js';
 import { planFaults, runFaults } from './faults.js';

@@ -4,7 +4,7 @@
 // written twice around the crash carries the same messageId, for receivers to drop.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { topicNames } from '../../src/kafka/index.js';
-import { topicLag } from '../../src/kafka/lag.js';
+import { topicLag } from '../../src/observability/consumer-lag.js';
 import { audienceTopicNames } from '../../src/audiences/records.js';
 import { killAll, startDaemon, startRole, writeConfigFile } from '../support/daemon.js';
 import type { Daemon } from '../support/daemon.js';

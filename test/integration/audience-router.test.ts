@@ -6,7 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { topicNames } from '../../src/kafka/index.js';
-import { topicLag } from '../../src/kafka/lag.js';
+import { topicLag } from '../../src/observability/consumer-lag.js';
 import { audienceTopicNames } from '../../src/audiences/records.js';
 import { startRole, writeConfigFile } from '../support/daemon.js';
 import type { Daemon } from '../support/daemon.js';

@@ -8,7 +8,7 @@ import type { Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDelivererService, delivererGroupId } from '../../src/delivery/deliverer-service.js';
 import { topicNames } from '../../src/kafka/index.js';
-import { topicLag } from '../../src/kafka/lag.js';
+import { topicLag } from '../../src/observability/consumer-lag.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import type { Service } from '../../src/runtime/service.js';
 import { testConfig, testRoleDeps } from '../support/config.js';

@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config/schema.js';
 import { topicNames } from '../../src/kafka/index.js';
-import { topicLag } from '../../src/kafka/lag.js';
+import { topicLag } from '../../src/observability/consumer-lag.js';
 import { planCall } from '../../src/router/plan-call.js';
 import { compileRoutingTable } from '../../src/router/routing-table.js';
 import { normalizeReceivedBody } from '../chaos/expected-body.js';

@@ -2,12 +2,12 @@
 // that overlap while the broker restarts could be acknowledged without being written —
 // a failed request's sequence numbers were reused for other records, which the broker
 // took for a duplicate — and the producer could stay stuck on OUT_OF_ORDER_SEQUENCE_NUMBER
-// afterwards. The daemon's producer (src/kafka/client.ts, createProducer) must never
+// afterwards. The daemon's producer (src/kafka/producer.ts, createProducer) must never
 // acknowledge a record it did not write, and must keep writing after every restart.
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafka, createProducer } from '../../src/kafka/index.js';
-import type { Producer } from '../../src/kafka/index.js';
+import type { RecordProducer } from '../../src/kafka/index.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { randomName } from '../support/kafka.js';
 import { waitFor } from '../support/wait-for.js';
@@ -22,7 +22,7 @@ const RESTARTS = 6;
 describe('the daemon producer across broker restarts', () => {
   const topic = randomName('restart');
   let broker: DedicatedBroker;
-  let producer: Producer;
+  let producer: RecordProducer;
 
   beforeAll(async () => {
     broker = await startDedicatedBroker();
@@ -49,11 +49,8 @@ describe('the daemon producer across broker restarts', () => {
       while (sending) {
         const ids = Array.from({ length: RECORDS_PER_SEND }, () => `r-${next++}`);
         try {
-          await producer.sendBatch({
-            acks: -1,
-            // Null keys half the time: kafkajs spreads those over the partitions anew on every retry.
-            topicMessages: [{ topic, messages: ids.map((id, i) => ({ key: i % 2 === 0 ? null : `k-${id}`, value: id })) }],
-          });
+          // Null keys half the time: kafkajs spreads those over the partitions anew on every retry.
+          await producer.send([{ topic, messages: ids.map((id, i) => ({ key: i % 2 === 0 ? null : `k-${id}`, value: id })) }]);
           for (const id of ids) acknowledged.add(id);
         } catch {
           await new Promise((resolve) => setTimeout(resolve, 100));

@@ -3,7 +3,7 @@
 // one finishes the job, and every call's messageId is in the delivery topic.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { topicNames } from '../../src/kafka/index.js';
-import { topicLag } from '../../src/kafka/lag.js';
+import { topicLag } from '../../src/observability/consumer-lag.js';
 import { killAll, startDaemon, startRole, writeConfigFile } from '../support/daemon.js';
 import type { Daemon } from '../support/daemon.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';

@@ -7,9 +7,9 @@ import {
   audienceEraseMessage,
   audienceSeenMessage,
   audienceTopicNames,
-  audienceTopicSpecs,
   decodeAudienceRecord,
 } from '../../../src/audiences/records.js';
+import { createTopology } from '../../../src/kafka/topology.js';
 
 const RECEIVED = Date.UTC(2026, 4, 1, 12);
 
@@ -22,7 +22,7 @@ function call(text: string): Call {
 describe('audience.events records', () => {
   it('names the topics under the prefix; the changelog is compacted', () => {
     expect(audienceTopicNames('sy.')).toEqual({ events: 'sy.audience.events', profiles: 'sy.audience.profiles', userSources: 'sy.user.sources' });
-    expect(audienceTopicSpecs('sy.')).toEqual([
+    expect(createTopology('sy.').audienceState()).toEqual([
       { topic: 'sy.audience.events' },
       { topic: 'sy.audience.profiles', compacted: true },
       { topic: 'sy.user.sources', compacted: true },

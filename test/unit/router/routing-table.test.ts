@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compileRoutingTable, routerTopicSpecs } from '../../../src/router/routing-table.js';
+import { createTopology } from '../../../src/kafka/topology.js';
+import { compileRoutingTable } from '../../../src/router/routing-table.js';
 import { BASE_CONFIG, loadConfig, NAMES } from './fixtures.js';
 
 describe('routing table', () => {
@@ -20,7 +21,7 @@ describe('routing table', () => {
   });
 
   it('lists every topic the router needs, disabled destinations included', () => {
-    expect(routerTopicSpecs(config, NAMES).map((s) => s.topic)).toEqual([
+    expect(createTopology('unit.').router(config).map((s) => s.topic)).toEqual([
       'unit.calls',
       'unit.calls.invalid',
       'unit.deletions',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { topicLag } from '../../../src/kafka/lag.js';
+import { topicLag } from '../../../src/observability/consumer-lag.js';
 
 describe('topicLag', () => {
   it('sums high watermark minus committed offset over partitions', () => {

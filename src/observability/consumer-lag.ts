@@ -1,8 +1,9 @@
 // `switchyard_consumer_lag{group,topic}`: how many records a consumer group has not
-// committed yet, per topic, sampled from the broker (shared by router and deliverer).
+// committed yet, per topic, sampled from the broker (shared by every consuming role).
+// The broker is reached through a LagSource (src/kafka/admin.ts implements it), so
+// observability does not depend on the Kafka port.
 import type { Logger } from 'pino';
-import type { Metrics } from '../observability/metrics.js';
-import type { Admin } from './client.js';
+import type { Metrics } from './metrics.js';
 
 export interface LagGroup {
   groupId: string;
@@ -21,6 +22,14 @@ export interface CommittedOffset {
   partition: number;
   /** "-1" when the group has committed nothing for the partition. */
   offset: string;
+}
+
+/** Where the sampler reads offsets from. */
+export interface LagSource {
+  /** The group's committed offset of every partition of each topic. */
+  committedOffsets(groupId: string, topics: readonly string[]): Promise<{ topic: string; partitions: CommittedOffset[] }[]>;
+  /** The log's ends of every partition of `topic`. */
+  partitionEnds(topic: string): Promise<PartitionEnds[]>;
 }
 
 /**
@@ -52,7 +61,7 @@ export interface LagSampler {
  * sample, so a config reload that adds topics is picked up without a restart.
  */
 export function startLagSampler(options: {
-  admin: Admin;
+  source: LagSource;
   metrics: Metrics;
   groups: () => LagGroup[];
   intervalMs: number;
@@ -60,7 +69,7 @@ export function startLagSampler(options: {
   /** Called with each topic's lag once the gauge is set (the deliverer derives its retry queue depth from it). */
   onSample?: (group: LagGroup, topic: string, lag: number) => void;
 }): LagSampler {
-  const { admin, metrics, logger } = options;
+  const { source, metrics, logger } = options;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   let running: Promise<void> = Promise.resolve();
@@ -68,10 +77,10 @@ export function startLagSampler(options: {
   let failuresInARow = 0;
 
   const sampleGroup = async (group: LagGroup): Promise<void> => {
-    const committed = await admin.fetchOffsets({ groupId: group.groupId, topics: group.topics });
+    const committed = await source.committedOffsets(group.groupId, group.topics);
     const byTopic = new Map(committed.map((t) => [t.topic, t.partitions]));
     for (const topic of group.topics) {
-      const ends = await admin.fetchTopicOffsets(topic);
+      const ends = await source.partitionEnds(topic);
       const lag = topicLag(ends, byTopic.get(topic) ?? []);
       metrics.consumerLag.set({ group: group.groupId, topic }, lag);
       options.onSample?.(group, topic, lag);

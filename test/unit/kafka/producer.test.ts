@@ -1,7 +1,29 @@
 import { describe, expect, it } from 'vitest';
-import type { TopicMessages } from '../../../src/kafka/index.js';
-import { SendTimeoutError, createSendCoalescer } from '../../../src/gateway/send-coalescer.js';
-import type { SendOutcome } from '../../../src/gateway/send-coalescer.js';
+import { SendTimeoutError, createSendQueue } from '../../../src/kafka/producer.js';
+import type { ProducerOptions } from '../../../src/kafka/producer.js';
+import type { TopicRecords } from '../../../src/kafka/records.js';
+
+type TopicMessages = TopicRecords;
+type SendOutcome = { ok: true } | { ok: false; error: unknown };
+
+/** The queue under test, its sends answered as outcomes. */
+function createSendCoalescer(options: { sendBatch: (tm: TopicMessages[]) => Promise<void>; maxConcurrentSends: number; maxBytesPerSend: number }) {
+  const settings: ProducerOptions = { maxConcurrentSends: options.maxConcurrentSends, maxTopicBytesPerSend: options.maxBytesPerSend };
+  const queue = createSendQueue(options.sendBatch, settings);
+  return {
+    send: (records: TopicMessages[], bytes: number, timeoutMs: number): Promise<SendOutcome> =>
+      queue.send(sized(records, bytes), { timeoutMs }).then(
+        (): SendOutcome => ({ ok: true }),
+        (error: unknown): SendOutcome => ({ ok: false, error }),
+      ),
+    pending: () => queue.pending(),
+  };
+}
+
+/** The write's size, given to its first topic (as a SendBuffer counts it). */
+function sized(records: TopicMessages[], bytes: number): TopicMessages[] {
+  return records.map((r, i) => ({ ...r, bytes: i === 0 ? bytes : 0 }));
+}
 
 /** A sendBatch whose calls the test resolves or rejects by hand. */
 function fakeKafka() {
@@ -27,7 +49,7 @@ function valuesOf(topicMessages: TopicMessages[]): Record<string, unknown[]> {
 /** Lets settled promises run their callbacks. */
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-describe('createSendCoalescer', () => {
+describe('the producer batching policy (createSendQueue)', () => {
   it('sends at once, alone, while below the concurrency bound', async () => {
     const kafka = fakeKafka();
     const sender = createSendCoalescer({ sendBatch: (tm) => kafka.sendBatch(tm), maxConcurrentSends: 2, maxBytesPerSend: 1000 });
@@ -63,7 +85,7 @@ describe('createSendCoalescer', () => {
     expect(outcomes).toEqual([{ ok: true }, { ok: true }, { ok: true }]);
   });
 
-  it('keeps a merged send under the byte bound, a larger write going alone', async () => {
+  it('keeps a merged send under the byte cap per topic, a larger write going alone', async () => {
     const kafka = fakeKafka();
     const sender = createSendCoalescer({ sendBatch: (tm) => kafka.sendBatch(tm), maxConcurrentSends: 1, maxBytesPerSend: 100 });
     void sender.send(write('t', 'busy'), 1, 10_000);
@@ -76,6 +98,23 @@ describe('createSendCoalescer', () => {
       await turn();
     }
     expect(kafka.calls.map((c) => valuesOf(c.topicMessages).t)).toEqual([['busy'], ['a', 'b'], ['c'], ['huge']]);
+  });
+
+  it('splits a write over the cap into requests within it, one after the other, in order', async () => {
+    const kafka = fakeKafka();
+    // Each record of write() is 24 + key + value = 26 bytes by recordBytes.
+    const sender = createSendQueue((tm) => kafka.sendBatch(tm), { maxConcurrentSends: 1, maxTopicBytesPerSend: 60 });
+    const done = sender.send([...write('t', 'a', 'b', 'c', 'd', 'e'), ...write('u', 'x')]);
+    expect(kafka.calls.map((c) => valuesOf(c.topicMessages))).toEqual([{ t: ['a', 'b'] }]);
+    kafka.calls[0]!.ack();
+    await turn();
+    expect(valuesOf(kafka.calls[1]!.topicMessages)).toEqual({ t: ['c', 'd'] });
+    kafka.calls[1]!.ack();
+    await turn();
+    expect(valuesOf(kafka.calls[2]!.topicMessages)).toEqual({ t: ['e'], u: ['x'] });
+    kafka.calls[2]!.ack();
+    await done;
+    expect(sender.pending()).toBe(0);
   });
 
   it('fails every write of a failed send with its error, and goes on with the next', async () => {

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { OutgoingBatch, commitOffset, offsetAfter, recordBytes } from '../../../src/router/outgoing-batch.js';
+import { commitOffset } from '../../../src/kafka/consumer.js';
+import { offsetAfter, recordBytes } from '../../../src/kafka/records.js';
+import { SendBuffer } from '../../../src/kafka/send-buffer.js';
 import { invalidRecord } from '../../../src/router/invalid-records.js';
-import { record } from './fixtures.js';
+import { record } from '../router/fixtures.js';
 
 describe('which offsets to commit', () => {
   it('commits the offset after the last record whose writes were acknowledged', () => {
@@ -18,26 +20,26 @@ describe('which offsets to commit', () => {
   });
 });
 
-describe('OutgoingBatch', () => {
+describe('SendBuffer', () => {
   const message = { key: null, value: Buffer.from('x') };
 
   it('groups records per topic in arrival order', () => {
-    const batch = new OutgoingBatch(1_000);
+    const batch = new SendBuffer(1_000);
     batch.add('a', { ...message, value: Buffer.from('1') }, 10);
     batch.add('b', { ...message, value: Buffer.from('2') }, 10);
     batch.add('a', { ...message, value: Buffer.from('3') }, 10);
     expect(batch.size).toBe(3);
-    expect(batch.topicMessages().map((t) => [t.topic, t.messages.map((m) => String(m.value))])).toEqual([
+    expect(batch.topicRecords().map((t) => [t.topic, t.messages.map((m) => String(m.value))])).toEqual([
       ['a', ['1', '3']],
       ['b', ['2']],
     ]);
     batch.clear();
     expect(batch.size).toBe(0);
-    expect(batch.topicMessages()).toEqual([]);
+    expect(batch.topicRecords()).toEqual([]);
   });
 
   it('keeps every topic within its byte budget, but always takes a first record', () => {
-    const batch = new OutgoingBatch(100);
+    const batch = new SendBuffer(100);
     expect(batch.fits('a', 500)).toBe(true);
     batch.add('a', message, 60);
     expect(batch.fits('a', 40)).toBe(true);

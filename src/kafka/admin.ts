@@ -1,0 +1,67 @@
+// The admin side of the port: topic creation, partition counts, offsets. It is the
+// consumer-lag sampler's LagSource (src/observability/consumer-lag.ts).
+import type { Admin } from 'kafkajs';
+import type { CommittedOffset, LagSource, PartitionEnds } from '../observability/consumer-lag.js';
+import { kafkajsOf } from './client.js';
+import type { KafkaClient } from './client.js';
+import { ensureTopics } from './ensure-topics.js';
+import type { TopicSpec } from './ensure-topics.js';
+
+export interface TopicLayout {
+  partitions: number;
+  replicationFactor: number;
+}
+
+/** A committed offset with the metadata the committer stored with it. */
+export interface GroupOffset extends CommittedOffset {
+  metadata: string | null;
+}
+
+export interface KafkaAdmin extends LagSource {
+  connect(): Promise<void>;
+  disconnect(): Promise<void>;
+  /** Creates the topics that do not exist yet (new ones get `layout`) and waits for their leaders; returns the created ones. */
+  ensureTopics(specs: readonly TopicSpec[], layout: TopicLayout): Promise<string[]>;
+  /** How many partitions each topic has (0 for a topic that does not exist). */
+  partitionCounts(topics: readonly string[]): Promise<Map<string, number>>;
+  /** The names of the topics that exist. */
+  listTopics(): Promise<string[]>;
+  committedOffsets(groupId: string, topics: readonly string[]): Promise<{ topic: string; partitions: GroupOffset[] }[]>;
+  /** Removes consumer groups (their commits); a group still in use is refused by the broker. */
+  deleteGroups(groupIds: readonly string[]): Promise<void>;
+}
+
+export function createAdmin(client: KafkaClient): KafkaAdmin {
+  const admin: Admin = kafkajsOf(client).admin();
+  return {
+    connect: () => admin.connect(),
+    disconnect: () => admin.disconnect(),
+    ensureTopics: (specs, layout) => ensureTopics(admin, [...specs], { partitions: layout.partitions, replicationFactor: layout.replicationFactor }),
+    async partitionCounts(topics) {
+      const metadata = await admin.fetchTopicMetadata({ topics: [...topics] });
+      const counts = new Map(topics.map((topic) => [topic, 0]));
+      for (const t of metadata.topics) counts.set(t.name, t.partitions.length);
+      return counts;
+    },
+    listTopics: () => admin.listTopics(),
+    async committedOffsets(groupId, topics) {
+      const found = await admin.fetchOffsets({ groupId, topics: [...topics] });
+      return found.map((t) => ({ topic: t.topic, partitions: t.partitions.map((p) => ({ partition: p.partition, offset: p.offset, metadata: p.metadata })) }));
+    },
+    async partitionEnds(topic) {
+      const offsets = await admin.fetchTopicOffsets(topic);
+      return offsets.map((o): PartitionEnds => ({ partition: o.partition, high: o.high, low: o.low }));
+    },
+    async deleteGroups(groupIds) {
+      await admin.deleteGroups([...groupIds]);
+    },
+  };
+}
+
+/** A kafkajs admin client as a LagSource (for src/delivery/ until it moves onto KafkaAdmin; see index.ts). */
+export function lagSourceOf(admin: Admin): LagSource {
+  return {
+    committedOffsets: (groupId, topics) => admin.fetchOffsets({ groupId, topics: [...topics] }),
+    partitionEnds: (topic) => admin.fetchTopicOffsets(topic),
+  };
+}

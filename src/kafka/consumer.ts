@@ -1,0 +1,235 @@
+// The port's consumer: runs a group member and hands the role batches of records. The
+// role marks what it finished (`markDone`, after its writes were acknowledged); the
+// runtime heartbeats and commits, until the commit is done (commit.ts). Roles never
+// call kafkajs's heartbeat, resolveOffset or commit themselves.
+import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
+import type { Logger } from 'pino';
+import { kafkajsOf } from './client.js';
+import type { KafkaClient } from './client.js';
+import { commitUntilDone } from './commit.js';
+import { offsetAfter } from './records.js';
+import type { InboundRecord, RecordHeaders } from './records.js';
+
+/** One fetched batch of one partition, in offset order. */
+export interface RecordBatch {
+  readonly topic: string;
+  readonly partition: number;
+  readonly records: readonly InboundRecord[];
+  /**
+   * Every record up to and including `offset` is finished: its writes are
+   * acknowledged, so it may be committed. Also heartbeats; rejects when the group
+   * refused the heartbeat (a rebalance: end the batch, it is read again).
+   */
+  markDone(offset: string): Promise<void>;
+  /** False once the consumer stops, the partition was taken away (rebalance, seek) or a heartbeat was refused. */
+  stillOwned(): boolean;
+  /** Stops fetching this partition for `ms` (end the batch now; what is not done is fetched again after). */
+  holdPartition(ms: number): void;
+}
+
+export type BatchHandler = (batch: RecordBatch) => Promise<void>;
+
+export interface ConsumerEvents {
+  /** The member joined (again): its partitions per topic. */
+  onJoin?(assignment: Record<string, number[]>, memberId: string): void;
+  /** The consumer failed; with `restart` kafkajs starts it again, else it is stopped for good. */
+  onCrash?(error: Error, restart: boolean): void;
+  onStop?(): void;
+  /** A fetch came back (the consumer is reading). */
+  onFetch?(): void;
+}
+
+/**
+ * When the finished work is committed:
+ * - `'batch-end'`: once the batch ends, what was marked done (retried until done);
+ * - `'timer'`: also every `commitEveryMs` while a batch runs (long batches, e.g. a
+ *   slow receiver's), and what was marked done even when the handler failed;
+ * - `'none'`: never (a group of its own that only follows a topic).
+ */
+export type CommitPolicy = { kind: 'batch-end' } | { kind: 'timer'; commitEveryMs: number } | { kind: 'none' };
+
+export interface ConsumerSettings {
+  groupId: string;
+  topics: readonly string[];
+  /** Where a partition without a commit starts: its beginning, or its end. */
+  fromBeginning: boolean;
+  commit: CommitPolicy;
+  /** kafkajs `maxBytesPerPartition`: how much one fetch takes from one partition. */
+  maxBytesPerPartition?: number;
+  /** kafkajs `maxBytes`: how much one fetch takes in all. */
+  maxBytes?: number;
+  /** How long an idle fetch waits on the broker; also bounds how long stop() waits for it. */
+  maxWaitTimeInMs?: number;
+  /** Partitions whose batches run at once (each partition's batches still run one after the other). Default 1. */
+  partitionsConsumedConcurrently?: number;
+}
+
+export interface RunningConsumer {
+  /** Stops fetching; resolves once the batches in hand are finished (and committed). */
+  stop(): Promise<void>;
+  /** Stops (if not yet) and leaves the group. */
+  disconnect(): Promise<void>;
+}
+
+/**
+ * How often a batch that runs long heartbeats (and with the timer policy, commits).
+ * NOTE: kafkajs only sends a heartbeat when its interval passed, so calling often is cheap.
+ */
+const BATCH_TICK_MS = 1_000;
+
+/** Starts a group member on `settings.topics`; resolves once it runs (the join follows). */
+export async function startConsumer(
+  client: KafkaClient,
+  settings: ConsumerSettings,
+  handler: BatchHandler,
+  events: ConsumerEvents,
+  logger: Logger,
+): Promise<RunningConsumer> {
+  const consumer = kafkajsOf(client).consumer({
+    groupId: settings.groupId,
+    allowAutoTopicCreation: false,
+    ...(settings.maxBytesPerPartition !== undefined ? { maxBytesPerPartition: settings.maxBytesPerPartition } : {}),
+    ...(settings.maxBytes !== undefined ? { maxBytes: settings.maxBytes } : {}),
+    ...(settings.maxWaitTimeInMs !== undefined ? { maxWaitTimeInMs: settings.maxWaitTimeInMs } : {}),
+  });
+  listen(consumer, events);
+  const state = { stopping: false, holds: new Set<NodeJS.Timeout>() };
+  await consumer.connect();
+  await consumer.subscribe({ topics: [...settings.topics], fromBeginning: settings.fromBeginning });
+  const timer = settings.commit.kind === 'timer' ? settings.commit : undefined;
+  await consumer.run({
+    eachBatchAutoResolve: false,
+    // With the timer policy kafkajs also commits what was resolved at this interval.
+    autoCommit: timer !== undefined,
+    ...(timer !== undefined ? { autoCommitInterval: timer.commitEveryMs } : {}),
+    partitionsConsumedConcurrently: settings.partitionsConsumedConcurrently ?? 1,
+    eachBatch: (payload) => runBatch(payload, settings, handler, state, logger),
+  });
+  const stop = async () => {
+    state.stopping = true;
+    for (const hold of state.holds) clearTimeout(hold);
+    state.holds.clear();
+    await consumer.stop();
+  };
+  return {
+    stop,
+    async disconnect() {
+      state.stopping = true;
+      for (const hold of state.holds) clearTimeout(hold);
+      await consumer.disconnect();
+    },
+  };
+}
+
+function listen(consumer: Consumer, events: ConsumerEvents): void {
+  const { onJoin, onCrash, onStop, onFetch } = events;
+  if (onJoin) consumer.on(consumer.events.GROUP_JOIN, (event) => onJoin(event.payload.memberAssignment, event.payload.memberId));
+  if (onCrash) consumer.on(consumer.events.CRASH, (event) => onCrash(event.payload.error, event.payload.restart));
+  if (onStop) consumer.on(consumer.events.STOP, () => onStop());
+  if (onFetch) consumer.on(consumer.events.FETCH, () => onFetch());
+}
+
+interface RunState {
+  stopping: boolean;
+  holds: Set<NodeJS.Timeout>;
+}
+
+function toRecord(topic: string, partition: number, message: KafkaMessage): InboundRecord {
+  return {
+    topic,
+    partition,
+    offset: message.offset,
+    key: message.key,
+    value: message.value,
+    headers: message.headers as RecordHeaders | undefined,
+    timestamp: message.timestamp,
+  };
+}
+
+/** One batch: the handler, the in-batch heartbeat (and timer commits), then the commit of what is done. */
+async function runBatch(payload: EachBatchPayload, settings: ConsumerSettings, handler: BatchHandler, state: RunState, logger: Logger): Promise<void> {
+  const { batch } = payload;
+  const last = batch.messages[batch.messages.length - 1];
+  if (last === undefined || payload.isStale()) return;
+  const owned = () => !state.stopping && payload.isRunning() && !payload.isStale();
+  let refused = false;
+  let doneThrough: string | undefined;
+  const records = batch.messages.map((m) => toRecord(batch.topic, batch.partition, m));
+  const view: RecordBatch = {
+    topic: batch.topic,
+    partition: batch.partition,
+    records,
+    async markDone(offset) {
+      payload.resolveOffset(offset);
+      doneThrough = offset;
+      // kafkajs has no background heartbeat: a long batch must send its own.
+      await payload.heartbeat();
+    },
+    stillOwned: () => !refused && owned(),
+    holdPartition(ms) {
+      const resume = payload.pause();
+      const hold = setTimeout(() => {
+        state.holds.delete(hold);
+        resume();
+      }, ms);
+      state.holds.add(hold);
+    },
+  };
+  const onTimer = settings.commit.kind === 'timer';
+  const tick = setInterval(() => {
+    (onTimer ? payload.commitOffsetsIfNecessary() : Promise.resolve())
+      .then(() => payload.heartbeat())
+      .catch((error: unknown) => {
+        // A rebalance: the role finishes what runs, starts nothing new, kafkajs rejoins.
+        refused = true;
+        logger.debug({ err: error }, 'heartbeat or commit refused; finishing the batch early');
+      });
+  }, BATCH_TICK_MS);
+  let failure: unknown;
+  try {
+    await handler(view);
+  } catch (error) {
+    failure = error;
+  } finally {
+    clearInterval(tick);
+  }
+  if (failure === undefined || onTimer) await commitDone(payload, settings, doneThrough, last.offset, owned, logger);
+  if (failure !== undefined) throw failure;
+}
+
+async function commitDone(
+  payload: EachBatchPayload,
+  settings: ConsumerSettings,
+  doneThrough: string | undefined,
+  lastMessage: string,
+  owned: () => boolean,
+  logger: Logger,
+): Promise<void> {
+  const { batch } = payload;
+  if (settings.commit.kind === 'none' || doneThrough === undefined) return;
+  const offsets =
+    settings.commit.kind === 'timer'
+      ? payload.uncommittedOffsets()
+      : { topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: commitOffset(doneThrough, lastMessage, batch.lastOffset()) }] }] };
+  // NOTE: retried while the partition is ours: the records are resolved, so a commit
+  // lost here would not come back while the partition is quiet (commit.ts).
+  await commitUntilDone(() => payload.commitOffsetsIfNecessary(offsets), {
+    stillOwned: owned,
+    logger,
+    what: `${batch.topic} partition ${batch.partition}`,
+  });
+}
+
+/**
+ * The offset to commit once every record of a batch up to and including
+ * `lastDone` is acknowledged downstream.
+ *
+ * NOTE: when `lastDone` is the batch's last message, commit past the batch's last
+ * offset instead, which can be higher: kafkajs filters the control records that
+ * transactional producers write (and aborted records) out of `batch.messages`, and
+ * a commit that stopped before them would leave the group's lag stuck above zero.
+ */
+export function commitOffset(lastDone: string, lastMessage: string, batchLastOffset: string): string {
+  if (lastDone === lastMessage && BigInt(batchLastOffset) > BigInt(lastDone)) return offsetAfter(batchLastOffset);
+  return offsetAfter(lastDone);
+}

@@ -1,0 +1,223 @@
+// The port's producer: every role writes through it, with ONE batching policy and ONE
+// size cap (send-buffer.ts), acks=all.
+//
+// The policy: up to `maxConcurrentSends` sends are in flight at once; sends that
+// arrive meanwhile wait and leave together, merged per topic, when a send finishes.
+// At low load every send leaves at once, alone: no added delay. A send larger than
+// the cap (per topic) goes out as several requests, one after the other, so the order
+// of each topic's records is kept.
+//
+// NOTE: each send still resolves only after the request that carried it was
+// acknowledged (acks=all), so "done after the ack" holds for every caller. A merged
+// request that fails fails every send in it; some of its records may have been
+// stored, and the callers' retries then make duplicates (allowed). A send that times
+// out while still waiting here is taken out and never sent, so that a timeout before
+// sending means "not written".
+import { createKafkajsProducer } from './client.js';
+import type { KafkaClient } from './client.js';
+import { recordBytes } from './records.js';
+import type { OutboundRecord, TopicRecords } from './records.js';
+import { MAX_TOPIC_BYTES_PER_SEND, SendBuffer } from './send-buffer.js';
+
+export interface ProducerOptions {
+  /** Sends in flight at once; further sends wait and are merged. Default 4. */
+  maxConcurrentSends?: number;
+  /** The cap on one request's bytes per topic (tests and the benchmark lower it). Default MAX_TOPIC_BYTES_PER_SEND. */
+  maxTopicBytesPerSend?: number;
+  /** How long the broker may take to acknowledge one request (kafkajs's produce `timeout`). Default 30 s. */
+  ackTimeoutMs?: number;
+}
+
+export interface SendOptions {
+  /** Fail with SendTimeoutError when not acknowledged within this long (a send still waiting is then never sent). */
+  timeoutMs?: number;
+}
+
+/** What every role writes with. */
+export interface RecordProducer {
+  connect(): Promise<void>;
+  disconnect(): Promise<void>;
+  /** Connected to the cluster now (a broker outage turns it false until kafkajs reconnects). */
+  connected(): boolean;
+  /** Writes the records with acks=all; resolves once every one of them is acknowledged. */
+  send(records: readonly TopicRecords[], options?: SendOptions): Promise<void>;
+  /** Sends waiting or in flight. */
+  pending(): number;
+}
+
+export class SendTimeoutError extends Error {
+  readonly code = 'send_timeout';
+  readonly retriable = true;
+  constructor(
+    readonly timeoutMs: number,
+    /** False when the send never left (it is then certainly not stored). */
+    readonly sent: boolean,
+  ) {
+    super(sent ? `Kafka did not acknowledge within ${timeoutMs} ms` : `the write waited ${timeoutMs} ms behind other sends to Kafka and was not sent`);
+    this.name = 'SendTimeoutError';
+  }
+}
+
+/** One request to the cluster; resolves when it is acknowledged. */
+export type SendRequest = (records: TopicRecords[]) => Promise<void>;
+
+/**
+ * Creates the port's producer on `client` (acks=all, not idempotent: see client.ts).
+ */
+export function createProducer(client: KafkaClient, options: ProducerOptions = {}): RecordProducer {
+  const kafkajs = createKafkajsProducer(client);
+  let isConnected = false;
+  kafkajs.on(kafkajs.events.CONNECT, () => {
+    isConnected = true;
+  });
+  kafkajs.on(kafkajs.events.DISCONNECT, () => {
+    isConnected = false;
+  });
+  const ackTimeoutMs = options.ackTimeoutMs;
+  const queue = createSendQueue(async (topicMessages) => {
+    await kafkajs.sendBatch(ackTimeoutMs === undefined ? { acks: -1, topicMessages } : { acks: -1, timeout: ackTimeoutMs, topicMessages });
+  }, options);
+  return {
+    async connect() {
+      await kafkajs.connect();
+      isConnected = true;
+    },
+    async disconnect() {
+      await kafkajs.disconnect();
+      isConnected = false;
+    },
+    connected: () => isConnected,
+    send: (records, sendOptions) => queue.send(records, sendOptions),
+    pending: () => queue.pending(),
+  };
+}
+
+interface Write {
+  records: readonly TopicRecords[];
+  bytes: Map<string, number>;
+  state: 'waiting' | 'sending' | 'done';
+  timer: NodeJS.Timeout | undefined;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+interface Group {
+  writes: Write[];
+  bytes: Map<string, number>;
+}
+
+/** The batching policy on its own (what `createProducer` wraps around kafkajs; tested without a broker). */
+export function createSendQueue(request: SendRequest, options: Omit<ProducerOptions, 'ackTimeoutMs'> = {}): Pick<RecordProducer, 'send' | 'pending'> {
+  const maxConcurrentSends = options.maxConcurrentSends ?? 4;
+  const cap = options.maxTopicBytesPerSend ?? MAX_TOPIC_BYTES_PER_SEND;
+  const waiting: Group[] = [];
+  let inFlight = 0;
+  let pendingWrites = 0;
+
+  const finish = (write: Write, error?: unknown): void => {
+    if (write.state === 'done') return;
+    write.state = 'done';
+    clearTimeout(write.timer);
+    pendingWrites -= 1;
+    if (error === undefined) write.resolve();
+    else write.reject(error);
+  };
+
+  const dispatch = (group: Group, writes: Write[]): void => {
+    inFlight += 1;
+    for (const write of writes) write.state = 'sending';
+    const done = (error?: unknown): void => {
+      inFlight -= 1;
+      for (const write of writes) finish(write, error);
+      pump();
+    };
+    sendInRequests(request, writes.length === 1 ? writes[0]!.records : merge(writes), group.bytes, cap).then(
+      () => done(),
+      (error: unknown) => done(error ?? new Error('send failed')),
+    );
+  };
+
+  const pump = (): void => {
+    while (inFlight < maxConcurrentSends && waiting.length > 0) {
+      const group = waiting.shift()!;
+      const live = group.writes.filter((write) => write.state === 'waiting');
+      if (live.length > 0) dispatch(group, live);
+    }
+  };
+
+  return {
+    send(records, sendOptions = {}) {
+      return new Promise<void>((resolve, reject) => {
+        const write: Write = { records, bytes: topicBytes(records), state: 'waiting', timer: undefined, resolve, reject };
+        pendingWrites += 1;
+        const { timeoutMs } = sendOptions;
+        if (timeoutMs !== undefined) {
+          write.timer = setTimeout(() => finish(write, new SendTimeoutError(timeoutMs, write.state === 'sending')), timeoutMs);
+        }
+        const last = waiting.at(-1);
+        if (last !== undefined && fitsWithin(last.bytes, write.bytes, cap)) {
+          last.writes.push(write);
+          for (const [topic, bytes] of write.bytes) last.bytes.set(topic, (last.bytes.get(topic) ?? 0) + bytes);
+        } else {
+          waiting.push({ writes: [write], bytes: new Map(write.bytes) });
+        }
+        pump();
+      });
+    },
+    pending: () => pendingWrites,
+  };
+}
+
+/** Bytes per topic of a send: the buffer's own count when it comes from a SendBuffer, else measured. */
+function topicBytes(records: readonly TopicRecords[]): Map<string, number> {
+  const bytes = new Map<string, number>();
+  for (const { topic, messages, bytes: known } of records) {
+    bytes.set(topic, (bytes.get(topic) ?? 0) + (known ?? measure(messages)));
+  }
+  return bytes;
+}
+
+function measure(messages: readonly OutboundRecord[]): number {
+  let total = 0;
+  for (const m of messages) total += recordBytes(m.key, m.value, m.headers);
+  return total;
+}
+
+/** Whether `more` can join `group` with no topic over the cap (nothing joins a group that is already over it). */
+function fitsWithin(group: ReadonlyMap<string, number>, more: ReadonlyMap<string, number>, cap: number): boolean {
+  for (const [topic, bytes] of more) if ((group.get(topic) ?? 0) + bytes > cap) return false;
+  return true;
+}
+
+/** One request when every topic is within the cap; else one after the other, each within it. */
+async function sendInRequests(request: SendRequest, records: readonly TopicRecords[], bytes: ReadonlyMap<string, number>, cap: number): Promise<void> {
+  if ([...bytes.values()].every((b) => b <= cap)) {
+    await request(records.map(({ topic, messages }) => ({ topic, messages })));
+    return;
+  }
+  const buffer = new SendBuffer(cap);
+  for (const { topic, messages } of records) {
+    for (const message of messages) {
+      const size = recordBytes(message.key, message.value, message.headers);
+      if (!buffer.fits(topic, size)) {
+        await request(buffer.topicRecords());
+        buffer.clear();
+      }
+      buffer.add(topic, message, size);
+    }
+  }
+  if (buffer.size > 0) await request(buffer.topicRecords());
+}
+
+/** The writes' records as one list per topic, in the order the writes came. */
+function merge(writes: readonly Write[]): TopicRecords[] {
+  const byTopic = new Map<string, OutboundRecord[]>();
+  for (const write of writes) {
+    for (const { topic, messages } of write.records) {
+      const list = byTopic.get(topic);
+      if (list === undefined) byTopic.set(topic, [...messages]);
+      else for (const message of messages) list.push(message);
+    }
+  }
+  return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
+}

@@ -1,0 +1,232 @@
+// One batch of `calls` or `deletions` as the router handles it: each record planned
+// (plan-call.ts, plan-deletion.ts), its output gathered in a SendBuffer, sent when the
+// next record would not fit and at the end, and marked done once acknowledged.
+import type { AudienceHook, AudienceEventOut } from '../audiences/router-hook.js';
+import type { PendingPair } from '../audiences/seen-cache.js';
+import { HEADER, SendBuffer, headerText, recordBytes } from '../kafka/index.js';
+import type { InboundRecord, RecordBatch, RecordProducer, TopicNames } from '../kafka/index.js';
+import type { Metrics } from '../observability/metrics.js';
+import { SpanKind, endSpan, formatTraceparent, startHopSpan, tracingActive } from '../observability/tracing.js';
+import type { Span } from '../observability/tracing.js';
+import type { Logger } from 'pino';
+import { invalidRecord } from './invalid-records.js';
+import type { InvalidOutcome } from './invalid-records.js';
+import { planCall } from './plan-call.js';
+import type { RoutedCall } from './plan-call.js';
+import { planDeletion } from './plan-deletion.js';
+import type { PlannedDeletion } from './plan-deletion.js';
+import { RouterTally } from './router-tally.js';
+import type { RoutingTable } from './routing-table.js';
+import type { DeletionHook } from './router-service.js';
+
+/** What every batch of one router shares. */
+export interface RouterBatchContext {
+  names: TopicNames;
+  producer: RecordProducer;
+  metrics: Metrics;
+  logger: Logger;
+  maxTopicBytesPerSend: number;
+  onDeletion?: DeletionHook;
+  audiences?: AudienceHook;
+}
+
+interface InvalidSeen {
+  count: number;
+  offset: string;
+  error: string;
+}
+
+/**
+ * The span of one call (tracing on): a child of the call's `traceparent` header, and
+ * the parent of its deliveries: its context replaces the `traceparent` of the
+ * delivery headers (one object per call, shared by its destinations' records).
+ */
+function startCallSpan(routed: RoutedCall, topic: string): Span | undefined {
+  if (!tracingActive()) return undefined;
+  const span = startHopSpan(`route ${routed.type}`, SpanKind.CONSUMER, headerText(routed.headers, HEADER.traceparent), {
+    'messaging.system': 'kafka',
+    'messaging.operation.type': 'process',
+    'messaging.destination.name': topic,
+    'messaging.destination.partition.id': String(routed.origin.partition),
+    'messaging.kafka.offset': Number(routed.origin.offset),
+    'messaging.message.id': routed.messageId,
+    'switchyard.source': routed.source.id,
+    'switchyard.destinations': routed.decisions.flatMap((d) => (d.routed ? [d.target.id] : [])),
+  });
+  if (span !== undefined) routed.headers[HEADER.traceparent] = Buffer.from(formatTraceparent(span.spanContext()), 'latin1');
+  return span;
+}
+
+/** Routes one batch; `run()` resolves once every record is written, acknowledged and marked done. */
+export class RouterBatch {
+  private readonly out: SendBuffer;
+  private readonly tally = new RouterTally();
+  private readonly isDeletions: boolean;
+  private readonly invalidSeen = new Map<string, InvalidSeen>();
+  /** Deletions whose delete bodies are in `out`: their hook runs once those are acknowledged. */
+  private readonly afterSend: PlannedDeletion[] = [];
+  /** The `seen` pairs in `out`: reported to the audience hook once acknowledged (or abandoned). */
+  private readonly pairs: PendingPair[] = [];
+  /** Spans of the calls waiting in `out` (tracing on): they end when their send is acknowledged. */
+  private readonly spans: Span[] = [];
+  private pendingThrough: string | undefined;
+  private doneThrough: string | undefined;
+
+  constructor(
+    private readonly context: RouterBatchContext,
+    private readonly batch: RecordBatch,
+    private readonly routing: RoutingTable,
+  ) {
+    this.out = new SendBuffer(context.maxTopicBytesPerSend);
+    this.isDeletions = batch.topic === context.names.deletions;
+  }
+
+  async run(): Promise<void> {
+    const { batch } = this;
+    try {
+      for (const record of batch.records) {
+        const outcome = this.isDeletions ? planDeletion(record, this.routing) : planCall(record, this.routing);
+        if (outcome.kind === 'invalid') await this.addInvalid(record, outcome);
+        else if (outcome.kind === 'routed') await this.addCall(outcome);
+        else await this.addDeletion(record, outcome);
+        this.pendingThrough = record.offset;
+      }
+      await this.flush();
+    } catch (error) {
+      for (const span of this.spans) endSpan(span, error);
+      this.context.audiences?.abandoned(this.pairs);
+      // Nothing of this batch past `doneThrough` is marked done: it is fetched again.
+      this.context.logger.warn(
+        { err: error, topic: batch.topic, partition: batch.partition, firstOffset: batch.records[0]?.offset, doneThrough: this.doneThrough },
+        'batch not finished; it will be consumed again (records already written may be written twice)',
+      );
+      throw error;
+    }
+  }
+
+  // NOTE: the order here is the no-loss guarantee: send, wait for the acks, and
+  // only then mark the offsets done. The commit follows at the end of the batch.
+  private async flush(): Promise<void> {
+    const through = this.pendingThrough;
+    if (through === undefined) return;
+    const { out, context } = this;
+    if (out.size > 0) await context.producer.send(out.topicRecords());
+    for (const span of this.spans) span.end();
+    this.spans.length = 0;
+    context.audiences?.acknowledged(this.pairs);
+    this.pairs.length = 0;
+    this.tally.applyTo(context.metrics);
+    for (const deletion of this.afterSend) {
+      context.metrics.deletions.inc({ result: deletion.targets.length > 0 ? 'sent' : 'no_affected_source' });
+      await context.onDeletion?.(deletion.userId, deletion.sourceIds);
+    }
+    this.afterSend.length = 0;
+    out.clear();
+    this.logInvalid();
+    this.doneThrough = through;
+    this.pendingThrough = undefined;
+    await this.batch.markDone(through);
+  }
+
+  private async addInvalid(record: InboundRecord, outcome: InvalidOutcome): Promise<void> {
+    const { names, logger } = this.context;
+    const message = invalidRecord(record, outcome.error);
+    const bytes = recordBytes(record.key, record.value, message.headers);
+    if (!this.out.fits(names.callsInvalid, bytes)) await this.flush();
+    this.out.add(names.callsInvalid, message, bytes);
+    this.tally.recordInvalid(outcome.reason);
+    const seen = this.invalidSeen.get(outcome.reason);
+    if (seen) seen.count += 1;
+    else this.invalidSeen.set(outcome.reason, { count: 1, offset: record.offset, error: outcome.error });
+    if (this.isDeletions) {
+      logger.error(
+        { topic: record.topic, partition: record.partition, offset: record.offset, reason: outcome.reason, error: outcome.error },
+        `deletion request not handled, kept in ${names.callsInvalid}: ${outcome.error}`,
+      );
+    }
+  }
+
+  private async addCall(routed: RoutedCall): Promise<void> {
+    const { body } = routed;
+    const { out, context } = this;
+    // AUDIENCES HOOK: the call's audience record goes into the same send as its deliveries.
+    const audience = context.audiences?.event(routed);
+    const audienceBytes = audience ? recordBytes(audience.message.key, audience.message.value, undefined) : 0;
+    const bytes = body !== null ? recordBytes(routed.key, body, routed.headers) : 0;
+    let fits = audience === undefined || out.fits(audience.topic, audienceBytes);
+    if (body !== null) for (const d of routed.decisions) if (d.routed && !out.fits(d.target.topic, bytes)) fits = false;
+    if (!fits) {
+      // NOTE: the pair this call claimed is in no batch yet: a failed flush must hand
+      // it back too, or it stays pending and is never written.
+      await this.flush().catch((error: unknown) => {
+        if (audience?.pair !== undefined) context.audiences?.abandoned([audience.pair]);
+        throw error;
+      });
+    }
+    const span = startCallSpan(routed, this.batch.topic);
+    if (span !== undefined) this.spans.push(span);
+    if (body !== null) {
+      // Every destination gets the same record (key, body, headers, timestamp): one render.
+      const delivery = { key: routed.key, value: body, headers: routed.headers, timestamp: routed.timestamp };
+      for (const d of routed.decisions) {
+        if (d.routed) out.add(d.target.topic, delivery, bytes);
+      }
+    }
+    if (audience) {
+      out.add(audience.topic, audience.message, audienceBytes);
+      if (audience.pair !== undefined) this.pairs.push(audience.pair);
+    }
+    this.tallyCall(routed);
+  }
+
+  private tallyCall(routed: RoutedCall): void {
+    this.tally.callReceived(routed.source.id, routed.type);
+    for (const d of routed.decisions) {
+      if (d.routed) this.tally.eventRouted(routed.source.id, d.target.id);
+      else this.tally.eventFiltered(routed.source.id, d.target.id, d.reason);
+    }
+  }
+
+  /** A request without `sourceIds`: the audience processor sends it to the sources that have seen the user. */
+  private async handOverDeletion(record: InboundRecord, deletion: PlannedDeletion, hook: AudienceHook): Promise<void> {
+    const handed: AudienceEventOut = hook.deletion(deletion.userId, deletion.timestampMs);
+    const bytes = recordBytes(handed.message.key, handed.message.value, undefined);
+    if (!this.out.fits(handed.topic, bytes)) await this.flush();
+    this.out.add(handed.topic, handed.message, bytes);
+    this.context.logger.info(
+      { partition: record.partition, offset: record.offset },
+      'deletion request without sourceIds: handed to the audience processor, which sends it to the sources that have seen the user',
+    );
+  }
+
+  private async addDeletion(record: InboundRecord, deletion: PlannedDeletion): Promise<void> {
+    const { audiences, logger } = this.context;
+    if (!deletion.named && audiences !== undefined) return this.handOverDeletion(record, deletion, audiences);
+    let fits = true;
+    const sizes = deletion.targets.map((t) => recordBytes(deletion.key, deletion.body, t.headers));
+    deletion.targets.forEach((t, i) => {
+      if (!this.out.fits(t.target.topic, sizes[i]!)) fits = false;
+    });
+    if (!fits) await this.flush();
+    deletion.targets.forEach((t, i) => {
+      this.out.add(t.target.topic, { key: deletion.key, value: deletion.body, headers: t.headers }, sizes[i]!);
+      this.tally.eventRouted(t.sourceId, t.target.id);
+    });
+    this.afterSend.push(deletion);
+    logger.info(
+      { partition: record.partition, offset: record.offset, sourceIds: deletion.sourceIds, destinations: deletion.targets.map((t) => t.target.id) },
+      `deletion request: delete sent to ${deletion.targets.length} destination(s)`,
+    );
+  }
+
+  private logInvalid(): void {
+    const { topic, partition } = this.batch;
+    const { names, logger } = this.context;
+    if (!this.isDeletions) {
+      for (const [reason, { count, offset, error }] of this.invalidSeen) {
+        logger.warn({ reason, count, topic, partition, offset, error }, `${count} call(s) kept in ${names.callsInvalid} (reason ${reason}); the first, at offset ${offset}: ${error}`);
+      }
+    }
+    this.invalidSeen.clear();
+  }
+}

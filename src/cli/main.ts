@@ -8,7 +8,7 @@ import { secretsOf } from '../config/mask.js';
 import { runCheckConfig } from '../config/check-config.js';
 import { staticConfigStore, watchedConfigStore } from '../config/store.js';
 import type { Config } from '../config/schema.js';
-import { createKafka } from '../kafka/client.js';
+import { createKafka, isKafkaClientError } from '../kafka/index.js';
 import { createLogger } from '../observability/logger.js';
 import type { Logger } from '../observability/logger.js';
 import { createMetrics } from '../observability/metrics.js';
@@ -143,8 +143,8 @@ async function runOperatorCommand(
       : await runDlqList(deps, invocation.query, invocation.json, io);
   } catch (error) {
     logger.debug({ err: error }, `${name} failed`);
-    // kafkajs's errors say what failed, not where: name the brokers the command used.
-    const kafkaError = error instanceof Error && error.name.startsWith('KafkaJS');
+    // The Kafka client's errors say what failed, not where: name the brokers the command used.
+    const kafkaError = isKafkaClientError(error);
     const where = kafkaError ? ` (Kafka at ${config.kafka.brokers.join(',')}: check kafka.brokers or $KAFKA_BROKERS and that the broker is up, then run it again)` : '';
     stderr.write(`switchyard ${name}: ${(error as Error).message}${where}\n`);
     return EXIT_RUNTIME;

@@ -93,6 +93,11 @@ export function createKafka(settings: KafkaSettings, logger: Logger, clientIdSuf
   return client;
 }
 
+/** Whether `error` comes from the Kafka client (its messages say what failed, not where). */
+export function isKafkaClientError(error: unknown): boolean {
+  return error instanceof Error && error.name.startsWith('KafkaJS');
+}
+
 /** The kafkajs client behind `client` (inside src/kafka/ only). */
 export function kafkajsOf(client: KafkaClient): Kafka {
   const kafka = kafkajsClients.get(client);

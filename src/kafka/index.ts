@@ -1,5 +1,5 @@
 // The Kafka port: the only module of src/ that imports kafkajs. Roles use these.
-export { CONSUMER_HEARTBEAT_INTERVAL_MS, CONSUMER_SESSION_TIMEOUT_MS, createKafka } from './client.js';
+export { CONSUMER_HEARTBEAT_INTERVAL_MS, CONSUMER_SESSION_TIMEOUT_MS, createKafka, isKafkaClientError } from './client.js';
 export type { KafkaClient, KafkaSettings } from './client.js';
 export * from './records.js';
 export * from './send-buffer.js';

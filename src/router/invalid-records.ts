@@ -2,7 +2,7 @@
 // headers, timestamp) plus an `error` header that says what is wrong and what to do.
 import type { InvalidReason } from '../calls/index.js';
 import { HEADER } from '../kafka/index.js';
-import type { IHeaders, Message } from '../kafka/index.js';
+import type { OutboundRecord, RecordHeaders } from '../kafka/index.js';
 
 /** A record as the router consumed it. */
 export interface InboundRecord {
@@ -13,7 +13,7 @@ export interface InboundRecord {
   timestamp: string;
   key: Buffer | null;
   value: Buffer | null;
-  headers?: IHeaders;
+  headers?: RecordHeaders;
 }
 
 /** The `reason` label of switchyard_calls_invalid_total. */
@@ -43,7 +43,7 @@ export function invalid(reason: InvalidRecordReason, error: string): InvalidOutc
  * The record for `calls.invalid`. The original headers are kept; an `error` header
  * already there (a record that went round once) is replaced by this one.
  */
-export function invalidRecord(record: InboundRecord, error: string): Message {
+export function invalidRecord(record: InboundRecord, error: string): OutboundRecord {
   return {
     key: record.key,
     value: record.value,

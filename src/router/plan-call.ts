@@ -4,7 +4,7 @@
 import { parseCallBytes, renderBody, routingKey, withMessageId } from '../calls/index.js';
 import type { Call, CallType } from '../calls/index.js';
 import { HEADER, headerText } from '../kafka/index.js';
-import type { IHeaders } from '../kafka/index.js';
+import type { RecordHeaders } from '../kafka/index.js';
 import { internalError, invalid } from './invalid-records.js';
 import type { InboundRecord, InvalidOutcome } from './invalid-records.js';
 import { recordMessageId, recordTimestampMs } from './record-ids.js';
@@ -25,7 +25,7 @@ export interface RoutedCall {
   /** The webhook body, rendered once for every destination; null when no destination gets it. */
   body: Buffer | null;
   /** Delivery headers, one object shared by every destination's record. */
-  headers: IHeaders;
+  headers: RecordHeaders;
   /**
    * The Kafka timestamp of the delivery records (epoch ms): the receipt time when it
    * is recent, so the deliverer reads it from there; else now, with the receipt time
@@ -93,7 +93,7 @@ function plan(record: InboundRecord, table: RoutingTable, nowMs: () => number): 
 
   // Buffers, not strings: the same headers object goes out once per destination, and
   // kafkajs would encode a string value again for each.
-  const headers: IHeaders = {
+  const headers: RecordHeaders = {
     [HEADER.sourceId]: source.source.idHeader,
     [HEADER.messageId]: Buffer.from(messageId, 'utf8'),
     [HEADER.attempt]: ATTEMPT_ZERO,

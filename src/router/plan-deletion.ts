@@ -4,7 +4,7 @@
 import { isUtf8 } from 'node:buffer';
 import { parseTimestamp, renderDeleteBody } from '../calls/index.js';
 import { HEADER } from '../kafka/index.js';
-import type { IHeaders } from '../kafka/index.js';
+import type { RecordHeaders } from '../kafka/index.js';
 import { internalError, invalid } from './invalid-records.js';
 import type { InboundRecord, InvalidOutcome } from './invalid-records.js';
 import { quote } from './plan-call.js';
@@ -15,7 +15,7 @@ export interface DeleteTarget {
   target: RouteTarget;
   /** The first affected source (in config order) that connects this destination. */
   sourceId: string;
-  headers: IHeaders;
+  headers: RecordHeaders;
 }
 
 export interface PlannedDeletion {
@@ -104,7 +104,7 @@ function plan(record: InboundRecord, table: RoutingTable, nowMs: () => number): 
     for (const target of source.destinations) {
       if (!target.enabled || seen.has(target.id)) continue;
       seen.add(target.id);
-      const headers: IHeaders = {
+      const headers: RecordHeaders = {
         [HEADER.sourceId]: source.idHeader,
         [HEADER.messageId]: messageId,
         [HEADER.attempt]: '0',

@@ -40,15 +40,4 @@ export default tseslint.config(
       'no-restricted-imports': ['error', { paths: [KAFKAJS_ONLY_IN_THE_PORT], patterns: [PORT_INSIDE, PORT_BYPASS] }],
     },
   },
-  // ---------------------------------------------------------------------------
-  // TEMPORARY (issue 12): src/delivery/ still uses the kafkajs types and clients that
-  // src/kafka/index.ts passes through, until r12-deliver moves it onto the port. The
-  // lead removes this block together with that block of src/kafka/index.ts.
-  {
-    files: ['src/delivery/**/*.ts'],
-    rules: {
-      'no-restricted-imports': ['error', { paths: [KAFKAJS_ONLY_IN_THE_PORT], patterns: [PORT_INSIDE] }],
-    },
-  },
-  // ---------------------------------------------------------------------------
 );

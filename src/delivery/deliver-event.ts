@@ -3,7 +3,7 @@
 // With tracing on, the attempt is a span whose context goes out as `traceparent`.
 import type { Logger } from 'pino';
 import { HEADER, headerText } from '../kafka/index.js';
-import type { KafkaMessage } from '../kafka/index.js';
+import type { InboundRecord } from '../kafka/index.js';
 import { SpanKind, endSpan, outgoingTraceparent, startHopSpan, tracingActive } from '../observability/tracing.js';
 import type { Span } from '../observability/tracing.js';
 import type { DeliveryCounters } from './delivery-counters.js';
@@ -21,9 +21,7 @@ export type DeliveryResult = 'delivered' | NotDelivered;
 
 /** One message to deliver, with what was decided for it before it started. */
 export interface DeliveryJob {
-  topic: string;
-  partition: number;
-  message: KafkaMessage;
+  record: InboundRecord;
   envelope: Envelope;
   settings: PreparedDestination;
   /** The URLs its circuits let through (url-circuits.ts). */
@@ -59,9 +57,9 @@ export class EventDelivery {
     const { destinationId } = this.options;
     const span = startHopSpan(`deliver ${destinationId}`, SpanKind.CLIENT, job.envelope.traceparent, {
       'switchyard.destination': destinationId,
-      'messaging.message.id': headerText(job.message.headers, HEADER.messageId),
-      'messaging.destination.name': job.topic,
-      'messaging.kafka.offset': Number(job.message.offset),
+      'messaging.message.id': headerText(job.record.headers, HEADER.messageId),
+      'messaging.destination.name': job.record.topic,
+      'messaging.kafka.offset': Number(job.record.offset),
       'switchyard.delivery.attempt': job.envelope.attemptsMade + 1,
     });
     try {
@@ -77,16 +75,16 @@ export class EventDelivery {
 
   /** `span`: the attempt's span when tracing is on; its context goes out as `traceparent`. */
   private async attempt(job: DeliveryJob, span?: Span): Promise<DeliveryResult> {
-    const { topic, partition, message, envelope, admitted } = job;
+    const { record, envelope, admitted } = job;
     const { circuits, next, logger } = this.options;
     const startedAt = Date.now();
     if (envelope.problems.length > 0) {
-      logger.warn({ topic, offset: message.offset, problems: envelope.problems }, 'delivery message has unreadable headers; delivering it anyway');
+      logger.warn({ topic: record.topic, offset: record.offset, problems: envelope.problems }, 'delivery message has unreadable headers; delivering it anyway');
     }
-    const body = message.value;
+    const body = record.value;
     if (body === null || body.length === 0) {
       circuits.abandon(admitted, startedAt);
-      return next.nothingToSend(topic, partition, message, envelope, startedAt);
+      return next.nothingToSend(record, envelope, startedAt);
     }
     const results = await this.send(job, body, startedAt, span);
     const summary = summarize(results);
@@ -94,15 +92,15 @@ export class EventDelivery {
       this.options.counters.eventDelivered(envelope.receivedAtMs);
       return 'delivered';
     }
-    return next.afterFailure({ topic, partition, message, envelope, settings: job.settings, firstAttemptAtMs: envelope.firstAttemptAtMs ?? startedAt, summary });
+    return next.afterFailure({ record, envelope, settings: job.settings, firstAttemptAtMs: envelope.firstAttemptAtMs ?? startedAt, summary });
   }
 
   /** Sends `body` to the admitted URLs; the results include a `circuit_open` one per skipped URL. */
   private async send(job: DeliveryJob, body: Buffer, startedAt: number, span: Span | undefined): Promise<UrlResult[]> {
-    const { settings, admitted, message } = job;
+    const { settings, admitted, record } = job;
     const { circuits } = this.options;
     const perEvent: Record<string, string> = {};
-    settings.sign?.(body, headerText(message.headers, HEADER.messageId), startedAt, perEvent);
+    settings.sign?.(body, headerText(record.headers, HEADER.messageId), startedAt, perEvent);
     const traceparent = outgoingTraceparent(span, job.envelope.traceparent);
     if (traceparent !== undefined) perEvent.traceparent = traceparent;
     const results: UrlResult[] = admitted.send === 0 ? [] : await fanOut(this.options.sender, settings.targets, body, perEvent, admitted);

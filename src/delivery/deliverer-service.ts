@@ -3,8 +3,8 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { maskConfig } from '../config/mask.js';
-import type { Admin, Producer, TopicNames } from '../kafka/index.js';
-import { createKafkajsProducer as createProducer, ensureTopics, kafkajsOf, lagSourceOf, topicNames } from '../kafka/index.js';
+import { createAdmin, createProducer, createTopology } from '../kafka/index.js';
+import type { KafkaAdmin, RecordProducer, Topology } from '../kafka/index.js';
 import type { LagSampler } from '../observability/consumer-lag.js';
 import { startLagSampler } from '../observability/consumer-lag.js';
 import type { RoleDeps } from '../runtime/deps.js';
@@ -20,8 +20,6 @@ import type { DestinationWorker } from './destination-worker.js';
 import { createDestinationWorker } from './destination-worker.js';
 import type { HttpSender } from './http-sender.js';
 import { createHttpSender } from './http-sender.js';
-import type { ProduceBatcher } from './produce-batcher.js';
-import { createProduceBatcher } from './produce-batcher.js';
 
 export interface DelivererTuning {
   /** How often consumer lag and retry queue depth are sampled. */
@@ -85,12 +83,12 @@ class DelivererService implements Service {
   // NOTE: topic names, groups and partition counts come from the config at start, as in
   // the router: moving running consumers to another cluster or prefix is a restart's job.
   private readonly initial: Config;
-  private readonly names: TopicNames;
+  private readonly topology: Topology;
   private readonly workers = new Map<string, Running>();
   private readonly settings = new Map<string, PreparedDestination>();
-  private admin: Admin | undefined;
-  private producer: Producer | undefined;
-  private batcher: ProduceBatcher | undefined;
+  private admin: KafkaAdmin | undefined;
+  /** One producer for every worker's retries and dead letters (the port merges their sends). */
+  private producer: RecordProducer | undefined;
   private lag: LagSampler | undefined;
   private unsubscribe: (() => void) | undefined;
   private reconciling: Promise<void> = Promise.resolve();
@@ -104,15 +102,14 @@ class DelivererService implements Service {
   ) {
     this.logger = deps.logger.child({ component: 'deliverer' });
     this.initial = deps.config.current();
-    this.names = topicNames(this.initial.kafka.topicPrefix);
+    this.topology = createTopology(this.initial.kafka.topicPrefix);
   }
 
   async start(): Promise<void> {
-    const admin = (this.admin = kafkajsOf(this.deps.kafka).admin());
+    const admin = (this.admin = createAdmin(this.deps.kafka));
     await admin.connect();
     this.producer = createProducer(this.deps.kafka);
     await this.producer.connect();
-    this.batcher = createProduceBatcher(this.producer);
     await this.scheduleReconcile(this.initial);
     this.started = true;
     this.unsubscribe = this.deps.config.onChange((next, previous) => {
@@ -211,12 +208,13 @@ class DelivererService implements Service {
   private async createTopicsOf(config: Config, missing: readonly { id: string }[]): Promise<PlannedWorker[]> {
     const admin = this.admin!;
     const existing = await admin.listTopics();
-    const taken = new Set(config.destinations.flatMap((d) => [this.names.deliveries(d.id), this.names.dlq(d.id)]));
-    const planned = missing.map((d) => ({ id: d.id, topics: destinationTopics(this.names, d.id, config.delivery.retryTiers, existing, taken) }));
-    await ensureTopics(
-      admin,
-      planned.flatMap(({ topics }) => [...consumedTopics(topics), topics.dlq]).map((topic) => ({ topic })),
-      { partitions: this.initial.kafka.partitions, replicationFactor: this.initial.kafka.replicationFactor },
+    const { names } = this.topology;
+    const taken = new Set(config.destinations.flatMap((d) => [names.deliveries(d.id), names.dlq(d.id)]));
+    const planned = missing.map((d) => ({ id: d.id, topics: destinationTopics(names, d.id, config.delivery.retryTiers, existing, taken) }));
+    // The leftover tiers a worker also reads exist already (they were found in `existing`).
+    await admin.ensureTopics(
+      missing.flatMap((d) => this.topology.destination(d.id, config.delivery.retryTiers)),
+      this.initial.kafka,
     );
     return planned;
   }
@@ -229,10 +227,10 @@ class DelivererService implements Service {
       delivery: config.delivery,
       partitionsPerTopic: this.initial.kafka.partitions,
       settings: () => this.settings.get(id),
-      kafka: kafkajsOf(this.deps.kafka),
+      kafka: this.deps.kafka,
       sender: this.options.createSender({ timeoutMs: config.delivery.timeoutMs, blockPrivateNetworks: config.delivery.blockPrivateNetworks }),
       circuitPolicy: circuitPolicy(config.delivery, this.options.circuitBreaker),
-      producer: this.batcher!,
+      producer: this.producer!,
       metrics: this.deps.metrics,
       logger: this.logger,
     });
@@ -261,10 +259,10 @@ class DelivererService implements Service {
   }
 
   /** Consumer lag of every worker's topics, and from it each retry tier's queue depth. */
-  private startLagSampler(admin: Admin): LagSampler {
+  private startLagSampler(admin: KafkaAdmin): LagSampler {
     const { metrics } = this.deps;
     return startLagSampler({
-      source: lagSourceOf(admin),
+      source: admin,
       metrics,
       logger: this.logger,
       intervalMs: this.options.sampleIntervalMs,

@@ -1,4 +1,4 @@
-// One destination's deliveries: a kafkajs consumer (its own group) on
+// One destination's deliveries: a consumer of the Kafka port (its own group) on
 // `deliveries.<id>` and its retry tiers, many requests in flight, commits only below
 // the oldest unfinished message. One worker per destination makes isolation
 // structural: a destination whose URLs all hang fills only its own permits, its own
@@ -10,7 +10,8 @@
 // retry-or-dead-letter.ts (a failure written to a retry tier or the dead letters).
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
-import type { Consumer, Kafka } from '../kafka/index.js';
+import { startConsumer } from '../kafka/index.js';
+import type { KafkaClient, RecordProducer, RunningConsumer } from '../kafka/index.js';
 import type { Metrics } from '../observability/metrics.js';
 import { onceStop, runAll } from '../runtime/service.js';
 import type { CircuitPolicy } from './circuit-breaker.js';
@@ -22,7 +23,6 @@ import { consumedTopics } from './destination-topics.js';
 import type { HttpSender } from './http-sender.js';
 import { deliverPartitionBatch } from './partition-batch.js';
 import type { PartitionBatchDeps } from './partition-batch.js';
-import type { ProduceBatcher } from './produce-batcher.js';
 import { RatePace } from './rate-pace.js';
 import { RetryOrDeadLetter } from './retry-or-dead-letter.js';
 import { RetryTierWait } from './retry-tier-wait.js';
@@ -38,11 +38,12 @@ export interface DestinationWorkerOptions {
   partitionsPerTopic: number;
   /** The destination's current settings; undefined once it left the config. */
   settings: () => PreparedDestination | undefined;
-  kafka: Kafka;
+  kafka: KafkaClient;
   sender: HttpSender;
   /** The per-URL circuit breaker's thresholds (DESIGN §7 defaults; tests shorten the cool-down). */
   circuitPolicy: CircuitPolicy;
-  producer: ProduceBatcher;
+  /** Where retries and dead letters are written (the deliverer's one producer). */
+  producer: RecordProducer;
   metrics: Metrics;
   logger: Logger;
 }
@@ -64,6 +65,8 @@ export interface DestinationWorker {
 
 /** Fetch long-poll: also how late a resumed retry partition may be fetched again. */
 const MAX_FETCH_WAIT_MS = 250;
+/** While a batch runs, what is done is committed this often (and when it ends). */
+const COMMIT_EVERY_MS = 1_000;
 
 export function createDestinationWorker(options: DestinationWorkerOptions): DestinationWorker {
   return new KafkaDestinationWorker(options);
@@ -76,9 +79,8 @@ class KafkaDestinationWorker implements DestinationWorker {
   private readonly logger: Logger;
   private readonly circuits: UrlCircuits;
   private readonly counters: DeliveryCounters;
-  private readonly tierWait: RetryTierWait;
   private readonly batchDeps: PartitionBatchDeps;
-  private consumer: Consumer | undefined;
+  private consumer: RunningConsumer | undefined;
   private stopping = false;
   private hasJoined = false;
   private crashed: Error | undefined;
@@ -91,7 +93,6 @@ class KafkaDestinationWorker implements DestinationWorker {
     const logger = (this.logger = options.logger.child({ destination: destinationId }));
     const circuits = (this.circuits = new UrlCircuits({ destinationId, policy: options.circuitPolicy, gauge: metrics.circuitState, logger }));
     const counters = (this.counters = new DeliveryCounters(metrics, destinationId));
-    this.tierWait = new RetryTierWait(topics, delivery.maxRetryWindowMs);
     const pace = new RatePace(delivery.maxRetryWindowMs);
     const next = new RetryOrDeadLetter({ destinationId, topics, delivery, producer: options.producer, counters, logger });
     this.batchDeps = {
@@ -100,7 +101,7 @@ class KafkaDestinationWorker implements DestinationWorker {
       slots: new Semaphore(delivery.concurrencyPerDestination),
       circuits,
       pace,
-      tierWait: this.tierWait,
+      tierWait: new RetryTierWait(topics, delivery.maxRetryWindowMs),
       events: new EventDelivery({ destinationId, sender: options.sender, circuits, pace, counters, next, logger }),
       logger,
     };
@@ -109,37 +110,36 @@ class KafkaDestinationWorker implements DestinationWorker {
   async start(): Promise<void> {
     const initial = this.options.settings();
     if (initial !== undefined) this.circuits.follow(initial);
-    const subscribed = consumedTopics(this.topics);
-    const c = this.options.kafka.consumer({ groupId: this.groupId, allowAutoTopicCreation: false, maxWaitTimeInMs: MAX_FETCH_WAIT_MS });
-    this.consumer = c;
-    c.on(c.events.GROUP_JOIN, () => {
-      this.hasJoined = true;
-    });
-    c.on(c.events.CRASH, (event) => {
-      this.hasJoined = false;
-      const { error, restart } = event.payload;
-      if (!restart) this.crashed = error;
-      // A crash kafkajs restarts from (a coordinator still loading at start-up) is a warning, as in the router.
-      if (restart) this.logger.warn({ err: error, restart }, 'delivery consumer crashed; kafkajs restarts it');
-      else this.logger.error({ err: error, restart }, 'delivery consumer crashed and will not restart');
-    });
-    await c.connect();
-    await c.subscribe({ topics: subscribed, fromBeginning: true });
-    await c.run({
-      eachBatchAutoResolve: false,
-      autoCommit: true,
-      autoCommitInterval: 1_000,
-      partitionsConsumedConcurrently: Math.max(1, subscribed.length * this.options.partitionsPerTopic),
-      eachBatch: (payload) => deliverPartitionBatch(this.batchDeps, payload),
-    });
+    const topics = consumedTopics(this.topics);
+    this.consumer = await startConsumer(
+      this.options.kafka,
+      {
+        groupId: this.groupId,
+        topics,
+        fromBeginning: true,
+        commit: { kind: 'timer', commitEveryMs: COMMIT_EVERY_MS },
+        maxWaitTimeInMs: MAX_FETCH_WAIT_MS,
+        partitionsConsumedConcurrently: Math.max(1, topics.length * this.options.partitionsPerTopic),
+      },
+      (batch) => deliverPartitionBatch(this.batchDeps, batch),
+      { onJoin: () => (this.hasJoined = true), onCrash: (error, restart) => this.crashedWith(error, restart) },
+      this.logger,
+    );
+  }
+
+  private crashedWith(error: Error, restart: boolean): void {
+    this.hasJoined = false;
+    if (!restart) this.crashed = error;
+    // A crash kafkajs restarts from (a coordinator still loading at start-up) is a warning, as in the router.
+    if (restart) this.logger.warn({ err: error, restart }, 'delivery consumer crashed; kafkajs restarts it');
+    else this.logger.error({ err: error, restart }, 'delivery consumer crashed and will not restart');
   }
 
   readonly stop = onceStop(async () => {
     this.stopping = true;
-    this.tierWait.clear();
-    // disconnect() waits for the running batches, which now start nothing new and
-    // wait only for requests in flight (each bounded by delivery.timeout), then
-    // commits what finished and leaves the group.
+    // disconnect() ends the partition holds and waits for the running batches, which
+    // now start nothing new and wait only for requests in flight (each bounded by
+    // delivery.timeout), then commits what finished and leaves the group.
     await runAll([async () => this.consumer?.disconnect(), () => this.options.sender.close(), async () => this.counters.flush(), async () => this.circuits.close()]);
   });
 

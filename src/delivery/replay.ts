@@ -3,9 +3,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
-import type { Admin, IHeaders, Producer } from '../kafka/index.js';
-import { createKafkajsProducer as createProducer, ensureTopics, kafkajsOf, scanTopic, topicNames } from '../kafka/index.js';
-import type { ScannedBatch } from '../kafka/index.js';
+import { createAdmin, createProducer, createTopology, scanTopic } from '../kafka/index.js';
+import type { KafkaAdmin, OutboundRecord, RecordProducer, ScannedBatch } from '../kafka/index.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import { runAll } from '../runtime/service.js';
 import { inTimeRange, readDeadLetter } from './dead-letters.js';
@@ -36,9 +35,13 @@ export function replayGroupId(clientId: string, destinationId: string): string {
 }
 
 /** Where each DLQ partition's replay stands, from the replay group's commits. */
-export async function readReplayLedgers(admin: Admin, groupId: string, dlq: string): Promise<{ ledgers: Map<number, ReplayLedger>; lows: Map<number, bigint>; highs: Map<number, bigint> }> {
-  const ends = await admin.fetchTopicOffsets(dlq);
-  const [committed] = await admin.fetchOffsets({ groupId, topics: [dlq] });
+export async function readReplayLedgers(
+  admin: KafkaAdmin,
+  groupId: string,
+  dlq: string,
+): Promise<{ ledgers: Map<number, ReplayLedger>; lows: Map<number, bigint>; highs: Map<number, bigint> }> {
+  const ends = await admin.partitionEnds(dlq);
+  const [committed] = await admin.committedOffsets(groupId, [dlq]);
   const byPartition = new Map((committed?.partitions ?? []).map((p) => [p.partition, p]));
   const ledgers = new Map<number, ReplayLedger>();
   const lows = new Map<number, bigint>();
@@ -83,9 +86,9 @@ class DeadLetterReplay {
   private readonly limit: number;
   private readonly range: TimeRange;
   private readonly dryRun: boolean;
-  private readonly admin: Admin;
+  private readonly admin: KafkaAdmin;
   /** Undefined in a dry run: nothing is written. */
-  private producer: Producer | undefined;
+  private producer: RecordProducer | undefined;
   private ledgers = new Map<number, ReplayLedger>();
   private moved = 0;
 
@@ -94,7 +97,7 @@ class DeadLetterReplay {
     private readonly options: ReplayOptions,
   ) {
     this.config = deps.config.current();
-    const names = topicNames(this.config.kafka.topicPrefix);
+    const { names } = createTopology(this.config.kafka.topicPrefix);
     this.dlq = names.dlq(options.destinationId);
     this.target = names.deliveries(options.destinationId);
     this.groupId = replayGroupId(this.config.kafka.clientId, options.destinationId);
@@ -102,7 +105,7 @@ class DeadLetterReplay {
     this.limit = options.limit ?? Number.POSITIVE_INFINITY;
     this.range = options.range ?? {};
     this.dryRun = options.dryRun === true;
-    this.admin = kafkajsOf(deps.kafka).admin();
+    this.admin = createAdmin(deps.kafka);
     this.scanGroup = this.dryRun ? `${this.groupId}-dry-run-${randomBytes(4).toString('hex')}` : this.groupId;
   }
 
@@ -134,10 +137,7 @@ class DeadLetterReplay {
     if (this.dryRun) {
       if (!(await this.admin.listTopics()).includes(this.dlq)) return undefined;
     } else {
-      await ensureTopics(this.admin, [{ topic: this.target }, { topic: this.dlq }], {
-        partitions: this.config.kafka.partitions,
-        replicationFactor: this.config.kafka.replicationFactor,
-      });
+      await this.admin.ensureTopics([{ topic: this.target }, { topic: this.dlq }], this.config.kafka);
     }
     const { ledgers, highs } = await readReplayLedgers(this.admin, this.groupId, this.dlq);
     this.ledgers = ledgers;
@@ -153,7 +153,7 @@ class DeadLetterReplay {
       const metadata = ledgerMetadata(next);
       if (metadata.length > MAX_LEDGER_METADATA_CHARS) throw new ReplayLedgerFullError(this.dlq, batch.partition, this.options.destinationId);
       if (take.length > 0) {
-        await out.send({ topic: this.target, acks: -1, messages: take.map((t) => t.message) });
+        await out.send([{ topic: this.target, messages: take.map((t) => t.message) }]);
       }
       // NOTE: committed only after the broker acknowledged the writes above.
       await batch.commit(next.position, metadata);
@@ -168,7 +168,7 @@ class DeadLetterReplay {
 
 interface Selected {
   letter: DeadLetter;
-  message: { key: Buffer | null; value: Buffer | null; headers: IHeaders };
+  message: OutboundRecord;
 }
 
 /**
@@ -204,7 +204,7 @@ export class ReplayLedgerFullError extends Error {
 }
 
 /** A throwaway group has no commits, but the broker keeps its entry for a while: remove it. */
-export async function forgetGroup(admin: Admin, groupId: string): Promise<void> {
+export async function forgetGroup(admin: KafkaAdmin, groupId: string): Promise<void> {
   try {
     await admin.deleteGroups([groupId]);
   } catch {

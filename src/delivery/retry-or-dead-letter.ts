@@ -7,14 +7,13 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { HEADER, headerText } from '../kafka/index.js';
-import type { KafkaMessage } from '../kafka/index.js';
+import type { InboundRecord, RecordHeaders, RecordProducer } from '../kafka/index.js';
 import type { DeliveryCounters } from './delivery-counters.js';
 import type { PreparedDestination } from './destination-settings.js';
 import type { DestinationTopics } from './destination-topics.js';
 import type { Envelope } from './envelope.js';
 import { deadLetterHeaders, describeFailures, retryHeaders } from './envelope.js';
 import type { EventSummary } from './fan-out.js';
-import type { ProduceBatcher } from './produce-batcher.js';
 import { planNextStep } from './retry-schedule.js';
 import type { RetryPolicy } from './retry-schedule.js';
 
@@ -22,16 +21,15 @@ export interface RetryOrDeadLetterOptions {
   destinationId: string;
   topics: DestinationTopics;
   delivery: Config['delivery'];
-  producer: ProduceBatcher;
+  /** The port's producer (acks=all), shared by the deliverer's workers. */
+  producer: RecordProducer;
   counters: DeliveryCounters;
   logger: Logger;
 }
 
-/** A delivery message read from `topic`/`partition`, and what its attempt came to. */
+/** A delivery message, and what its attempt came to. */
 export interface FailedDelivery {
-  topic: string;
-  partition: number;
-  message: KafkaMessage;
+  record: InboundRecord;
   envelope: Envelope;
   settings: PreparedDestination;
   /** The event's first attempt: from the `first-attempt-at` header, else this one's start. */
@@ -72,19 +70,16 @@ export class RetryOrDeadLetter {
       this.policy,
     );
     if (step.kind === 'retry') {
-      await this.options.producer.send(this.topicOfTier.get(step.tier.name)!, {
-        key: failed.message.key,
-        value: failed.message.value,
-        headers: retryHeaders(failed.message.headers, { attemptsMade, firstAttemptAtMs, dueAtMs: step.dueAtMs, receivedAtMs: envelope.receivedAtMs }),
-      });
+      const headers = retryHeaders(failed.record.headers, { attemptsMade, firstAttemptAtMs, dueAtMs: step.dueAtMs, receivedAtMs: envelope.receivedAtMs });
+      await this.write(this.topicOfTier.get(step.tier.name)!, failed.record, headers);
       this.options.counters.retryScheduled();
       this.options.logger.debug({ attempt: attemptsMade, tier: step.tier.name, dueInMs: step.dueAtMs - lastAttemptAtMs, error }, 'not delivered; retry scheduled');
       return 'retry_scheduled';
     }
-    await this.writeDeadLetter(failed.message, { attemptsMade, firstAttemptAtMs, lastAttemptAtMs, error, receivedAtMs: envelope.receivedAtMs });
+    await this.writeDeadLetter(failed.record, { attemptsMade, firstAttemptAtMs, lastAttemptAtMs, error, receivedAtMs: envelope.receivedAtMs });
     const { destinationId } = this.options;
     this.options.logger.warn(
-      { messageId: headerText(failed.message.headers, HEADER.messageId), topic: failed.topic, partition: failed.partition, offset: failed.message.offset, attempt: attemptsMade, why: step.why, error },
+      { messageId: headerText(failed.record.headers, HEADER.messageId), topic: failed.record.topic, partition: failed.record.partition, offset: failed.record.offset, attempt: attemptsMade, why: step.why, error },
       step.why === 'window'
         ? `event dead-lettered: not delivered within the retry window (${attemptsMade} attempts); replay it with \`switchyard replay --destination ${destinationId}\` once the receiver works`
         : `event dead-lettered: no URL can accept it as sent (${error}); fix the receiver or the config, then replay it`,
@@ -93,23 +88,29 @@ export class RetryOrDeadLetter {
   }
 
   /** A message without a body (a tombstone?): nothing to send, so it goes where operators look, with the reason. */
-  async nothingToSend(topic: string, partition: number, message: KafkaMessage, envelope: Envelope, startedAtMs: number): Promise<NotDelivered> {
-    await this.writeDeadLetter(message, {
+  async nothingToSend(record: InboundRecord, envelope: Envelope, startedAtMs: number): Promise<NotDelivered> {
+    const { topic, partition, offset } = record;
+    await this.writeDeadLetter(record, {
       attemptsMade: envelope.attemptsMade,
       firstAttemptAtMs: envelope.firstAttemptAtMs ?? startedAtMs,
       lastAttemptAtMs: startedAtMs,
       receivedAtMs: envelope.receivedAtMs,
-      error: `message at ${topic} offset ${message.offset} has no value (a tombstone?): a delivery message must carry the webhook body; nothing was sent`,
+      error: `message at ${topic} offset ${offset} has no value (a tombstone?): a delivery message must carry the webhook body; nothing was sent`,
     });
     this.options.logger.warn(
-      { messageId: headerText(message.headers, HEADER.messageId), topic, partition, offset: message.offset },
+      { messageId: headerText(record.headers, HEADER.messageId), topic, partition, offset },
       'event dead-lettered: the delivery message has no value (a tombstone?), so nothing was sent',
     );
     return 'dead_lettered';
   }
 
-  private async writeDeadLetter(message: KafkaMessage, stage: DeadLetterStage): Promise<void> {
-    await this.options.producer.send(this.options.topics.dlq, { key: message.key, value: message.value, headers: deadLetterHeaders(message.headers, stage) });
+  private async writeDeadLetter(record: InboundRecord, stage: DeadLetterStage): Promise<void> {
+    await this.write(this.options.topics.dlq, record, deadLetterHeaders(record.headers, stage));
     this.options.counters.deadLettered();
+  }
+
+  /** The record's key and body, unchanged, with new headers; resolves once acknowledged. */
+  private async write(topic: string, record: InboundRecord, headers: RecordHeaders): Promise<void> {
+    await this.options.producer.send([{ topic, messages: [{ key: record.key, value: record.value, headers }] }]);
   }
 }

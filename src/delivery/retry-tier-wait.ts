@@ -5,12 +5,13 @@
 import type { DestinationTopics } from './destination-topics.js';
 import type { Envelope } from './envelope.js';
 
-/** Pauses the partition being read; returns the function that resumes it. */
-export type PausePartition = () => () => void;
+/** What the port's record batch offers for it: stop fetching this partition for a while. */
+export interface PartitionHold {
+  holdPartition(ms: number): void;
+}
 
 export class RetryTierWait {
   private readonly tierTopics: ReadonlySet<string>;
-  private readonly holds = new Set<NodeJS.Timeout>();
 
   constructor(
     topics: DestinationTopics,
@@ -20,32 +21,17 @@ export class RetryTierWait {
   }
 
   /**
-   * When `topic` is a retry tier and its message is not due yet: pauses the partition
-   * until it is and returns true (the batch ends there; the message stays unstarted and
-   * is fetched again once resumed). False when the message may be attempted now.
+   * When `topic` is a retry tier and its record is not due yet: holds the partition
+   * until it is (the port resumes it; a stop cancels the hold) and returns true: the
+   * batch ends there, the record stays unstarted and is fetched again once resumed.
+   * False when the record may be attempted now; other partitions go on either way.
    */
-  holdUntilDue(topic: string, envelope: Envelope, pause: PausePartition): boolean {
+  holdUntilDue(topic: string, envelope: Envelope, partition: PartitionHold): boolean {
     if (!this.tierTopics.has(topic)) return false;
     // NOTE: a due time is capped so that a wrong header cannot park a partition for longer than a window.
     const waitMs = Math.min((envelope.dueAtMs ?? 0) - Date.now(), this.maxRetryWindowMs);
     if (waitMs <= 0) return false;
-    this.hold(pause, waitMs);
+    partition.holdPartition(waitMs);
     return true;
-  }
-
-  /** The worker stops: no paused partition is resumed any more. */
-  clear(): void {
-    for (const timer of this.holds) clearTimeout(timer);
-    this.holds.clear();
-  }
-
-  /** Holds a retry partition until its head message is due; other partitions go on. */
-  private hold(pause: PausePartition, waitMs: number): void {
-    const resume = pause();
-    const timer = setTimeout(() => {
-      this.holds.delete(timer);
-      resume();
-    }, waitMs);
-    this.holds.add(timer);
   }
 }

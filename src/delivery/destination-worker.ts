@@ -10,9 +10,9 @@
 // retry-or-dead-letter.ts (a failure written to a retry tier or the dead letters).
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
-import { startConsumer } from '../kafka/index.js';
-import type { KafkaClient, RecordProducer, RunningConsumer } from '../kafka/index.js';
+import type { KafkaClient, RecordProducer } from '../kafka/index.js';
 import type { Metrics } from '../observability/metrics.js';
+import { ConsumerMember } from '../runtime/consumer-member.js';
 import { onceStop, runAll } from '../runtime/service.js';
 import type { CircuitPolicy } from './circuit-breaker.js';
 import { EventDelivery } from './deliver-event.js';
@@ -76,26 +76,22 @@ class KafkaDestinationWorker implements DestinationWorker {
   readonly destinationId: string;
   readonly groupId: string;
   readonly topics: DestinationTopics;
-  private readonly logger: Logger;
   private readonly circuits: UrlCircuits;
   private readonly counters: DeliveryCounters;
-  private readonly batchDeps: PartitionBatchDeps;
-  private consumer: RunningConsumer | undefined;
+  private readonly consumer: ConsumerMember;
   private stopping = false;
-  private hasJoined = false;
-  private crashed: Error | undefined;
 
   constructor(private readonly options: DestinationWorkerOptions) {
     const { destinationId, topics, delivery, metrics } = options;
     this.destinationId = destinationId;
     this.groupId = options.groupId;
     this.topics = topics;
-    const logger = (this.logger = options.logger.child({ destination: destinationId }));
+    const logger = options.logger.child({ destination: destinationId });
     const circuits = (this.circuits = new UrlCircuits({ destinationId, policy: options.circuitPolicy, gauge: metrics.circuitState, logger }));
     const counters = (this.counters = new DeliveryCounters(metrics, destinationId));
     const pace = new RatePace(delivery.maxRetryWindowMs);
     const next = new RetryOrDeadLetter({ destinationId, topics, delivery, producer: options.producer, counters, logger });
-    this.batchDeps = {
+    const batchDeps: PartitionBatchDeps = {
       settings: options.settings,
       stopping: () => this.stopping,
       slots: new Semaphore(delivery.concurrencyPerDestination),
@@ -105,50 +101,43 @@ class KafkaDestinationWorker implements DestinationWorker {
       events: new EventDelivery({ destinationId, sender: options.sender, circuits, pace, counters, next, logger }),
       logger,
     };
+    const subscribed = consumedTopics(topics);
+    this.consumer = new ConsumerMember({
+      client: options.kafka,
+      settings: {
+        groupId: this.groupId,
+        topics: subscribed,
+        fromBeginning: true,
+        commit: { kind: 'timer', commitEveryMs: COMMIT_EVERY_MS },
+        maxWaitTimeInMs: MAX_FETCH_WAIT_MS,
+        partitionsConsumedConcurrently: Math.max(1, subscribed.length * options.partitionsPerTopic),
+      },
+      handler: (batch) => deliverPartitionBatch(batchDeps, batch),
+      label: 'delivery consumer',
+      logger,
+    });
   }
 
   async start(): Promise<void> {
     const initial = this.options.settings();
     if (initial !== undefined) this.circuits.follow(initial);
-    const topics = consumedTopics(this.topics);
-    this.consumer = await startConsumer(
-      this.options.kafka,
-      {
-        groupId: this.groupId,
-        topics,
-        fromBeginning: true,
-        commit: { kind: 'timer', commitEveryMs: COMMIT_EVERY_MS },
-        maxWaitTimeInMs: MAX_FETCH_WAIT_MS,
-        partitionsConsumedConcurrently: Math.max(1, topics.length * this.options.partitionsPerTopic),
-      },
-      (batch) => deliverPartitionBatch(this.batchDeps, batch),
-      { onJoin: () => (this.hasJoined = true), onCrash: (error, restart) => this.crashedWith(error, restart) },
-      this.logger,
-    );
-  }
-
-  private crashedWith(error: Error, restart: boolean): void {
-    this.hasJoined = false;
-    if (!restart) this.crashed = error;
-    // A crash kafkajs restarts from (a coordinator still loading at start-up) is a warning, as in the router.
-    if (restart) this.logger.warn({ err: error, restart }, 'delivery consumer crashed; kafkajs restarts it');
-    else this.logger.error({ err: error, restart }, 'delivery consumer crashed and will not restart');
+    await this.consumer.start();
   }
 
   readonly stop = onceStop(async () => {
     this.stopping = true;
-    // disconnect() ends the partition holds and waits for the running batches, which
-    // now start nothing new and wait only for requests in flight (each bounded by
+    // The consumer's stop ends the partition holds and waits for the running batches,
+    // which now start nothing new and wait only for requests in flight (each bounded by
     // delivery.timeout), then commits what finished and leaves the group.
-    await runAll([async () => this.consumer?.disconnect(), () => this.options.sender.close(), async () => this.counters.flush(), async () => this.circuits.close()]);
+    await runAll([() => this.consumer.stop(), () => this.options.sender.close(), async () => this.counters.flush(), async () => this.circuits.close()]);
   });
 
   joined(): boolean {
-    return this.hasJoined && this.crashed === undefined;
+    return this.consumer.joined();
   }
 
   failure(): Error | undefined {
-    return this.crashed;
+    return this.consumer.failure();
   }
 
   settingsChanged(): void {

@@ -6,7 +6,7 @@
 // bodies, JSON.parses them and produces each call to Kafka: one sendBatch per request,
 // acks=all, the same idempotent producer, the answer after the ack. Three sides:
 //   baseline  the bare server;
-//   gateway   the gateway as it runs (concurrent requests' writes merged, send-coalescer.ts);
+//   gateway   the gateway as it runs (concurrent requests' writes merged by the port's producer, src/kafka/producer.ts);
 //   unmerged  the gateway with one sendBatch per request, like the baseline: the
 //             difference to the baseline is then only what the gateway adds (write-key
 //             lookup, validation, merging of context, skew correction, messageIds,
@@ -26,8 +26,10 @@ import { Pool } from 'undici';
 import type { Config } from '../src/config/schema.js';
 import { staticConfigStore } from '../src/config/store.js';
 import { createGatewayService } from '../src/gateway/gateway-service.js';
-import { createKafka, createKafkajsProducer as createProducer, ensureTopics, kafkajsOf, topicNames } from '../src/kafka/index.js';
-import type { Kafka, Message } from '../src/kafka/index.js';
+import { createKafka, topicNames } from '../src/kafka/index.js';
+import { createKafkajsProducer as createProducer, kafkajsOf } from '../src/kafka/client.js';
+import { ensureTopics } from '../src/kafka/ensure-topics.js';
+import type { Kafka, Message } from 'kafkajs';
 import { createMetrics } from '../src/observability/metrics.js';
 import { silentLogger } from '../src/observability/logger.js';
 import { Stopwatch, benchOptions, formatTable, isEntryPoint, loadBenchConfig, log, recordsIn, runMain, startOrReuseBroker } from './support.js';

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parseConfigText } from '../src/config/load.js';
 import type { Config } from '../src/config/schema.js';
-import type { Admin } from '../src/kafka/index.js';
+import type { Admin } from 'kafkajs';
 import { topicLag } from '../src/observability/consumer-lag.js';
 
 /** A progress line on stderr (stdout carries only the result table). */

@@ -300,8 +300,9 @@ export class AudiencePartitions {
     }
   }
 
-  /** Re-evaluates every profile of every partition held (the audiences changed); resolves with what each did. */
-  reevaluateAll(topicsReady: Promise<unknown>): Promise<({ profiles: number; changes: number } | undefined)[]> {
+  /** Re-evaluates every profile of every partition held (the audiences changed), once `topicsReady`. */
+  reevaluateAll(topicsReady: Promise<unknown>): void {
+    const started = Date.now();
     const sweeps = [...this.assigned].map((partition) =>
       this.runOn(partition, async () => {
         await topicsReady;
@@ -319,6 +320,14 @@ export class AudiencePartitions {
         return undefined;
       }),
     );
-    return Promise.all(sweeps);
+    // One info line for the whole change, once every partition is done.
+    void Promise.all(sweeps).then((results) => {
+      const done = results.filter((r) => r !== undefined);
+      const total = (key: 'profiles' | 'changes') => done.reduce((n, r) => n + r[key], 0);
+      this.options.logger.info(
+        { partitions: done.length, profiles: total('profiles'), changes: total('changes'), ms: Date.now() - started },
+        'audiences re-evaluated after the config change',
+      );
+    });
   }
 }

@@ -110,16 +110,7 @@ export function createAudienceService(deps: RoleDeps, options: AudienceServiceOp
     shape = nextShape;
     logger.info({ audiences: nextSet.audiences.map((a) => a.key) }, 'audiences changed; re-evaluating every profile');
     partitions.reportMembers();
-    const started = Date.now();
-    // One info line for the whole change, once every partition is done.
-    void partitions.reevaluateAll(ensureDeliveryTopics(next)).then((results) => {
-      const done = results.filter((r) => r !== undefined);
-      const total = (key: 'profiles' | 'changes') => done.reduce((n, r) => n + r[key], 0);
-      logger.info(
-        { partitions: done.length, profiles: total('profiles'), changes: total('changes'), ms: Date.now() - started },
-        'audiences re-evaluated after the config change',
-      );
-    });
+    partitions.reevaluateAll(ensureDeliveryTopics(next));
   }
 
   const service = createConsumerService({

@@ -12,7 +12,7 @@
 // and every call's pair is written (more records, never a pair missed).
 import { randomBytes } from 'node:crypto';
 import { createProducer, startConsumer } from '../kafka/index.js';
-import type { RecordBatch, RecordProducer, RunningConsumer } from '../kafka/index.js';
+import type { ConsumerEvents, ConsumerSettings, RecordBatch, RecordProducer, RunningConsumer } from '../kafka/index.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import { onceStop, runAll } from '../runtime/service.js';
 import type { Service, ServiceHealth } from '../runtime/service.js';
@@ -38,6 +38,18 @@ export function sourcesLeft(value: Buffer | null): string[] | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A consumer that follows `topic` from its end, committing nothing. */
+function followerConsumer(clientId: string, topic: string): ConsumerSettings {
+  return {
+    // NOTE: a group per process: every router must see every change.
+    groupId: `${clientId}-seen-${randomBytes(6).toString('hex')}`,
+    topics: [topic],
+    fromBeginning: false,
+    commit: { kind: 'none' },
+    maxWaitTimeInMs: 250,
+  };
 }
 
 export function createSeenFollower(deps: RoleDeps, cache: SeenPairCache): Service {
@@ -80,37 +92,26 @@ export function createSeenFollower(deps: RoleDeps, cache: SeenPairCache): Servic
     }
   };
 
+  const followerEvents: ConsumerEvents = {
+    onFetch: () => {
+      if (!cache.following) logger.debug({ topic }, 'following user.sources; the seen-pair cache is on');
+      failed = undefined;
+      cache.setFollowing(true);
+    },
+    onCrash: (error, restart) => {
+      // Changes may be missed until it is back: cache nothing meanwhile.
+      cache.setFollowing(false);
+      failed = String(error);
+      logger.warn({ err: error, restart }, `reading ${topic} failed; every call's source is written until it is back`);
+    },
+  };
+
   return {
     name: 'seen-follower',
     async start() {
       producer = createProducer(deps.kafka);
       await producer.connect();
-      consumer = await startConsumer(
-        deps.kafka,
-        {
-          // NOTE: a group per process: every router must see every change.
-          groupId: `${initial.kafka.clientId}-seen-${randomBytes(6).toString('hex')}`,
-          topics: [topic],
-          fromBeginning: false,
-          commit: { kind: 'none' },
-          maxWaitTimeInMs: 250,
-        },
-        followChanges,
-        {
-          onFetch: () => {
-            if (!cache.following) logger.debug({ topic }, 'following user.sources; the seen-pair cache is on');
-            failed = undefined;
-            cache.setFollowing(true);
-          },
-          onCrash: (error, restart) => {
-            // Changes may be missed until it is back: cache nothing meanwhile.
-            cache.setFollowing(false);
-            failed = String(error);
-            logger.warn({ err: error, restart }, `reading ${topic} failed; every call's source is written until it is back`);
-          },
-        },
-        logger,
-      );
+      consumer = await startConsumer(deps.kafka, followerConsumer(initial.kafka.clientId, topic), followChanges, followerEvents, logger);
     },
     stop: onceStop(async () => {
       cache.setFollowing(false);

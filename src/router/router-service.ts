@@ -5,10 +5,10 @@
 // consumer-service runtime's; the batches are handled by RouterBatch (router-batch.ts).
 import type { AudienceHook } from '../audiences/router-hook.js';
 import type { Config } from '../config/schema.js';
+import type { Logger } from 'pino';
 import { MAX_TOPIC_BYTES_PER_SEND, createTopology } from '../kafka/index.js';
-import type { RecordBatch } from '../kafka/index.js';
+import type { ConsumerSettings, RecordBatch, TopicEnsurer, TopicNames, Topology } from '../kafka/index.js';
 import { createConsumerService } from '../runtime/consumer-service.js';
-import type { ConsumerContext } from '../runtime/consumer-service.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import { onceStop } from '../runtime/service.js';
 import type { Service } from '../runtime/service.js';
@@ -79,50 +79,83 @@ export function routerGroupId(config: Config): string {
   return `${config.kafka.clientId}-router`;
 }
 
-export function createRouterService(deps: RouterDeps): Service {
-  const logger = deps.logger.child({ component: 'router' });
-  const tuning: RouterTuning = { ...ROUTER_TUNING, ...deps.tuning };
-  // NOTE: topic names and the group come from the config at construction. A reload
-  // that changes `kafka` is refused below (logged): moving a running consumer to
-  // other topics is a restart's job.
-  const initial = deps.config.current();
-  const topology = createTopology(initial.kafka.topicPrefix);
-  const names = topology.names;
-  const groupId = routerGroupId(initial);
-  const consumed = [names.calls, names.deletions];
-  let context: ConsumerContext | undefined;
-  let table: RoutingTable | undefined;
+/** The router's topics and routing table, following config reloads. */
+class RouterConfig {
+  readonly names: TopicNames;
+  private topics: TopicEnsurer | undefined;
+  private table: RoutingTable | undefined;
+
+  constructor(
+    private readonly deps: RouterDeps,
+    private readonly topology: Topology,
+    private readonly logger: Logger,
+  ) {
+    this.names = topology.names;
+  }
+
+  /** Once connected: where topics are created from. */
+  connect(topics: TopicEnsurer): void {
+    this.topics = topics;
+  }
 
   /** Creates the topics `config` needs that this process has not seen yet. */
-  const ensureTopicsFor = async (config: Config): Promise<void> => {
-    const created = await context!.topics.ensure(topology.router(config), config);
-    if (created.length > 0) logger.info({ topics: created }, `created ${created.length} topic(s)`);
-  };
+  async ensureTopicsFor(config: Config): Promise<void> {
+    const created = await this.topics!.ensure(this.topology.router(config), config);
+    if (created.length > 0) this.logger.info({ topics: created }, `created ${created.length} topic(s)`);
+  }
 
   /**
    * The routing table for the config in force now. Read per batch, so a reload
    * applies from the next batch; its topics exist before anything is routed to them.
    */
-  const routingTable = async (): Promise<RoutingTable> => {
-    const config = deps.config.current();
-    if (table?.config !== config) {
-      await ensureTopicsFor(config);
-      table = compileRoutingTable(config, names);
+  async routingTable(): Promise<RoutingTable> {
+    const config = this.deps.config.current();
+    if (this.table?.config !== config) {
+      await this.ensureTopicsFor(config);
+      this.table = compileRoutingTable(config, this.names);
     }
-    return table;
-  };
+    return this.table;
+  }
 
-  const onConfigChange = (next: Config, previous: Config) => {
+  onConfigChange(next: Config, previous: Config): void {
+    const { logger } = this;
     if (JSON.stringify(next.kafka) !== JSON.stringify(previous.kafka)) {
       logger.warn('kafka settings changed in the config; the router keeps its current ones until it is restarted');
     }
     logger.info({ sources: next.sources.length, destinations: next.destinations.length }, 'routing config reloaded; it applies from the next batch');
     // Eagerly, so a new destination's topics exist before its first call arrives;
     // the batch path ensures them again (and waits) if this failed.
-    ensureTopicsFor(next).catch((error: unknown) => {
+    this.ensureTopicsFor(next).catch((error: unknown) => {
       logger.warn({ err: error }, 'could not create the topics of the new config yet; will retry with the next batch');
     });
+  }
+}
+
+/** The router's consumer: its group on `calls` and `deletions`, with the tuning's fetch settings. */
+function routerConsumer(groupId: string, topics: string[], tuning: RouterTuning): ConsumerSettings {
+  return {
+    groupId,
+    topics,
+    fromBeginning: true,
+    commit: { kind: 'batch-end' },
+    maxBytesPerPartition: tuning.maxBytesPerPartition,
+    maxBytes: tuning.maxBytes,
+    maxWaitTimeInMs: tuning.maxWaitTimeInMs,
+    partitionsConsumedConcurrently: tuning.partitionsConsumedConcurrently,
   };
+}
+
+export function createRouterService(deps: RouterDeps): Service {
+  const logger = deps.logger.child({ component: 'router' });
+  const tuning: RouterTuning = { ...ROUTER_TUNING, ...deps.tuning };
+  // NOTE: topic names and the group come from the config at construction. A reload
+  // that changes `kafka` is refused (logged): moving a running consumer to other
+  // topics is a restart's job.
+  const initial = deps.config.current();
+  const topology = createTopology(initial.kafka.topicPrefix);
+  const routing = new RouterConfig(deps, topology, logger);
+  const groupId = routerGroupId(initial);
+  const consumed = [routing.names.calls, routing.names.deletions];
 
   const service = createConsumerService({
     name: 'router',
@@ -130,26 +163,25 @@ export function createRouterService(deps: RouterDeps): Service {
     deps,
     logger,
     topics: (config) => topology.router(config),
-    consumer: {
-      groupId,
-      topics: consumed,
-      fromBeginning: true,
-      commit: { kind: 'batch-end' },
-      maxBytesPerPartition: tuning.maxBytesPerPartition,
-      maxBytes: tuning.maxBytes,
-      maxWaitTimeInMs: tuning.maxWaitTimeInMs,
-      partitionsConsumedConcurrently: tuning.partitionsConsumedConcurrently,
-    },
+    consumer: routerConsumer(groupId, consumed, tuning),
     // One send in flight per partition in hand: each batch's send leaves at once.
     producer: { maxConcurrentSends: tuning.partitionsConsumedConcurrently, maxTopicBytesPerSend: tuning.maxTopicBytesPerSend },
     lag: { intervalMs: tuning.lagIntervalMs },
     handler: (connected) => {
-      context = connected;
-      const batchContext: RouterBatchContext = { ...deps, logger, names, producer: connected.producer, maxTopicBytesPerSend: tuning.maxTopicBytesPerSend };
-      return async (batch: RecordBatch) => new RouterBatch(batchContext, batch, await routingTable()).run();
+      routing.connect(connected.topics);
+      const context: RouterBatchContext = {
+        names: routing.names,
+        producer: connected.producer,
+        metrics: deps.metrics,
+        logger,
+        maxTopicBytesPerSend: tuning.maxTopicBytesPerSend,
+        ...(deps.onDeletion ? { onDeletion: deps.onDeletion } : {}),
+        ...(deps.audiences ? { audiences: deps.audiences } : {}),
+      };
+      return async (batch: RecordBatch) => new RouterBatch(context, batch, await routing.routingTable()).run();
     },
     onJoin: (assignment) => logger.info({ groupId, assignment }, 'router joined its consumer group'),
-    onConfigChange,
+    onConfigChange: (next, previous) => routing.onConfigChange(next, previous),
   });
 
   return {

@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { TopicEnsurer, createAdmin, createProducer, startConsumer } from '../kafka/index.js';
-import type { BatchHandler, ConsumerSettings, KafkaAdmin, ProducerOptions, RecordProducer, RunningConsumer, TopicSpec } from '../kafka/index.js';
+import type { BatchHandler, ConsumerEvents, ConsumerSettings, KafkaAdmin, ProducerOptions, RecordProducer, RunningConsumer, TopicSpec } from '../kafka/index.js';
 import { startLagSampler } from '../observability/consumer-lag.js';
 import type { LagGroup, LagSampler } from '../observability/consumer-lag.js';
 import type { RoleDeps } from './deps.js';
@@ -75,88 +75,105 @@ class ConsumerHealth {
   }
 }
 
-export function createConsumerService(options: ConsumerServiceOptions): ConsumerService {
-  const { deps, logger, name } = options;
-  const health = new ConsumerHealth();
-  let admin: KafkaAdmin | undefined;
-  let producer: RecordProducer | undefined;
-  let consumer: RunningConsumer | undefined;
-  let lag: LagSampler | undefined;
-  let unsubscribe: (() => void) | undefined;
+/** One consuming role's connections and their lifecycle, in the order of the file's header. */
+class ConsumerServiceRuntime {
+  private readonly health = new ConsumerHealth();
+  private admin: KafkaAdmin | undefined;
+  private producer: RecordProducer | undefined;
+  private consumer: RunningConsumer | undefined;
+  private lag: LagSampler | undefined;
+  private unsubscribe: (() => void) | undefined;
 
-  const onCrash = (error: Error, restart: boolean) => {
-    health.joined = false;
-    if (restart) {
-      logger.warn({ err: error }, `${options.consumerLabel} failed; kafkajs restarts it`);
-    } else {
-      health.dead = error.message;
-      logger.fatal({ err: error }, `${options.consumerLabel} stopped for good; restart the process`);
-    }
-  };
+  constructor(private readonly options: ConsumerServiceOptions) {}
 
-  const start = async () => {
+  async start(): Promise<void> {
+    const { deps, logger } = this.options;
     const initial = deps.config.current();
-    admin = createAdmin(deps.kafka);
+    const admin = (this.admin = createAdmin(deps.kafka));
     await admin.connect();
     const topics = new TopicEnsurer(admin);
-    const created = await topics.ensure(options.topics(initial), initial);
+    const created = await topics.ensure(this.options.topics(initial), initial);
     if (created.length > 0) logger.info({ topics: created }, `created ${created.length} topic(s)`);
-    producer = createProducer(deps.kafka, options.producer);
+    const producer = (this.producer = createProducer(deps.kafka, this.options.producer));
     await producer.connect();
     const context: ConsumerContext = { admin, producer, topics };
-    await options.prepare?.(context);
-    consumer = await startConsumer(
-      deps.kafka,
-      options.consumer,
-      options.handler(context),
-      {
-        onJoin: (assignment, memberId) => {
-          health.joined = true;
-          options.onJoin?.(assignment, memberId);
-        },
-        onCrash,
-        onStop: () => {
-          health.joined = false;
-        },
+    await this.options.prepare?.(context);
+    this.consumer = await startConsumer(deps.kafka, this.options.consumer, this.options.handler(context), this.events(), logger);
+    this.startLag(admin);
+    const onChange = this.options.onConfigChange;
+    if (onChange) this.unsubscribe = deps.config.onChange((next, previous) => onChange(next, previous));
+    this.health.started = true;
+  }
+
+  private events(): ConsumerEvents {
+    const { logger, consumerLabel, onJoin } = this.options;
+    const health = this.health;
+    return {
+      onJoin: (assignment, memberId) => {
+        health.joined = true;
+        onJoin?.(assignment, memberId);
       },
-      logger,
-    );
-    const { groupId, topics: consumed } = options.consumer;
-    lag = startLagSampler({
-      source: admin,
+      onCrash: (error, restart) => {
+        health.joined = false;
+        if (restart) {
+          logger.warn({ err: error }, `${consumerLabel} failed; kafkajs restarts it`);
+        } else {
+          health.dead = error.message;
+          logger.fatal({ err: error }, `${consumerLabel} stopped for good; restart the process`);
+        }
+      },
+      onStop: () => {
+        health.joined = false;
+      },
+    };
+  }
+
+  private startLag(source: KafkaAdmin): void {
+    const { deps, logger, lag } = this.options;
+    const { groupId, topics } = this.options.consumer;
+    this.lag = startLagSampler({
+      source,
       metrics: deps.metrics,
       logger,
-      intervalMs: options.lag.intervalMs,
-      groups: options.lag.groups ?? (() => [{ groupId, topics: [...consumed] }]),
-      ...(options.lag.onSample ? { onSample: options.lag.onSample } : {}),
+      intervalMs: lag.intervalMs,
+      groups: lag.groups ?? (() => [{ groupId, topics: [...topics] }]),
+      ...(lag.onSample ? { onSample: lag.onSample } : {}),
     });
-    const onChange = options.onConfigChange;
-    if (onChange) unsubscribe = deps.config.onChange((next, previous) => onChange(next, previous));
-    health.started = true;
-  };
+  }
 
+  // NOTE: consumer.stop() returns once the batches in hand are finished: sent,
+  // acknowledged and committed. Only then do the producer and admin go.
+  async stop(): Promise<void> {
+    this.health.stopping = true;
+    this.options.onStopping?.();
+    await runAll([
+      async () => this.unsubscribe?.(),
+      async () => this.lag?.stop(),
+      async () => this.consumer?.stop(),
+      async () => this.consumer?.disconnect(),
+      async () => this.options.afterConsumer?.(),
+      async () => this.producer?.disconnect(),
+      async () => this.admin?.disconnect(),
+    ]);
+  }
+
+  report(): ServiceHealth {
+    return this.health.report(this.options.notReady?.());
+  }
+
+  connectedProducer(): RecordProducer {
+    if (this.producer === undefined) throw new Error(`${this.options.name}: the producer is used before start()`);
+    return this.producer;
+  }
+}
+
+export function createConsumerService(options: ConsumerServiceOptions): ConsumerService {
+  const runtime = new ConsumerServiceRuntime(options);
   return {
-    name,
-    start,
-    // NOTE: consumer.stop() returns once the batches in hand are finished: sent,
-    // acknowledged and committed. Only then do the producer and admin go.
-    stop: onceStop(async () => {
-      health.stopping = true;
-      options.onStopping?.();
-      await runAll([
-        async () => unsubscribe?.(),
-        async () => lag?.stop(),
-        async () => consumer?.stop(),
-        async () => consumer?.disconnect(),
-        async () => options.afterConsumer?.(),
-        async () => producer?.disconnect(),
-        async () => admin?.disconnect(),
-      ]);
-    }),
-    health: () => health.report(options.notReady?.()),
-    producer() {
-      if (producer === undefined) throw new Error(`${name}: the producer is used before start()`);
-      return producer;
-    },
+    name: options.name,
+    start: () => runtime.start(),
+    stop: onceStop(() => runtime.stop()),
+    health: () => runtime.report(),
+    producer: () => runtime.connectedProducer(),
   };
 }

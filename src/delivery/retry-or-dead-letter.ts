@@ -109,7 +109,13 @@ export class RetryOrDeadLetter {
     this.options.counters.deadLettered();
   }
 
-  /** The record's key and body, unchanged, with new headers; resolves once acknowledged. */
+  /**
+   * The record's key and body, unchanged, with new headers; resolves once acknowledged.
+   * NOTE: one send per record is fine: a destination that fails for everything writes
+   * one retry per event, and the port's producer merges the sends that wait behind
+   * those in flight into one request (producer.ts), so the retry path does not become
+   * a request per event (the deliverer's own produce batcher did this before).
+   */
   private async write(topic: string, record: InboundRecord, headers: RecordHeaders): Promise<void> {
     await this.options.producer.send([{ topic, messages: [{ key: record.key, value: record.value, headers }] }]);
   }

@@ -258,7 +258,11 @@ export class AudiencePartitions {
 
   // ---- work -----------------------------------------------------------------------
 
-  /** One batch of `audience.events`, after the partition's earlier tasks. */
+  /**
+   * One batch of `audience.events`, after the partition's earlier tasks.
+   * NOTE: a batch may wait long for its partition's restore; the consumer runtime
+   * heartbeats meanwhile (every second), so the group keeps the member.
+   */
   handleBatch(batch: RecordBatch): Promise<void> {
     return this.runOn(batch.partition, () => this.processBatch(batch));
   }

@@ -21,8 +21,11 @@ export interface ScannedBatch {
   records: ScannedRecord[];
   /** Commits `offset` with `metadata` in the scan's group (only for a group that keeps a position). */
   commit(offset: bigint, metadata: string): Promise<void>;
+  /** Not needed: the scan heartbeats every second while a batch is handled (kept until replay.ts drops its call). */
   heartbeat(): Promise<void>;
 }
+
+const SCAN_HEARTBEAT_MS = 1_000;
 
 export interface ScanOptions {
   topic: string;
@@ -76,6 +79,8 @@ export async function scanTopic(client: KafkaClient, options: ScanOptions): Prom
           records.push({ partition: batch.partition, offset, key: m.key, value: m.value, headers: m.headers as RawHeaders | undefined, timestamp: m.timestamp });
         }
         let verdict: 'more' | 'stop';
+        // The scan heartbeats while a long batch is handled (kafkajs has no background heartbeat).
+        const beat = setInterval(() => void heartbeat().catch(() => undefined), SCAN_HEARTBEAT_MS);
         try {
           verdict = await options.onBatch({
             partition: batch.partition,
@@ -89,6 +94,8 @@ export async function scanTopic(client: KafkaClient, options: ScanOptions): Prom
           stopped = true;
           finish(error);
           return;
+        } finally {
+          clearInterval(beat);
         }
         // Resolved (never committed: autoCommit is off) so that the next fetch goes on from here.
         resolveOffset(batch.lastOffset());

@@ -158,7 +158,6 @@ class DeadLetterReplay {
       // NOTE: committed only after the broker acknowledged the writes above.
       await batch.commit(next.position, metadata);
       this.ledgers.set(batch.partition, next);
-      await batch.heartbeat();
     }
     for (const t of take) this.options.onLetter?.(t.letter);
     this.moved += take.length;

@@ -6,16 +6,10 @@ const KAFKAJS_ONLY_IN_THE_PORT = {
   name: 'kafkajs',
   message: 'only src/kafka/ (the Kafka port) imports kafkajs, types included: use the port\'s records, producer, consumer runtime, admin and topology (src/kafka/index.ts) instead.',
 };
-/** The kafkajs types and clients src/kafka/index.ts still passes through for src/delivery/ (TEMPORARY, issue 12). */
 /** The port is used through src/kafka/index.ts only: its other files are its inside. */
 const PORT_INSIDE = {
   group: ['**/kafka/*.js', '!**/kafka/index.js'],
   message: 'import the Kafka port from src/kafka/index.ts; its other files are its inside.',
-};
-const PORT_BYPASS = {
-  group: ['**/kafka/index.js'],
-  importNames: ['Admin', 'Consumer', 'EachBatchPayload', 'IHeaders', 'Kafka', 'KafkaMessage', 'Message', 'Producer', 'TopicMessages', 'createKafkajsProducer', 'kafkajsOf', 'lagSourceOf', 'ensureTopics'],
-  message: 'kafkajs types and clients passed through the port for src/delivery/ only, until it moves onto the port: use the port\'s own types.',
 };
 
 export default tseslint.config(
@@ -37,18 +31,7 @@ export default tseslint.config(
     files: ['src/**/*.ts'],
     ignores: ['src/kafka/**'],
     rules: {
-      'no-restricted-imports': ['error', { paths: [KAFKAJS_ONLY_IN_THE_PORT], patterns: [PORT_INSIDE, PORT_BYPASS] }],
-    },
-  },
-  // ---------------------------------------------------------------------------
-  // TEMPORARY (issue 12): src/delivery/ still uses the kafkajs types and clients that
-  // src/kafka/index.ts passes through, until r12-deliver moves it onto the port. The
-  // lead removes this block together with that block of src/kafka/index.ts.
-  {
-    files: ['src/delivery/**/*.ts'],
-    rules: {
       'no-restricted-imports': ['error', { paths: [KAFKAJS_ONLY_IN_THE_PORT], patterns: [PORT_INSIDE] }],
     },
   },
-  // ---------------------------------------------------------------------------
 );

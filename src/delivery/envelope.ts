@@ -3,7 +3,7 @@
 // for retries, dead letters and replays.
 import { formatTimestamp, parseTimestamp } from '../calls/index.js';
 import { HEADER, freshDeliveryHeaders, headerText } from '../kafka/index.js';
-import type { IHeaders, RawHeaders } from '../kafka/index.js';
+import type { RawHeaders, RecordHeaders } from '../kafka/index.js';
 
 export interface Envelope {
   /** Attempts already made (`attempt`; 0 from the router and after a replay). */
@@ -82,8 +82,8 @@ const STAGE_HEADERS: ReadonlySet<string> = new Set([HEADER.attempt, HEADER.first
  * receipt time only as its record timestamp: retries and dead letters are stamped
  * when they are written, so the receipt time must go along as a header.
  */
-function carried(original: IHeaders | undefined, receivedAtMs: number | undefined): IHeaders {
-  const out: IHeaders = {};
+function carried(original: RecordHeaders | undefined, receivedAtMs: number | undefined): RecordHeaders {
+  const out: RecordHeaders = {};
   if (original !== undefined) {
     for (const name of Object.keys(original)) {
       if (!STAGE_HEADERS.has(name)) out[name] = original[name];
@@ -95,9 +95,9 @@ function carried(original: IHeaders | undefined, receivedAtMs: number | undefine
 
 /** For `deliveries.<id>.retry.<tier>`: `source-id`, `message-id`, `traceparent`, `received-at` carried. */
 export function retryHeaders(
-  original: IHeaders | undefined,
+  original: RecordHeaders | undefined,
   stage: { attemptsMade: number; firstAttemptAtMs: number; dueAtMs: number; receivedAtMs?: number | undefined },
-): IHeaders {
+): RecordHeaders {
   return {
     ...carried(original, stage.receivedAtMs),
     [HEADER.attempt]: String(stage.attemptsMade),
@@ -108,9 +108,9 @@ export function retryHeaders(
 
 /** For `deliveries.<id>.dlq`: the originals plus why and when. */
 export function deadLetterHeaders(
-  original: IHeaders | undefined,
+  original: RecordHeaders | undefined,
   stage: { attemptsMade: number; firstAttemptAtMs: number; lastAttemptAtMs: number; error: string; receivedAtMs?: number | undefined },
-): IHeaders {
+): RecordHeaders {
   return {
     ...carried(original, stage.receivedAtMs),
     [HEADER.attempt]: String(stage.attemptsMade),
@@ -121,7 +121,7 @@ export function deadLetterHeaders(
 }
 
 /** A replayed dead letter starts afresh: `attempt` 0, empty `first-attempt-at`, no `error`. */
-export function replayHeaders(original: IHeaders | undefined): IHeaders {
+export function replayHeaders(original: RecordHeaders | undefined): RecordHeaders {
   return freshDeliveryHeaders({ carried: carried(original, undefined) });
 }
 

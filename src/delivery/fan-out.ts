@@ -68,8 +68,12 @@ function onlyBit(mask: number): number {
 
 export interface EventSummary {
   delivered: boolean;
-  /** Some URL failed in a way worth another try. */
-  retryable: boolean;
+  /**
+   * Some URL failed in a way a later attempt may cure (a 5xx, 408, 429, a timeout: the
+   * `retryable` verdict of classify.ts), so the event goes to a retry tier rather than
+   * the dead letters. Not kafkajs's `retriable` (src/kafka/commit.ts `isRetriable`).
+   */
+  worthRetrying: boolean;
   /** The longest Retry-After among retryable answers. */
   retryAfterMs?: number;
   /** Failed URLs (by target index) and why, in target order. */
@@ -79,7 +83,7 @@ export interface EventSummary {
 /** What the requests of one event came to. Pure. */
 export function summarize(results: readonly UrlResult[]): EventSummary {
   let delivered = false;
-  let retryable = false;
+  let worthRetrying = false;
   let retryAfterMs: number | undefined;
   const failures: { index: number; reason: string }[] = [];
   for (const { index, result } of results) {
@@ -89,13 +93,13 @@ export function summarize(results: readonly UrlResult[]): EventSummary {
       continue;
     }
     if (result.verdict === 'retryable') {
-      retryable = true;
+      worthRetrying = true;
       if (result.retryAfterMs !== undefined) retryAfterMs = Math.max(retryAfterMs ?? 0, result.retryAfterMs);
     }
     failures.push({ index, reason: result.reason });
   }
   failures.sort((a, b) => a.index - b.index);
-  const summary: EventSummary = { delivered, retryable, failures };
+  const summary: EventSummary = { delivered, worthRetrying, failures };
   if (retryAfterMs !== undefined) summary.retryAfterMs = retryAfterMs;
   return summary;
 }

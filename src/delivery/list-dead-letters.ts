@@ -1,7 +1,7 @@
 // `switchyard dlq list --destination ID [--since TIME] [--until TIME] [--limit N]`: reads
 // the dead letters without consuming them.
 import { randomBytes } from 'node:crypto';
-import { kafkajsOf, scanTopic, topicNames } from '../kafka/index.js';
+import { createAdmin, createTopology, scanTopic } from '../kafka/index.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import { runAll } from '../runtime/service.js';
 import { inTimeRange, readDeadLetter } from './dead-letters.js';
@@ -34,11 +34,11 @@ export interface ListResult {
  */
 export async function listDeadLetters(deps: RoleDeps, options: ListOptions): Promise<ListResult> {
   const config = deps.config.current();
-  const topic = topicNames(config.kafka.topicPrefix).dlq(options.destinationId);
+  const topic = createTopology(config.kafka.topicPrefix).names.dlq(options.destinationId);
   const limit = options.limit ?? Number.POSITIVE_INFINITY;
   const range = options.range ?? {};
   const groupId = `${config.kafka.clientId}-dlq-list-${randomBytes(4).toString('hex')}`;
-  const admin = kafkajsOf(deps.kafka).admin();
+  const admin = createAdmin(deps.kafka);
   let listed = 0;
   try {
     await admin.connect();

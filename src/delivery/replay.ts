@@ -1,10 +1,11 @@
 // `switchyard replay --destination ID [--since TIME] [--until TIME] [--limit N] [--dry-run]`:
 // moves dead letters back to `deliveries.<id>` with fresh attempt headers.
 import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
 import { ReplayLedgerFullError } from '../errors.js';
-import type { Admin, IHeaders, Producer } from '../kafka/index.js';
-import { createKafkajsProducer as createProducer, ensureTopics, kafkajsOf, scanTopic, topicNames } from '../kafka/index.js';
-import type { ScannedBatch } from '../kafka/index.js';
+import { createAdmin, createProducer, createTopology, scanTopic } from '../kafka/index.js';
+import type { KafkaAdmin, OutboundRecord, RecordProducer, ScannedBatch } from '../kafka/index.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import { runAll } from '../runtime/service.js';
 import { inTimeRange, readDeadLetter } from './dead-letters.js';
@@ -35,9 +36,13 @@ export function replayGroupId(clientId: string, destinationId: string): string {
 }
 
 /** Where each DLQ partition's replay stands, from the replay group's commits. */
-export async function readReplayLedgers(admin: Admin, groupId: string, dlq: string): Promise<{ ledgers: Map<number, ReplayLedger>; lows: Map<number, bigint>; highs: Map<number, bigint> }> {
-  const ends = await admin.fetchTopicOffsets(dlq);
-  const [committed] = await admin.fetchOffsets({ groupId, topics: [dlq] });
+export async function readReplayLedgers(
+  admin: KafkaAdmin,
+  groupId: string,
+  dlq: string,
+): Promise<{ ledgers: Map<number, ReplayLedger>; lows: Map<number, bigint>; highs: Map<number, bigint> }> {
+  const ends = await admin.partitionEnds(dlq);
+  const [committed] = await admin.committedOffsets(groupId, [dlq]);
   const byPartition = new Map((committed?.partitions ?? []).map((p) => [p.partition, p]));
   const ledgers = new Map<number, ReplayLedger>();
   const lows = new Map<number, bigint>();
@@ -62,75 +67,108 @@ export async function readReplayLedgers(admin: Admin, groupId: string, dlq: stri
  * dies half-way moves some at most twice, never loses one.
  */
 export async function replayDeadLetters(deps: RoleDeps, options: ReplayOptions): Promise<number> {
-  const config = deps.config.current();
-  const names = topicNames(config.kafka.topicPrefix);
-  const dlq = names.dlq(options.destinationId);
-  const target = names.deliveries(options.destinationId);
-  const groupId = replayGroupId(config.kafka.clientId, options.destinationId);
-  const logger = deps.logger.child({ component: 'replay', destination: options.destinationId });
-  const limit = options.limit ?? Number.POSITIVE_INFINITY;
-  const range = options.range ?? {};
-  const dryRun = options.dryRun === true;
-
-  const admin = kafkajsOf(deps.kafka).admin();
-  let producer: Producer | undefined;
-  // A dry run reads with a group of its own that never commits, from the beginning.
-  const scanGroup = dryRun ? `${groupId}-dry-run-${randomBytes(4).toString('hex')}` : groupId;
+  const replay = new DeadLetterReplay(deps, options);
   try {
-    await admin.connect();
-    if (dryRun) {
-      if (!(await admin.listTopics()).includes(dlq)) return 0;
-    } else {
-      await ensureTopics(admin, [{ topic: target }, { topic: dlq }], {
-        partitions: config.kafka.partitions,
-        replicationFactor: config.kafka.replicationFactor,
-      });
-    }
-    const { ledgers, highs } = await readReplayLedgers(admin, groupId, dlq);
-    const ends = new Map([...highs].filter(([partition, high]) => high > ledgers.get(partition)!.position));
-    if (ends.size === 0 || limit <= 0) {
-      logger.info({ dlq }, 'no dead letters to replay');
+    return await replay.run();
+  } finally {
+    await replay.close();
+  }
+}
+
+/** One run of `switchyard replay`: from the DLQ of one destination to its `deliveries` topic. */
+class DeadLetterReplay {
+  private readonly config: Config;
+  private readonly dlq: string;
+  private readonly target: string;
+  private readonly groupId: string;
+  /** A dry run reads with a group of its own that never commits, from the beginning. */
+  private readonly scanGroup: string;
+  private readonly logger: Logger;
+  private readonly limit: number;
+  private readonly range: TimeRange;
+  private readonly dryRun: boolean;
+  private readonly admin: KafkaAdmin;
+  /** Undefined in a dry run: nothing is written. */
+  private producer: RecordProducer | undefined;
+  private ledgers = new Map<number, ReplayLedger>();
+  private moved = 0;
+
+  constructor(
+    private readonly deps: RoleDeps,
+    private readonly options: ReplayOptions,
+  ) {
+    this.config = deps.config.current();
+    const { names } = createTopology(this.config.kafka.topicPrefix);
+    this.dlq = names.dlq(options.destinationId);
+    this.target = names.deliveries(options.destinationId);
+    this.groupId = replayGroupId(this.config.kafka.clientId, options.destinationId);
+    this.logger = deps.logger.child({ component: 'replay', destination: options.destinationId });
+    this.limit = options.limit ?? Number.POSITIVE_INFINITY;
+    this.range = options.range ?? {};
+    this.dryRun = options.dryRun === true;
+    this.admin = createAdmin(deps.kafka);
+    this.scanGroup = this.dryRun ? `${this.groupId}-dry-run-${randomBytes(4).toString('hex')}` : this.groupId;
+  }
+
+  async run(): Promise<number> {
+    const ends = await this.findEnds();
+    if (ends === undefined) return 0;
+    if (ends.size === 0 || this.limit <= 0) {
+      this.logger.info({ dlq: this.dlq }, 'no dead letters to replay');
       return 0;
     }
-    if (!dryRun) {
-      producer = createProducer(deps.kafka);
-      await producer.connect();
+    if (!this.dryRun) {
+      this.producer = createProducer(this.deps.kafka);
+      await this.producer.connect();
     }
-    const out = producer;
-    let moved = 0;
-
-    const onBatch = async (batch: ScannedBatch): Promise<'more' | 'stop'> => {
-      let ledger = ledgers.get(batch.partition)!;
-      const { take, done } = selectLetters(batch, ledger, range, limit - moved);
-      if (out !== undefined && (take.length > 0 || done.length > 0)) {
-        const next = markDone(ledger, [...take.map((t): OffsetRange => [t.letter.offset, t.letter.offset]), ...done]);
-        const metadata = ledgerMetadata(next);
-        if (metadata.length > MAX_LEDGER_METADATA_CHARS) throw new ReplayLedgerFullError(dlq, batch.partition, options.destinationId);
-        if (take.length > 0) {
-          await out.send({ topic: target, acks: -1, messages: take.map((t) => t.message) });
-        }
-        // NOTE: committed only after the broker acknowledged the writes above.
-        await batch.commit(next.position, metadata);
-        ledger = next;
-        ledgers.set(batch.partition, ledger);
-        await batch.heartbeat();
-      }
-      for (const t of take) options.onLetter?.(t.letter);
-      moved += take.length;
-      return moved >= limit || options.shouldStop?.() === true ? 'stop' : 'more';
-    };
-
-    await scanTopic(deps.kafka, { topic: dlq, groupId: scanGroup, ends, onBatch, stallTimeoutMs: options.stallTimeoutMs });
-    logger.info({ moved, from: dlq, to: target, dryRun }, dryRun ? 'dead letters found for a replay (dry run: none moved)' : 'dead letters replayed');
+    await scanTopic(this.deps.kafka, { topic: this.dlq, groupId: this.scanGroup, ends, onBatch: (batch) => this.moveBatch(batch), stallTimeoutMs: this.options.stallTimeoutMs });
+    const { moved, dryRun } = this;
+    this.logger.info({ moved, from: this.dlq, to: this.target, dryRun }, dryRun ? 'dead letters found for a replay (dry run: none moved)' : 'dead letters replayed');
     return moved;
-  } finally {
-    await runAll([async () => producer?.disconnect(), async () => (dryRun ? forgetGroup(admin, scanGroup) : undefined), () => admin.disconnect()]);
+  }
+
+  async close(): Promise<void> {
+    const { admin, scanGroup } = this;
+    await runAll([async () => this.producer?.disconnect(), async () => (this.dryRun ? forgetGroup(admin, scanGroup) : undefined), () => admin.disconnect()]);
+  }
+
+  /** The partitions with letters not yet replayed, and where they end now; undefined when a dry run finds no DLQ. */
+  private async findEnds(): Promise<Map<number, bigint> | undefined> {
+    await this.admin.connect();
+    if (this.dryRun) {
+      if (!(await this.admin.listTopics()).includes(this.dlq)) return undefined;
+    } else {
+      await this.admin.ensureTopics([{ topic: this.target }, { topic: this.dlq }], this.config.kafka);
+    }
+    const { ledgers, highs } = await readReplayLedgers(this.admin, this.groupId, this.dlq);
+    this.ledgers = ledgers;
+    return new Map([...highs].filter(([partition, high]) => high > ledgers.get(partition)!.position));
+  }
+
+  private async moveBatch(batch: ScannedBatch): Promise<'more' | 'stop'> {
+    const ledger = this.ledgers.get(batch.partition)!;
+    const { take, done } = selectLetters(batch, ledger, this.range, this.limit - this.moved);
+    const out = this.producer;
+    if (out !== undefined && (take.length > 0 || done.length > 0)) {
+      const next = markDone(ledger, [...take.map((t): OffsetRange => [t.letter.offset, t.letter.offset]), ...done]);
+      const metadata = ledgerMetadata(next);
+      if (metadata.length > MAX_LEDGER_METADATA_CHARS) throw new ReplayLedgerFullError(this.dlq, batch.partition, this.options.destinationId);
+      if (take.length > 0) {
+        await out.send([{ topic: this.target, messages: take.map((t) => t.message) }]);
+      }
+      // NOTE: committed only after the broker acknowledged the writes above.
+      await batch.commit(next.position, metadata);
+      this.ledgers.set(batch.partition, next);
+    }
+    for (const t of take) this.options.onLetter?.(t.letter);
+    this.moved += take.length;
+    return this.moved >= this.limit || this.options.shouldStop?.() === true ? 'stop' : 'more';
   }
 }
 
 interface Selected {
   letter: DeadLetter;
-  message: { key: Buffer | null; value: Buffer | null; headers: IHeaders };
+  message: OutboundRecord;
 }
 
 /**
@@ -155,7 +193,7 @@ function selectLetters(batch: ScannedBatch, ledger: ReplayLedger, range: TimeRan
 export { ReplayLedgerFullError };
 
 /** A throwaway group has no commits, but the broker keeps its entry for a while: remove it. */
-export async function forgetGroup(admin: Admin, groupId: string): Promise<void> {
+export async function forgetGroup(admin: KafkaAdmin, groupId: string): Promise<void> {
   try {
     await admin.deleteGroups([groupId]);
   } catch {

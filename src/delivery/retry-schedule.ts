@@ -18,8 +18,8 @@ export interface FailedAttempt {
   firstAttemptAtMs: number;
   /** When this attempt ended. */
   nowMs: number;
-  /** Whether any URL failed in a way worth another try. */
-  retryable: boolean;
+  /** Whether any URL failed in a way a later attempt may cure (fan-out.ts `EventSummary`). */
+  worthRetrying: boolean;
   /** The longest `Retry-After` among the retryable answers. */
   retryAfterMs?: number;
 }
@@ -35,7 +35,7 @@ export interface FailedAttempt {
  * behind it; in the tier that fits, due times stay roughly in order.
  */
 export function planNextStep(attempt: FailedAttempt, policy: RetryPolicy): NextStep {
-  if (!attempt.retryable) return { kind: 'dead-letter', why: 'permanent' };
+  if (!attempt.worthRetrying) return { kind: 'dead-letter', why: 'permanent' };
   const windowEndMs = attempt.firstAttemptAtMs + policy.maxRetryWindowMs;
   if (attempt.nowMs >= windowEndMs) return { kind: 'dead-letter', why: 'window' };
   const tiers = policy.tiers;

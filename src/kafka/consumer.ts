@@ -94,17 +94,23 @@ export async function startConsumer(
   });
   listen(consumer, events);
   const state = { stopping: false, holds: new Set<NodeJS.Timeout>() };
-  await consumer.connect();
-  await consumer.subscribe({ topics: [...settings.topics], fromBeginning: settings.fromBeginning });
   const timer = settings.commit.kind === 'timer' ? settings.commit : undefined;
-  await consumer.run({
-    eachBatchAutoResolve: false,
-    // With the timer policy kafkajs also commits what was resolved at this interval.
-    autoCommit: timer !== undefined,
-    ...(timer !== undefined ? { autoCommitInterval: timer.commitEveryMs } : {}),
-    partitionsConsumedConcurrently: settings.partitionsConsumedConcurrently ?? 1,
-    eachBatch: (payload) => runBatch(payload, settings, handler, state, logger),
-  });
+  try {
+    await consumer.connect();
+    await consumer.subscribe({ topics: [...settings.topics], fromBeginning: settings.fromBeginning });
+    await consumer.run({
+      eachBatchAutoResolve: false,
+      // With the timer policy kafkajs also commits what was resolved at this interval.
+      autoCommit: timer !== undefined,
+      ...(timer !== undefined ? { autoCommitInterval: timer.commitEveryMs } : {}),
+      partitionsConsumedConcurrently: settings.partitionsConsumedConcurrently ?? 1,
+      eachBatch: (payload) => runBatch(payload, settings, handler, state, logger),
+    });
+  } catch (error) {
+    // The caller gets no handle to stop it with: leave nothing connected behind.
+    await consumer.disconnect().catch(() => undefined);
+    throw error;
+  }
   const stop = async () => {
     state.stopping = true;
     for (const hold of state.holds) clearTimeout(hold);

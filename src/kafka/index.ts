@@ -16,13 +16,3 @@ export type { CommitRetryOptions } from './commit.js';
 export * from './scan-topic.js';
 export * from './read-to-end.js';
 
-// ---------------------------------------------------------------------------
-// TEMPORARY (issue 12): kafkajs's own types and clients for src/delivery/ until
-// r12-deliver moves it onto the port. The lead removes this block (and the
-// src/delivery exception of the eslint rule) once nothing imports them.
-export { createKafkajsProducer, kafkajsOf } from './client.js';
-export { lagSourceOf } from './admin.js';
-export { ensureTopics } from './ensure-topics.js';
-export type { Admin, Consumer, EachBatchPayload, IHeaders, Kafka, KafkaMessage, Message, Producer, TopicMessages } from 'kafkajs';
-// ---------------------------------------------------------------------------
-

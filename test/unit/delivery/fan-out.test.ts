@@ -15,7 +15,7 @@ describe('summarize', () => {
   it('one 2xx delivers, whatever the others did', () => {
     expect(summarize([r(1, e503), r(0, ok), r(2, cancelled)])).toEqual({
       delivered: true,
-      retryable: true,
+      worthRetrying: true,
       failures: [{ index: 1, reason: '503 Service Unavailable' }],
     });
   });
@@ -23,7 +23,7 @@ describe('summarize', () => {
   it('any retryable failure makes the event retryable; failures are listed in URL order', () => {
     expect(summarize([r(2, e503), r(0, e400)])).toEqual({
       delivered: false,
-      retryable: true,
+      worthRetrying: true,
       failures: [
         { index: 0, reason: '400 Bad Request' },
         { index: 2, reason: '503 Service Unavailable' },
@@ -32,7 +32,7 @@ describe('summarize', () => {
   });
 
   it('only permanent failures: nothing to retry', () => {
-    expect(summarize([r(0, e400)])).toEqual({ delivered: false, retryable: false, failures: [{ index: 0, reason: '400 Bad Request' }] });
+    expect(summarize([r(0, e400)])).toEqual({ delivered: false, worthRetrying: false, failures: [{ index: 0, reason: '400 Bad Request' }] });
   });
 
   it('keeps the longest Retry-After', () => {

@@ -28,7 +28,7 @@ describe('planNextStep', () => {
     [9, 2 * H, '1h', H],
   ])('failure %i goes to tier %s', (attemptsMade, sinceFirst, tier, delay) => {
     const nowMs = T0 + sinceFirst;
-    expect(planNextStep({ attemptsMade, firstAttemptAtMs: T0, nowMs, retryable: true }, policy)).toEqual({
+    expect(planNextStep({ attemptsMade, firstAttemptAtMs: T0, nowMs, worthRetrying: true }, policy)).toEqual({
       kind: 'retry',
       tier: policy.tiers.find((t) => t.name === tier),
       dueAtMs: nowMs + delay,
@@ -36,17 +36,17 @@ describe('planNextStep', () => {
   });
 
   it('dead-letters a failure with nothing retryable at once', () => {
-    expect(planNextStep({ attemptsMade: 1, firstAttemptAtMs: T0, nowMs: T0, retryable: false }, policy)).toEqual({ kind: 'dead-letter', why: 'permanent' });
+    expect(planNextStep({ attemptsMade: 1, firstAttemptAtMs: T0, nowMs: T0, worthRetrying: false }, policy)).toEqual({ kind: 'dead-letter', why: 'permanent' });
   });
 
   it('dead-letters once the window from the first attempt is over', () => {
-    expect(planNextStep({ attemptsMade: 8, firstAttemptAtMs: T0, nowMs: T0 + 4 * H, retryable: true }, policy)).toEqual({ kind: 'dead-letter', why: 'window' });
-    expect(planNextStep({ attemptsMade: 8, firstAttemptAtMs: T0, nowMs: T0 + 5 * H, retryable: true }, policy)).toEqual({ kind: 'dead-letter', why: 'window' });
+    expect(planNextStep({ attemptsMade: 8, firstAttemptAtMs: T0, nowMs: T0 + 4 * H, worthRetrying: true }, policy)).toEqual({ kind: 'dead-letter', why: 'window' });
+    expect(planNextStep({ attemptsMade: 8, firstAttemptAtMs: T0, nowMs: T0 + 5 * H, worthRetrying: true }, policy)).toEqual({ kind: 'dead-letter', why: 'window' });
   });
 
   it('never schedules past the window: the last try is at its end', () => {
     const nowMs = T0 + 4 * H - 5 * M;
-    expect(planNextStep({ attemptsMade: 7, firstAttemptAtMs: T0, nowMs, retryable: true }, policy)).toEqual({
+    expect(planNextStep({ attemptsMade: 7, firstAttemptAtMs: T0, nowMs, worthRetrying: true }, policy)).toEqual({
       kind: 'retry',
       tier: policy.tiers[3],
       dueAtMs: T0 + 4 * H,
@@ -54,22 +54,22 @@ describe('planNextStep', () => {
   });
 
   it('honours a Retry-After later than the tier, in the first tier that covers it', () => {
-    const step = planNextStep({ attemptsMade: 1, firstAttemptAtMs: T0, nowMs: T0, retryable: true, retryAfterMs: 30 * S }, policy);
+    const step = planNextStep({ attemptsMade: 1, firstAttemptAtMs: T0, nowMs: T0, worthRetrying: true, retryAfterMs: 30 * S }, policy);
     expect(step).toEqual({ kind: 'retry', tier: policy.tiers[1], dueAtMs: T0 + 30 * S });
   });
 
   it('a Retry-After shorter than the tier changes nothing', () => {
-    const step = planNextStep({ attemptsMade: 2, firstAttemptAtMs: T0, nowMs: T0 + 10 * S, retryable: true, retryAfterMs: 5 * S }, policy);
+    const step = planNextStep({ attemptsMade: 2, firstAttemptAtMs: T0, nowMs: T0 + 10 * S, worthRetrying: true, retryAfterMs: 5 * S }, policy);
     expect(step).toEqual({ kind: 'retry', tier: policy.tiers[1], dueAtMs: T0 + 10 * S + M });
   });
 
   it('a Retry-After beyond every tier waits in the last tier, capped at the window', () => {
-    expect(planNextStep({ attemptsMade: 1, firstAttemptAtMs: T0, nowMs: T0, retryable: true, retryAfterMs: 2 * H }, policy)).toEqual({
+    expect(planNextStep({ attemptsMade: 1, firstAttemptAtMs: T0, nowMs: T0, worthRetrying: true, retryAfterMs: 2 * H }, policy)).toEqual({
       kind: 'retry',
       tier: policy.tiers[3],
       dueAtMs: T0 + 2 * H,
     });
-    expect(planNextStep({ attemptsMade: 1, firstAttemptAtMs: T0, nowMs: T0, retryable: true, retryAfterMs: 9 * H }, policy)).toEqual({
+    expect(planNextStep({ attemptsMade: 1, firstAttemptAtMs: T0, nowMs: T0, worthRetrying: true, retryAfterMs: 9 * H }, policy)).toEqual({
       kind: 'retry',
       tier: policy.tiers[3],
       dueAtMs: T0 + 4 * H,
@@ -78,11 +78,11 @@ describe('planNextStep', () => {
 
   it('works with one tier, and an attempt count of 0 is read as the first failure', () => {
     const one: RetryPolicy = { tiers: [{ name: '200ms', ms: 200 }], maxRetryWindowMs: 5 * S };
-    expect(planNextStep({ attemptsMade: 0, firstAttemptAtMs: T0, nowMs: T0, retryable: true }, one)).toEqual({ kind: 'retry', tier: one.tiers[0], dueAtMs: T0 + 200 });
-    expect(planNextStep({ attemptsMade: 12, firstAttemptAtMs: T0, nowMs: T0 + 3 * S, retryable: true }, one)).toEqual({ kind: 'retry', tier: one.tiers[0], dueAtMs: T0 + 3 * S + 200 });
+    expect(planNextStep({ attemptsMade: 0, firstAttemptAtMs: T0, nowMs: T0, worthRetrying: true }, one)).toEqual({ kind: 'retry', tier: one.tiers[0], dueAtMs: T0 + 200 });
+    expect(planNextStep({ attemptsMade: 12, firstAttemptAtMs: T0, nowMs: T0 + 3 * S, worthRetrying: true }, one)).toEqual({ kind: 'retry', tier: one.tiers[0], dueAtMs: T0 + 3 * S + 200 });
   });
 
   it('refuses a policy without tiers', () => {
-    expect(() => planNextStep({ attemptsMade: 1, firstAttemptAtMs: T0, nowMs: T0, retryable: true }, { tiers: [], maxRetryWindowMs: H })).toThrow(/no tiers/);
+    expect(() => planNextStep({ attemptsMade: 1, firstAttemptAtMs: T0, nowMs: T0, worthRetrying: true }, { tiers: [], maxRetryWindowMs: H })).toThrow(/no tiers/);
   });
 });

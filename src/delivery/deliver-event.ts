@@ -1,0 +1,139 @@
+// One delivery message, start to end: sign it, send it to the URLs its circuits let
+// through (fan-out.ts), count the answers, and hand a failure to retry-or-dead-letter.ts.
+// With tracing on, the attempt is a span whose context goes out as `traceparent`.
+import type { Logger } from 'pino';
+import { HEADER, headerText } from '../kafka/index.js';
+import type { InboundRecord } from '../kafka/index.js';
+import { SpanKind, endSpan, outgoingTraceparent, startHopSpan, tracingActive } from '../observability/tracing.js';
+import type { Span } from '../observability/tracing.js';
+import type { DeliveryCounters } from './delivery-counters.js';
+import type { PreparedDestination } from './destination-settings.js';
+import type { Envelope } from './envelope.js';
+import { fanOut, summarize } from './fan-out.js';
+import type { UrlResult } from './fan-out.js';
+import type { HttpSender } from './http-sender.js';
+import type { RatePace } from './rate-pace.js';
+import type { NotDelivered, RetryOrDeadLetter } from './retry-or-dead-letter.js';
+import type { Admitted, UrlCircuits } from './url-circuits.js';
+
+/** What became of one event: the `result` label of `switchyard_deliveries_total`. */
+export type DeliveryResult = 'delivered' | NotDelivered;
+
+/** One message to deliver, with what was decided for it before it started. */
+export interface DeliveryJob {
+  record: InboundRecord;
+  envelope: Envelope;
+  settings: PreparedDestination;
+  /** The URLs its circuits let through (url-circuits.ts). */
+  admitted: Admitted;
+}
+
+export interface EventDeliveryOptions {
+  destinationId: string;
+  sender: HttpSender;
+  circuits: UrlCircuits;
+  pace: RatePace;
+  counters: DeliveryCounters;
+  next: RetryOrDeadLetter;
+  logger: Logger;
+}
+
+export class EventDelivery {
+  constructor(private readonly options: EventDeliveryOptions) {}
+
+  /**
+   * Delivers one event and writes what comes next (retry tier or dead letter).
+   * Resolves once the outcome is safe in Kafka; rejects when that write failed.
+   */
+  deliver(job: DeliveryJob): Promise<DeliveryResult> {
+    return tracingActive() ? this.deliverInSpan(job) : this.attempt(job);
+  }
+
+  /**
+   * The attempt inside its span: a child of the delivery record's `traceparent` (the
+   * router's span), so the receiver's request joins the caller's trace.
+   */
+  private async deliverInSpan(job: DeliveryJob): Promise<DeliveryResult> {
+    const { destinationId } = this.options;
+    const span = startHopSpan(`deliver ${destinationId}`, SpanKind.CLIENT, job.envelope.traceparent, {
+      'switchyard.destination': destinationId,
+      'messaging.message.id': headerText(job.record.headers, HEADER.messageId),
+      'messaging.destination.name': job.record.topic,
+      'messaging.kafka.offset': Number(job.record.offset),
+      'switchyard.delivery.attempt': job.envelope.attemptsMade + 1,
+    });
+    try {
+      const result = await this.attempt(job, span);
+      span?.setAttribute('switchyard.delivery.result', result);
+      endSpan(span, result === 'delivered' ? undefined : `not delivered: ${result.replace('_', ' ')}`);
+      return result;
+    } catch (error) {
+      endSpan(span, error);
+      throw error;
+    }
+  }
+
+  /** `span`: the attempt's span when tracing is on; its context goes out as `traceparent`. */
+  private async attempt(job: DeliveryJob, span?: Span): Promise<DeliveryResult> {
+    const { record, envelope, admitted } = job;
+    const { circuits, next, logger } = this.options;
+    const startedAt = Date.now();
+    if (envelope.problems.length > 0) {
+      logger.warn({ topic: record.topic, offset: record.offset, problems: envelope.problems }, 'delivery message has unreadable headers; delivering it anyway');
+    }
+    const body = record.value;
+    if (body === null || body.length === 0) {
+      circuits.abandon(admitted, startedAt);
+      return next.nothingToSend(record, envelope, startedAt);
+    }
+    const results = await this.send(job, body, startedAt, span);
+    const summary = summarize(results);
+    if (summary.delivered) {
+      this.options.counters.eventDelivered(envelope.receivedAtMs);
+      return 'delivered';
+    }
+    return next.afterFailure({ record, envelope, settings: job.settings, firstAttemptAtMs: envelope.firstAttemptAtMs ?? startedAt, summary });
+  }
+
+  /** Sends `body` to the admitted URLs; the results include a `circuit_open` one per skipped URL. */
+  private async send(job: DeliveryJob, body: Buffer, startedAt: number, span: Span | undefined): Promise<UrlResult[]> {
+    const { settings, admitted, record } = job;
+    const { circuits } = this.options;
+    const perEvent: Record<string, string> = {};
+    settings.sign?.(body, headerText(record.headers, HEADER.messageId), startedAt, perEvent);
+    const traceparent = outgoingTraceparent(span, job.envelope.traceparent);
+    if (traceparent !== undefined) perEvent.traceparent = traceparent;
+    const results: UrlResult[] = admitted.send === 0 ? [] : await fanOut(this.options.sender, settings.targets, body, perEvent, admitted);
+    const answeredAt = Date.now();
+    circuits.settle(admitted, results, answeredAt);
+    if (admitted.skipped !== 0) results.push(...circuits.skippedResults(admitted, answeredAt));
+    if (span !== undefined) recordAttempt(span, results);
+    this.count(results, answeredAt);
+    return results;
+  }
+
+  private count(results: readonly UrlResult[], answeredAt: number): void {
+    const { counters, pace } = this.options;
+    for (const { result } of results) {
+      if (result.outcome === 'cancelled') continue;
+      counters.attempt(result.outcome);
+      if (result.outcome === 'circuit_open') continue; // no request, no duration
+      counters.requestTook(result.durationMs);
+      // NOTE: a 429 with Retry-After slows the destination's pace until it has passed.
+      if (result.status === 429 && result.retryAfterMs !== undefined) pace.slowDown(answeredAt + result.retryAfterMs, answeredAt);
+    }
+  }
+}
+
+/** The answers of one attempt on its span: each URL's outcome, and the deciding status code. */
+function recordAttempt(span: Span, results: readonly UrlResult[]): void {
+  const outcomes: string[] = [];
+  let status: number | undefined;
+  for (const { result } of [...results].sort((a, b) => a.index - b.index)) {
+    outcomes.push(result.outcome);
+    if (result.outcome === 'cancelled') continue;
+    if (result.verdict === 'delivered' || status === undefined) status = result.status ?? status;
+  }
+  span.setAttribute('switchyard.delivery.outcomes', outcomes);
+  if (status !== undefined) span.setAttribute('http.response.status_code', status);
+}

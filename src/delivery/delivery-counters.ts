@@ -1,0 +1,60 @@
+// The DESIGN §10 series one destination's worker writes, bound to its labels once (so
+// every series exists from 0): the hot path only increments.
+import type { Metrics } from '../observability/metrics.js';
+import { OUTCOME_LABELS } from './classify.js';
+import type { OutcomeLabel } from './classify.js';
+import { CounterBatch } from './counter-batch.js';
+import type { Incrementable } from './counter-batch.js';
+
+interface Observable {
+  observe(value: number): void;
+}
+
+export class DeliveryCounters {
+  private readonly attempts: ReadonlyMap<OutcomeLabel, Incrementable>;
+  private readonly delivered: Incrementable;
+  private readonly retries: Incrementable;
+  private readonly deadLetters: Incrementable;
+  private readonly requestDuration: Observable;
+  private readonly endToEnd: Observable;
+  // The two counts every event makes, added once per turn of the event loop (counter-batch.ts).
+  private readonly batch = new CounterBatch();
+
+  constructor(metrics: Metrics, destinationId: string) {
+    this.attempts = new Map(OUTCOME_LABELS.map((outcome) => [outcome, metrics.deliveryAttempts.labels(destinationId, outcome)]));
+    this.delivered = metrics.deliveries.labels(destinationId, 'delivered');
+    this.retries = metrics.deliveries.labels(destinationId, 'retry_scheduled');
+    this.deadLetters = metrics.deliveries.labels(destinationId, 'dead_lettered');
+    this.requestDuration = metrics.deliveryDuration.labels(destinationId);
+    this.endToEnd = metrics.endToEnd.labels(destinationId);
+  }
+
+  /** One URL's attempt (`switchyard_delivery_attempts_total`). */
+  attempt(outcome: OutcomeLabel): void {
+    this.batch.add(this.attempts.get(outcome)!);
+  }
+
+  /** One request's duration (`switchyard_delivery_duration_seconds`). */
+  requestTook(durationMs: number): void {
+    this.requestDuration.observe(durationMs / 1000);
+  }
+
+  /** An event delivered; `receivedAtMs` feeds the end-to-end histogram. */
+  eventDelivered(receivedAtMs: number | undefined): void {
+    this.batch.add(this.delivered);
+    if (receivedAtMs !== undefined) this.endToEnd.observe(Math.max(0, Date.now() - receivedAtMs) / 1000);
+  }
+
+  retryScheduled(): void {
+    this.retries.inc();
+  }
+
+  deadLettered(): void {
+    this.deadLetters.inc();
+  }
+
+  /** Adds the counts of this turn now (at stop). */
+  flush(): void {
+    this.batch.flush();
+  }
+}

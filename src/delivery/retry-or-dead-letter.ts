@@ -1,0 +1,122 @@
+// Where a failed delivery becomes a retry or a dead letter. The attempt's summary
+// (fan-out.ts: a 5xx, 408, 429… is worth another try, other failures are not) goes
+// through the retry schedule (retry-schedule.ts), and the message is written where it
+// goes next: its tier's retry topic with new attempt headers and a due time, or the
+// destination's dead-letter topic with the reason per URL (envelope.ts). The promise
+// resolves once the broker acknowledged that write; only then is the message finished.
+import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
+import { HEADER, headerText } from '../kafka/index.js';
+import type { InboundRecord, RecordHeaders, RecordProducer } from '../kafka/index.js';
+import type { DeliveryCounters } from './delivery-counters.js';
+import type { PreparedDestination } from './destination-settings.js';
+import type { DestinationTopics } from './destination-topics.js';
+import type { Envelope } from './envelope.js';
+import { deadLetterHeaders, describeFailures, retryHeaders } from './envelope.js';
+import type { EventSummary } from './fan-out.js';
+import { planNextStep } from './retry-schedule.js';
+import type { RetryPolicy } from './retry-schedule.js';
+
+export interface RetryOrDeadLetterOptions {
+  destinationId: string;
+  topics: DestinationTopics;
+  delivery: Config['delivery'];
+  /** The port's producer (acks=all), shared by the deliverer's workers. */
+  producer: RecordProducer;
+  counters: DeliveryCounters;
+  logger: Logger;
+}
+
+/** A delivery message, and what its attempt came to. */
+export interface FailedDelivery {
+  record: InboundRecord;
+  envelope: Envelope;
+  settings: PreparedDestination;
+  /** The event's first attempt: from the `first-attempt-at` header, else this one's start. */
+  firstAttemptAtMs: number;
+  summary: EventSummary;
+}
+
+/** What a write here stands for: a `result` label of `switchyard_deliveries_total`. */
+export type NotDelivered = 'retry_scheduled' | 'dead_lettered';
+
+interface DeadLetterStage {
+  attemptsMade: number;
+  firstAttemptAtMs: number;
+  lastAttemptAtMs: number;
+  error: string;
+  receivedAtMs: number | undefined;
+}
+
+export class RetryOrDeadLetter {
+  private readonly policy: RetryPolicy;
+  /** The retry topic of each configured tier (leftover tiers are read, never written). */
+  private readonly topicOfTier: ReadonlyMap<string, string>;
+
+  constructor(private readonly options: RetryOrDeadLetterOptions) {
+    const { delivery, topics } = options;
+    this.policy = { tiers: delivery.retryTiers, maxRetryWindowMs: delivery.maxRetryWindowMs };
+    this.topicOfTier = new Map(topics.retries.filter((r) => !r.leftover).map((r) => [r.tier.name, r.topic]));
+  }
+
+  /** Schedules the next attempt or dead-letters the event; resolves once that is in Kafka. */
+  async afterFailure(failed: FailedDelivery): Promise<NotDelivered> {
+    const { envelope, summary, settings, firstAttemptAtMs } = failed;
+    const attemptsMade = envelope.attemptsMade + 1;
+    const lastAttemptAtMs = Date.now();
+    const error = describeFailures(summary.failures.map((f) => ({ url: settings.printableUrls[f.index] ?? '?', reason: f.reason })));
+    const step = planNextStep(
+      { attemptsMade, firstAttemptAtMs, nowMs: lastAttemptAtMs, worthRetrying: summary.worthRetrying, ...(summary.retryAfterMs === undefined ? {} : { retryAfterMs: summary.retryAfterMs }) },
+      this.policy,
+    );
+    if (step.kind === 'retry') {
+      const headers = retryHeaders(failed.record.headers, { attemptsMade, firstAttemptAtMs, dueAtMs: step.dueAtMs, receivedAtMs: envelope.receivedAtMs });
+      await this.write(this.topicOfTier.get(step.tier.name)!, failed.record, headers);
+      this.options.counters.retryScheduled();
+      this.options.logger.debug({ attempt: attemptsMade, tier: step.tier.name, dueInMs: step.dueAtMs - lastAttemptAtMs, error }, 'not delivered; retry scheduled');
+      return 'retry_scheduled';
+    }
+    await this.writeDeadLetter(failed.record, { attemptsMade, firstAttemptAtMs, lastAttemptAtMs, error, receivedAtMs: envelope.receivedAtMs });
+    const { destinationId } = this.options;
+    this.options.logger.warn(
+      { messageId: headerText(failed.record.headers, HEADER.messageId), topic: failed.record.topic, partition: failed.record.partition, offset: failed.record.offset, attempt: attemptsMade, why: step.why, error },
+      step.why === 'window'
+        ? `event dead-lettered: not delivered within the retry window (${attemptsMade} attempts); replay it with \`switchyard replay --destination ${destinationId}\` once the receiver works`
+        : `event dead-lettered: no URL can accept it as sent (${error}); fix the receiver or the config, then replay it`,
+    );
+    return 'dead_lettered';
+  }
+
+  /** A message without a body (a tombstone?): nothing to send, so it goes where operators look, with the reason. */
+  async nothingToSend(record: InboundRecord, envelope: Envelope, startedAtMs: number): Promise<NotDelivered> {
+    const { topic, partition, offset } = record;
+    await this.writeDeadLetter(record, {
+      attemptsMade: envelope.attemptsMade,
+      firstAttemptAtMs: envelope.firstAttemptAtMs ?? startedAtMs,
+      lastAttemptAtMs: startedAtMs,
+      receivedAtMs: envelope.receivedAtMs,
+      error: `message at ${topic} offset ${offset} has no value (a tombstone?): a delivery message must carry the webhook body; nothing was sent`,
+    });
+    this.options.logger.warn(
+      { messageId: headerText(record.headers, HEADER.messageId), topic, partition, offset },
+      'event dead-lettered: the delivery message has no value (a tombstone?), so nothing was sent',
+    );
+    return 'dead_lettered';
+  }
+
+  private async writeDeadLetter(record: InboundRecord, stage: DeadLetterStage): Promise<void> {
+    await this.write(this.options.topics.dlq, record, deadLetterHeaders(record.headers, stage));
+    this.options.counters.deadLettered();
+  }
+
+  /**
+   * The record's key and body, unchanged, with new headers; resolves once acknowledged.
+   * NOTE: one send per record is fine: a destination that fails for everything writes
+   * one retry per event, and the port's producer merges the sends that wait behind
+   * those in flight into one request (producer.ts), so the retry path does not become
+   * a request per event (the deliverer's own produce batcher did this before).
+   */
+  private async write(topic: string, record: InboundRecord, headers: RecordHeaders): Promise<void> {
+    await this.options.producer.send([{ topic, messages: [{ key: record.key, value: record.value, headers }] }]);
+  }
+}

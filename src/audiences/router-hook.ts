@@ -9,6 +9,8 @@ import { trackFilterAllows } from '../router/routing-rules.js';
 import { audienceCallMessage, audienceDeletionMessage, audienceSeenMessage, audienceTopicNames } from './records.js';
 import type { PendingPair, SeenPairCache } from './seen-cache.js';
 
+export type { PendingPair };
+
 export interface AudienceEventOut {
   topic: string;
   message: { key: Buffer; value: Buffer };

@@ -1,8 +1,7 @@
 // One batch of `calls` or `deletions` as the router handles it: each record planned
 // (plan-call.ts, plan-deletion.ts), its output gathered in a SendBuffer, sent when the
 // next record would not fit and at the end, and marked done once acknowledged.
-import type { AudienceHook, AudienceEventOut } from '../audiences/router-hook.js';
-import type { PendingPair } from '../audiences/seen-cache.js';
+import type { AudienceEventOut, AudienceHook, PendingPair } from '../audiences/router-hook.js';
 import { HEADER, SendBuffer, headerText, recordBytes } from '../kafka/index.js';
 import type { InboundRecord, RecordBatch, RecordProducer, TopicNames } from '../kafka/index.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -17,7 +16,14 @@ import { planDeletion } from './plan-deletion.js';
 import type { PlannedDeletion } from './plan-deletion.js';
 import { RouterTally } from './router-tally.js';
 import type { RoutingTable } from './routing-table.js';
-import type { DeletionHook } from './router-service.js';
+
+/**
+ * Called for every deletion request once its delete bodies are acknowledged and
+ * before its offset is committed, so a crash in between calls it again: it must be
+ * idempotent. (Audience state erasure plugs in here.) A rejection fails the batch,
+ * which is then retried.
+ */
+export type DeletionHook = (userId: string, sourceIds: readonly string[]) => Promise<void> | void;
 
 /** What every batch of one router shares. */
 export interface RouterBatchContext {

@@ -13,17 +13,11 @@ import type { RoleDeps } from '../runtime/deps.js';
 import { onceStop } from '../runtime/service.js';
 import type { Service } from '../runtime/service.js';
 import { RouterBatch } from './router-batch.js';
-import type { RouterBatchContext } from './router-batch.js';
+import type { DeletionHook, RouterBatchContext } from './router-batch.js';
 import { compileRoutingTable } from './routing-table.js';
 import type { RoutingTable } from './routing-table.js';
 
-/**
- * Called for every deletion request once its delete bodies are acknowledged and
- * before its offset is committed, so a crash in between calls it again: it must be
- * idempotent. (Audience state erasure plugs in here.) A rejection fails the batch,
- * which is then retried.
- */
-export type DeletionHook = (userId: string, sourceIds: readonly string[]) => Promise<void> | void;
+export type { DeletionHook } from './router-batch.js';
 
 /** Consumer and send settings; the defaults suit production, the benchmark shares them with its baseline. */
 export interface RouterTuning {

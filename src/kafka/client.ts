@@ -1,12 +1,15 @@
 // The one module that owns the kafkajs client: the rest of src/kafka/ builds the port
 // (records, producer, consumer runtime, admin, topology) on it, and roles see only the
-// port's own types, so a later swap of client library stays local.
+// port's own types. The port also runs on @platformatic/kafka (platformatic-client.ts):
+// which client a KafkaClient's producers and consumers use is decided here, once.
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import type { Consumer, ConsumerConfig, KafkaConfig, LogEntry, Producer, SASLOptions } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { createKafkaLogLevels } from './log-levels.js';
 import type { LogTarget } from './log-levels.js';
+import { kafkaClientKindFromEnv } from './platformatic-client.js';
+import type { KafkaClientKind } from './platformatic-client.js';
 
 export type KafkaSettings = Config['kafka'];
 
@@ -72,13 +75,29 @@ class SwitchyardKafka extends Kafka {
 export interface KafkaClient {
   readonly settings: KafkaSettings;
   readonly logger: Logger;
+  /** The client id its connections announce. */
+  readonly clientId: string;
+  /**
+   * The client library its producers and the router's and audiences' consumers run on.
+   * The admin client, the deliverer's consumer (it holds partitions, which only kafkajs
+   * can) and the scans of replay and read-to-end stay on kafkajs whatever this says.
+   */
+  readonly kind: KafkaClientKind;
+}
+
+export interface CreateKafkaOptions {
+  /** Appended to the configured client id (`<clientId>-<suffix>`). */
+  clientIdSuffix?: string;
+  /** Which client library; default from SWITCHYARD_KAFKA_CLIENT, else platformatic. */
+  kind?: KafkaClientKind;
 }
 
 const kafkajsClients = new WeakMap<KafkaClient, Kafka>();
 
-export function createKafka(settings: KafkaSettings, logger: Logger, clientIdSuffix?: string): KafkaClient {
+export function createKafka(settings: KafkaSettings, logger: Logger, options: CreateKafkaOptions = {}): KafkaClient {
+  const clientId = options.clientIdSuffix ? `${settings.clientId}-${options.clientIdSuffix}` : settings.clientId;
   const config: KafkaConfig = {
-    clientId: clientIdSuffix ? `${settings.clientId}-${clientIdSuffix}` : settings.clientId,
+    clientId,
     brokers: settings.brokers,
     logLevel: logLevel.WARN,
     logCreator: pinoLogCreator(logger.child({ component: 'kafkajs' })),
@@ -88,14 +107,16 @@ export function createKafka(settings: KafkaSettings, logger: Logger, clientIdSuf
   };
   if (settings.ssl !== undefined) config.ssl = settings.ssl as KafkaConfig['ssl'];
   if (settings.sasl !== undefined) config.sasl = settings.sasl as SASLOptions;
-  const client: KafkaClient = { settings, logger };
+  const client: KafkaClient = { settings, logger, clientId, kind: options.kind ?? kafkaClientKindFromEnv() };
   kafkajsClients.set(client, new SwitchyardKafka(config));
   return client;
 }
 
 /** Whether `error` comes from the Kafka client (its messages say what failed, not where). */
 export function isKafkaClientError(error: unknown): boolean {
-  return error instanceof Error && error.name.startsWith('KafkaJS');
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  return error.name.startsWith('KafkaJS') || (typeof code === 'string' && code.startsWith('PLT_KFK_'));
 }
 
 /** The kafkajs client behind `client` (inside src/kafka/ only). */

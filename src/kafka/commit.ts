@@ -8,13 +8,31 @@ import type { Logger } from 'pino';
  */
 const GENERATION_LOST = new Set(['REBALANCE_IN_PROGRESS', 'ILLEGAL_GENERATION', 'UNKNOWN_MEMBER_ID', 'FENCED_INSTANCE_ID']);
 
-/** The kafkajs error `type` of an error or of one of its causes. */
+/**
+ * An error and the errors it wraps: its `cause` chain and, for an aggregate (how
+ * @platformatic/kafka reports a request that failed on several tries or brokers), its
+ * `errors`; a few levels deep.
+ */
+function errorChain(error: unknown): object[] {
+  const found: object[] = [];
+  const walk = (e: unknown, depth: number): void => {
+    if (typeof e !== 'object' || e === null || depth > 5 || found.length > 50) return;
+    found.push(e);
+    walk((e as { cause?: unknown }).cause, depth + 1);
+    const inner = (e as { errors?: unknown }).errors;
+    if (Array.isArray(inner)) for (const item of inner) walk(item, depth + 1);
+  };
+  walk(error, 0);
+  return found;
+}
+
+/** The broker error names in `error`: kafkajs's `type`, @platformatic/kafka's `apiId`. */
 function errorTypes(error: unknown): string[] {
   const types: string[] = [];
-  for (let e: unknown = error, depth = 0; typeof e === 'object' && e !== null && depth < 5; depth++) {
-    const type = (e as { type?: unknown }).type;
+  for (const e of errorChain(error)) {
+    const { type, apiId } = e as { type?: unknown; apiId?: unknown };
     if (typeof type === 'string') types.push(type);
-    e = (e as { cause?: unknown }).cause;
+    if (typeof apiId === 'string') types.push(apiId);
   }
   return types;
 }
@@ -23,13 +41,16 @@ export function isGenerationLost(error: unknown): boolean {
   return errorTypes(error).some((type) => GENERATION_LOST.has(type));
 }
 
-/** kafkajs marks errors worth another try (`retriable`, on the error or a cause); anything else is not. */
+/**
+ * Whether another try may succeed: kafkajs marks such errors `retriable`,
+ * @platformatic/kafka `canRetry` (on the error, a cause or an aggregated error); a
+ * timeout of either is one too. Anything else is not.
+ */
 export function isRetriable(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; typeof e === 'object' && e !== null && depth < 5; depth++) {
-    if ((e as { retriable?: unknown }).retriable === true) return true;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
+  return errorChain(error).some((e) => {
+    const { retriable, canRetry, code } = e as { retriable?: unknown; canRetry?: unknown; code?: unknown };
+    return retriable === true || canRetry === true || code === 'PLT_KFK_TIMEOUT' || code === 'PLT_KFK_NETWORK';
+  });
 }
 
 export interface CommitRetryOptions {

@@ -2,11 +2,17 @@
 // role marks what it finished (`markDone`, after its writes were acknowledged); the
 // runtime heartbeats and commits, until the commit is done (commit.ts). Roles never
 // call kafkajs's heartbeat, resolveOffset or commit themselves.
+//
+// Two runtimes, one contract: on @platformatic/kafka (consumer-platformatic.ts) when the
+// client says so and the consumer needs nothing only kafkajs has; else on kafkajs
+// (below). kafkajs-only: the 'timer' commit policy and holdPartition (the deliverer's
+// destination consumers), since the other client can only pause its whole stream.
 import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
 import type { Logger } from 'pino';
 import { kafkajsOf } from './client.js';
 import type { KafkaClient } from './client.js';
 import { commitUntilDone } from './commit.js';
+import { startPlatformaticConsumer } from './consumer-platformatic.js';
 import { offsetAfter } from './records.js';
 import type { InboundRecord, RecordHeaders } from './records.js';
 
@@ -62,6 +68,16 @@ export interface ConsumerSettings {
   maxWaitTimeInMs?: number;
   /** Partitions whose batches run at once (each partition's batches still run one after the other). Default 1. */
   partitionsConsumedConcurrently?: number;
+  /**
+   * The consumer will call holdPartition. Only kafkajs can pause one partition, so such
+   * a consumer runs on kafkajs whatever the client says (as does the 'timer' policy).
+   */
+  holdsPartitions?: boolean;
+}
+
+/** Whether `settings` can run on @platformatic/kafka: it has no per-partition pause, and no timer commits here. */
+export function runsOnPlatformatic(client: KafkaClient, settings: ConsumerSettings): boolean {
+  return client.kind === 'platformatic' && settings.commit.kind !== 'timer' && settings.holdsPartitions !== true;
 }
 
 export interface RunningConsumer {
@@ -85,6 +101,7 @@ export async function startConsumer(
   events: ConsumerEvents,
   logger: Logger,
 ): Promise<RunningConsumer> {
+  if (runsOnPlatformatic(client, settings)) return startPlatformaticConsumer(client, settings, handler, events, logger);
   const consumer = kafkajsOf(client).consumer({
     groupId: settings.groupId,
     allowAutoTopicCreation: false,

@@ -13,9 +13,15 @@
 // stored, and the callers' retries then make duplicates (allowed). A send that times
 // out while still waiting here is taken out and never sent, so that a timeout before
 // sending means "not written".
+//
+// The requests go out through kafkajs or @platformatic/kafka, as the KafkaClient says
+// (client.ts); the policy above is the same for both.
+import { compatibilityPartitioner, Producer as PlatformaticProducer } from '@platformatic/kafka';
+import type { MessageToProduce } from '@platformatic/kafka';
 import { SendTimeoutError } from '../errors.js';
 import { createKafkajsProducer } from './client.js';
 import type { KafkaClient } from './client.js';
+import { platformaticOptions, toPlatformaticMessage } from './platformatic-client.js';
 import { recordBytes } from './records.js';
 import type { OutboundRecord, TopicRecords } from './records.js';
 import { MAX_TOPIC_BYTES_PER_SEND, SendBuffer } from './send-buffer.js';
@@ -55,6 +61,10 @@ export type SendRequest = (records: TopicRecords[]) => Promise<void>;
  * Creates the port's producer on `client` (acks=all, not idempotent: see client.ts).
  */
 export function createProducer(client: KafkaClient, options: ProducerOptions = {}): RecordProducer {
+  return client.kind === 'platformatic' ? createPlatformaticProducer(client, options) : createKafkajsRecordProducer(client, options);
+}
+
+function createKafkajsRecordProducer(client: KafkaClient, options: ProducerOptions): RecordProducer {
   const kafkajs = createKafkajsProducer(client);
   let isConnected = false;
   kafkajs.on(kafkajs.events.CONNECT, () => {
@@ -74,6 +84,53 @@ export function createProducer(client: KafkaClient, options: ProducerOptions = {
     },
     async disconnect() {
       await kafkajs.disconnect();
+      isConnected = false;
+    },
+    connected: () => isConnected,
+    send: (records, sendOptions) => queue.send(records, sendOptions),
+    pending: () => queue.pending(),
+  };
+}
+
+/**
+ * The producer on @platformatic/kafka: acks=all (-1), not idempotent, one request in
+ * flight per broker (platformatic-client.ts), keys hashed as kafkajs and the Java client
+ * do (murmur2, sign bit masked), so a user's calls land on the same partition whichever
+ * client wrote them.
+ *
+ * NOTE: this client connects on first use; `connect()` asks for the cluster's metadata
+ * so that a broker that cannot be reached fails the start, as with kafkajs.
+ */
+function createPlatformaticProducer(client: KafkaClient, options: ProducerOptions): RecordProducer {
+  const producer = new PlatformaticProducer({
+    ...platformaticOptions(client.settings, client.clientId, options.ackTimeoutMs),
+    acks: -1,
+    idempotent: false,
+    partitioner: compatibilityPartitioner,
+  });
+  let isConnected = false;
+  producer.on('client:broker:connect', () => {
+    isConnected = true;
+  });
+  producer.on('client:broker:disconnect', () => {
+    isConnected = false;
+  });
+  producer.on('client:broker:failed', () => {
+    isConnected = false;
+  });
+  const queue = createSendQueue(async (topicMessages) => {
+    const messages: MessageToProduce[] = [];
+    for (const { topic, messages: records } of topicMessages) for (const record of records) messages.push(toPlatformaticMessage(topic, record));
+    await producer.send({ messages });
+    isConnected = true;
+  }, options);
+  return {
+    async connect() {
+      await producer.metadata({ topics: [] });
+      isConnected = true;
+    },
+    async disconnect() {
+      await producer.close();
       isConnected = false;
     },
     connected: () => isConnected,

@@ -1,0 +1,326 @@
+// The port's consumer runtime on @platformatic/kafka (consumer.ts picks it for the
+// router's and the audiences' consumers). That client hands out one stream of messages
+// and heartbeats in the background; the batches, their commits and what survives a
+// rebalance are ours:
+//
+// - records are queued per partition as they arrive; a partition whose queue is not
+//   empty and has no batch running gets one (all it has queued, up to a cap), with up
+//   to `partitionsConsumedConcurrently` partitions at once, each in offset order;
+// - the stream is paused while too many records wait, so memory stays bounded;
+// - a (re)join starts every assigned partition again from its last commit (this client
+//   refetches from the commits on every join): the queues are emptied, and the batches
+//   in hand are no longer owned: they finish, and commit nothing (duplicates, no loss);
+// - a batch's commit names the record after its last one marked done (offset + 1), and
+//   is retried until done while the partition is ours (commit.ts);
+// - a failed batch (or a failed stream) ends the stream; after a pause a new one reads
+//   again from the commits, as kafkajs's restart after a crash does.
+import { Consumer } from '@platformatic/kafka';
+import type { GroupAssignment, Message, MessagesStream } from '@platformatic/kafka';
+import type { Logger } from 'pino';
+import { CONSUMER_HEARTBEAT_INTERVAL_MS, CONSUMER_SESSION_TIMEOUT_MS } from './client.js';
+import type { KafkaClient } from './client.js';
+import { commitUntilDone } from './commit.js';
+import type { BatchHandler, ConsumerEvents, ConsumerSettings, RecordBatch, RunningConsumer } from './consumer.js';
+import { fromPlatformaticMessage, platformaticOptions } from './platformatic-client.js';
+
+/** Records waiting (all partitions) above which the stream pauses; it resumes below half. */
+const MAX_QUEUED_RECORDS = 10_000;
+/** The most records one batch takes. */
+const MAX_BATCH_RECORDS = 5_000;
+/** The first wait before a new stream after a failure; doubles up to the max. */
+const RESTART_DELAY_MS = 300;
+const MAX_RESTART_DELAY_MS = 10_000;
+
+interface PartitionQueue {
+  topic: string;
+  partition: number;
+  messages: Message[];
+  running: boolean;
+  /** Set while the partition is held: no batch starts before it ends. */
+  hold: NodeJS.Timeout | undefined;
+}
+
+const keyOf = (topic: string, partition: number): string => `${topic}:${partition}`;
+
+/** Starts a group member on `settings.topics` on @platformatic/kafka; resolves once its stream runs. */
+export async function startPlatformaticConsumer(
+  client: KafkaClient,
+  settings: ConsumerSettings,
+  handler: BatchHandler,
+  events: ConsumerEvents,
+  logger: Logger,
+): Promise<RunningConsumer> {
+  const consumer = new Consumer({
+    ...platformaticOptions(client.settings, client.clientId),
+    groupId: settings.groupId,
+    sessionTimeout: CONSUMER_SESSION_TIMEOUT_MS,
+    heartbeatInterval: CONSUMER_HEARTBEAT_INTERVAL_MS,
+    autocommit: false,
+    ...(settings.maxBytesPerPartition !== undefined ? { maxBytesPerPartition: settings.maxBytesPerPartition } : {}),
+    ...(settings.maxBytes !== undefined ? { maxBytes: settings.maxBytes } : {}),
+    ...(settings.maxWaitTimeInMs !== undefined ? { maxWaitTime: settings.maxWaitTimeInMs } : {}),
+  });
+  const runtime = new StreamRuntime(consumer, settings, handler, events, logger);
+  try {
+    await runtime.open();
+  } catch (error) {
+    // The caller gets no handle to stop it with: leave nothing connected behind.
+    await consumer.close(true).catch(() => undefined);
+    throw error;
+  }
+  return {
+    stop: () => runtime.stop(),
+    async disconnect() {
+      await runtime.stop();
+      await consumer.close();
+    },
+  };
+}
+
+class StreamRuntime {
+  private stream: MessagesStream<Buffer, Buffer, Buffer, Buffer> | undefined;
+  private readonly queues = new Map<string, PartitionQueue>();
+  private assigned = new Set<string>();
+  /** Bumped on every (re)join and stream restart: a batch of an older epoch is not owned any more. */
+  private epoch = 0;
+  private queued = 0;
+  private running = 0;
+  private paused = false;
+  private scheduled = false;
+  private stopping = false;
+  private restartDelayMs = RESTART_DELAY_MS;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private readonly idle = new Set<() => void>();
+  private readonly concurrency: number;
+
+  constructor(
+    private readonly consumer: Consumer,
+    private readonly settings: ConsumerSettings,
+    private readonly handler: BatchHandler,
+    private readonly events: ConsumerEvents,
+    private readonly logger: Logger,
+  ) {
+    this.concurrency = Math.max(1, settings.partitionsConsumedConcurrently ?? 1);
+    consumer.on('consumer:group:join', (payload) => this.onJoin(payload.memberId, payload.assignments ?? consumer.assignments ?? []));
+  }
+
+  async open(): Promise<void> {
+    const stream = await this.consumer.consume({
+      topics: [...this.settings.topics],
+      mode: 'committed',
+      fallbackMode: this.settings.fromBeginning ? 'earliest' : 'latest',
+      autocommit: false,
+      sessionTimeout: CONSUMER_SESSION_TIMEOUT_MS,
+      heartbeatInterval: CONSUMER_HEARTBEAT_INTERVAL_MS,
+    });
+    this.stream = stream;
+    // NOTE: the first join happened inside consume(), before this listener could see it.
+    if (this.epoch === 0 && this.consumer.memberId !== null) this.onJoin(this.consumer.memberId, this.consumer.assignments ?? []);
+    stream.on('data', (message: Message) => this.onMessage(message));
+    stream.on('error', (error: Error) => this.onStreamError(stream, error));
+    const { onFetch } = this.events;
+    if (onFetch) stream.on('fetch', () => onFetch());
+  }
+
+  private onJoin(memberId: string, assignments: readonly GroupAssignment[]): void {
+    this.epoch += 1;
+    this.assigned = new Set(assignments.flatMap((a) => a.partitions.map((p) => keyOf(a.topic, p))));
+    this.dropQueued();
+    this.restartDelayMs = RESTART_DELAY_MS;
+    this.events.onJoin?.(Object.fromEntries(assignments.map((a) => [a.topic, [...a.partitions]])), memberId);
+  }
+
+  private dropQueued(): void {
+    for (const queue of this.queues.values()) queue.messages = [];
+    this.queued = 0;
+    this.resumeIfRoom();
+  }
+
+  private onMessage(message: Message): void {
+    if (this.stopping) return;
+    const key = keyOf(message.topic, message.partition);
+    if (!this.assigned.has(key)) return;
+    let queue = this.queues.get(key);
+    if (queue === undefined) {
+      queue = { topic: message.topic, partition: message.partition, messages: [], running: false, hold: undefined };
+      this.queues.set(key, queue);
+    }
+    const last = queue.messages.at(-1);
+    if (last !== undefined && message.offset <= last.offset) {
+      // NOTE: a fetch sent before a rejoin can answer after it: the partition is read
+      // again from its commit. Keep one copy of each record, in offset order.
+      const kept = queue.messages.filter((m) => m.offset < message.offset);
+      this.queued -= queue.messages.length - kept.length;
+      queue.messages = kept;
+    }
+    queue.messages.push(message);
+    this.queued += 1;
+    if (this.queued >= MAX_QUEUED_RECORDS && !this.paused) {
+      this.paused = true;
+      this.stream?.pause();
+    }
+    // NOTE: the records of one fetch arrive one after the other in the same tick; start
+    // batches only once they are all queued, so that a batch takes them together.
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        this.schedule();
+      });
+    }
+  }
+
+  private resumeIfRoom(): void {
+    if (this.paused && this.queued < MAX_QUEUED_RECORDS / 2 && !this.stopping) {
+      this.paused = false;
+      this.stream?.resume();
+    }
+  }
+
+  private schedule(): void {
+    if (this.stopping) return;
+    for (const queue of this.queues.values()) {
+      if (this.running >= this.concurrency) return;
+      if (queue.running || queue.hold !== undefined || queue.messages.length === 0) continue;
+      const taken = queue.messages.length <= MAX_BATCH_RECORDS ? queue.messages : queue.messages.slice(0, MAX_BATCH_RECORDS);
+      queue.messages = taken === queue.messages ? [] : queue.messages.slice(MAX_BATCH_RECORDS);
+      this.queued -= taken.length;
+      this.resumeIfRoom();
+      queue.running = true;
+      this.running += 1;
+      void this.runBatch(queue, taken).finally(() => {
+        queue.running = false;
+        this.running -= 1;
+        if (this.running === 0) for (const wake of this.idle) wake();
+        this.schedule();
+      });
+    }
+  }
+
+  private owned(epoch: number, key: string): boolean {
+    return !this.stopping && this.epoch === epoch && this.assigned.has(key);
+  }
+
+  private async runBatch(queue: PartitionQueue, messages: Message[]): Promise<void> {
+    const { topic, partition } = queue;
+    const key = keyOf(topic, partition);
+    const epoch = this.epoch;
+    let doneThrough: Message | undefined;
+    const byOffset = new Map<string, Message>();
+    const records = messages.map((m) => {
+      const record = fromPlatformaticMessage(m);
+      byOffset.set(record.offset, m);
+      return record;
+    });
+    const view: RecordBatch = {
+      topic,
+      partition,
+      records,
+      // NOTE: this client heartbeats on its own timer; marking done only records the offset.
+      markDone: async (offset) => {
+        doneThrough = byOffset.get(offset) ?? doneThrough;
+      },
+      stillOwned: () => this.owned(epoch, key),
+      // NOTE: only the batches stop: this client cannot pause one partition's fetches, so
+      // its records keep arriving and wait here (a long hold fills the queue and pauses
+      // every partition: consumers that hold for long run on kafkajs, consumer.ts).
+      holdPartition: (ms) => {
+        clearTimeout(queue.hold);
+        queue.hold = setTimeout(() => {
+          queue.hold = undefined;
+          this.schedule();
+        }, ms);
+      },
+    };
+    try {
+      await this.handler(view);
+    } catch (error) {
+      this.fail(error);
+      return;
+    }
+    const done = doneThrough;
+    this.requeueNotDone(queue, messages, done, epoch);
+    // NOTE: not owned() here: a batch that finishes after stop() began still commits (stop waits for it).
+    const stillOurs = () => this.epoch === epoch && this.assigned.has(key);
+    if (this.settings.commit.kind === 'none' || done === undefined || !stillOurs()) return;
+    try {
+      await commitUntilDone(() => this.consumer.commit({ offsets: [{ topic, partition, offset: done.offset + 1n, leaderEpoch: done.leaderEpoch }] }), {
+        stillOwned: stillOurs,
+        logger: this.logger,
+        what: `${topic} partition ${partition}`,
+      });
+    } catch (error) {
+      // A lost generation: this client rejoins by itself and reads again from the last commit.
+      this.logger.debug({ err: error, topic, partition }, 'commit refused (the group moved on); the partition is read again from its last commit');
+    }
+  }
+
+  /**
+   * The records of a batch after the last one marked done go back to the front of the
+   * partition's queue: the next batch starts with them (as kafkajs fetches again from the
+   * first record not resolved). Not when the partition moved on: it is read again from
+   * its last commit then.
+   */
+  private requeueNotDone(queue: PartitionQueue, messages: readonly Message[], done: Message | undefined, epoch: number): void {
+    if (this.stopping || this.epoch !== epoch) return;
+    const rest = done === undefined ? messages : messages.filter((m) => m.offset > done.offset);
+    if (rest.length === 0) return;
+    const first = queue.messages[0];
+    const kept = first === undefined ? rest : rest.filter((m) => m.offset < first.offset);
+    queue.messages = [...kept, ...queue.messages];
+    this.queued += kept.length;
+  }
+
+  private onStreamError(stream: MessagesStream<Buffer, Buffer, Buffer, Buffer>, error: Error): void {
+    if (stream !== this.stream) return;
+    this.fail(error);
+  }
+
+  /**
+   * A batch or the stream failed: report it, drop what is queued, and read again from
+   * the last commits with a new stream after a pause. An authentication failure stops
+   * the consumer for good (waiting would not help).
+   */
+  private fail(error: unknown): void {
+    if (this.stopping) return;
+    const failure = error instanceof Error ? error : new Error(String(error));
+    const restart = (failure as { code?: unknown }).code !== 'PLT_KFK_AUTHENTICATION';
+    this.epoch += 1;
+    this.dropQueued();
+    const old = this.stream;
+    this.stream = undefined;
+    void old?.close().catch(() => undefined);
+    this.events.onCrash?.(failure, restart);
+    if (!restart || this.restartTimer !== undefined) return;
+    const delay = this.restartDelayMs;
+    this.restartDelayMs = Math.min(MAX_RESTART_DELAY_MS, delay * 2);
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      if (this.stopping) return;
+      this.epoch += 1;
+      this.open().catch((reopenError: unknown) => this.fail(reopenError));
+    }, delay);
+  }
+
+  /** Stops fetching; resolves once the batches in hand are finished (and committed). */
+  async stop(): Promise<void> {
+    if (!this.stopping) {
+      this.stopping = true;
+      clearTimeout(this.restartTimer);
+      for (const queue of this.queues.values()) {
+        clearTimeout(queue.hold);
+        queue.hold = undefined;
+      }
+      this.stream?.pause();
+      for (const queue of this.queues.values()) queue.messages = [];
+      this.queued = 0;
+    }
+    while (this.running > 0) await new Promise<void>((resolve) => this.idle.add(resolve)).finally(() => this.idle.clear());
+    const stream = this.stream;
+    this.stream = undefined;
+    if (stream !== undefined) {
+      await stream.close().catch((error: unknown) => this.logger.debug({ err: error }, 'closing the consumer stream failed'));
+      this.events.onStop?.();
+    }
+  }
+}

@@ -1,0 +1,114 @@
+// The @platformatic/kafka side of the port: the connection options every producer and
+// consumer made on it shares, and the record conversions both ways. Only src/kafka/
+// imports it (client.ts decides which roles run on it).
+import type { BaseOptions, Message, MessageToProduce, SASLOptions } from '@platformatic/kafka';
+import type { KafkaSettings } from './client.js';
+import type { InboundRecord, OutboundRecord, RecordHeaders } from './records.js';
+
+/** The two Kafka clients the port runs on. */
+export type KafkaClientKind = 'kafkajs' | 'platformatic';
+
+/** The environment variable that forces one client for every role that can use either. */
+export const KAFKA_CLIENT_ENV = 'SWITCHYARD_KAFKA_CLIENT';
+
+/**
+ * The client kind the environment asks for: `SWITCHYARD_KAFKA_CLIENT=kafkajs` puts every
+ * role back on kafkajs (the way back if the new client misbehaves somewhere); unset or
+ * `platformatic` is the default.
+ */
+export function kafkaClientKindFromEnv(env: NodeJS.ProcessEnv = process.env): KafkaClientKind {
+  const value = env[KAFKA_CLIENT_ENV]?.trim().toLowerCase();
+  if (value === undefined || value === '' || value === 'platformatic') return 'platformatic';
+  if (value === 'kafkajs') return 'kafkajs';
+  throw new TypeError(`${KAFKA_CLIENT_ENV}=${env[KAFKA_CLIENT_ENV]} is not a Kafka client Switchyard knows; use kafkajs or platformatic (the default)`);
+}
+
+const SASL_MECHANISMS = { plain: 'PLAIN', 'scram-sha-256': 'SCRAM-SHA-256', 'scram-sha-512': 'SCRAM-SHA-512' } as const;
+
+/** Retry waits as kafkajs had them: 200 ms doubling up to 10 s, 8 retries. */
+const RETRIES = 8;
+function retryDelay(_client: unknown, _operation: string, attempt: number): number {
+  return Math.min(10_000, 200 * 2 ** Math.max(0, attempt - 1));
+}
+
+/**
+ * The connection options of a client on `settings`: the same timeouts and retries as
+ * the kafkajs side (client.ts), TLS and SASL mapped onto this client's names.
+ *
+ * NOTE: `maxInflights: 1`: one request in flight per broker connection, as kafkajs's
+ * `maxInFlightRequests: 1`, so that a retried produce request cannot overtake a later
+ * one (the producer is not idempotent: client.ts says why).
+ */
+export function platformaticOptions(settings: KafkaSettings, clientId: string, requestTimeoutMs = 30_000): BaseOptions {
+  const options: BaseOptions = {
+    clientId,
+    bootstrapBrokers: [...settings.brokers],
+    connectTimeout: 5_000,
+    timeout: requestTimeoutMs,
+    requestTimeout: requestTimeoutMs,
+    retries: RETRIES,
+    retryDelay,
+    maxInflights: 1,
+    autocreateTopics: false,
+  };
+  if (settings.ssl !== undefined && settings.ssl !== false) options.tls = settings.ssl === true ? {} : (settings.ssl as NonNullable<BaseOptions['tls']>);
+  if (settings.sasl !== undefined) {
+    const sasl: SASLOptions = { mechanism: SASL_MECHANISMS[settings.sasl.mechanism], username: settings.sasl.username, password: settings.sasl.password };
+    options.sasl = sasl;
+  }
+  return options;
+}
+
+function toBuffer(data: Buffer | string): Buffer {
+  return typeof data === 'string' ? Buffer.from(data) : data;
+}
+
+/**
+ * A record to write, in this client's shape (bytes in, bytes out: no serializers).
+ *
+ * NOTE: this client keeps headers in a Map, one value per name; a repeated header
+ * (an array) is refused rather than silently cut to one value. No role writes one.
+ */
+export function toPlatformaticMessage(topic: string, record: OutboundRecord): MessageToProduce {
+  const message: MessageToProduce = { topic };
+  if (record.key !== undefined && record.key !== null) message.key = toBuffer(record.key);
+  if (record.value !== null) message.value = toBuffer(record.value);
+  if (record.partition !== undefined) message.partition = record.partition;
+  if (record.timestamp !== undefined) message.timestamp = BigInt(record.timestamp);
+  if (record.headers !== undefined) {
+    const headers = new Map<Buffer, Buffer>();
+    for (const name in record.headers) {
+      const value = record.headers[name];
+      if (value === undefined) continue;
+      if (Array.isArray(value)) throw new TypeError(`header ${name} of a record for ${topic} has several values; the Kafka port writes one value per header name`);
+      headers.set(Buffer.from(name), toBuffer(value));
+    }
+    message.headers = headers;
+  }
+  return message;
+}
+
+/** A record read, as the port hands it to roles (offset and timestamp as decimal strings, headers as an object). */
+export function fromPlatformaticMessage(message: Message): InboundRecord {
+  let headers: RecordHeaders | undefined;
+  const entries = message.headerEntries;
+  if (entries.length > 0) {
+    headers = {};
+    for (const [rawName, value] of entries) {
+      const name = rawName.toString();
+      const known = headers[name];
+      if (known === undefined) headers[name] = value;
+      else if (Array.isArray(known)) known.push(value);
+      else headers[name] = [known, value];
+    }
+  }
+  return {
+    topic: message.topic,
+    partition: message.partition,
+    offset: message.offset.toString(),
+    key: message.key ?? null,
+    value: message.value ?? null,
+    headers,
+    timestamp: message.timestamp.toString(),
+  };
+}

@@ -108,21 +108,15 @@ function createPlatformaticProducer(client: KafkaClient, options: ProducerOption
     idempotent: false,
     partitioner: compatibilityPartitioner,
   });
+  // NOTE: connected from connect() to disconnect(), through broker outages, as the
+  // kafkajs producer reports it: a failing send says what is wrong (the gateway's health
+  // detail), and every replica shares the brokers, so an outage must not make them all
+  // unready (gateway-service.ts).
   let isConnected = false;
-  producer.on('client:broker:connect', () => {
-    isConnected = true;
-  });
-  producer.on('client:broker:disconnect', () => {
-    isConnected = false;
-  });
-  producer.on('client:broker:failed', () => {
-    isConnected = false;
-  });
   const queue = createSendQueue(async (topicMessages) => {
     const messages: MessageToProduce[] = [];
     for (const { topic, messages: records } of topicMessages) for (const record of records) messages.push(toPlatformaticMessage(topic, record));
     await producer.send({ messages });
-    isConnected = true;
   }, options);
   return {
     async connect() {

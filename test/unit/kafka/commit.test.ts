@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { commitUntilDone, isGenerationLost, isRetriable } from '../../../src/kafka/commit.js';
+import { MultipleErrors, NetworkError, ProtocolError, ResponseError, TimeoutError, UserError } from '@platformatic/kafka';
 import { silentLogger } from '../../../src/observability/logger.js';
 
 /** The shape of kafkajs's errors: a protocol `type` and a `retriable` flag (true unless said otherwise). */
@@ -99,5 +100,36 @@ describe('isGenerationLost and isRetriable', () => {
   it('is false for errors without a kafkajs type', () => {
     expect(isGenerationLost(new Error('socket hang up'))).toBe(false);
     expect(isGenerationLost('text')).toBe(false);
+  });
+});
+
+// @platformatic/kafka's own error classes, as its commits and fetches throw them.
+describe('isGenerationLost and isRetriable on @platformatic/kafka errors', () => {
+  it.each([
+    ['REBALANCE_IN_PROGRESS', true, false],
+    ['ILLEGAL_GENERATION', true, false],
+    ['UNKNOWN_MEMBER_ID', true, false],
+    ['NOT_COORDINATOR', false, true],
+    ['COORDINATOR_LOAD_IN_PROGRESS', false, true],
+    ['GROUP_AUTHORIZATION_FAILED', false, false],
+  ] as const)('a broker answer %s: generation lost %s, retriable %s', (apiId, lost, retriable) => {
+    const error = new ProtocolError(apiId);
+    expect(isGenerationLost(error)).toBe(lost);
+    expect(isRetriable(error)).toBe(retriable);
+  });
+
+  it('finds the broker answer inside the aggregate a request reports', () => {
+    const error = new ResponseError(8, 1, { '/topics/0': [27, null] }, {});
+    expect(isGenerationLost(error)).toBe(true);
+    const wrapped = new MultipleErrors('commit failed after retries', [new NetworkError('connection closed'), new ProtocolError('ILLEGAL_GENERATION')]);
+    expect(isGenerationLost(wrapped)).toBe(true);
+  });
+
+  it('calls a dropped connection and a request timeout retriable, a user error not', () => {
+    expect(isRetriable(new NetworkError('connection closed'))).toBe(true);
+    expect(isRetriable(new TimeoutError('Request timed out'))).toBe(true);
+    expect(isRetriable(new MultipleErrors('Cannot connect to any broker.', [new NetworkError('ECONNREFUSED')]))).toBe(true);
+    expect(isRetriable(new UserError('bad options'))).toBe(false);
+    expect(isGenerationLost(new UserError('bad options'))).toBe(false);
   });
 });

@@ -6,6 +6,11 @@ const KAFKAJS_ONLY_IN_THE_PORT = {
   name: 'kafkajs',
   message: 'only src/kafka/ (the Kafka port) imports kafkajs, types included: use the port\'s records, producer, consumer runtime, admin and topology (src/kafka/index.ts) instead.',
 };
+/** So does @platformatic/kafka, the port's other client (src/kafka/platformatic-client.ts). */
+const PLATFORMATIC_ONLY_IN_THE_PORT = {
+  name: '@platformatic/kafka',
+  message: 'only src/kafka/ (the Kafka port) imports @platformatic/kafka, types included: use the port (src/kafka/index.ts) instead.',
+};
 /** The port is used through src/kafka/index.ts only: its other files are its inside. */
 const PORT_INSIDE = {
   group: ['**/kafka/*.js', '!**/kafka/index.js'],
@@ -31,7 +36,7 @@ export default tseslint.config(
     files: ['src/**/*.ts'],
     ignores: ['src/kafka/**'],
     rules: {
-      'no-restricted-imports': ['error', { paths: [KAFKAJS_ONLY_IN_THE_PORT], patterns: [PORT_INSIDE] }],
+      'no-restricted-imports': ['error', { paths: [KAFKAJS_ONLY_IN_THE_PORT, PLATFORMATIC_ONLY_IN_THE_PORT], patterns: [PORT_INSIDE] }],
     },
   },
   {

@@ -8,7 +8,6 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { createKafkaLogLevels } from './log-levels.js';
 import type { LogTarget } from './log-levels.js';
-import { kafkaClientKindFromEnv } from './platformatic-client.js';
 import type { KafkaClientKind } from './platformatic-client.js';
 
 export type KafkaSettings = Config['kafka'];
@@ -88,7 +87,7 @@ export interface KafkaClient {
 export interface CreateKafkaOptions {
   /** Appended to the configured client id (`<clientId>-<suffix>`). */
   clientIdSuffix?: string;
-  /** Which client library; default from SWITCHYARD_KAFKA_CLIENT, else platformatic. */
+  /** Which client library; default platformatic (the CLI takes SWITCHYARD_KAFKA_CLIENT: kafkaClientKindFromEnv). */
   kind?: KafkaClientKind;
 }
 
@@ -107,7 +106,7 @@ export function createKafka(settings: KafkaSettings, logger: Logger, options: Cr
   };
   if (settings.ssl !== undefined) config.ssl = settings.ssl as KafkaConfig['ssl'];
   if (settings.sasl !== undefined) config.sasl = settings.sasl as SASLOptions;
-  const client: KafkaClient = { settings, logger, clientId, kind: options.kind ?? kafkaClientKindFromEnv() };
+  const client: KafkaClient = { settings, logger, clientId, kind: options.kind ?? 'platformatic' };
   kafkajsClients.set(client, new SwitchyardKafka(config));
   return client;
 }

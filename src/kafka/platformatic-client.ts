@@ -14,9 +14,9 @@ export const KAFKA_CLIENT_ENV = 'SWITCHYARD_KAFKA_CLIENT';
 /**
  * The client kind the environment asks for: `SWITCHYARD_KAFKA_CLIENT=kafkajs` puts every
  * role back on kafkajs (the way back if the new client misbehaves somewhere); unset or
- * `platformatic` is the default.
+ * `platformatic` is the default. The CLI (the composition root) passes its environment.
  */
-export function kafkaClientKindFromEnv(env: NodeJS.ProcessEnv = process.env): KafkaClientKind {
+export function kafkaClientKindFromEnv(env: Readonly<Record<string, string | undefined>>): KafkaClientKind {
   const value = env[KAFKA_CLIENT_ENV]?.trim().toLowerCase();
   if (value === undefined || value === '' || value === 'platformatic') return 'platformatic';
   if (value === 'kafkajs') return 'kafkajs';

@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import type { Message } from '@platformatic/kafka';
+import { fromPlatformaticMessage, kafkaClientKindFromEnv, platformaticOptions, toPlatformaticMessage } from '../../../src/kafka/platformatic-client.js';
+
+const SETTINGS = { brokers: ['k1:9092', 'k2:9092'], clientId: 'sy', topicPrefix: 'switchyard.', partitions: 12, replicationFactor: 1 };
+
+describe('kafkaClientKindFromEnv', () => {
+  it.each([
+    [undefined, 'platformatic'],
+    ['', 'platformatic'],
+    ['platformatic', 'platformatic'],
+    ['kafkajs', 'kafkajs'],
+    [' KafkaJS ', 'kafkajs'],
+  ] as const)('SWITCHYARD_KAFKA_CLIENT=%j runs on %s', (value, kind) => {
+    expect(kafkaClientKindFromEnv({ SWITCHYARD_KAFKA_CLIENT: value })).toBe(kind);
+  });
+
+  it('refuses a client it does not know, naming the two it does', () => {
+    expect(() => kafkaClientKindFromEnv({ SWITCHYARD_KAFKA_CLIENT: 'rdkafka' })).toThrow(/SWITCHYARD_KAFKA_CLIENT=rdkafka .*kafkajs or platformatic/);
+  });
+});
+
+describe('platformaticOptions', () => {
+  it('keeps one request in flight per broker, and maps TLS and SASL onto this client', () => {
+    const options = platformaticOptions({ ...SETTINGS, ssl: true, sasl: { mechanism: 'scram-sha-512', username: 'u', password: 'p' } }, 'sy-router');
+    expect(options).toMatchObject({ clientId: 'sy-router', bootstrapBrokers: ['k1:9092', 'k2:9092'], maxInflights: 1, autocreateTopics: false, tls: {} });
+    expect(options.sasl).toEqual({ mechanism: 'SCRAM-SHA-512', username: 'u', password: 'p' });
+    expect(platformaticOptions(SETTINGS, 'sy')).not.toHaveProperty('tls');
+  });
+});
+
+describe('records to and from @platformatic/kafka', () => {
+  it('writes keys, values, headers and timestamps as bytes', () => {
+    const message = toPlatformaticMessage('calls', { key: 'user-1', value: '{"a":1}', headers: { 'source-id': 'web', attempt: Buffer.from('0'), gone: undefined }, timestamp: '1700000000000' });
+    expect(message.key).toEqual(Buffer.from('user-1'));
+    expect(message.value).toEqual(Buffer.from('{"a":1}'));
+    expect(message.timestamp).toBe(1_700_000_000_000n);
+    const headers = message.headers as Map<Buffer, Buffer>;
+    expect([...headers].map(([k, v]) => [k.toString(), v.toString()])).toEqual([
+      ['source-id', 'web'],
+      ['attempt', '0'],
+    ]);
+    expect(toPlatformaticMessage('calls', { key: null, value: null })).toEqual({ topic: 'calls' });
+  });
+
+  it('refuses a repeated header rather than keep one of its values', () => {
+    expect(() => toPlatformaticMessage('calls', { value: 'x', headers: { h: ['a', 'b'] } })).toThrow(/header h .*several values/);
+  });
+
+  it('reads offsets and timestamps as decimal strings, repeated headers as arrays', () => {
+    const message = {
+      topic: 'calls',
+      partition: 3,
+      offset: 9_007_199_254_740_993n,
+      timestamp: 1_700_000_000_123n,
+      key: Buffer.from('k'),
+      value: Buffer.from('v'),
+      headers: new Map(),
+      headerEntries: [
+        [Buffer.from('source-id'), Buffer.from('web')],
+        [Buffer.from('h'), Buffer.from('1')],
+        [Buffer.from('h'), Buffer.from('2')],
+      ],
+    } as unknown as Message;
+    const record = fromPlatformaticMessage(message);
+    expect(record).toMatchObject({ topic: 'calls', partition: 3, offset: '9007199254740993', timestamp: '1700000000123', key: Buffer.from('k'), value: Buffer.from('v') });
+    expect(record.headers).toEqual({ 'source-id': Buffer.from('web'), h: [Buffer.from('1'), Buffer.from('2')] });
+    expect(fromPlatformaticMessage({ ...message, headerEntries: [], key: undefined, value: undefined } as unknown as Message)).toMatchObject({ key: null, value: null, headers: undefined });
+  });
+});

@@ -38,12 +38,17 @@ describe('isKafkajsNegativeTimeout', () => {
 describe('ignoreKafkajsNegativeTimeoutWarning', () => {
   const seen: Error[] = [];
   const listener = (warning: Error) => seen.push(warning);
+  // Node's own listener (the one that prints) is set aside, so the test output stays clean.
+  let others: ((warning: Error) => void)[] = [];
   beforeEach(() => {
     seen.length = 0;
+    others = process.listeners('warning');
+    process.removeAllListeners('warning');
     process.on('warning', listener);
   });
   afterEach(() => {
     process.off('warning', listener);
+    for (const other of others) process.on('warning', other);
   });
 
   /** Lets process.emitWarning's nextTick 'warning' events arrive. */

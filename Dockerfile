@@ -1,5 +1,8 @@
 # syntax=docker/dockerfile:1
 # Build stage: compile TypeScript with the dev dependencies.
+# NOTE: the image's Node 24 is the runtime. --ignore-scripts also skips the postinstall
+# that provisions a Node on older machines (scripts/provision-node.mjs); on 24 it would
+# provision nothing anyway.
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./

@@ -4,6 +4,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { ignoreKafkajsNegativeTimeoutWarning } from '../src/kafka/index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** This runner and the harness the benchmarks share. */
@@ -37,6 +38,7 @@ async function run(argv: string[]): Promise<number> {
   return 0;
 }
 
+ignoreKafkajsNegativeTimeoutWarning();
 run(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;

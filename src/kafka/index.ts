@@ -17,4 +17,5 @@ export { commitUntilDone, isGenerationLost, isRetriable } from './commit.js';
 export type { CommitRetryOptions } from './commit.js';
 export * from './scan-topic.js';
 export * from './read-to-end.js';
+export { ignoreKafkajsNegativeTimeoutWarning } from './negative-timeout-warning.js';
 

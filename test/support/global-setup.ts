@@ -43,6 +43,8 @@ let broker: RunningBroker | undefined;
  * when a Docker engine answers, else a local KRaft broker from Kafka's own jars.
  */
 export async function setup(project: TestProject): Promise<void> {
+  // Which Node runs the suite: the machine's, or the one the install step provisioned.
+  process.stderr.write(`tests on Node ${process.versions.node}\n`);
   const given = process.env.KAFKA_BROKERS;
   if (given) {
     project.provide('kafkaBrokers', given);

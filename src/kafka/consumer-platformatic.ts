@@ -190,6 +190,12 @@ class StreamRuntime {
       this.running += 1;
       void this.runBatch(queue, taken).finally(() => {
         queue.running = false;
+        // Round robin: the partition just served goes last, so the others' turn comes first.
+        const key = keyOf(queue.topic, queue.partition);
+        if (this.queues.get(key) === queue) {
+          this.queues.delete(key);
+          this.queues.set(key, queue);
+        }
         this.running -= 1;
         if (this.running === 0) for (const wake of this.idle) wake();
         this.schedule();

@@ -2,13 +2,16 @@
  * Straight into the `calls` topic, as the gateway writes it: key userId else
  * anonymousId, header `source-id`, value the call JSON (never the write key).
  *
- * NOTE: kafkajs is an optional peer dependency, loaded on the first send (a dynamic
- * import), so applications that only use HTTP neither install nor load it. Its types
+ * NOTE: the Kafka client is an optional peer dependency, loaded on the first send (a
+ * dynamic import), so applications that only use HTTP neither install nor load one:
+ * @platformatic/kafka (Node 22.22+; the daemon's own client) when it is installed, else
+ * kafkajs (which also carries the `aws` and `oauthbearer` SASL mechanisms). Their types
  * are used here only inside function bodies, so the package's declarations never
- * mention kafkajs either.
+ * mention either.
  */
 import { createRequire } from 'node:module';
 import type { ConnectionOptions } from 'node:tls';
+import type * as Platformatic from '@platformatic/kafka';
 import type * as Kafkajs from 'kafkajs';
 import type { KafkaConfig, Producer } from 'kafkajs';
 import { MAX_CALL_BYTES } from './call-model.js';
@@ -16,7 +19,7 @@ import type { DebugLog } from './debug.js';
 import { AnalyticsConfigError } from './errors.js';
 import type { BatchLimits, QueuedCall, SendResult, Transport } from './transport.js';
 
-/** SASL settings, as kafkajs takes them (its built-in mechanisms). */
+/** SASL settings, as kafkajs takes them (its built-in mechanisms; @platformatic/kafka is used for plain and scram only). */
 export type KafkaSaslOptions =
   | { mechanism: 'plain'; username: string; password: string }
   | { mechanism: 'scram-sha-256'; username: string; password: string }
@@ -64,41 +67,8 @@ export function createKafkaTransport(options: KafkaTransportOptions, log: DebugL
     callBytes: (call) => call.bytes + Buffer.byteLength(call.key, 'utf8') + sourceIdBytes + PER_RECORD_BYTES,
   };
   // NOTE: the dispatcher sends one batch at a time, so connecting needs no lock.
-  let producer: Producer | undefined;
+  let sender: CallSender | undefined;
   let closed = false;
-
-  async function connect(): Promise<Producer> {
-    const { Kafka, Partitioners } = await loadKafkajs();
-    const config: KafkaConfig = {
-      clientId: options.clientId ?? 'switchyard-client',
-      brokers: options.brokers,
-      // kafkajs logs to the console by default; here its lines join the DEBUG=analytics log.
-      logCreator: () => (entry) => {
-        const error = typeof entry.log.error === 'string' ? `: ${entry.log.error}` : '';
-        log(`kafkajs ${entry.label}: ${entry.log.message}${error}`);
-      },
-    };
-    if (options.ssl !== undefined) config.ssl = options.ssl;
-    if (options.sasl !== undefined) config.sasl = options.sasl;
-    // NOTE: the producer the daemon's roles use (src/kafka/client.ts createProducer, which
-    // says why it is not idempotent): acks=all on each send, one request in flight, no topic
-    // auto-creation, and the gateway's partitioner, so that a user's calls land in the same
-    // partition whichever way they came in.
-    const created = new Kafka(config).producer({
-      idempotent: false,
-      maxInFlightRequests: 1,
-      allowAutoTopicCreation: false,
-      createPartitioner: Partitioners.DefaultPartitioner,
-    });
-    try {
-      await created.connect();
-    } catch (err) {
-      await created.disconnect().catch(() => undefined);
-      throw err;
-    }
-    log(`connected to Kafka (${options.brokers.join(',')})`);
-    return created;
-  }
 
   return {
     description: `Kafka topic ${topic}`,
@@ -106,16 +76,8 @@ export function createKafkaTransport(options: KafkaTransportOptions, log: DebugL
     async send(batch: readonly QueuedCall[]): Promise<SendResult> {
       if (closed) return { kind: 'failure', reason: 'the Kafka transport is closed' };
       try {
-        producer ??= await connect();
-        await producer.send({
-          topic,
-          acks: -1,
-          messages: batch.map((call) => ({
-            key: call.key,
-            value: call.json,
-            headers: { [SOURCE_ID_HEADER]: options.sourceId },
-          })),
-        });
+        sender ??= await connectSender(options, topic, log);
+        await sender.send(batch);
         return { kind: 'success' };
       } catch (err) {
         if (err instanceof AnalyticsConfigError) return { kind: 'failure', reason: err.message, cause: err };
@@ -124,27 +86,127 @@ export function createKafkaTransport(options: KafkaTransportOptions, log: DebugL
     },
     async close(): Promise<void> {
       closed = true;
-      const current = producer;
-      producer = undefined;
-      await current?.disconnect();
+      const current = sender;
+      sender = undefined;
+      await current?.close();
     },
   };
 }
 
+/** A connected producer of calls, on one client or the other. */
+interface CallSender {
+  send(batch: readonly QueuedCall[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function connectSender(options: KafkaTransportOptions, topic: string, log: DebugLog): Promise<CallSender> {
+  const mechanism = options.sasl?.mechanism;
+  const platformaticFits = mechanism === undefined || mechanism === 'plain' || mechanism.startsWith('scram-');
+  const platformatic = platformaticFits ? await loadPlatformatic() : undefined;
+  const sender = platformatic !== undefined ? await connectPlatformatic(platformatic, options, topic) : await connectKafkajs(options, topic, log);
+  log(`connected to Kafka (${options.brokers.join(',')}) with ${platformatic !== undefined ? '@platformatic/kafka' : 'kafkajs'}`);
+  return sender;
+}
+
+// NOTE: the producer the daemon's roles use (src/kafka/client.ts and producer.ts in the
+// daemon, which say why it is not idempotent): acks=all on each send, one request in
+// flight, no topic auto-creation, and the gateway's partitioner (murmur2 as kafkajs and
+// the Java client hash keys), so that a user's calls land in the same partition
+// whichever way they came in.
+
+async function connectPlatformatic(lib: typeof Platformatic, options: KafkaTransportOptions, topic: string): Promise<CallSender> {
+  const sasl = options.sasl as Extract<KafkaSaslOptions, { username: string }> | undefined;
+  const producer = new lib.Producer({
+    clientId: options.clientId ?? 'switchyard-client',
+    bootstrapBrokers: options.brokers,
+    acks: -1,
+    idempotent: false,
+    maxInflights: 1,
+    autocreateTopics: false,
+    partitioner: lib.compatibilityPartitioner,
+    ...(options.ssl !== undefined && options.ssl !== false ? { tls: options.ssl === true ? {} : options.ssl } : {}),
+    ...(sasl !== undefined ? { sasl: { mechanism: sasl.mechanism.toUpperCase() as 'PLAIN', username: sasl.username, password: sasl.password } } : {}),
+  });
+  try {
+    await producer.metadata({ topics: [] });
+  } catch (err) {
+    await producer.close(true).catch(() => undefined);
+    throw err;
+  }
+  const header = Buffer.from(SOURCE_ID_HEADER);
+  const sourceId = Buffer.from(options.sourceId);
+  return {
+    async send(batch) {
+      await producer.send({
+        messages: batch.map((call) => ({ topic, key: Buffer.from(call.key), value: Buffer.from(call.json), headers: new Map([[header, sourceId]]) })),
+      });
+    },
+    close: () => producer.close(),
+  };
+}
+
+async function connectKafkajs(options: KafkaTransportOptions, topic: string, log: DebugLog): Promise<CallSender> {
+  const { Kafka, Partitioners } = await loadKafkajs();
+  const config: KafkaConfig = {
+    clientId: options.clientId ?? 'switchyard-client',
+    brokers: options.brokers,
+    // kafkajs logs to the console by default; here its lines join the DEBUG=analytics log.
+    logCreator: () => (entry) => {
+      const error = typeof entry.log.error === 'string' ? `: ${entry.log.error}` : '';
+      log(`kafkajs ${entry.label}: ${entry.log.message}${error}`);
+    },
+  };
+  if (options.ssl !== undefined) config.ssl = options.ssl;
+  if (options.sasl !== undefined) config.sasl = options.sasl;
+  const created: Producer = new Kafka(config).producer({
+    idempotent: false,
+    maxInFlightRequests: 1,
+    allowAutoTopicCreation: false,
+    createPartitioner: Partitioners.DefaultPartitioner,
+  });
+  try {
+    await created.connect();
+  } catch (err) {
+    await created.disconnect().catch(() => undefined);
+    throw err;
+  }
+  return {
+    async send(batch) {
+      await created.send({
+        topic,
+        acks: -1,
+        messages: batch.map((call) => ({ key: call.key, value: call.json, headers: { [SOURCE_ID_HEADER]: options.sourceId } })),
+      });
+    },
+    close: () => created.disconnect(),
+  };
+}
+
 const KAFKAJS_MISSING =
-  'the Kafka transport needs the kafkajs package (version 2), which is not installed: ' +
-  'run `npm install kafkajs` in your application, or send over HTTP with endpoint instead of kafka';
+  'the Kafka transport needs a Kafka client, and neither @platformatic/kafka (Node 22.22+) nor kafkajs (version 2) is installed: ' +
+  'run `npm install @platformatic/kafka` (or `npm install kafkajs`) in your application, or send over HTTP with endpoint instead of kafka';
+
+function resolvable(name: string): boolean {
+  try {
+    createRequire(import.meta.url).resolve(name);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /**
- * Throws AnalyticsConfigError when kafkajs cannot be found from here, so that
+ * Throws AnalyticsConfigError when no Kafka client can be found from here, so that
  * `new Analytics(…, { kafka })` fails at once instead of at the first send.
  */
 export function checkKafkajsInstalled(): void {
-  try {
-    createRequire(import.meta.url).resolve('kafkajs');
-  } catch {
-    throw new AnalyticsConfigError(KAFKAJS_MISSING);
-  }
+  if (!resolvable('@platformatic/kafka') && !resolvable('kafkajs')) throw new AnalyticsConfigError(KAFKAJS_MISSING);
+}
+
+/** @platformatic/kafka, or undefined when it is not installed (kafkajs is used then). */
+async function loadPlatformatic(): Promise<typeof Platformatic | undefined> {
+  if (!resolvable('@platformatic/kafka')) return undefined;
+  return import('@platformatic/kafka');
 }
 
 async function loadKafkajs(): Promise<typeof Kafkajs> {
@@ -162,6 +224,25 @@ interface KafkaLikeError {
   retriable?: unknown;
   type?: unknown;
   cause?: unknown;
+  /** @platformatic/kafka: the error code, the broker's error name, whether a retry may help, the errors it aggregates. */
+  code?: unknown;
+  apiId?: unknown;
+  canRetry?: unknown;
+  errors?: unknown;
+}
+
+/** The error and what it wraps (causes, aggregated errors), a few levels deep. */
+function errorChain(err: unknown): KafkaLikeError[] {
+  const found: KafkaLikeError[] = [];
+  const walk = (e: unknown, depth: number): void => {
+    if (typeof e !== 'object' || e === null || depth > 5 || found.length > 50 || found.includes(e)) return;
+    found.push(e);
+    walk((e as KafkaLikeError).cause, depth + 1);
+    const inner = (e as KafkaLikeError).errors;
+    if (Array.isArray(inner)) for (const item of inner) walk(item, depth + 1);
+  };
+  walk(err, 0);
+  return found;
 }
 
 /**
@@ -172,14 +253,19 @@ interface KafkaLikeError {
  */
 export function classifyKafkaError(err: unknown, topic: string): SendResult {
   let reason = `Kafka: ${describeKafkaError(err)}`;
-  for (let current: unknown = err, depth = 0; current !== undefined && current !== null && depth < 5; depth++) {
-    const e = current as KafkaLikeError;
-    if (e.type === 'UNKNOWN_TOPIC_OR_PARTITION') {
-      reason += ` (topic ${topic} does not exist: start the router, which creates it, or set kafka.topic to "<topicPrefix>calls")`;
-    }
+  const chain = errorChain(err);
+  // NOTE: @platformatic/kafka reports a missing topic as a user error of its own
+  // ("Unknown topic <name>."), found in its metadata answer; its message is all it has.
+  const missingTopic = (e: KafkaLikeError) =>
+    e.type === 'UNKNOWN_TOPIC_OR_PARTITION' || e.apiId === 'UNKNOWN_TOPIC_OR_PARTITION' || (e.code === 'PLT_KFK_USER' && typeof e.message === 'string' && e.message.startsWith('Unknown topic '));
+  if (chain.some(missingTopic)) {
+    reason += ` (topic ${topic} does not exist: start the router, which creates it, or set kafka.topic to "<topicPrefix>calls")`;
+  }
+  for (const e of chain) {
     if (e.name === 'KafkaJSProtocolError' && e.retriable === false) return { kind: 'failure', reason, cause: err };
     if (e.name === 'KafkaJSSASLAuthenticationError') return { kind: 'failure', reason, cause: err };
-    current = e.cause === current ? undefined : e.cause;
+    if (e.code === 'PLT_KFK_PROTOCOL' && e.canRetry === false) return { kind: 'failure', reason, cause: err };
+    if (e.code === 'PLT_KFK_AUTHENTICATION') return { kind: 'failure', reason, cause: err };
   }
   return { kind: 'retryable', reason, cause: err };
 }
@@ -188,7 +274,8 @@ function describeKafkaError(err: unknown): string {
   if (typeof err !== 'object' || err === null) return String(err);
   const e = err as KafkaLikeError;
   const message = typeof e.message === 'string' ? e.message : String(err);
-  const type = typeof e.type === 'string' ? ` (${e.type})` : '';
+  const typeName = typeof e.type === 'string' ? e.type : errorChain(err).find((c) => typeof c.apiId === 'string')?.apiId;
+  const type = typeof typeName === 'string' ? ` (${typeName})` : '';
   const cause = e.cause as KafkaLikeError | undefined;
   const causeText =
     cause !== undefined && cause !== null && typeof cause.message === 'string' && cause.message !== message

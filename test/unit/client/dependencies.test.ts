@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
-const FORBIDDEN = ['kafkajs', 'pino', 'prom-client', 'zod', 'yaml', 'undici'];
+const FORBIDDEN = ['kafkajs', '@platformatic/kafka', 'pino', 'prom-client', 'zod', 'yaml', 'undici'];
 
 const hook = `
 const forbidden = ${JSON.stringify(FORBIDDEN)};

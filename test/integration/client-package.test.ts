@@ -69,16 +69,16 @@ describe('switchyard-client from npm pack, in an empty project', () => {
     for (const file of files) expect(file, file).toMatch(/^(package\.json|README\.md|dist\/index\.js|dist\/[a-z-]+\.d\.ts)$/);
   });
 
-  it('installs with no dependency at all (kafkajs is an optional peer)', async () => {
+  it('installs with no dependency at all (@platformatic/kafka and kafkajs are optional peers)', async () => {
     const lock = JSON.parse(await readFile(join(project, 'package-lock.json'), 'utf8')) as { packages: Record<string, unknown> };
     const installed = Object.keys(lock.packages).filter((path) => path !== '');
     expect(installed).toEqual(['node_modules/switchyard-client']);
     const manifest = JSON.parse(await readFile(join(project, 'node_modules/switchyard-client/package.json'), 'utf8')) as Record<string, unknown>;
     expect(manifest.dependencies).toBeUndefined();
-    expect(manifest.peerDependenciesMeta).toEqual({ kafkajs: { optional: true } });
+    expect(manifest.peerDependenciesMeta).toEqual({ '@platformatic/kafka': { optional: true }, kafkajs: { optional: true } });
   });
 
-  it('sends a call over HTTP as the gateway expects it; the Kafka transport says to install kafkajs', async () => {
+  it('sends a call over HTTP as the gateway expects it; the Kafka transport says to install a Kafka client', async () => {
     const script = `
 import { Analytics, AnalyticsConfigError } from 'switchyard-client';
 const analytics = new Analytics('wk-packed-1', { endpoint: process.argv[2], maxRetries: 0 });
@@ -120,7 +120,7 @@ console.log(JSON.stringify({ id, kafka }));
       },
     ]);
 
-    expect(out.kafka).toMatch(/^AnalyticsConfigError: the Kafka transport needs the kafkajs package .*run `npm install kafkajs`/);
+    expect(out.kafka).toMatch(/^AnalyticsConfigError: the Kafka transport needs a Kafka client, .*run `npm install @platformatic\/kafka` \(or `npm install kafkajs`\)/);
   });
 
   it('its declarations stand alone: a strict TypeScript program type-checks against them (skipLibCheck off)', async () => {

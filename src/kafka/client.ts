@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { createKafkaLogLevels } from './log-levels.js';
 import type { LogTarget } from './log-levels.js';
-import type { KafkaClientKind } from './platformatic-client.js';
+import type { KafkaClientKind } from './client-kind.js';
 
 export type KafkaSettings = Config['kafka'];
 

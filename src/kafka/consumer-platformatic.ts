@@ -20,7 +20,7 @@ import type { Logger } from 'pino';
 import { CONSUMER_HEARTBEAT_INTERVAL_MS, CONSUMER_SESSION_TIMEOUT_MS } from './client.js';
 import type { KafkaClient } from './client.js';
 import { commitUntilDone } from './commit.js';
-import type { BatchHandler, ConsumerEvents, ConsumerSettings, RecordBatch, RunningConsumer } from './consumer.js';
+import type { BatchHandler, ConsumerEvents, ConsumerSettings, RecordBatch, RunningConsumer } from './consumer-contract.js';
 import { fromPlatformaticMessage, platformaticOptions } from './platformatic-client.js';
 
 /** Records waiting (all partitions) above which the stream pauses; it resumes below half. */

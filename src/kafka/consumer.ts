@@ -5,86 +5,23 @@
 //
 // Two runtimes, one contract: on @platformatic/kafka (consumer-platformatic.ts) when the
 // client says so and the consumer needs nothing only kafkajs has; else on kafkajs
-// (below). kafkajs-only: the 'timer' commit policy and holdPartition (the deliverer's
+// (below). kafkajs-only: the 'timer' commit policy and long partition holds (the deliverer's
 // destination consumers), since the other client can only pause its whole stream.
 import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
 import type { Logger } from 'pino';
 import { kafkajsOf } from './client.js';
 import type { KafkaClient } from './client.js';
 import { commitUntilDone } from './commit.js';
+import type { BatchHandler, ConsumerEvents, ConsumerSettings, RecordBatch, RunningConsumer } from './consumer-contract.js';
 import { startPlatformaticConsumer } from './consumer-platformatic.js';
 import { offsetAfter } from './records.js';
 import type { InboundRecord, RecordHeaders } from './records.js';
 
-/** One fetched batch of one partition, in offset order. */
-export interface RecordBatch {
-  readonly topic: string;
-  readonly partition: number;
-  readonly records: readonly InboundRecord[];
-  /**
-   * Every record up to and including `offset` is finished: its writes are
-   * acknowledged, so it may be committed. Also heartbeats; rejects when the group
-   * refused the heartbeat (a rebalance: end the batch, it is read again).
-   */
-  markDone(offset: string): Promise<void>;
-  /** False once the consumer stops, the partition was taken away (rebalance, seek) or a heartbeat was refused. */
-  stillOwned(): boolean;
-  /** Stops fetching this partition for `ms` (end the batch now; what is not done is fetched again after). */
-  holdPartition(ms: number): void;
-}
-
-export type BatchHandler = (batch: RecordBatch) => Promise<void>;
-
-export interface ConsumerEvents {
-  /** The member joined (again): its partitions per topic. */
-  onJoin?(assignment: Record<string, number[]>, memberId: string): void;
-  /** The consumer failed; with `restart` kafkajs starts it again, else it is stopped for good. */
-  onCrash?(error: Error, restart: boolean): void;
-  onStop?(): void;
-  /** A fetch came back (the consumer is reading). */
-  onFetch?(): void;
-}
-
-/**
- * When the finished work is committed:
- * - `'batch-end'`: once the batch ends, what was marked done (retried until done);
- * - `'timer'`: also every `commitEveryMs` while a batch runs (long batches, e.g. a
- *   slow receiver's), and what was marked done even when the handler failed;
- * - `'none'`: never (a group of its own that only follows a topic).
- */
-export type CommitPolicy = { kind: 'batch-end' } | { kind: 'timer'; commitEveryMs: number } | { kind: 'none' };
-
-export interface ConsumerSettings {
-  groupId: string;
-  topics: readonly string[];
-  /** Where a partition without a commit starts: its beginning, or its end. */
-  fromBeginning: boolean;
-  commit: CommitPolicy;
-  /** kafkajs `maxBytesPerPartition`: how much one fetch takes from one partition. */
-  maxBytesPerPartition?: number;
-  /** kafkajs `maxBytes`: how much one fetch takes in all. */
-  maxBytes?: number;
-  /** How long an idle fetch waits on the broker; also bounds how long stop() waits for it. */
-  maxWaitTimeInMs?: number;
-  /** Partitions whose batches run at once (each partition's batches still run one after the other). Default 1. */
-  partitionsConsumedConcurrently?: number;
-  /**
-   * The consumer will call holdPartition. Only kafkajs can pause one partition, so such
-   * a consumer runs on kafkajs whatever the client says (as does the 'timer' policy).
-   */
-  holdsPartitions?: boolean;
-}
+export type { BatchHandler, CommitPolicy, ConsumerEvents, ConsumerSettings, RecordBatch, RunningConsumer } from './consumer-contract.js';
 
 /** Whether `settings` can run on @platformatic/kafka: it has no per-partition pause, and no timer commits here. */
 export function runsOnPlatformatic(client: KafkaClient, settings: ConsumerSettings): boolean {
   return client.kind === 'platformatic' && settings.commit.kind !== 'timer' && settings.holdsPartitions !== true;
-}
-
-export interface RunningConsumer {
-  /** Stops fetching; resolves once the batches in hand are finished (and committed). */
-  stop(): Promise<void>;
-  /** Stops (if not yet) and leaves the group. */
-  disconnect(): Promise<void>;
 }
 
 /**

@@ -1,8 +1,8 @@
 // The Kafka port: the only module of src/ that imports kafkajs or @platformatic/kafka. Roles use these.
 export { CONSUMER_HEARTBEAT_INTERVAL_MS, CONSUMER_SESSION_TIMEOUT_MS, createKafka, isKafkaClientError } from './client.js';
 export type { CreateKafkaOptions, KafkaClient, KafkaSettings } from './client.js';
-export { KAFKA_CLIENT_ENV, kafkaClientKindFromEnv } from './platformatic-client.js';
-export type { KafkaClientKind } from './platformatic-client.js';
+export { KAFKA_CLIENT_ENV, kafkaClientKindFromEnv } from './client-kind.js';
+export type { KafkaClientKind } from './client-kind.js';
 export * from './records.js';
 export * from './send-buffer.js';
 export * from './producer.js';

@@ -23,7 +23,7 @@ import type { Config } from '../src/config/schema.js';
 import { staticConfigStore } from '../src/config/store.js';
 import { createDelivererService } from '../src/delivery/deliverer-service.js';
 import type { DelivererTuning } from '../src/delivery/deliverer-service.js';
-import { createKafka, topicNames } from '../src/kafka/index.js';
+import { createKafka, kafkaClientKindFromEnv, topicNames } from '../src/kafka/index.js';
 import { createKafkajsProducer as createProducer, kafkajsOf } from '../src/kafka/client.js';
 import { ensureTopics } from '../src/kafka/ensure-topics.js';
 import type { Kafka } from 'kafkajs';
@@ -335,7 +335,8 @@ export async function main(args: string[]): Promise<void> {
       scenarioNumber += 1;
       const prefix = `bench-${run}-${scenarioNumber}.`;
       const config = benchConfig(broker.brokers, prefix, `bench-${run}-${scenarioNumber}`, partitions, concurrency, destinations, extra.timeout);
-      const client = createKafka(config.kafka, logger);
+      // SWITCHYARD_KAFKA_CLIENT=kafkajs measures the deliverer's producer on kafkajs (as the CLI runs it).
+      const client = createKafka(config.kafka, logger, { kind: kafkaClientKindFromEnv(process.env) });
       const kafka = kafkajsOf(client);
       const names = topicNames(prefix);
       const admin = kafka.admin();

@@ -26,7 +26,7 @@ import { Pool } from 'undici';
 import type { Config } from '../src/config/schema.js';
 import { staticConfigStore } from '../src/config/store.js';
 import { createGatewayService } from '../src/gateway/gateway-service.js';
-import { createKafka, topicNames } from '../src/kafka/index.js';
+import { createKafka, kafkaClientKindFromEnv, topicNames } from '../src/kafka/index.js';
 import { createKafkajsProducer as createProducer, kafkajsOf } from '../src/kafka/client.js';
 import { ensureTopics } from '../src/kafka/ensure-topics.js';
 import type { Kafka, Message } from 'kafkajs';
@@ -122,7 +122,8 @@ async function startGateway(config: Config, merging: boolean): Promise<{ port: n
   const gateway = createGatewayService(
     {
       config: staticConfigStore(config),
-      kafka: createKafka(config.kafka, logger),
+      // SWITCHYARD_KAFKA_CLIENT=kafkajs measures the gateway on kafkajs (as the CLI runs it).
+      kafka: createKafka(config.kafka, logger, { kind: kafkaClientKindFromEnv(process.env) }),
       metrics: createMetrics({ defaultMetrics: false }),
       logger,
     },

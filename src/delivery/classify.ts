@@ -161,6 +161,18 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/**
+ * NOTE: Node 24 ends a certificate error's message with advice about its own command
+ * line ("; if the root CA is installed locally, try running Node.js with --use-system-ca"),
+ * which the daemon's operator does not type and Node 22 does not add: the dead letter's
+ * `error` header keeps Node's wording of the failure only, the same on 22 and 24.
+ */
+const NODE_CA_ADVICE = /; if the root CA is installed locally, try running Node\.js with --use-system-ca\.?$/;
+
+function certificateFailure(error: unknown): string {
+  return messageOf(error).replace(NODE_CA_ADVICE, '');
+}
+
 /** A request that failed without an HTTP answer (our own deadline is handled by the sender). */
 export function classifyError(error: unknown, timeoutMs: number): AttemptResult {
   const code = errorCode(error);
@@ -168,7 +180,7 @@ export function classifyError(error: unknown, timeoutMs: number): AttemptResult 
   if (code === BLOCKED_ADDRESS_CODE) return { outcome: 'blocked', verdict: 'permanent', reason: messageOf(error) };
   if (code !== undefined && CERTIFICATE_ERRORS.has(code)) {
     // Node's wording is what people search for ("self-signed certificate").
-    return { outcome: 'tls', verdict: 'permanent', reason: messageOf(error) };
+    return { outcome: 'tls', verdict: 'permanent', reason: certificateFailure(error) };
   }
   if (code !== undefined && TIMEOUT_ERRORS.has(code)) return timedOut(timeoutMs);
   if (code !== undefined && PERMANENT_REQUEST_ERRORS.has(code)) {

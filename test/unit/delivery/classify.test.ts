@@ -107,6 +107,11 @@ describe('classifyError', () => {
     expect(classifyError(codeError(code, message), 5000)).toEqual({ outcome: 'tls', verdict: 'permanent', reason: message });
   });
 
+  it('a certificate failure is named without the advice about its command line that Node 24 adds', () => {
+    const node24 = codeError('DEPTH_ZERO_SELF_SIGNED_CERT', 'self-signed certificate; if the root CA is installed locally, try running Node.js with --use-system-ca');
+    expect(classifyError(node24, 5000)).toEqual({ outcome: 'tls', verdict: 'permanent', reason: 'self-signed certificate' });
+  });
+
   it('a TLS handshake failure that is not about the certificate is retryable', () => {
     const result = classifyError(codeError('ERR_SSL_WRONG_VERSION_NUMBER', 'wrong version number'), 5000);
     expect(result).toEqual({ outcome: 'tls', verdict: 'retryable', reason: 'TLS handshake failed: wrong version number' });

@@ -1,6 +1,7 @@
 // The @platformatic/kafka side of the port: the connection options every producer and
 // consumer made on it shares, and the record conversions both ways. Only src/kafka/
 // imports it (client.ts decides which roles run on it).
+import { compatibilityPartitioner } from '@platformatic/kafka';
 import type { BaseOptions, Message, MessageToProduce, SASLOptions } from '@platformatic/kafka';
 import type { KafkaSettings } from './client.js';
 export { KAFKA_CLIENT_ENV, kafkaClientKindFromEnv } from './client-kind.js';
@@ -97,7 +98,7 @@ export function toPlatformaticMessage(topic: string, record: OutboundRecord): Me
  * The records of one send in this client's shape, in order.
  *
  * NOTE: the router adds the same record object to every destination's topic; it is
- * converted once (its key, value, headers Map and timestamp shared by the copies: this
+ * converted once (its key, value, headers Map, timestamp and key hash shared by the copies: this
  * client only reads them), not once per topic: each conversion makes a headers Map and
  * a Buffer per header name, and the router writes four headers to three or more topics
  * per call (a fresh Map and name Buffers per copy showed in the route bench's profile).
@@ -110,6 +111,10 @@ export function toPlatformaticMessages(records: readonly TopicRecords[]): Messag
       let fields = converted.get(record);
       if (fields === undefined) {
         fields = toMessageFields(topic, record);
+        // NOTE: the key's hash too, once: this client takes a number as the partition
+        // before the topic's partition count (it divides by it), so every copy lands
+        // where the producer's compatibilityPartitioner would put it, hashed once.
+        if (fields.partition === undefined && fields.key !== undefined) fields.partition = compatibilityPartitioner(fields as MessageToProduce, fields.key);
         converted.set(record, fields);
       }
       messages.push({ topic, ...fields });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Message } from '@platformatic/kafka';
+import { Partitioners } from 'kafkajs';
 import { fromPlatformaticMessage, kafkaClientKindFromEnv, platformaticOptions, toPlatformaticMessage, toPlatformaticMessages } from '../../../src/kafka/platformatic-client.js';
 
 const SETTINGS = { brokers: ['k1:9092', 'k2:9092'], clientId: 'sy', topicPrefix: 'switchyard.', partitions: 12, replicationFactor: 1 };
@@ -63,6 +64,16 @@ describe('records to and from @platformatic/kafka', () => {
     const names = (i: number) => [...(messages[i]!.headers as Map<Buffer, Buffer>).keys()];
     expect(names(1)[0]).toBe(names(0)[0]);
     expect(names(0).map(String)).toEqual(['source-id', 'message-id']);
+  });
+
+  it('hashes each key once, to the partition kafkajs and the Java client pick', () => {
+    const partitionMetadata = Array.from({ length: 6 }, (_, partitionId) => ({ partitionId, leader: 1, partitionErrorCode: 0, replicas: [1], isr: [1] }));
+    const kafkajsPartition = Partitioners.DefaultPartitioner();
+    const keys = ['user-1', 'user-2', 'anon-ä', 'x'.repeat(40)];
+    const messages = toPlatformaticMessages([{ topic: 'd1', messages: keys.map((key) => ({ key, value: 'v' })) }]);
+    // This client takes the number modulo the topic's partition count when it sends.
+    expect(messages.map((m) => m.partition! % 6)).toEqual(keys.map((key) => kafkajsPartition({ topic: 'd1', partitionMetadata, message: { key, value: 'v' } })));
+    expect(toPlatformaticMessages([{ topic: 'd1', messages: [{ key: null, value: 'v' }, { key: 'k', value: 'v', partition: 2 }] }]).map((m) => m.partition)).toEqual([undefined, 2]);
   });
 
   it('refuses a repeated header rather than keep one of its values', () => {

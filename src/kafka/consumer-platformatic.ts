@@ -211,20 +211,23 @@ class StreamRuntime {
     const { topic, partition } = queue;
     const key = keyOf(topic, partition);
     const epoch = this.epoch;
-    let doneThrough: Message | undefined;
-    const byOffset = new Map<string, Message>();
-    const records = messages.map((m) => {
-      const record = fromPlatformaticMessage(m);
-      byOffset.set(record.offset, m);
-      return record;
-    });
+    const records = messages.map(fromPlatformaticMessage);
+    // NOTE: the index of the last record marked done, found by its offset string; the
+    // search starts there (marks move forward), so a batch costs no lookup table.
+    let doneIndex = -1;
+    const indexOf = (offset: string): number => {
+      for (let i = doneIndex + 1; i < records.length; i++) if (records[i]!.offset === offset) return i;
+      for (let i = Math.min(doneIndex, records.length - 1); i >= 0; i--) if (records[i]!.offset === offset) return i;
+      return -1;
+    };
     const view: RecordBatch = {
       topic,
       partition,
       records,
       // NOTE: this client heartbeats on its own timer; marking done only records the offset.
       markDone: async (offset) => {
-        doneThrough = byOffset.get(offset) ?? doneThrough;
+        const index = indexOf(offset);
+        if (index >= 0) doneIndex = index;
       },
       stillOwned: () => this.owned(epoch, key),
       // NOTE: only the batches stop: this client cannot pause one partition's fetches, so
@@ -244,7 +247,7 @@ class StreamRuntime {
       this.fail(error);
       return;
     }
-    const done = doneThrough;
+    const done = doneIndex >= 0 ? messages[doneIndex] : undefined;
     this.requeueNotDone(queue, messages, done, epoch);
     // NOTE: not owned() here: a batch that finishes after stop() began still commits (stop waits for it).
     const stillOurs = () => this.epoch === epoch && this.assigned.has(key);

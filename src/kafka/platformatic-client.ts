@@ -1,11 +1,12 @@
 // The @platformatic/kafka side of the port: the connection options every producer and
 // consumer made on it shares, and the record conversions both ways. Only src/kafka/
 // imports it (client.ts decides which roles run on it).
+import { compatibilityPartitioner } from '@platformatic/kafka';
 import type { BaseOptions, Message, MessageToProduce, SASLOptions } from '@platformatic/kafka';
 import type { KafkaSettings } from './client.js';
 export { KAFKA_CLIENT_ENV, kafkaClientKindFromEnv } from './client-kind.js';
 export type { KafkaClientKind } from './client-kind.js';
-import type { InboundRecord, OutboundRecord, RecordHeaders } from './records.js';
+import type { InboundRecord, OutboundRecord, RecordHeaders, TopicRecords } from './records.js';
 
 const SASL_MECHANISMS = { plain: 'PLAIN', 'scram-sha-256': 'SCRAM-SHA-256', 'scram-sha-512': 'SCRAM-SHA-512' } as const;
 
@@ -47,14 +48,25 @@ function toBuffer(data: Buffer | string): Buffer {
   return typeof data === 'string' ? Buffer.from(data) : data;
 }
 
-/**
- * A record to write, in this client's shape (bytes in, bytes out: no serializers).
- *
- * NOTE: this client keeps headers in a Map, one value per name; a repeated header
- * (an array) is refused rather than silently cut to one value. No role writes one.
- */
-export function toPlatformaticMessage(topic: string, record: OutboundRecord): MessageToProduce {
-  const message: MessageToProduce = { topic };
+/** Header names as bytes, made once: a few names (DESIGN §4's) go out on every record. */
+const headerNames = new Map<string, Buffer>();
+/** Past this many distinct names, a new one is encoded per use rather than kept. */
+const MAX_CACHED_HEADER_NAMES = 256;
+
+function headerName(name: string): Buffer {
+  let bytes = headerNames.get(name);
+  if (bytes === undefined) {
+    bytes = Buffer.from(name);
+    if (headerNames.size < MAX_CACHED_HEADER_NAMES) headerNames.set(name, bytes);
+  }
+  return bytes;
+}
+
+/** A record's fields in this client's shape, without the topic (shared by its copies to several topics). */
+type MessageFields = Omit<MessageToProduce, 'topic'>;
+
+function toMessageFields(topic: string, record: OutboundRecord): MessageFields {
+  const message: MessageFields = {};
   if (record.key !== undefined && record.key !== null) message.key = toBuffer(record.key);
   if (record.value !== null) message.value = toBuffer(record.value);
   if (record.partition !== undefined) message.partition = record.partition;
@@ -65,11 +77,50 @@ export function toPlatformaticMessage(topic: string, record: OutboundRecord): Me
       const value = record.headers[name];
       if (value === undefined) continue;
       if (Array.isArray(value)) throw new TypeError(`header ${name} of a record for ${topic} has several values; the Kafka port writes one value per header name`);
-      headers.set(Buffer.from(name), toBuffer(value));
+      headers.set(headerName(name), toBuffer(value));
     }
     message.headers = headers;
   }
   return message;
+}
+
+/**
+ * A record to write, in this client's shape (bytes in, bytes out: no serializers).
+ *
+ * NOTE: this client keeps headers in a Map, one value per name; a repeated header
+ * (an array) is refused rather than silently cut to one value. No role writes one.
+ */
+export function toPlatformaticMessage(topic: string, record: OutboundRecord): MessageToProduce {
+  return { topic, ...toMessageFields(topic, record) };
+}
+
+/**
+ * The records of one send in this client's shape, in order.
+ *
+ * NOTE: the router adds the same record object to every destination's topic; it is
+ * converted once (its key, value, headers Map, timestamp and key hash shared by the copies: this
+ * client only reads them), not once per topic: each conversion makes a headers Map and
+ * a Buffer per header name, and the router writes four headers to three or more topics
+ * per call (a fresh Map and name Buffers per copy showed in the route bench's profile).
+ */
+export function toPlatformaticMessages(records: readonly TopicRecords[]): MessageToProduce[] {
+  const messages: MessageToProduce[] = [];
+  const converted = new Map<OutboundRecord, MessageFields>();
+  for (const { topic, messages: outbound } of records) {
+    for (const record of outbound) {
+      let fields = converted.get(record);
+      if (fields === undefined) {
+        fields = toMessageFields(topic, record);
+        // NOTE: the key's hash too, once: this client takes a number as the partition
+        // before the topic's partition count (it divides by it), so every copy lands
+        // where the producer's compatibilityPartitioner would put it, hashed once.
+        if (fields.partition === undefined && fields.key !== undefined) fields.partition = compatibilityPartitioner(fields as MessageToProduce, fields.key);
+        converted.set(record, fields);
+      }
+      messages.push({ topic, ...fields });
+    }
+  }
+  return messages;
 }
 
 /** A record read, as the port hands it to roles (offset and timestamp as decimal strings, headers as an object). */

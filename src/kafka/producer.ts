@@ -17,11 +17,10 @@
 // The requests go out through kafkajs or @platformatic/kafka, as the KafkaClient says
 // (client.ts); the policy above is the same for both.
 import { compatibilityPartitioner, Producer as PlatformaticProducer } from '@platformatic/kafka';
-import type { MessageToProduce } from '@platformatic/kafka';
 import { SendTimeoutError } from '../errors.js';
 import { createKafkajsProducer } from './client.js';
 import type { KafkaClient } from './client.js';
-import { platformaticOptions, toPlatformaticMessage } from './platformatic-client.js';
+import { platformaticOptions, toPlatformaticMessages } from './platformatic-client.js';
 import { recordBytes } from './records.js';
 import type { OutboundRecord, TopicRecords } from './records.js';
 import { MAX_TOPIC_BYTES_PER_SEND, SendBuffer } from './send-buffer.js';
@@ -114,9 +113,7 @@ function createPlatformaticProducer(client: KafkaClient, options: ProducerOption
   // unready (gateway-service.ts).
   let isConnected = false;
   const queue = createSendQueue(async (topicMessages) => {
-    const messages: MessageToProduce[] = [];
-    for (const { topic, messages: records } of topicMessages) for (const record of records) messages.push(toPlatformaticMessage(topic, record));
-    await producer.send({ messages });
+    await producer.send({ messages: toPlatformaticMessages(topicMessages) });
   }, options);
   return {
     async connect() {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Message } from '@platformatic/kafka';
-import { fromPlatformaticMessage, kafkaClientKindFromEnv, platformaticOptions, toPlatformaticMessage } from '../../../src/kafka/platformatic-client.js';
+import { Partitioners } from 'kafkajs';
+import { fromPlatformaticMessage, kafkaClientKindFromEnv, platformaticOptions, toPlatformaticMessage, toPlatformaticMessages } from '../../../src/kafka/platformatic-client.js';
 
 const SETTINGS = { brokers: ['k1:9092', 'k2:9092'], clientId: 'sy', topicPrefix: 'switchyard.', partitions: 12, replicationFactor: 1 };
 
@@ -41,6 +42,38 @@ describe('records to and from @platformatic/kafka', () => {
       ['attempt', '0'],
     ]);
     expect(toPlatformaticMessage('calls', { key: null, value: null })).toEqual({ topic: 'calls' });
+  });
+
+  it('converts a record sent to several topics once, and keeps every topic\'s order', () => {
+    const shared = { key: 'user-1', value: 'body', headers: { 'source-id': 'web', 'message-id': Buffer.from('m-1') }, timestamp: '1700000000000' };
+    const other = { key: 'user-2', value: 'other', headers: { 'source-id': 'web' } };
+    const messages = toPlatformaticMessages([
+      { topic: 'd1', messages: [shared, other] },
+      { topic: 'd2', messages: [shared] },
+    ]);
+    expect(messages.map((m) => [m.topic, m.value?.toString()])).toEqual([
+      ['d1', 'body'],
+      ['d1', 'other'],
+      ['d2', 'body'],
+    ]);
+    expect(messages[2]!.headers).toBe(messages[0]!.headers);
+    expect(messages[2]!.key).toBe(messages[0]!.key);
+    expect(messages[2]!.timestamp).toBe(1_700_000_000_000n);
+    expect(messages[1]!.headers).not.toBe(messages[0]!.headers);
+    // Header names are encoded once, whichever record carries them.
+    const names = (i: number) => [...(messages[i]!.headers as Map<Buffer, Buffer>).keys()];
+    expect(names(1)[0]).toBe(names(0)[0]);
+    expect(names(0).map(String)).toEqual(['source-id', 'message-id']);
+  });
+
+  it('hashes each key once, to the partition kafkajs and the Java client pick', () => {
+    const partitionMetadata = Array.from({ length: 6 }, (_, partitionId) => ({ partitionId, leader: 1, partitionErrorCode: 0, replicas: [1], isr: [1] }));
+    const kafkajsPartition = Partitioners.DefaultPartitioner();
+    const keys = ['user-1', 'user-2', 'anon-ä', 'x'.repeat(40)];
+    const messages = toPlatformaticMessages([{ topic: 'd1', messages: keys.map((key) => ({ key, value: 'v' })) }]);
+    // This client takes the number modulo the topic's partition count when it sends.
+    expect(messages.map((m) => m.partition! % 6)).toEqual(keys.map((key) => kafkajsPartition({ topic: 'd1', partitionMetadata, message: { key, value: 'v' } })));
+    expect(toPlatformaticMessages([{ topic: 'd1', messages: [{ key: null, value: 'v' }, { key: 'k', value: 'v', partition: 2 }] }]).map((m) => m.partition)).toEqual([undefined, 2]);
   });
 
   it('refuses a repeated header rather than keep one of its values', () => {

@@ -171,12 +171,21 @@ function topicsOf(prefix: string, id: string): string[] {
 }
 
 async function createTopics(admin: Admin, topics: readonly string[], partitions: number): Promise<void> {
-  for (let start = 0; start < topics.length; start += 500) {
-    await admin.createTopics({
-      waitForLeaders: true,
-      timeout: 120_000,
-      topics: topics.slice(start, start + 500).map((topic) => ({ topic, numPartitions: partitions, replicationFactor: 1 })),
-    });
+  // NOTE: in chunks, without waitForLeaders: with thousands of topics at once the
+  // broker answers the creation's own leader wait with "does not host this
+  // topic-partition". Leaders are awaited below, from the metadata.
+  for (let start = 0; start < topics.length; start += 250) {
+    const chunk = topics.slice(start, start + 250);
+    await admin.createTopics({ waitForLeaders: false, timeout: 120_000, topics: chunk.map((topic) => ({ topic, numPartitions: partitions, replicationFactor: 1 })) });
+    const led = await waitUntil(async () => {
+      try {
+        const { topics: found } = await admin.fetchTopicMetadata({ topics: chunk });
+        return found.length === chunk.length && found.every((t) => t.partitions.length === partitions && t.partitions.every((p) => p.leader >= 0));
+      } catch {
+        return false;
+      }
+    }, 120_000);
+    if (!led) throw new Error(`topics ${chunk[0]}… have no leader after 2 minutes`);
   }
 }
 

@@ -73,6 +73,11 @@ export interface ChaosReport {
     totalMs: number;
   };
   duplicateRate: number;
+  /**
+   * Per destination: 2xx deliveries past the first (load, fuzz and deletions together),
+   * and those per fault that can redeliver (SIGKILLs of any role and broker restarts).
+   */
+  duplicatesByDestination: Record<string, { duplicates: number; perFault: number }>;
   /** For lost calls: every record of them found in the topics, in topic order (calls, deliveries, retries, dead letters). */
   trails: Record<string, TrailStop[]>;
 }
@@ -208,7 +213,7 @@ export async function runChaos(input: ChaosProfile, log: Log): Promise<ChaosRepo
     runTag,
     logDir,
     say,
-    topology: chaosTopology({ failingShare: profile.failingShare }),
+    topology: chaosTopology({ failingShare: profile.failingShare, destinations: profile.destinations }),
     ledger: new Ledger(runTag),
     names: topicNames(`chaos-${runTag}.`),
     clientId: `chaos-${runTag}`,
@@ -606,7 +611,12 @@ function buildReport(parts: {
   if (parts.timings.drainMs === undefined) failures.push(`not drained within ${profile.drainTimeoutMs} ms; consumers behind: ${parts.notDrained.join('; ') || 'none'}`);
   if (parts.loadStats.refusals.length > 0) failures.push(`the gateway refused ${parts.loadStats.refusals.length} valid load request(s): ${parts.loadStats.refusals[0]}`);
   if (parts.fuzzStats.oddAnswers.length > 0) failures.push(`the gateway gave ${parts.fuzzStats.oddAnswers.length} answer(s) the contract does not allow: ${parts.fuzzStats.oddAnswers[0]}`);
+  const duplicateRate = pairs === 0 ? 0 : duplicates / pairs;
+  if (profile.maxDuplicateRate !== undefined && duplicateRate >= profile.maxDuplicateRate) {
+    failures.push(`${(duplicateRate * 100).toFixed(3)} % of delivered pairs delivered twice (${duplicates}); the ${profile.name} profile allows under ${profile.maxDuplicateRate * 100} %`);
+  }
   const failedFaults = parts.faultRecords.filter((r) => r.error !== undefined).map((r) => `${r.fault.kind}: ${r.error}`);
+  const brokerRestarts = parts.faultRecords.filter((r) => r.fault.kind === 'broker-restart').length;
   if (failedFaults.length > 0) failures.push(`${failedFaults.length} fault(s) could not be carried out: ${failedFaults[0]}`);
   const { gatewayStatus, ...fuzzRest } = parts.fuzzStats;
   return {
@@ -620,7 +630,7 @@ function buildReport(parts: {
     fuzzStats: { ...fuzzRest, gatewayStatus: Object.fromEntries([...gatewayStatus].map(([k, v]) => [String(k), v])) },
     faults: {
       kills: kills.length,
-      brokerRestarts: parts.faultRecords.filter((r) => r.fault.kind === 'broker-restart').length,
+      brokerRestarts,
       receiverOutages: parts.faultRecords.filter((r) => r.fault.kind === 'receiver-outage').length,
       reloads: parts.faultRecords.filter((r) => r.fault.kind === 'reload').length,
       failed: failedFaults,
@@ -631,7 +641,19 @@ function buildReport(parts: {
     fuzzBodiesNotChecked: parts.fuzzBodiesNotChecked,
     deadLetterReasons: parts.deadLetterReasons,
     timings: parts.timings,
-    duplicateRate: pairs === 0 ? 0 : duplicates / pairs,
+    duplicateRate,
+    duplicatesByDestination: duplicatesPerFault([verdict.load, verdict.fuzz, verdict.deletion], kills.length + brokerRestarts),
     trails: parts.trails,
   };
+}
+
+/** Duplicates per destination over the tallies, and per fault that can cause them (none: per run). */
+function duplicatesPerFault(tallies: readonly Verdict['load'][], faults: number): ChaosReport['duplicatesByDestination'] {
+  const totals = new Map<string, number>();
+  for (const tally of tallies) {
+    for (const [destination, count] of Object.entries(tally.duplicatesByDestination)) totals.set(destination, (totals.get(destination) ?? 0) + count);
+  }
+  return Object.fromEntries(
+    [...totals].sort((a, b) => b[1] - a[1]).map(([destination, count]) => [destination, { duplicates: count, perFault: count / Math.max(1, faults) }]),
+  );
 }

@@ -434,10 +434,11 @@ export async function main(args: string[]): Promise<void> {
                   cell(r.idleCpuPercent, 1),
                   cell(r.rate),
                   base && r.rate ? `${(r.rate / base).toFixed(2)}×` : '-',
-                  `${cell(r.duplicates)} of ${cell(r.received)}`,
+                  r.duplicates === undefined || r.received === undefined ? '-' : `${r.duplicates} of ${r.received - r.duplicates}`,
                 ],
           ),
         ),
+        'duplicates: 2xx answers past the first for a message id, of the events delivered (both waves)',
         'targets: ready < 10 s; connections independent of D; idle CPU < 2 % of a core; D=1000 ≥ 0.90× D=1; zero duplicates',
         ...(hangingRows.length > 0
           ? [

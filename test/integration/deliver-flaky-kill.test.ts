@@ -29,17 +29,32 @@ interface Tally {
   duplicates(): number;
 }
 
-/** Answers `pick(id, attempt)` and counts the 200s per message id. */
-function tally(receiver: Receiver, pick: (id: string, attempt: number) => Reply): Tally {
+/** What a request gets: a status (after `delayMs`), or no answer at all. */
+type Answer = { status: number; delayMs?: number } | 'hang';
+
+/**
+ * Answers `pick(id, attempt)` and counts, per message id, the 2xx answers that really
+ * went out (written to a connection still open, so the deliverer could read them).
+ */
+function tally(receiver: Receiver, pick: (id: string, attempt: number) => Answer): Tally {
   const acked = new Map<string, number>();
   const attempts = new Map<string, number>();
-  receiver.replyWith((request) => {
+  receiver.replyWith((request): Reply => {
     const id = (JSON.parse(request.text) as { messageId: string }).messageId;
     const attempt = (attempts.get(id) ?? 0) + 1;
     attempts.set(id, attempt);
-    const reply = pick(id, attempt);
-    if (reply !== 'hang' && typeof reply !== 'function' && reply.status < 300) acked.set(id, (acked.get(id) ?? 0) + 1);
-    return reply;
+    const answer = pick(id, attempt);
+    if (answer === 'hang') return 'hang';
+    return (_req, res) => {
+      const send = () => {
+        if (res.destroyed) return; // the deliverer gave up on it (timeout) or died
+        if (answer.status < 300) res.once('finish', () => acked.set(id, (acked.get(id) ?? 0) + 1));
+        res.writeHead(answer.status);
+        res.end();
+      };
+      if (answer.delayMs) setTimeout(send, answer.delayMs);
+      else send();
+    };
   });
   return { acked, duplicates: () => [...acked.values()].reduce((sum, n) => sum + n - 1, 0) };
 }

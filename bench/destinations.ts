@@ -1,5 +1,5 @@
 // `npm run bench -- destinations [--counts 1,100,1000] [--n 20000] [--partitions 1] [--concurrency 64]
-//   [--ready-timeout 120] [--idle 10] [--hanging 100]`, or standalone: `tsx bench/destinations.ts [same options]`.
+//   [--ready-timeout 120] [--idle 10] [--hanging 100] [--timeout 5s]`, or standalone: `tsx bench/destinations.ts [same options]`.
 //
 // What a destination costs the deliverer: one `switchyard deliverer` process (the real
 // CLI, a child process, as Kubernetes runs it) with D destinations, all posting to one
@@ -36,7 +36,7 @@ const SECRET = 'bench-secret';
 const TIER = '5s';
 
 // The receiver: node:http, keep-alive; /ok/... answers 200 at once and counts the body's
-// messageId; /hang never answers; GET /stats gives the counts and the arrival times of
+// messageId (a second 200 for one messageId is a duplicate); /hang never answers; GET /stats gives the counts and the arrival times of
 // the wave named in ?wave=.
 const RECEIVER_SOURCE = `
 const http = require('node:http');
@@ -56,7 +56,9 @@ const server = http.createServer((req, res) => {
   req.on('end', () => {
     if (req.url.startsWith('/hang')) return;
     const m = /"messageId":"(w(\\d+)-[^"]*)"/.exec(Buffer.concat(chunks).toString('utf8'));
-    if (m) {
+    // Counted once the 200 went out ('finish') on a connection the deliverer still held:
+    // an answer to a request it already gave up on (timeout) is not a delivery it saw.
+    if (m) res.once('finish', () => {
       total += 1;
       const n = (seen.get(m[1]) || 0) + 1;
       seen.set(m[1], n);
@@ -67,7 +69,7 @@ const server = http.createServer((req, res) => {
         w.last = now;
         waves.set(m[2], w);
       }
-    }
+    });
     res.writeHead(200, { 'content-type': 'text/plain' });
     res.end('ok');
   });
@@ -264,6 +266,8 @@ interface RunOptions {
   concurrency: number;
   readyTimeoutS: number;
   idleS: number;
+  /** delivery.timeout, also how long a hanging destination holds each request. */
+  timeout: string;
 }
 
 async function waitUntil(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
@@ -299,7 +303,7 @@ async function runOnce(options: RunOptions): Promise<RunResult> {
   const file = writeConfigFile({
     kafka: { brokers: options.brokers.split(','), clientId: `bench-dest-${run}`, topicPrefix: prefix, partitions: options.partitions },
     admin: { port: adminPort, host: '127.0.0.1' },
-    delivery: { timeout: '2s', retryTiers: [TIER], maxRetryWindow: '1h', concurrencyPerDestination: options.concurrency },
+    delivery: { timeout: options.timeout, retryTiers: [TIER], maxRetryWindow: '1h', concurrencyPerDestination: options.concurrency },
     sources: [{ id: 'web' }], // a config needs a source; this bench only delivers
     destinations: ids.map((id) => ({
       id,
@@ -369,6 +373,7 @@ export async function main(args: string[]): Promise<void> {
     'ready-timeout': 120,
     idle: 10,
     hanging: '100',
+    timeout: '5s',
   });
   const counts = options.counts.split(',').map(Number);
   if (counts.some((c) => !Number.isInteger(c) || c <= 0)) throw new Error(`--counts takes positive integers, comma-separated, not ${options.counts}`);
@@ -383,6 +388,7 @@ export async function main(args: string[]): Promise<void> {
     concurrency: options.concurrency,
     readyTimeoutS: options['ready-timeout'],
     idleS: options.idle,
+    timeout: options.timeout,
   };
   const withReceiver = async (healthy: number, hanging: number, d: number): Promise<RunResult> => {
     const receiver = await startReceiverProcess();
@@ -443,7 +449,7 @@ export async function main(args: string[]): Promise<void> {
         ...(hangingRows.length > 0
           ? [
               '',
-              'hanging: the healthy destinations\' rate (events/s) alone, and beside 10 % of destinations whose URL hangs until the 2 s timeout',
+              `hanging: the healthy destinations' rate (events/s) alone, and beside 10 % of destinations whose URL hangs until the ${options.timeout} timeout`,
               ...formatTable(['run', 'alone/s', 'beside hanging/s', 'ratio', 'target'], hangingRows),
             ]
           : []),

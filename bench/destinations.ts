@@ -297,8 +297,6 @@ async function runOnce(options: RunOptions): Promise<RunResult> {
   const producer = kafka.producer({ allowAutoTopicCreation: false });
   await producer.connect();
   const topics = ids.flatMap((id) => topicsOf(prefix, id));
-  log(`D=${d} (${options.hanging} hanging): creating ${topics.length} topics`);
-  await createTopics(admin, topics, options.partitions);
   const adminPort = await freePort();
   const file = writeConfigFile({
     kafka: { brokers: options.brokers.split(','), clientId: `bench-dest-${run}`, topicPrefix: prefix, partitions: options.partitions },
@@ -315,6 +313,9 @@ async function runOnce(options: RunOptions): Promise<RunResult> {
   const result: RunResult = { d };
   let daemon: Daemon | undefined;
   try {
+    // Inside the try: topics made before a failure are deleted too.
+    log(`D=${d} (${options.hanging} hanging): creating ${topics.length} topics`);
+    await createTopics(admin, topics, options.partitions);
     const started = performance.now();
     daemon = startDaemon(['deliverer', '--config', file], { LOG_LEVEL: 'warn' });
     const pid = daemon.process.pid!;

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { loadConfigFile } from '../../../src/config/load.js';
 import type { Config } from '../../../src/config/schema.js';
-import { delivererGroupId } from '../../../src/delivery/deliverer-service.js';
+import { legacyDelivererGroupId } from '../../../src/delivery/deliverer-service.js';
 import { topicNames } from '../../../src/kafka/topics.js';
 import { routerGroupId } from '../../../src/router/router-service.js';
 
@@ -226,7 +226,7 @@ describe('autoscaling', () => {
   ])('has one deliverer trigger per destination of the %s config, on its main topic only', (_where, scaledObject, config) => {
     const watched = triggers(scaledObject()).map((t) => [t.metadata.consumerGroup, t.metadata.topic]);
     const topics = topicNames(config().kafka.topicPrefix);
-    const expected = config().destinations.map((d) => [delivererGroupId(config(), d.id), topics.deliveries(d.id)]);
+    const expected = config().destinations.map((d) => [legacyDelivererGroupId(config(), d.id), topics.deliveries(d.id)]);
     expect(watched).toEqual(expected);
   });
 

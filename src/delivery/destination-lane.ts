@@ -181,7 +181,10 @@ export class DestinationLane {
     while (idle < queues.length && this.queued > 0) {
       const queue = queues[this.cursor++ % queues.length]!;
       const outcome = this.startHead(queue);
-      if (outcome === 'blocked') return;
+      if (outcome === 'blocked') {
+        this.cursor -= 1; // the queue that could not start keeps its turn
+        break;
+      }
       idle = outcome === 'started' ? 0 : idle + 1;
     }
     this.resumeIfRoom();

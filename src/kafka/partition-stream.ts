@@ -126,8 +126,16 @@ class KafkaPartitionStream implements PartitionStream {
   }
 
   async resubscribe(topics: readonly string[]): Promise<void> {
+    const kept = new Set(topics);
+    const dropsSome = this.topics.some((t) => !kept.has(t));
     await this.leave();
     if (this.stopping) return;
+    if (dropsSome) {
+      // NOTE: a kafkajs consumer only ever adds to its subscription (subscribe() merges);
+      // dropping a topic takes a new consumer.
+      await this.consumer?.disconnect();
+      this.consumer = undefined;
+    }
     await this.run(topics);
   }
 

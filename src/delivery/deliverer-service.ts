@@ -316,6 +316,7 @@ class DelivererService implements Service {
         pause: (topic, partition) => (stream ?? this.stream)?.pause(topic, partition),
         resume: (topic, partition) => (stream ?? this.stream)?.resume(topic, partition),
         markDone: (topic, partition, offset) => (stream ?? this.stream)?.markDone(topic, partition, offset),
+        release: (topic, partition, offset) => (stream ?? this.stream)?.release(topic, partition, offset),
       },
       logger,
     });

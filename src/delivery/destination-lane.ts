@@ -26,6 +26,8 @@ export interface LaneStream {
   pause(topic: string, partition: number): void;
   resume(topic: string, partition: number): void;
   markDone(topic: string, partition: number, offset: string): void;
+  /** A record handed over that this lane will not finish: to be fetched again. */
+  release(topic: string, partition: number, offset: string): void;
 }
 
 export interface LaneParts {
@@ -290,7 +292,10 @@ export class DestinationLane {
       { err: error, topic: record.topic, partition: record.partition, offset: record.offset },
       'could not write a retry or dead letter to Kafka; the event will be attempted again',
     );
-    if (this.stopping || this.queues.get(`${queue.partition}:${queue.topic}`) !== queue) return;
+    if (this.stopping || this.queues.get(`${queue.partition}:${queue.topic}`) !== queue) {
+      this.parts.stream.release(record.topic, record.partition, record.offset);
+      return;
+    }
     queue.items.splice(queue.head, 0, item);
     this.queued += 1;
     this.holdUntilDue(queue, this.parts.writeRetryMs ?? DEFAULT_WRITE_RETRY_MS);

@@ -62,6 +62,11 @@ export interface PartitionStream {
   /** The record at `offset` finished (its outcome is safe in Kafka); any order. */
   markDone(topic: string, partition: number, offset: string): void;
   /**
+   * The record at `offset` was handed over and will not finish here (its lane stopped
+   * after a failed write): it is fetched again (from the first unfinished offset).
+   */
+  release(topic: string, partition: number, offset: string): void;
+  /**
    * The role dropped the queued records of `topic` (a lane replaced): each partition's
    * records still running are asked for again (StreamHandler.revoke); the rest is
    * handed over again after the next join, which fetches from the commit.
@@ -167,6 +172,22 @@ class KafkaPartitionStream implements PartitionStream {
       this.handed.set(key, new Set(this.handler.revoke(topic, at.partition)));
       this.fetchedTo.delete(key);
     }
+    // NOTE: the pauses were the dropped lane's (full, a retry not due); the lane that
+    // takes the topic over decides afresh, and a pause left behind would stall it for good.
+    for (const key of [...this.paused]) {
+      const at = splitKey(key);
+      if (at.topic === topic) this.resume(at.topic, at.partition);
+    }
+  }
+
+  release(topic: string, partition: number, offset: string): void {
+    const key = keyOf(topic, partition);
+    if (!this.handed.get(key)?.delete(offset)) return;
+    const progress = this.progress.get(key);
+    this.fetchedTo.delete(key);
+    // Fetched past it already: go back to the first unfinished offset (the finished and
+    // handed-over records after it are skipped again). Not ours: the next join reads from the commit.
+    if (progress !== undefined && this.running && this.assignment.has(key)) this.consumer?.seek({ topic, partition, offset: progress.next });
   }
 
   joined(): boolean {
@@ -262,6 +283,7 @@ class KafkaPartitionStream implements PartitionStream {
 
   private forget(key: string): void {
     const { topic, partition } = splitKey(key);
+    this.paused.delete(key);
     this.progress.delete(key);
     this.dirty.delete(key);
     this.committedChanges.delete(key);

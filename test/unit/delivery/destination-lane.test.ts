@@ -56,6 +56,7 @@ function laneFixture(options: { concurrency: number; queueBound: number; rateLim
       pause: (topic, partition) => log.push(`pause ${topic}/${partition}`),
       resume: (topic, partition) => log.push(`resume ${topic}/${partition}`),
       markDone: (topic, partition, offset) => log.push(`done ${topic}/${partition}@${offset}`),
+      release: (topic, partition, offset) => log.push(`release ${topic}/${partition}@${offset}`),
     },
     logger: silentLogger(),
     writeRetryMs: 1_000,
@@ -147,6 +148,14 @@ describe('DestinationLane', () => {
     expect(started).toEqual([`${MAIN}/0@1`, `${MAIN}/0@2`]);
     await finish(`${MAIN}/0@1`);
     await finish(`${MAIN}/0@2`);
+  });
+
+  it('a write that fails after its partition was revoked gives the record back to the stream', async () => {
+    const { lane, log, finish } = laneFixture({ concurrency: 1, queueBound: 100 });
+    lane.accept([record(MAIN, 0, 1)]);
+    expect(lane.revoke(MAIN, 0)).toEqual(['1']);
+    await finish(`${MAIN}/0@1`, 'write failed');
+    expect(log).toEqual([`release ${MAIN}/0@1`]);
   });
 
   it('revoke drops what waits and returns what runs; stop waits for what runs', async () => {

@@ -116,6 +116,9 @@ class KafkaPartitionStream implements PartitionStream {
   private commitTimer: NodeJS.Timeout | undefined;
   private committing: Promise<void> | undefined;
   private lastCommitProblem: string | undefined;
+  private changing: Promise<void> = Promise.resolve();
+  /** Counts joins: a commit read for an older one is stale. */
+  private generation = 0;
 
   constructor(
     private readonly client: KafkaClient,
@@ -125,12 +128,28 @@ class KafkaPartitionStream implements PartitionStream {
     private readonly logger: Logger,
   ) {}
 
-  async start(topics: readonly string[]): Promise<void> {
+  start(topics: readonly string[]): Promise<void> {
     this.commitTimer = setInterval(() => void this.commitTick(), this.settings.commitEveryMs);
-    await this.run(topics);
+    return this.serially(() => this.run(topics));
   }
 
-  async resubscribe(topics: readonly string[]): Promise<void> {
+  resubscribe(topics: readonly string[]): Promise<void> {
+    return this.serially(() => this.switchTopics(topics));
+  }
+
+  /**
+   * NOTE: joins, leaves and topic changes run one after the other: two at once on one
+   * kafkajs consumer leave a second runner behind that heartbeats for a member the
+   * group no longer knows (seen in the chaos harness: the member was expelled every
+   * session timeout).
+   */
+  private serially(change: () => Promise<void>): Promise<void> {
+    const next = this.changing.catch(() => undefined).then(change);
+    this.changing = next;
+    return next;
+  }
+
+  private async switchTopics(topics: readonly string[]): Promise<void> {
     const kept = new Set(topics);
     const dropsSome = this.topics.some((t) => !kept.has(t));
     await this.leave();
@@ -198,18 +217,21 @@ class KafkaPartitionStream implements PartitionStream {
     return this.crashed;
   }
 
-  async stop(): Promise<void> {
+  stop(): Promise<void> {
     this.stopping = true;
     clearInterval(this.commitTimer);
-    await this.leave();
-    await this.consumer?.disconnect();
-    this.consumer = undefined;
+    return this.serially(async () => {
+      await this.leave();
+      await this.consumer?.disconnect();
+      this.consumer = undefined;
+    });
   }
 
   /** Commits what finished (until done while a member), then stops fetching and leaves the group. */
   private async leave(): Promise<void> {
     if (!this.running) return;
-    await this.committing?.catch(() => undefined);
+    // A commit under way may be stuck in kafkajs's retries of a rebalance; the flush commits again.
+    await Promise.race([this.committing?.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
     await this.flush();
     this.running = false;
     this.member = false;
@@ -268,17 +290,28 @@ class KafkaPartitionStream implements PartitionStream {
       const { topic, partition } = splitKey(key);
       consumer?.pause([{ topic, partitions: [partition] }]);
     }
-    this.loading = this.loadCommits(memberAssignment).then(
-      () => {
-        this.member = true;
-        this.events.onJoin?.(memberAssignment);
-      },
-      (error: unknown) => {
-        // Batches then find no progress and hand nothing over; kafkajs rejoins after the next failure.
-        this.logger.warn({ err: error, groupId: this.settings.groupId }, 'could not read the committed offsets of the new assignment; leaving the group to try again');
-        void this.rejoin();
-      },
-    );
+    const generation = ++this.generation;
+    this.loading = this.loadUntilDone(memberAssignment, generation).then(() => {
+      if (generation !== this.generation) return;
+      this.member = true;
+      this.events.onJoin?.(memberAssignment);
+    });
+  }
+
+  /**
+   * Reads the assignment's commits, again until the broker answers (a coordinator still
+   * loading after a restart) or a newer join makes them moot. Batches wait meanwhile.
+   */
+  private async loadUntilDone(memberAssignment: Record<string, number[]>, generation: number): Promise<void> {
+    for (let attempt = 1; generation === this.generation && !this.stopping; attempt++) {
+      try {
+        await this.loadCommits(memberAssignment);
+        return;
+      } catch (error) {
+        if (attempt === 3) this.logger.warn({ err: error, groupId: this.settings.groupId }, 'could not read the committed offsets of the new assignment; trying again');
+        await new Promise((resolve) => setTimeout(resolve, Math.min(200 * attempt, 2_000)));
+      }
+    }
   }
 
   private forget(key: string): void {
@@ -289,11 +322,6 @@ class KafkaPartitionStream implements PartitionStream {
     this.committedChanges.delete(key);
     this.fetchedTo.delete(key);
     this.handed.set(key, new Set(this.handler.revoke(topic, partition)));
-  }
-
-  private async rejoin(): Promise<void> {
-    if (this.stopping) return;
-    await this.resubscribe(this.topics).catch((error: unknown) => this.logger.error({ err: error }, 'could not rejoin the consumer group'));
   }
 
   /** Each assigned partition's progress from its commit and metadata (one request), or from an older group's commit. */

@@ -103,6 +103,12 @@ class KafkaPartitionStream implements PartitionStream {
   private readonly handed = new Map<string, Set<string>>();
   /** The offset after the last record handed over, per partition (gaps below it are finished). */
   private readonly fetchedTo = new Map<string, bigint>();
+  /**
+   * Partitions whose fetch position is not known until their next batch: records were
+   * dropped after kafkajs fetched past them. Their next batch's leading gap is not
+   * taken for a gap in the log.
+   */
+  private readonly positionUnknown = new Set<string>();
   /** Partitions whose progress moved since their last commit: their change count then. */
   private readonly dirty = new Set<string>();
   private readonly committedChanges = new Map<string, number>();
@@ -190,6 +196,9 @@ class KafkaPartitionStream implements PartitionStream {
       if (at.topic !== topic) continue;
       this.handed.set(key, new Set(this.handler.revoke(topic, at.partition)));
       this.fetchedTo.delete(key);
+      // NOTE: kafkajs fetches on after what was dropped until the next join goes back to
+      // the commit: a batch before then must not make the dropped offsets look like a gap.
+      this.positionUnknown.add(key);
     }
     // NOTE: the pauses were the dropped lane's (full, a retry not due); the lane that
     // takes the topic over decides afresh, and a pause left behind would stall it for good.
@@ -283,7 +292,11 @@ class KafkaPartitionStream implements PartitionStream {
     for (const [topic, partitions] of Object.entries(memberAssignment)) for (const p of partitions) next.add(keyOf(topic, p));
     for (const key of this.assignment) if (!next.has(key)) this.forget(key);
     this.assignment = next;
-    for (const key of next) this.fetchedTo.delete(key); // kafkajs fetches from the commit again
+    for (const key of next) {
+      // kafkajs fetches from the commit again.
+      this.fetchedTo.delete(key);
+      this.positionUnknown.delete(key);
+    }
     const consumer = this.consumer;
     for (const key of this.paused) {
       if (!next.has(key)) continue;
@@ -388,15 +401,24 @@ class KafkaPartitionStream implements PartitionStream {
     const { batch } = payload;
     if (payload.isStale() || !this.running) return;
     const key = keyOf(batch.topic, batch.partition);
-    const progress = this.progress.get(key);
-    if (progress === undefined) return;
+    if (!this.assignment.has(key)) return;
+    let progress = this.progress.get(key);
+    if (progress === undefined) {
+      // NOTE: the commit read had no entry for it (a topic whose metadata was not known
+      // yet): kafkajs fetches from the group's commit, so the first record fetched is
+      // where it starts; only the metadata's skips are missed (duplicates, never a loss).
+      progress = new PartitionProgress('-1', null);
+      this.progress.set(key, progress);
+    }
     let handed = this.handed.get(key);
     if (handed === undefined) this.handed.set(key, (handed = new Set()));
     const records: InboundRecord[] = [];
     let expected = this.fetchedTo.get(key) ?? BigInt(progress.next);
+    let leadingUnknown = this.positionUnknown.delete(key);
     for (const message of batch.messages) {
       const offset = BigInt(message.offset);
-      this.skipGap(progress, expected, offset);
+      if (!leadingUnknown) this.skipGap(progress, expected, offset);
+      leadingUnknown = false;
       expected = offset + 1n;
       if (progress.isFinished(message.offset) || handed.has(message.offset)) continue;
       handed.add(message.offset);

@@ -5,6 +5,7 @@ import type { CommittedOffset, LagSource, PartitionEnds } from '../observability
 import { kafkajsOf } from './client.js';
 import type { KafkaClient } from './client.js';
 import { ensureTopics } from './ensure-topics.js';
+import { createTopicEnds } from './topic-ends.js';
 import type { TopicSpec } from './ensure-topics.js';
 
 export interface TopicLayout {
@@ -33,9 +34,13 @@ export interface KafkaAdmin extends LagSource {
 
 export function createAdmin(client: KafkaClient): KafkaAdmin {
   const admin: Admin = kafkajsOf(client).admin();
+  const ends = createTopicEnds(kafkajsOf(client));
   return {
     connect: () => admin.connect(),
-    disconnect: () => admin.disconnect(),
+    async disconnect() {
+      await ends?.disconnect();
+      await admin.disconnect();
+    },
     ensureTopics: (specs, layout) => ensureTopics(admin, [...specs], { partitions: layout.partitions, replicationFactor: layout.replicationFactor }),
     async partitionCounts(topics) {
       const metadata = await admin.fetchTopicMetadata({ topics: [...topics] });
@@ -52,6 +57,7 @@ export function createAdmin(client: KafkaClient): KafkaAdmin {
       const offsets = await admin.fetchTopicOffsets(topic);
       return offsets.map((o): PartitionEnds => ({ partition: o.partition, high: o.high, low: o.low }));
     },
+    ...(ends === undefined ? {} : { partitionEndsOf: (topics: readonly string[]) => ends.partitionEnds(topics) }),
     async deleteGroups(groupIds) {
       await admin.deleteGroups([...groupIds]);
     },

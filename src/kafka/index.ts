@@ -16,3 +16,5 @@ export type { CommitRetryOptions } from './commit.js';
 export * from './scan-topic.js';
 export * from './read-to-end.js';
 
+export * from './partition-stream.js';
+export * from './offset-progress.js';

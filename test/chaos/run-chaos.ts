@@ -113,14 +113,12 @@ async function pace(options: {
 /** The consumer groups and topics that must reach zero lag for the run to be drained. */
 function lagGroups(topology: Topology, clientId: string, prefix: string, tiers: readonly string[]): { groupId: string; topics: string[] }[] {
   const names = topicNames(prefix);
-  const groups = [{ groupId: `${clientId}-router`, topics: [names.calls, names.deletions] }];
-  for (const destination of topology.destinations.filter((d) => d.enabled)) {
-    groups.push({
-      groupId: `${clientId}-deliverer-${destination.id}`,
-      topics: [names.deliveries(destination.id), ...tiers.map((tier) => names.retry(destination.id, tier))],
-    });
-  }
-  return groups;
+  const enabled = topology.destinations.filter((d) => d.enabled);
+  return [
+    { groupId: `${clientId}-router`, topics: [names.calls, names.deletions] },
+    // One group for every destination (src/delivery/deliverer-service.ts).
+    { groupId: `${clientId}-deliverer`, topics: enabled.flatMap((d) => [names.deliveries(d.id), ...tiers.map((tier) => names.retry(d.id, tier))]) },
+  ];
 }
 
 /** Records not yet committed, in all and per group and topic (only those behind). */
@@ -351,8 +349,8 @@ function sampleResources(run: ChaosRun): void {
   }
 }
 
-/** The message the deliverer logs for each destination worker it restarts after a reload (src/delivery/deliverer-service.ts). */
-const WORKER_RESTARTED = 'delivery settings changed; restarting its worker';
+/** The message the deliverer logs for each destination lane it restarts after a reload (src/delivery/deliverer-service.ts). */
+const WORKER_RESTARTED = 'delivery settings changed; restarting its lane';
 
 /**
  * Rewrites every role's config file with another delivery concurrency (half the

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { loadConfigFile } from '../../../src/config/load.js';
 import type { Config } from '../../../src/config/schema.js';
+import { delivererGroupId } from '../../../src/delivery/deliverer-service.js';
 import { topicNames } from '../../../src/kafka/topics.js';
 import { routerGroupId } from '../../../src/router/router-service.js';
 
@@ -225,8 +226,8 @@ describe('autoscaling', () => {
     expect(others).toEqual([]);
     expect(trigger!.type).toBe('prometheus');
     const query = trigger!.metadata.query!;
-    // The group every deliverer pod joins, whatever the destinations (`<clientId>-deliverer`).
-    for (const config of [baseConfig, overlayConfig]) expect(query).toContain(`group="${config.kafka.clientId}-deliverer"`);
+    // The group every deliverer pod joins, whatever the destinations.
+    for (const config of [baseConfig, overlayConfig]) expect(query).toContain(`group="${delivererGroupId(config)}"`);
     expect(query).toMatch(/^sum\(max by \(topic\) \(switchyard_consumer_lag\{/);
     expect(query).toContain('job="switchyard"');
     expect(query).toContain('topic!~".*[.]retry[.].*|.*[.]dlq"');

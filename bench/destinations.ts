@@ -325,6 +325,8 @@ async function runOnce(options: RunOptions): Promise<RunResult> {
     }, options.readyTimeoutS * 1000);
     if (!ready) {
       result.note = `not ready in ${options.readyTimeoutS} s`;
+      const why = await fetch(`http://127.0.0.1:${adminPort}/readyz`).then((r) => r.text(), (error: unknown) => String(error));
+      log(`D=${d}: not ready in ${options.readyTimeoutS} s; /readyz: ${why.slice(0, 600)}; last output: ${daemon.output().slice(-1500)}`);
       result.rssIdleMb = rssMb(pid);
       result.connections = brokerConnections(pid, brokerPorts);
       return result;

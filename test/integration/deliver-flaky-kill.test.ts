@@ -138,6 +138,7 @@ describe('deliverer SIGKILL beside a flaky destination', () => {
     // One kill: each destination got at most its in-flight limit delivered twice.
     const duplicates = { flaky: flaky.duplicates(), healthy: healthy.duplicates() };
     const seen = `duplicates ${JSON.stringify(duplicates)}, delivered at the kill ${JSON.stringify(atKill)}`;
+    process.stderr.write(`deliver-flaky-kill: ${seen}\n`);
     expect(duplicates.flaky, seen).toBeLessThanOrEqual(IN_FLIGHT);
     expect(duplicates.healthy, seen).toBeLessThanOrEqual(IN_FLIGHT);
 

@@ -181,7 +181,7 @@ class DelivererService implements Service {
   health(): ServiceHealth {
     const failure = this.stream?.failure();
     if (failure !== undefined) return { live: false, ready: false, detail: `the delivery consumer stopped for good: ${failure.message}` };
-    const ready = this.started && !this.stopping && this.stream?.joined() === true;
+    const ready = this.started && !this.stopping && (this.lanes.size === 0 || this.stream?.joined() === true);
     return ready ? { live: true, ready } : { live: true, ready, detail: this.stopping ? 'stopping' : `waiting for the consumer group ${this.groupId} to join` };
   }
 
@@ -220,11 +220,19 @@ class DelivererService implements Service {
     const stale = [...this.lanes.values()].filter((running) => !this.settings.has(running.id) || running.shape !== shape);
     const missing = enabled.filter((d) => !this.lanes.has(d.id) || stale.some((r) => r.id === d.id));
     for (const running of this.lanes.values()) if (!stale.includes(running)) running.circuits.follow(this.settings.get(running.id)!);
-    if (stale.length === 0 && missing.length === 0 && this.stream !== undefined) return;
+    if (stale.length === 0 && missing.length === 0 && (this.stream !== undefined || enabled.length === 0)) return;
     const planned = await this.createTopicsOf(config, missing);
     for (const running of stale) this.retire(running);
     for (const { id, topics } of planned) this.addLane(config, id, topics, shape);
     const topics = [...this.laneOfTopic.keys()];
+    if (topics.length === 0) {
+      // No destination enabled: no consumer (kafkajs cannot run one without topics).
+      const stream = this.stream;
+      this.stream = undefined;
+      await stream?.stop();
+      this.logger.info('no destination enabled; the delivery consumer left its group');
+      return;
+    }
     if (this.stream === undefined) {
       this.stream = this.createStream();
       await this.stream.start(topics);
@@ -301,7 +309,6 @@ class DelivererService implements Service {
     const next = new RetryOrDeadLetter({ destinationId: id, topics, delivery, producer: this.producer!, counters, logger });
     const pool = this.senderFor(config, shape);
     const sender = pool.sender;
-    const stream = this.stream;
     const lane = new DestinationLane({
       destinationId: id,
       concurrency: delivery.concurrencyPerDestination,
@@ -311,12 +318,12 @@ class DelivererService implements Service {
       pace,
       tierWait: new RetryTierWait(topics, delivery.maxRetryWindowMs),
       events: new EventDelivery({ destinationId: id, sender, circuits, pace, counters, next, logger }),
-      // NOTE: the stream exists once the first reconcile made it; lanes are made before it.
+      // NOTE: the stream is made after the first lanes (it needs their topics): looked up at each call.
       stream: {
-        pause: (topic, partition) => (stream ?? this.stream)?.pause(topic, partition),
-        resume: (topic, partition) => (stream ?? this.stream)?.resume(topic, partition),
-        markDone: (topic, partition, offset) => (stream ?? this.stream)?.markDone(topic, partition, offset),
-        release: (topic, partition, offset) => (stream ?? this.stream)?.release(topic, partition, offset),
+        pause: (topic, partition) => this.stream?.pause(topic, partition),
+        resume: (topic, partition) => this.stream?.resume(topic, partition),
+        markDone: (topic, partition, offset) => this.stream?.markDone(topic, partition, offset),
+        release: (topic, partition, offset) => this.stream?.release(topic, partition, offset),
       },
       logger,
     });

@@ -173,12 +173,21 @@ class KafkaPartitionStream implements PartitionStream {
     const key = keyOf(topic, partition);
     if (this.paused.has(key)) return;
     this.paused.add(key);
-    if (this.running) this.consumer?.pause([{ topic, partitions: [partition] }]);
+    if (this.running) this.tell(() => this.consumer?.pause([{ topic, partitions: [partition] }]));
   }
 
   resume(topic: string, partition: number): void {
     if (!this.paused.delete(keyOf(topic, partition))) return;
-    if (this.running) this.consumer?.resume([{ topic, partitions: [partition] }]);
+    if (this.running) this.tell(() => this.consumer?.resume([{ topic, partitions: [partition] }]));
+  }
+
+  /** A pause or resume for kafkajs; refused while its group is being made (the next join applies `paused`). */
+  private tell(call: () => void): void {
+    try {
+      call();
+    } catch (error) {
+      this.logger.debug({ err: error }, 'pause or resume before the consumer group was made; applied at the join');
+    }
   }
 
   markDone(topic: string, partition: number, offset: string): void {
@@ -216,6 +225,7 @@ class KafkaPartitionStream implements PartitionStream {
     // Fetched past it already: go back to the first unfinished offset (the finished and
     // handed-over records after it are skipped again). Not ours: the next join reads from the commit.
     if (progress !== undefined && this.running && this.assignment.has(key)) this.consumer?.seek({ topic, partition, offset: progress.next });
+    else this.positionUnknown.add(key);
   }
 
   joined(): boolean {
@@ -301,7 +311,7 @@ class KafkaPartitionStream implements PartitionStream {
     for (const key of this.paused) {
       if (!next.has(key)) continue;
       const { topic, partition } = splitKey(key);
-      consumer?.pause([{ topic, partitions: [partition] }]);
+      this.tell(() => consumer?.pause([{ topic, partitions: [partition] }]));
     }
     const generation = ++this.generation;
     this.loading = this.loadUntilDone(memberAssignment, generation).then(() => {

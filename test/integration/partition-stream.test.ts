@@ -54,7 +54,8 @@ describe('partition stream', () => {
   it('a member that takes a partition over skips the offsets the last commit lists as finished', async () => {
     const topic = `${randomPrefix()}stream`;
     const groupId = randomName('ps-group');
-    await kafka.createTopic(topic, 1);
+    // The port's topic creation waits out a busy broker's first answers (ensure-topics.ts).
+    await admin.ensureTopics([{ topic }], { partitions: 1, replicationFactor: 1 });
     await kafka.produce(topic, ids(10).map((id) => ({ key: id, value: id })));
 
     const first: InboundRecord[] = [];
@@ -101,7 +102,10 @@ describe('upgrade from one consumer group per destination', () => {
     const receiver = await startReceiver();
     const config = testConfig(minimalConfig(prefix, clientId, receiver.url()));
     const topic = `${prefix}deliveries.x`;
-    await kafka.createTopic(topic, 1);
+    const admin = createAdmin(createKafka(config.kafka, silentLogger()));
+    await admin.connect();
+    await admin.ensureTopics([{ topic }], { partitions: 1, replicationFactor: 1 });
+    await admin.disconnect();
     const body = (id: string) => `{"version":1,"type":"track","userId":"u","messageId":"${id}","timestamp":"2026-05-01T12:00:00.000Z","event":"E"}`;
     await kafka.produce(
       topic,

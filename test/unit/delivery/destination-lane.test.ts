@@ -11,8 +11,7 @@ import { silentLogger } from '../../../src/observability/logger.js';
 describe('fullness', () => {
   it.each([
     [0, 8, 'room'],
-    [4, 8, 'room'],
-    [5, 8, 'hold'],
+    [6, 8, 'room'],
     [7, 8, 'hold'],
     [8, 8, 'full'],
     [20, 8, 'full'],
@@ -100,16 +99,16 @@ describe('DestinationLane', () => {
     expect(started).toEqual([`${MAIN}/0@1`, `${MAIN}/1@1`, `${MAIN}/0@2`, `${MAIN}/1@2`]);
   });
 
-  it('pauses only its partitions with queued records when full, and resumes them at half', async () => {
-    const { lane, log, started, finish } = laneFixture({ concurrency: 1, queueBound: 4 });
-    lane.accept([record(MAIN, 0, 0), record(MAIN, 0, 1), record(MAIN, 0, 2)]);
-    expect(log).toEqual([]); // 1 running, 2 queued
-    lane.accept([record(MAIN, 1, 0), record(MAIN, 1, 1)]);
-    expect(lane.queuedCount).toBe(4);
+  it('pauses only its partitions with queued records when full, and resumes them at three quarters', async () => {
+    const { lane, log, started, finish } = laneFixture({ concurrency: 1, queueBound: 8 });
+    lane.accept([record(MAIN, 0, 0), record(MAIN, 0, 1), record(MAIN, 0, 2), record(MAIN, 0, 3), record(MAIN, 0, 4)]);
+    expect(log).toEqual([]); // 1 running, 4 queued
+    lane.accept([record(MAIN, 1, 0), record(MAIN, 1, 1), record(MAIN, 1, 2), record(MAIN, 1, 3)]);
+    expect(lane.queuedCount).toBe(8);
     expect(log).toEqual([`pause ${MAIN}/0`, `pause ${MAIN}/1`]);
-    await finish(started.at(-1)!); // 3 queued: between the marks, stays paused
+    await finish(started.at(-1)!); // 7 queued: between the marks, stays paused
     expect(log.filter((l) => l.startsWith('resume'))).toEqual([]);
-    await finish(started.at(-1)!); // 2 queued: room
+    await finish(started.at(-1)!); // 6 queued: room
     expect(log.filter((l) => l.startsWith('resume')).sort()).toEqual([`resume ${MAIN}/0`, `resume ${MAIN}/1`]);
   });
 

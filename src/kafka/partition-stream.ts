@@ -125,6 +125,8 @@ class KafkaPartitionStream implements PartitionStream {
   private changing: Promise<void> = Promise.resolve();
   /** Counts joins: a commit read for an older one is stale. */
   private generation = 0;
+  /** Commits the broker acknowledged (kafkajs's COMMIT_OFFSETS event). */
+  private acknowledgedCommits = 0;
 
   constructor(
     private readonly client: KafkaClient,
@@ -288,6 +290,7 @@ class KafkaPartitionStream implements PartitionStream {
       ...(maxBytesPerPartition !== undefined ? { maxBytesPerPartition } : {}),
     });
     consumer.on(consumer.events.GROUP_JOIN, (event) => this.onJoin(event.payload.memberAssignment));
+    consumer.on(consumer.events.COMMIT_OFFSETS, () => (this.acknowledgedCommits += 1));
     consumer.on(consumer.events.CRASH, (event) => {
       this.member = false;
       if (!event.payload.restart) this.crashed = event.payload.error;
@@ -483,7 +486,12 @@ class KafkaPartitionStream implements PartitionStream {
       return [{ topic, partition, ...progress.commitPoint() }];
     });
     if (offsets.length === 0) return;
+    const acknowledged = this.acknowledgedCommits;
     await consumer.commitOffsets(offsets);
+    // NOTE: kafkajs's commitOffsets returns without a word when its runner is not running
+    // (crashed and restarting after a broker restart): only the broker's answer counts,
+    // or the partitions would be taken for committed and never committed again.
+    if (this.acknowledgedCommits === acknowledged) throw Object.assign(new Error(`offsets of group ${this.settings.groupId} not committed: the consumer is not running`), { retriable: true });
     for (const [key, count] of changes) {
       this.committedChanges.set(key, count);
       if (this.progress.get(key)?.changeCount === count) this.dirty.delete(key);

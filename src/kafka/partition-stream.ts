@@ -1,8 +1,9 @@
 // The port's second consumer kind: fetching decoupled from completion. Where
 // consumer.ts hands the role a batch and waits for it, a partition stream hands the
 // records over at once (the role queues them), fetches on, and lets the role say when
-// each record finished, in any order (`markDone`). It owns the commits: every
-// `commitEveryMs`, per partition, the offset after the contiguous finished prefix,
+// each record finished, in any order (`markDone`). It owns the commits: as soon as
+// something finished (one commit at a time, the next right after the broker answered
+// the last), per partition, the offset after the contiguous finished prefix,
 // with the offsets finished above it in the commit's metadata (offset-progress.ts).
 // A member that takes a partition over reads that metadata and skips what finished:
 // a crash redoes only what was in flight. The role pauses and resumes single
@@ -32,8 +33,14 @@ export interface PartitionStreamSettings {
   groupId: string;
   /** Where the committed offsets and their metadata are read on each assignment. */
   admin: KafkaAdmin;
-  /** How often finished work is committed (only partitions that moved). */
+  /** After a commit failed (a rebalance, a broker away), how long before the next try. */
   commitEveryMs: number;
+  /**
+   * How long a commit waits after the first completion it covers (default 5 ms): the
+   * completions of that moment go in one request. The next commit starts once the broker
+   * answered this one, so finished work waits at most about one commit round trip.
+   */
+  commitDelayMs?: number;
   /** How long an idle fetch waits on the broker: also how late a resumed partition is fetched. */
   maxWaitTimeInMs: number;
   maxBytesPerPartition?: number;
@@ -137,7 +144,6 @@ class KafkaPartitionStream implements PartitionStream {
   ) {}
 
   start(topics: readonly string[]): Promise<void> {
-    this.commitTimer = setInterval(() => void this.commitTick(), this.settings.commitEveryMs);
     return this.serially(() => this.run(topics));
   }
 
@@ -198,7 +204,7 @@ class KafkaPartitionStream implements PartitionStream {
     const progress = this.progress.get(key);
     if (progress === undefined) return; // not ours any more: the next owner redoes it (a duplicate, never a loss)
     progress.finish(offset);
-    if (progress.changeCount !== this.committedChanges.get(key)) this.dirty.add(key);
+    if (progress.changeCount !== this.committedChanges.get(key)) this.markDirty(key);
   }
 
   revokeTopic(topic: string): void {
@@ -240,7 +246,8 @@ class KafkaPartitionStream implements PartitionStream {
 
   stop(): Promise<void> {
     this.stopping = true;
-    clearInterval(this.commitTimer);
+    clearTimeout(this.commitTimer);
+    this.commitTimer = undefined;
     return this.serially(async () => {
       await this.leave();
       await this.consumer?.disconnect();
@@ -320,6 +327,7 @@ class KafkaPartitionStream implements PartitionStream {
     this.loading = this.loadUntilDone(memberAssignment, generation).then(() => {
       if (generation !== this.generation) return;
       this.member = true;
+      this.scheduleCommit();
       this.events.onJoin?.(memberAssignment);
     });
   }
@@ -450,7 +458,7 @@ class KafkaPartitionStream implements PartitionStream {
     const end = BigInt(batch.lastOffset()) + 1n;
     this.skipGap(progress, expected, end);
     this.fetchedTo.set(key, end);
-    if (progress.changeCount !== this.committedChanges.get(key)) this.dirty.add(key);
+    if (progress.changeCount !== this.committedChanges.get(key)) this.markDirty(key);
     if (records.length > 0) this.handler.accept(records);
     payload.resolveOffset(batch.lastOffset());
   }
@@ -465,22 +473,52 @@ class KafkaPartitionStream implements PartitionStream {
     for (let o = from; o < to; o++) progress.finish(o.toString());
   }
 
+  private markDirty(key: string): void {
+    this.dirty.add(key);
+    this.scheduleCommit();
+  }
+
+  /**
+   * NOTE: commits follow completions as closely as the broker allows: a SIGKILL redoes
+   * what finished but was not committed yet, so that window is kept to about one commit
+   * round trip (a commit starts `commitDelayMs` after a completion when none is under
+   * way, else right after the one under way is answered) instead of a fixed period.
+   * Nothing finished, no timer: an idle stream costs nothing.
+   */
+  private scheduleCommit(delayMs = this.settings.commitDelayMs ?? 5): void {
+    if (this.commitTimer !== undefined || this.committing !== undefined || this.stopping) return;
+    if (this.dirty.size === 0 || !this.member) return; // the join schedules the next
+    this.commitTimer = setTimeout(() => {
+      this.commitTimer = undefined;
+      this.commitTick();
+    }, delayMs);
+  }
+
   private commitTick(): void {
     if (this.committing !== undefined || this.dirty.size === 0 || !this.member) return;
+    let retryMs: number | undefined;
     this.committing = this.commitDirty()
-      .catch((error: unknown) => this.commitFailed(error))
-      .finally(() => (this.committing = undefined));
+      .catch((error: unknown) => {
+        this.commitFailed(error);
+        retryMs = this.settings.commitEveryMs;
+      })
+      .finally(() => {
+        this.committing = undefined;
+        this.scheduleCommit(retryMs);
+      });
   }
 
   /** One commit of every partition that moved. */
   private async commitDirty(): Promise<void> {
     const consumer = this.consumer;
     if (consumer === undefined || !this.running) return;
-    const keys = [...this.dirty].filter((k) => this.assignment.has(k));
     const changes = new Map<string, number>();
-    const offsets = keys.flatMap((key) => {
+    const offsets = [...this.dirty].flatMap((key) => {
       const progress = this.progress.get(key);
-      if (progress === undefined) return [];
+      if (progress === undefined || !this.assignment.has(key)) {
+        this.dirty.delete(key); // not ours any more: nothing of it to commit
+        return [];
+      }
       changes.set(key, progress.changeCount);
       const { topic, partition } = splitKey(key);
       return [{ topic, partition, ...progress.commitPoint() }];

@@ -10,7 +10,7 @@
 // partitions (a full queue, a retry not yet due) without stopping the fetch loop.
 import type { Consumer, EachBatchPayload } from 'kafkajs';
 import type { Logger } from 'pino';
-import type { KafkaAdmin } from './admin.js';
+import type { GroupOffset, KafkaAdmin } from './admin.js';
 import { kafkajsOf } from './client.js';
 import type { KafkaClient } from './client.js';
 import { commitUntilDone, isGenerationLost } from './commit.js';
@@ -361,9 +361,11 @@ class KafkaPartitionStream implements PartitionStream {
   /** Each assigned partition's progress from its commit and metadata (one request), or from an older group's commit. */
   private async loadCommits(memberAssignment: Record<string, number[]>): Promise<void> {
     const { admin, groupId } = this.settings;
-    const topics = Object.keys(memberAssignment).filter((t) => (memberAssignment[t] ?? []).length > 0);
-    if (topics.length === 0) return;
-    const committed = await admin.committedOffsets(groupId, topics);
+    const assigned = Object.entries(memberAssignment)
+      .filter(([, partitions]) => partitions.length > 0)
+      .map(([topic, partitions]) => ({ topic, partitions }));
+    if (assigned.length === 0) return;
+    const committed = await readCommits(admin, groupId, assigned);
     const fresh: { topic: string; partition: number }[] = [];
     for (const { topic, partitions } of committed) {
       const owned = new Set(memberAssignment[topic] ?? []);
@@ -400,8 +402,13 @@ class KafkaPartitionStream implements PartitionStream {
       if (group !== undefined) byGroup.set(group, (byGroup.get(group) ?? new Set()).add(topic));
     }
     const wanted = new Set(fresh.map((f) => keyOf(f.topic, f.partition)));
-    for (const [group, topics] of byGroup) {
-      const committed = await this.settings.admin.committedOffsets(group, [...topics]);
+    const partitionsOf = new Map<string, number[]>();
+    for (const { topic, partition } of fresh) partitionsOf.set(topic, [...(partitionsOf.get(topic) ?? []), partition]);
+    // NOTE: one group per destination: a first start at 1,000 destinations reads 1,000
+    // groups; a few at a time keeps that to a second or two without a burst on the broker.
+    await forEachLimited([...byGroup], 16, async ([group, topics]) => {
+      const assigned = [...topics].map((topic) => ({ topic, partitions: partitionsOf.get(topic) ?? [] }));
+      const committed = await readCommits(this.settings.admin, group, assigned);
       for (const { topic, partitions } of committed) {
         for (const { partition, offset } of partitions) {
           const key = keyOf(topic, partition);
@@ -413,7 +420,7 @@ class KafkaPartitionStream implements PartitionStream {
           this.logger.info({ topic, partition, offset, legacyGroup: group }, 'partition starts from the commit of the per-destination group it replaces');
         }
       }
-    }
+    });
   }
 
   /** Hands the batch's new records to the role at once and lets kafkajs fetch on. */
@@ -562,4 +569,22 @@ class KafkaPartitionStream implements PartitionStream {
       what: `group ${this.settings.groupId}`,
     }).catch((error: unknown) => this.commitFailed(error));
   }
+}
+
+/** A group's commits of these partitions: in one request where the admin can, else per topic. */
+function readCommits(admin: KafkaAdmin, groupId: string, assigned: readonly { topic: string; partitions: readonly number[] }[]): Promise<{ topic: string; partitions: GroupOffset[] }[]> {
+  if (admin.committedOffsetsOf !== undefined) return admin.committedOffsetsOf(groupId, assigned);
+  return admin.committedOffsets(
+    groupId,
+    assigned.map((a) => a.topic),
+  );
+}
+
+/** `work` on each item, at most `limit` at once; the first failure rejects (the others finish). */
+async function forEachLimited<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await work(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }

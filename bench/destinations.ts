@@ -1,4 +1,4 @@
-// `npm run bench -- destinations [--counts 1,100,1000] [--n 20000] [--partitions 1] [--concurrency 64]
+// `npm run bench -- destinations [--counts 1,100,1000] [--n 20000] [--partitions 1] [--in-flight 256]
 //   [--ready-timeout 120] [--idle 10] [--hanging 100] [--timeout 5s]`, or standalone: `tsx bench/destinations.ts [same options]`.
 //
 // What a destination costs the deliverer: one `switchyard deliverer` process (the real
@@ -17,6 +17,14 @@
 // (shared) broker; more per topic would measure the broker, not the deliverer. One
 // partition does not cap D = 1: the deliverer keeps concurrencyPerDestination requests
 // in flight within a partition.
+//
+// NOTE: concurrencyPerDestination is --in-flight / D (at least 1): the same requests at
+// once to the one receiver at every D. With 64 per destination, D = 100 put 6,400
+// requests at once on one node:http process: answers took longer than the 5 s timeout,
+// the deliverer gave up on them (5,633 timeouts) and sent them again later, and the
+// receiver counted its late answers as 5,161 duplicates; the deliverer itself had seen
+// exactly one 2xx per event. That measured the receiver, not the deliverer. The table
+// gives the deliverer's timeouts beside the duplicates.
 //
 // Starts its own local broker (1 GB heap) unless KAFKA_BROKERS is set. NOTE: D = 1,000
 // makes 3,000 topics; a small shared broker (the tests' 384 MB heap) can run out of
@@ -255,7 +263,19 @@ interface RunResult {
   rate?: number;
   duplicates?: number;
   received?: number;
+  /** switchyard_delivery_attempts_total summed over the destinations, by outcome (what a duplicate came from). */
+  attempts?: Record<string, number>;
   note?: string;
+}
+
+/** `switchyard_delivery_attempts_total` of the admin port, summed by outcome. */
+async function attemptOutcomes(adminPort: number): Promise<Record<string, number>> {
+  const text = await fetch(`http://127.0.0.1:${adminPort}/metrics`).then((r) => r.text(), () => '');
+  const outcomes: Record<string, number> = {};
+  for (const match of text.matchAll(/^switchyard_delivery_attempts_total\{[^}]*outcome="([^"]+)"[^}]*\} (\S+)$/gm)) {
+    outcomes[match[1]!] = (outcomes[match[1]!] ?? 0) + Number(match[2]);
+  }
+  return outcomes;
 }
 
 interface RunOptions {
@@ -266,7 +286,8 @@ interface RunOptions {
   /** Events per destination and wave. */
   perDestination: number;
   partitions: number;
-  concurrency: number;
+  /** Requests at once over all destinations: concurrencyPerDestination is this / D (at least 1). */
+  inFlight: number;
   readyTimeoutS: number;
   idleS: number;
   /** delivery.timeout, also how long a hanging destination holds each request. */
@@ -304,7 +325,7 @@ async function runOnce(options: RunOptions): Promise<RunResult> {
   const file = writeConfigFile({
     kafka: { brokers: options.brokers.split(','), clientId: `bench-dest-${run}`, topicPrefix: prefix, partitions: options.partitions },
     admin: { port: adminPort, host: '127.0.0.1' },
-    delivery: { timeout: options.timeout, retryTiers: [TIER], maxRetryWindow: '1h', concurrencyPerDestination: options.concurrency },
+    delivery: { timeout: options.timeout, retryTiers: [TIER], maxRetryWindow: '1h', concurrencyPerDestination: Math.max(1, Math.floor(options.inFlight / d)) },
     sources: [{ id: 'web' }], // a config needs a source; this bench only delivers
     destinations: ids.map((id) => ({
       id,
@@ -358,6 +379,7 @@ async function runOnce(options: RunOptions): Promise<RunResult> {
     const after = await options.receiver.stats(2);
     result.received = after.total;
     result.duplicates = after.total - after.unique;
+    result.attempts = await attemptOutcomes(adminPort);
     return result;
   } finally {
     if (daemon) {
@@ -375,7 +397,7 @@ export async function main(args: string[]): Promise<void> {
     counts: '1,100,1000',
     n: 20_000,
     partitions: 1,
-    concurrency: 64,
+    'in-flight': 256,
     'ready-timeout': 120,
     idle: 10,
     hanging: '100',
@@ -391,7 +413,7 @@ export async function main(args: string[]): Promise<void> {
   const common = {
     brokers: broker.brokers,
     partitions: options.partitions,
-    concurrency: options.concurrency,
+    inFlight: options['in-flight'],
     readyTimeoutS: options['ready-timeout'],
     idleS: options.idle,
     timeout: options.timeout,
@@ -431,12 +453,12 @@ export async function main(args: string[]): Promise<void> {
     process.stdout.write(
       [
         '',
-        `destinations bench: one \`switchyard deliverer\` (CLI child process), ${options.n} events per wave split evenly over D destinations, ${options.partitions} partition(s) per topic, concurrencyPerDestination ${options.concurrency}, one node:http receiver (0 ms)`,
+        `destinations bench: one \`switchyard deliverer\` (CLI child process), ${options.n} events per wave split evenly over D destinations, ${options.partitions} partition(s) per topic, concurrencyPerDestination ${options['in-flight']} / D (at least 1), one node:http receiver (0 ms)`,
         ...formatTable(
-          ['D', 'ready s', 'RSS idle MB', 'RSS loaded MB', 'broker conns', 'idle CPU %', 'events/s (wave 2)', `vs D=${results[0]?.d ?? '-'}`, 'duplicates'],
+          ['D', 'ready s', 'RSS idle MB', 'RSS loaded MB', 'broker conns', 'idle CPU %', 'events/s (wave 2)', `vs D=${results[0]?.d ?? '-'}`, 'duplicates', 'timeouts'],
           results.map((r) =>
             r.note !== undefined
-              ? [String(r.d), r.note, cell(r.rssIdleMb), '-', cell(r.connections), '-', '-', '-', '-']
+              ? [String(r.d), r.note, cell(r.rssIdleMb), '-', cell(r.connections), '-', '-', '-', '-', '-']
               : [
                   String(r.d),
                   cell(r.readySeconds, 1),
@@ -447,10 +469,11 @@ export async function main(args: string[]): Promise<void> {
                   cell(r.rate),
                   base && r.rate ? `${(r.rate / base).toFixed(2)}×` : '-',
                   r.duplicates === undefined || r.received === undefined ? '-' : `${r.duplicates} of ${r.received - r.duplicates}`,
+                  cell(r.attempts?.['timeout'] ?? 0),
                 ],
           ),
         ),
-        'duplicates: 2xx answers past the first for a message id, of the events delivered (both waves)',
+        'duplicates: 2xx answers past the first for a message id, of the events delivered (both waves); timeouts: requests the deliverer gave up on (delivery.timeout), sent again later',
         'targets: ready < 10 s; connections independent of D; idle CPU < 2 % of a core; D=1000 ≥ 0.90× D=1; zero duplicates',
         ...(hangingRows.length > 0
           ? [

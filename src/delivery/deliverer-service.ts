@@ -1,10 +1,13 @@
-// `switchyard deliverer`: one worker (consumer group, connection pool, permits) per
-// enabled destination, created and stopped as the config changes.
+// `switchyard deliverer`: ONE consumer (the port's partition stream, group
+// `<clientId>-deliverer`) on the topics of every enabled destination, and per
+// destination a lane (destination-lane.ts: its queue, permits, circuits, rate limit),
+// created and stopped as the config changes. Whatever the number of destinations the
+// process has one consumer, one producer, one admin and one HTTP connection pool.
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { maskConfig } from '../config/mask.js';
-import { createAdmin, createProducer, createTopology } from '../kafka/index.js';
-import type { KafkaAdmin, RecordProducer, Topology } from '../kafka/index.js';
+import { createAdmin, createPartitionStream, createProducer, createTopology } from '../kafka/index.js';
+import type { InboundRecord, KafkaAdmin, PartitionStream, RecordProducer, Topology } from '../kafka/index.js';
 import type { LagSampler } from '../observability/consumer-lag.js';
 import { startLagSampler } from '../observability/consumer-lag.js';
 import type { RoleDeps } from '../runtime/deps.js';
@@ -16,10 +19,15 @@ import type { PreparedDestination } from './destination-settings.js';
 import { prepareDestination } from './destination-settings.js';
 import { consumedTopics, destinationTopics } from './destination-topics.js';
 import type { DestinationTopics } from './destination-topics.js';
-import type { DestinationWorker } from './destination-worker.js';
-import { createDestinationWorker } from './destination-worker.js';
+import { EventDelivery } from './deliver-event.js';
+import { DeliveryCounters } from './delivery-counters.js';
+import { DestinationLane, laneQueueBound } from './destination-lane.js';
 import type { HttpSender } from './http-sender.js';
 import { createHttpSender } from './http-sender.js';
+import { RatePace } from './rate-pace.js';
+import { RetryOrDeadLetter } from './retry-or-dead-letter.js';
+import { RetryTierWait } from './retry-tier-wait.js';
+import { UrlCircuits } from './url-circuits.js';
 
 export interface DelivererTuning {
   /** How often consumer lag and retry queue depth are sampled. */
@@ -33,6 +41,13 @@ export interface DelivererTuning {
    * the config file: tests and benchmarks shorten the cool-down here.
    */
   circuitBreaker: Partial<typeof DEFAULT_CIRCUIT_POLICY>;
+  /** How often finished offsets are committed. */
+  commitEveryMs: number;
+  /**
+   * Fetch long-poll: how long an idle fetch waits on the broker, also how late a
+   * resumed partition (room in its lane, a retry due) is fetched again.
+   */
+  maxFetchWaitMs: number;
 }
 
 const DEFAULT_TUNING: DelivererTuning = {
@@ -40,6 +55,8 @@ const DEFAULT_TUNING: DelivererTuning = {
   reconcileRetryMs: 5_000,
   createSender: createHttpSender,
   circuitBreaker: DEFAULT_CIRCUIT_POLICY,
+  commitEveryMs: 100,
+  maxFetchWaitMs: 500,
 };
 
 /**
@@ -56,21 +73,35 @@ export function circuitPolicy(delivery: Config['delivery'], tuning: Partial<type
   return { ...policy, coolDownMs: Math.min(policy.coolDownMs, maxCoolDownMs), maxCoolDownMs, trackedLeaseMs: 2 * delivery.timeoutMs + 1_000 };
 }
 
-/** A destination's consumer group: `<clientId>-deliverer-<destinationId>`. */
-export function delivererGroupId(config: Config, destinationId: string): string {
+
+/** The deliverer's consumer group: `<clientId>-deliverer`, one for every destination. */
+export function delivererGroupId(config: Config): string {
+  return `${config.kafka.clientId}-deliverer`;
+}
+
+/** The group a destination had before one group served them all (`<clientId>-deliverer-<id>`): its commits seed an upgrade. */
+export function legacyDelivererGroupId(config: Config, destinationId: string): string {
   return `${config.kafka.clientId}-deliverer-${destinationId}`;
 }
 
-interface Running {
-  worker: DestinationWorker;
-  /** The delivery settings it was built with; other values need a new worker. */
+/** One destination's lane and what it was built with. */
+interface RunningLane {
+  id: string;
+  lane: DestinationLane;
+  topics: DestinationTopics;
+  /** The delivery settings it was built with; other values need a new lane. */
   shape: string;
+  circuits: UrlCircuits;
+  counters: DeliveryCounters;
+  pool: SharedSender;
 }
 
-/** A destination's worker to start: its id and topics. */
-interface PlannedWorker {
-  id: string;
-  topics: DestinationTopics;
+/** The HTTP pool every lane of one delivery shape shares. */
+interface SharedSender {
+  sender: HttpSender;
+  shape: string;
+  /** Lanes still using it. */
+  users: number;
 }
 
 export function createDelivererService(deps: RoleDeps, tuning: Partial<DelivererTuning> = {}): Service {
@@ -84,11 +115,17 @@ class DelivererService implements Service {
   // the router: moving running consumers to another cluster or prefix is a restart's job.
   private readonly initial: Config;
   private readonly topology: Topology;
-  private readonly workers = new Map<string, Running>();
+  private readonly groupId: string;
+  private readonly lanes = new Map<string, RunningLane>();
+  private readonly laneOfTopic = new Map<string, RunningLane>();
   private readonly settings = new Map<string, PreparedDestination>();
+  /** Lanes taken out of service that still finish their requests in flight. */
+  private readonly draining = new Set<Promise<void>>();
   private admin: KafkaAdmin | undefined;
-  /** One producer for every worker's retries and dead letters (the port merges their sends). */
+  /** One producer for every lane's retries and dead letters (the port merges their sends). */
   private producer: RecordProducer | undefined;
+  private stream: PartitionStream | undefined;
+  private sender: SharedSender | undefined;
   private lag: LagSampler | undefined;
   private unsubscribe: (() => void) | undefined;
   private reconciling: Promise<void> = Promise.resolve();
@@ -103,6 +140,7 @@ class DelivererService implements Service {
     this.logger = deps.logger.child({ component: 'deliverer' });
     this.initial = deps.config.current();
     this.topology = createTopology(this.initial.kafka.topicPrefix);
+    this.groupId = delivererGroupId(this.initial);
   }
 
   async start(): Promise<void> {
@@ -119,7 +157,7 @@ class DelivererService implements Service {
       void this.scheduleReconcile(next);
     });
     this.lag = this.startLagSampler(admin);
-    this.logger.info({ destinations: [...this.workers.keys()] }, 'deliverer started');
+    this.logger.info({ destinations: [...this.lanes.keys()], groupId: this.groupId }, 'deliverer started');
   }
 
   readonly stop = onceStop(async () => {
@@ -127,21 +165,24 @@ class DelivererService implements Service {
     this.unsubscribe?.();
     clearTimeout(this.retryTimer);
     await runAll([
-      // A reload half-way through would leave a worker behind.
+      // A reload half-way through would leave a lane behind.
       () => this.reconciling.catch(() => undefined),
       async () => this.lag?.stop(),
-      // All at once: each drains its requests in flight (bounded by delivery.timeout).
-      () => this.stopAllWorkers(),
+      // NOTE: the lanes drain first (each request bounded by delivery.timeout) while the
+      // consumer is still a member: its stop then commits what they finished, then leaves.
+      () => this.stopAllLanes(),
+      async () => this.stream?.stop(),
+      async () => this.sender?.sender.close(),
       async () => this.producer?.disconnect(),
       async () => this.admin?.disconnect(),
     ]);
   });
 
   health(): ServiceHealth {
-    return workersHealth(
-      [...this.workers.values()].map((r) => r.worker),
-      this.started && !this.stopping,
-    );
+    const failure = this.stream?.failure();
+    if (failure !== undefined) return { live: false, ready: false, detail: `the delivery consumer stopped for good: ${failure.message}` };
+    const ready = this.started && !this.stopping && (this.lanes.size === 0 || this.stream?.joined() === true);
+    return ready ? { live: true, ready } : { live: true, ready, detail: this.stopping ? 'stopping' : `waiting for the consumer group ${this.groupId} to join` };
   }
 
   private scheduleReconcile(config: Config): Promise<void> {
@@ -162,19 +203,46 @@ class DelivererService implements Service {
     return this.reconciling;
   }
 
-  /** Brings the running workers in line with `config`. Runs one at a time (scheduleReconcile). */
+  /**
+   * Brings the lanes in line with `config`, then the consumer's subscription with the
+   * lanes. Runs one at a time (scheduleReconcile).
+   *
+   * NOTE: settings-only changes (URLs, headers, secrets, rate limits) apply live. A
+   * destination added, removed or disabled, or other delivery settings, change the
+   * topic set: the consumer commits what finished, leaves and joins again (~a second);
+   * the unchanged lanes keep delivering what they hold meanwhile, and what they hold is
+   * not handed over again (the stream remembers it).
+   */
   private async reconcile(config: Config): Promise<void> {
     const enabled = config.destinations.filter((d) => d.enabled);
     this.prepareSettings(config, enabled);
     const shape = JSON.stringify(config.delivery);
-    await this.stopStaleWorkers(shape);
-    const missing = enabled.filter((d) => !this.workers.has(d.id));
-    if (missing.length === 0) return;
+    const stale = [...this.lanes.values()].filter((running) => !this.settings.has(running.id) || running.shape !== shape);
+    const missing = enabled.filter((d) => !this.lanes.has(d.id) || stale.some((r) => r.id === d.id));
+    for (const running of this.lanes.values()) if (!stale.includes(running)) running.circuits.follow(this.settings.get(running.id)!);
+    if (stale.length === 0 && missing.length === 0 && (this.stream !== undefined || enabled.length === 0)) return;
     const planned = await this.createTopicsOf(config, missing);
-    for (const worker of planned) await this.startWorker(config, worker, shape);
+    for (const running of stale) this.retire(running);
+    for (const { id, topics } of planned) this.addLane(config, id, topics, shape);
+    const topics = [...this.laneOfTopic.keys()];
+    if (topics.length === 0) {
+      // No destination enabled: no consumer (kafkajs cannot run one without topics).
+      const stream = this.stream;
+      this.stream = undefined;
+      await stream?.stop();
+      this.logger.info('no destination enabled; the delivery consumer left its group');
+      return;
+    }
+    if (this.stream === undefined) {
+      this.stream = this.createStream();
+      await this.stream.start(topics);
+    } else {
+      await this.stream.resubscribe(topics);
+    }
+    this.logger.info({ destinations: [...this.lanes.keys()], topics: topics.length }, 'delivering for the configured destinations');
   }
 
-  /** Settings first: running workers take new URLs, headers and secrets with their next event. */
+  /** Settings first: running lanes take new URLs, headers and secrets with their next event. */
   private prepareSettings(config: Config, enabled: readonly Config['destinations'][number][]): void {
     const masked = maskConfig(config) as Config;
     this.settings.clear();
@@ -184,34 +252,15 @@ class DelivererService implements Service {
     }
   }
 
-  /**
-   * Stops the workers of destinations gone or disabled, and those built with other
-   * delivery settings (`shape`); tells the others their settings changed.
-   * NOTE: a removed or disabled destination's events stay in its topics, untouched,
-   * until it is configured again: stopping it never drops anything.
-   */
-  private async stopStaleWorkers(shape: string): Promise<void> {
-    const stale = [...this.workers.entries()].filter(([id, running]) => !this.settings.has(id) || running.shape !== shape);
-    for (const [id] of stale) this.workers.delete(id);
-    for (const { worker } of this.workers.values()) worker.settingsChanged();
-    const stopped = await Promise.allSettled(
-      stale.map(async ([id, running]) => {
-        await running.worker.stop();
-        this.forget(running.worker);
-        this.logger.info({ destination: id }, this.settings.has(id) ? 'delivery settings changed; restarting its worker' : 'destination left the config or was disabled; its worker stopped');
-      }),
-    );
-    for (const result of stopped) if (result.status === 'rejected') this.logger.error({ err: result.reason }, 'a destination worker did not stop cleanly');
-  }
-
   /** The topics of each destination to start (its retry tiers, leftovers included), created where missing. */
-  private async createTopicsOf(config: Config, missing: readonly { id: string }[]): Promise<PlannedWorker[]> {
+  private async createTopicsOf(config: Config, missing: readonly { id: string }[]): Promise<{ id: string; topics: DestinationTopics }[]> {
+    if (missing.length === 0) return [];
     const admin = this.admin!;
     const existing = await admin.listTopics();
     const { names } = this.topology;
     const taken = new Set(config.destinations.flatMap((d) => [names.deliveries(d.id), names.dlq(d.id)]));
     const planned = missing.map((d) => ({ id: d.id, topics: destinationTopics(names, d.id, config.delivery.retryTiers, existing, taken) }));
-    // The leftover tiers a worker also reads exist already (they were found in `existing`).
+    // The leftover tiers a lane also reads exist already (they were found in `existing`).
     await admin.ensureTopics(
       missing.flatMap((d) => this.topology.destination(d.id, config.delivery.retryTiers)),
       this.initial.kafka,
@@ -219,46 +268,112 @@ class DelivererService implements Service {
     return planned;
   }
 
-  private async startWorker(config: Config, { id, topics }: PlannedWorker, shape: string): Promise<void> {
-    const worker = createDestinationWorker({
-      destinationId: id,
-      groupId: delivererGroupId(this.initial, id),
-      topics,
-      delivery: config.delivery,
-      partitionsPerTopic: this.initial.kafka.partitions,
-      settings: () => this.settings.get(id),
-      kafka: this.deps.kafka,
-      sender: this.options.createSender({ timeoutMs: config.delivery.timeoutMs, blockPrivateNetworks: config.delivery.blockPrivateNetworks }),
-      circuitPolicy: circuitPolicy(config.delivery, this.options.circuitBreaker),
-      producer: this.producer!,
-      metrics: this.deps.metrics,
-      logger: this.logger,
-    });
-    this.workers.set(id, { worker, shape });
-    try {
-      await worker.start();
-    } catch (error) {
-      this.workers.delete(id);
-      await worker.stop().catch(() => undefined);
-      throw error;
+  private createStream(): PartitionStream {
+    const handler = {
+      accept: (records: readonly InboundRecord[]) => this.laneOfTopic.get(records[0]!.topic)?.lane.accept(records),
+      revoke: (topic: string, partition: number) => this.laneOfTopic.get(topic)?.lane.revoke(topic, partition) ?? [],
+    };
+    const legacyGroupOf = (topic: string) => {
+      const running = this.laneOfTopic.get(topic);
+      return running === undefined ? undefined : legacyDelivererGroupId(this.initial, running.id);
+    };
+    const events = {
+      onCrash: (error: Error, restart: boolean) => {
+        if (restart) this.logger.warn({ err: error }, 'delivery consumer failed; kafkajs restarts it');
+        else this.logger.fatal({ err: error }, 'delivery consumer stopped for good; restart the process');
+      },
+    };
+    const settings = { groupId: this.groupId, admin: this.admin!, commitEveryMs: this.options.commitEveryMs, maxWaitTimeInMs: this.options.maxFetchWaitMs, legacyGroupOf };
+    return createPartitionStream(this.deps.kafka, settings, handler, events, this.logger);
+  }
+
+  /** The HTTP pool for `config.delivery`, shared by every lane built with it. */
+  private senderFor(config: Config, shape: string): SharedSender {
+    if (this.sender?.shape !== shape) {
+      const previous = this.sender;
+      this.sender = { shape, users: 0, sender: this.options.createSender({ timeoutMs: config.delivery.timeoutMs, blockPrivateNetworks: config.delivery.blockPrivateNetworks }) };
+      // The lanes still draining on the previous one close it when the last is done (retire).
+      if (previous !== undefined && previous.users === 0) void previous.sender.close();
     }
-    this.logger.info({ destination: id, groupId: worker.groupId, topics: consumedTopics(topics) }, 'delivering for destination');
+    this.sender.users += 1;
+    return this.sender;
   }
 
-  private async stopAllWorkers(): Promise<void> {
-    const results = await Promise.allSettled([...this.workers.values()].map(({ worker }) => worker.stop()));
-    const failures = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
-    if (failures.length > 0) throw new AggregateError(failures, `${failures.length} destination worker(s) did not stop cleanly`);
-  }
-
-  /** A stopped worker's lag and retry queue depth series go away with it. */
-  private forget(worker: DestinationWorker): void {
+  private addLane(config: Config, id: string, topics: DestinationTopics, shape: string): void {
+    const { delivery } = config;
     const { metrics } = this.deps;
-    for (const topic of consumedTopics(worker.topics)) metrics.consumerLag.remove({ group: worker.groupId, topic });
-    for (const { tier } of worker.topics.retries) metrics.retryQueueDepth.remove({ destination: worker.destinationId, tier: tier.name });
+    const logger = this.logger.child({ destination: id });
+    const circuits = new UrlCircuits({ destinationId: id, policy: circuitPolicy(delivery, this.options.circuitBreaker), gauge: metrics.circuitState, logger });
+    const counters = new DeliveryCounters(metrics, id);
+    const pace = new RatePace(delivery.maxRetryWindowMs);
+    const next = new RetryOrDeadLetter({ destinationId: id, topics, delivery, producer: this.producer!, counters, logger });
+    const pool = this.senderFor(config, shape);
+    const sender = pool.sender;
+    const lane = new DestinationLane({
+      destinationId: id,
+      concurrency: delivery.concurrencyPerDestination,
+      queueBound: laneQueueBound(delivery.concurrencyPerDestination),
+      settings: () => this.settings.get(id),
+      circuits,
+      pace,
+      tierWait: new RetryTierWait(topics, delivery.maxRetryWindowMs),
+      events: new EventDelivery({ destinationId: id, sender, circuits, pace, counters, next, logger }),
+      // NOTE: the stream is made after the first lanes (it needs their topics): looked up at each call.
+      stream: {
+        pause: (topic, partition) => this.stream?.pause(topic, partition),
+        resume: (topic, partition) => this.stream?.resume(topic, partition),
+        markDone: (topic, partition, offset) => this.stream?.markDone(topic, partition, offset),
+        release: (topic, partition, offset) => this.stream?.release(topic, partition, offset),
+      },
+      logger,
+    });
+    const initial = this.settings.get(id);
+    if (initial !== undefined) circuits.follow(initial);
+    const running: RunningLane = { id, lane, topics, shape, circuits, counters, pool };
+    this.lanes.set(id, running);
+    for (const topic of consumedTopics(topics)) this.laneOfTopic.set(topic, running);
+    this.logger.info({ destination: id, topics: consumedTopics(topics) }, 'delivering for destination');
   }
 
-  /** Consumer lag of every worker's topics, and from it each retry tier's queue depth. */
+  /**
+   * Takes a lane out of service: its queue is dropped (those records are fetched again
+   * from the commit by whichever lane takes its topics), its requests in flight finish.
+   * NOTE: a removed or disabled destination's events stay in its topics, untouched,
+   * until it is configured again: stopping it never drops anything.
+   */
+  private retire(running: RunningLane): void {
+    for (const topic of consumedTopics(running.topics)) this.stream?.revokeTopic(topic);
+    this.lanes.delete(running.id);
+    for (const topic of consumedTopics(running.topics)) if (this.laneOfTopic.get(topic) === running) this.laneOfTopic.delete(topic);
+    const drained = running.lane
+      .stop()
+      .then(() => {
+        running.counters.flush();
+        running.circuits.close();
+        if (!this.lanes.has(running.id)) this.forget(running);
+        const { pool } = running;
+        pool.users -= 1;
+        return pool !== this.sender && pool.users === 0 ? pool.sender.close() : undefined;
+      })
+      .catch((error: unknown) => this.logger.error({ err: error, destination: running.id }, 'a destination lane did not stop cleanly'))
+      .finally(() => this.draining.delete(drained));
+    this.draining.add(drained);
+    this.logger.info({ destination: running.id }, this.settings.has(running.id) ? 'delivery settings changed; restarting its lane' : 'destination left the config or was disabled; its lane stopped');
+  }
+
+  private async stopAllLanes(): Promise<void> {
+    for (const running of [...this.lanes.values()]) this.retire(running);
+    await Promise.all(this.draining);
+  }
+
+  /** A stopped lane's lag and retry queue depth series go away with it. */
+  private forget(running: RunningLane): void {
+    const { metrics } = this.deps;
+    for (const topic of consumedTopics(running.topics)) metrics.consumerLag.remove({ group: this.groupId, topic });
+    for (const { tier } of running.topics.retries) metrics.retryQueueDepth.remove({ destination: running.id, tier: tier.name });
+  }
+
+  /** Consumer lag of the group's topics, and from it each retry tier's queue depth. */
   private startLagSampler(admin: KafkaAdmin): LagSampler {
     const { metrics } = this.deps;
     return startLagSampler({
@@ -266,28 +381,12 @@ class DelivererService implements Service {
       metrics,
       logger: this.logger,
       intervalMs: this.options.sampleIntervalMs,
-      groups: () => [...this.workers.values()].map(({ worker }) => ({ groupId: worker.groupId, topics: consumedTopics(worker.topics) })),
-      onSample: (group, topic, value) => {
-        for (const { worker } of this.workers.values()) {
-          if (worker.groupId !== group.groupId) continue;
-          const retry = worker.topics.retries.find((r) => r.topic === topic);
-          if (retry) metrics.retryQueueDepth.set({ destination: worker.destinationId, tier: retry.tier.name }, value);
-        }
+      groups: () => [{ groupId: this.groupId, topics: [...this.laneOfTopic.keys()] }],
+      onSample: (_group, topic, value) => {
+        const running = this.laneOfTopic.get(topic);
+        const retry = running?.topics.retries.find((r) => r.topic === topic);
+        if (running !== undefined && retry !== undefined) metrics.retryQueueDepth.set({ destination: running.id, tier: retry.tier.name }, value);
       },
     });
   }
-}
-
-/** Live unless a consumer stopped for good; ready once running and every consumer joined its group. */
-function workersHealth(running: readonly DestinationWorker[], up: boolean): ServiceHealth {
-  const dead = running.filter((w) => w.failure() !== undefined);
-  const waiting = running.filter((w) => !w.joined());
-  const live = dead.length === 0;
-  const ready = up && waiting.length === 0;
-  const detail = !live
-    ? `consumer of ${dead.map((w) => w.destinationId).join(', ')} stopped for good: ${dead[0]!.failure()!.message}`
-    : waiting.length > 0
-      ? `waiting for the consumer group of ${waiting.map((w) => w.destinationId).join(', ')} to join`
-      : undefined;
-  return { live, ready, ...(detail === undefined ? {} : { detail }) };
 }

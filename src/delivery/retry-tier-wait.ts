@@ -5,11 +5,6 @@
 import type { DestinationTopics } from './destination-topics.js';
 import type { Envelope } from './envelope.js';
 
-/** What the port's record batch offers for it: stop fetching this partition for a while. */
-export interface PartitionHold {
-  holdPartition(ms: number): void;
-}
-
 export class RetryTierWait {
   private readonly tierTopics: ReadonlySet<string>;
 
@@ -21,17 +16,13 @@ export class RetryTierWait {
   }
 
   /**
-   * When `topic` is a retry tier and its record is not due yet: holds the partition
-   * until it is (the port resumes it; a stop cancels the hold) and returns true: the
-   * batch ends there, the record stays unstarted and is fetched again once resumed.
-   * False when the record may be attempted now; other partitions go on either way.
+   * How long the record must still wait: 0 when `topic` is not a retry tier or the
+   * record is due. The lane holds the partition that long (paused, its head queued),
+   * while the destination's other partitions and topics go on.
    */
-  holdUntilDue(topic: string, envelope: Envelope, partition: PartitionHold): boolean {
-    if (!this.tierTopics.has(topic)) return false;
+  waitMs(topic: string, envelope: Envelope): number {
+    if (!this.tierTopics.has(topic)) return 0;
     // NOTE: a due time is capped so that a wrong header cannot park a partition for longer than a window.
-    const waitMs = Math.min((envelope.dueAtMs ?? 0) - Date.now(), this.maxRetryWindowMs);
-    if (waitMs <= 0) return false;
-    partition.holdPartition(waitMs);
-    return true;
+    return Math.max(0, Math.min((envelope.dueAtMs ?? 0) - Date.now(), this.maxRetryWindowMs));
   }
 }

@@ -5,6 +5,7 @@ import type { CommittedOffset, LagSource, PartitionEnds } from '../observability
 import { kafkajsOf } from './client.js';
 import type { KafkaClient } from './client.js';
 import { ensureTopics } from './ensure-topics.js';
+import { createTopicEnds } from './topic-ends.js';
 import type { TopicSpec } from './ensure-topics.js';
 
 export interface TopicLayout {
@@ -27,15 +28,25 @@ export interface KafkaAdmin extends LagSource {
   /** The names of the topics that exist. */
   listTopics(): Promise<string[]>;
   committedOffsets(groupId: string, topics: readonly string[]): Promise<{ topic: string; partitions: GroupOffset[] }[]>;
+  /**
+   * The group's commits of exactly these partitions, one request per 2,000 partitions and
+   * no metadata requests (what a member reads at each join: thousands of partitions).
+   * Without it (another kafkajs), read per topic with `committedOffsets`.
+   */
+  committedOffsetsOf?(groupId: string, partitions: readonly { topic: string; partitions: readonly number[] }[]): Promise<{ topic: string; partitions: GroupOffset[] }[]>;
   /** Removes consumer groups (their commits); a group still in use is refused by the broker. */
   deleteGroups(groupIds: readonly string[]): Promise<void>;
 }
 
 export function createAdmin(client: KafkaClient): KafkaAdmin {
   const admin: Admin = kafkajsOf(client).admin();
+  const ends = createTopicEnds(kafkajsOf(client));
   return {
     connect: () => admin.connect(),
-    disconnect: () => admin.disconnect(),
+    async disconnect() {
+      await ends?.disconnect();
+      await admin.disconnect();
+    },
     ensureTopics: (specs, layout) => ensureTopics(admin, [...specs], { partitions: layout.partitions, replicationFactor: layout.replicationFactor }),
     async partitionCounts(topics) {
       const metadata = await admin.fetchTopicMetadata({ topics: [...topics] });
@@ -52,6 +63,12 @@ export function createAdmin(client: KafkaClient): KafkaAdmin {
       const offsets = await admin.fetchTopicOffsets(topic);
       return offsets.map((o): PartitionEnds => ({ partition: o.partition, high: o.high, low: o.low }));
     },
+    ...(ends === undefined
+      ? {}
+      : {
+          partitionEndsOf: (topics: readonly string[]) => ends.partitionEnds(topics),
+          committedOffsetsOf: (groupId: string, partitions: readonly { topic: string; partitions: readonly number[] }[]) => ends.committedOffsets(groupId, partitions),
+        }),
     async deleteGroups(groupIds) {
       await admin.deleteGroups([...groupIds]);
     },

@@ -19,3 +19,5 @@ export * from './scan-topic.js';
 export * from './read-to-end.js';
 export { ignoreKafkajsNegativeTimeoutWarning } from './negative-timeout-warning.js';
 
+export * from './partition-stream.js';
+export * from './offset-progress.js';

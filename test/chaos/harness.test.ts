@@ -125,6 +125,19 @@ describe('routing oracle (DESIGN §5)', () => {
     expect(expectedDeleteBody('u-1', Date.UTC(2026, 4, 1))).toBe('{"type":"delete","userId":"u-1","timestamp":"2026-05-01T00:00:00.000Z"}');
   });
 
+  it('adds fleet destinations up to the profile\'s count, fed by fleet sources of five, keeping the shares at 1', () => {
+    expect(topology.destinations.map((d) => d.id)).toEqual(['steady', 'flaky', 'fanout', 'bounce', 'blackhole', 'off', 'unsteady']);
+    const big = chaosTopology({ failingShare: 0.2, destinations: 50 });
+    expect(big.destinations).toHaveLength(50);
+    const fleet = big.sources.filter((s) => s.id.startsWith('fleet-'));
+    expect(fleet).toHaveLength(9);
+    expect(fleet.flatMap((s) => s.destinations).sort()).toEqual(big.destinations.filter((d) => d.id.startsWith('fleet-')).map((d) => d.id).sort());
+    expect(fleet.every((s) => s.destinations.length <= 5)).toBe(true);
+    expect(big.sources.reduce((sum, s) => sum + s.share, 0)).toBeCloseTo(1);
+    for (const d of big.destinations) expect(big.receivers.some((r) => d.receivers.includes(r.name))).toBe(true);
+    expect(() => chaosTopology({ failingShare: 0.2, destinations: 6 })).toThrow('at least 7 destinations');
+  });
+
   it('finds the source by header first, then by write key', () => {
     expect(sourceOfRecord(topology, 'server', 'web-write-key')?.id).toBe('server');
     expect(sourceOfRecord(topology, '', 'web-write-key')?.id).toBe('web');
@@ -211,6 +224,8 @@ describe('command line', () => {
     expect(profile).toMatchObject({ name: 'short', calls: PROFILES.short.calls, kills: 5, failingShare: 0.5, seed: 42 });
     expect(reportFile).toBe('r.json');
     expect(parseChaosArgs([]).profile.name).toBe('full');
+    expect(parseChaosArgs([]).profile).toMatchObject({ destinations: 50, maxDuplicateRate: 0.005 });
+    expect(parseChaosArgs(['--profile', 'short', '--destinations', '20']).profile.destinations).toBe(20);
     expect(parseChaosArgs(['--profile', 'soak', '--soak-minutes', '2']).profile.calls).toBe(2 * 60 * PROFILES.soak.ratePerSecond);
   });
 
@@ -218,5 +233,6 @@ describe('command line', () => {
     expect(() => parseChaosArgs(['--profile', 'huge'])).toThrow('--profile must be short, full or soak');
     expect(() => parseChaosArgs(['--kills', '2.5'])).toThrow('--kills must be a whole number');
     expect(() => parseChaosArgs(['--failing-share', '2'])).toThrow('between 0 and 1');
+    expect(() => parseChaosArgs(['--destinations', '3'])).toThrow('--destinations must be at least 7');
   });
 });

@@ -1,5 +1,6 @@
 // Run profiles of the chaos harness and the command-line knobs that adjust them.
 import { parseArgs } from 'node:util';
+import { BASE_DESTINATIONS } from './topology.js';
 
 export interface DeliverySettings {
   timeout: string;
@@ -30,6 +31,10 @@ export interface ChaosProfile {
   reloads: number;
   /** Share of requests the `flaky` receiver fails. */
   failingShare: number;
+  /** Destinations in all (at least topology.ts's BASE_DESTINATIONS; the rest are good `fleet-NN` ones). */
+  destinations: number;
+  /** The run fails when more delivered pairs than this share were delivered twice; undefined: reported only. */
+  maxDuplicateRate?: number;
   partitions: number;
   delivery: DeliverySettings;
   /** How long the system may take to deliver or dead-letter everything after the load and the last fault. */
@@ -61,6 +66,7 @@ export const PROFILES: Record<'short' | 'full' | 'soak', ChaosProfile> = {
     receiverOutages: 2,
     reloads: 2,
     failingShare: 0.2,
+    destinations: 10,
     partitions: 3,
     delivery: TEST_DELIVERY,
     drainTimeoutMs: 150_000,
@@ -78,6 +84,9 @@ export const PROFILES: Record<'short' | 'full' | 'soak', ChaosProfile> = {
     receiverOutages: 8,
     reloads: 6,
     failingShare: 0.2,
+    // Issue 13: many destinations in one deliverer (the unsteady one among them).
+    destinations: 50,
+    maxDuplicateRate: 0.005,
     partitions: 3,
     delivery: TEST_DELIVERY,
     drainTimeoutMs: 400_000,
@@ -96,6 +105,7 @@ export const PROFILES: Record<'short' | 'full' | 'soak', ChaosProfile> = {
     receiverOutages: 0,
     reloads: 0,
     failingShare: 0.2,
+    destinations: 7,
     partitions: 3,
     delivery: TEST_DELIVERY,
     drainTimeoutMs: 150_000,
@@ -111,6 +121,7 @@ knobs (each overrides the profile's value):
   --broker-restarts N    broker restarts                --outages N           receiver outages
   --reloads N            config reloads under load      --deletions N         deletion requests
   --failing-share F      share the flaky receiver fails --soak-minutes N      soak length (soak profile)
+  --destinations N       destinations in all (≥ 7)
   --seed N               repeat a run's random choices  --report FILE         also write the report as JSON`;
 
 export interface ChaosCommand {
@@ -142,6 +153,7 @@ export function parseChaosArgs(argv: string[]): ChaosCommand {
       reloads: { type: 'string' },
       deletions: { type: 'string' },
       'failing-share': { type: 'string' },
+      destinations: { type: 'string' },
       'soak-minutes': { type: 'string' },
       seed: { type: 'string' },
       report: { type: 'string' },
@@ -166,6 +178,8 @@ export function parseChaosArgs(argv: string[]): ChaosCommand {
   const share = positive('failing-share', values['failing-share'], false);
   if (share !== undefined && share > 1) throw new Error('--failing-share must be between 0 and 1');
   set('failingShare', share);
+  set('destinations', positive('destinations', values.destinations));
+  if (profile.destinations < BASE_DESTINATIONS) throw new Error(`--destinations must be at least ${BASE_DESTINATIONS} (the base topology's)`);
   set('seed', positive('seed', values.seed));
   if (profile.ratePerSecond === 0) throw new Error('--rate must be above 0');
   return { profile, ...(values.report === undefined ? {} : { reportFile: values.report }) };

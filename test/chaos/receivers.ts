@@ -209,6 +209,13 @@ export async function startChaosReceiver(options: ReceiverOptions): Promise<Chao
         if (random.chance(behaviour.share)) fail(random.pick(FAILURES), req, res, key);
         else answer200(req, res, key);
         return;
+      case 'unsteady': {
+        const roll = random.next();
+        if (roll < behaviour.share503) fail('status-503-retry-after', req, res, key);
+        else if (roll < behaviour.share503 + behaviour.slowShare) fail('too-slow', req, res, key);
+        else answer200(req, res, key);
+        return;
+      }
       case 'redirect':
         fail('redirect', req, res, key);
         return;

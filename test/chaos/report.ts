@@ -25,7 +25,12 @@ export function formatReport(report: ChaosReport): string {
     ...tallyLines('fuzzed inputs', verdict.fuzz),
     `  fuzz: ${report.fuzzStats.kafkaInputs} to the calls topic, ${report.fuzzStats.gatewayInputs} to the gateway (answers ${JSON.stringify(report.fuzzStats.gatewayStatus)}); ${report.fuzzBodiesNotChecked} large bodies not compared`,
     ...tallyLines('deletion requests', verdict.deletion),
-    `duplicates: ${percent(report.duplicateRate)} of delivered pairs (an event 2xx-answered again by the same URL; target < 1 %)`,
+    `duplicates: ${percent(report.duplicateRate)} of delivered pairs (an event 2xx-answered again by the same URL; target < ${report.profile.maxDuplicateRate === undefined ? '1 %' : `${report.profile.maxDuplicateRate * 100} %, a failure above`})`,
+    `duplicates per destination, and per fault (${report.faults.kills} SIGKILLs + ${report.faults.brokerRestarts} broker restarts; at most concurrencyPerDestination ${report.profile.delivery.concurrencyPerDestination} per kill expected): ${
+      Object.entries(report.duplicatesByDestination)
+        .map(([destination, d]) => `${destination} ${d.duplicates} (${d.perFault.toFixed(1)}/fault)`)
+        .join(', ') || 'none'
+    }`,
     `faults: ${report.faults.kills} SIGKILLs (${report.roles.map((r) => `${r.role} ${r.kills}`).join(', ')}), ${report.faults.brokerRestarts} broker restarts, ${report.faults.receiverOutages} receiver outages, ${report.faults.reloads} config reloads`,
     `crashes (exits nobody asked for): ${report.crashes.length}`,
     `timings: load ${seconds(report.timings.loadMs)}, drain ${seconds(report.timings.drainMs)} after the load and last fault (${seconds(report.timings.drainAfterLastFaultMs)} after the last fault), total ${seconds(report.timings.totalMs)}`,

@@ -73,6 +73,11 @@ export interface ChaosReport {
     totalMs: number;
   };
   duplicateRate: number;
+  /**
+   * Per destination: 2xx deliveries past the first (load, fuzz and deletions together),
+   * and those per fault that can redeliver (SIGKILLs of any role and broker restarts).
+   */
+  duplicatesByDestination: Record<string, { duplicates: number; perFault: number }>;
   /** For lost calls: every record of them found in the topics, in topic order (calls, deliveries, retries, dead letters). */
   trails: Record<string, TrailStop[]>;
 }
@@ -108,14 +113,12 @@ async function pace(options: {
 /** The consumer groups and topics that must reach zero lag for the run to be drained. */
 function lagGroups(topology: Topology, clientId: string, prefix: string, tiers: readonly string[]): { groupId: string; topics: string[] }[] {
   const names = topicNames(prefix);
-  const groups = [{ groupId: `${clientId}-router`, topics: [names.calls, names.deletions] }];
-  for (const destination of topology.destinations.filter((d) => d.enabled)) {
-    groups.push({
-      groupId: `${clientId}-deliverer-${destination.id}`,
-      topics: [names.deliveries(destination.id), ...tiers.map((tier) => names.retry(destination.id, tier))],
-    });
-  }
-  return groups;
+  const enabled = topology.destinations.filter((d) => d.enabled);
+  return [
+    { groupId: `${clientId}-router`, topics: [names.calls, names.deletions] },
+    // One group for every destination (src/delivery/deliverer-service.ts).
+    { groupId: `${clientId}-deliverer`, topics: enabled.flatMap((d) => [names.deliveries(d.id), ...tiers.map((tier) => names.retry(d.id, tier))]) },
+  ];
 }
 
 /** Records not yet committed, in all and per group and topic (only those behind). */
@@ -208,7 +211,7 @@ export async function runChaos(input: ChaosProfile, log: Log): Promise<ChaosRepo
     runTag,
     logDir,
     say,
-    topology: chaosTopology({ failingShare: profile.failingShare }),
+    topology: chaosTopology({ failingShare: profile.failingShare, destinations: profile.destinations }),
     ledger: new Ledger(runTag),
     names: topicNames(`chaos-${runTag}.`),
     clientId: `chaos-${runTag}`,
@@ -346,8 +349,8 @@ function sampleResources(run: ChaosRun): void {
   }
 }
 
-/** The message the deliverer logs for each destination worker it restarts after a reload (src/delivery/deliverer-service.ts). */
-const WORKER_RESTARTED = 'delivery settings changed; restarting its worker';
+/** The message the deliverer logs for each destination lane it restarts after a reload (src/delivery/deliverer-service.ts). */
+const WORKER_RESTARTED = 'delivery settings changed; restarting its lane';
 
 /**
  * Rewrites every role's config file with another delivery concurrency (half the
@@ -606,7 +609,12 @@ function buildReport(parts: {
   if (parts.timings.drainMs === undefined) failures.push(`not drained within ${profile.drainTimeoutMs} ms; consumers behind: ${parts.notDrained.join('; ') || 'none'}`);
   if (parts.loadStats.refusals.length > 0) failures.push(`the gateway refused ${parts.loadStats.refusals.length} valid load request(s): ${parts.loadStats.refusals[0]}`);
   if (parts.fuzzStats.oddAnswers.length > 0) failures.push(`the gateway gave ${parts.fuzzStats.oddAnswers.length} answer(s) the contract does not allow: ${parts.fuzzStats.oddAnswers[0]}`);
+  const duplicateRate = pairs === 0 ? 0 : duplicates / pairs;
+  if (profile.maxDuplicateRate !== undefined && duplicateRate >= profile.maxDuplicateRate) {
+    failures.push(`${(duplicateRate * 100).toFixed(3)} % of delivered pairs delivered twice (${duplicates}); the ${profile.name} profile allows under ${profile.maxDuplicateRate * 100} %`);
+  }
   const failedFaults = parts.faultRecords.filter((r) => r.error !== undefined).map((r) => `${r.fault.kind}: ${r.error}`);
+  const brokerRestarts = parts.faultRecords.filter((r) => r.fault.kind === 'broker-restart').length;
   if (failedFaults.length > 0) failures.push(`${failedFaults.length} fault(s) could not be carried out: ${failedFaults[0]}`);
   const { gatewayStatus, ...fuzzRest } = parts.fuzzStats;
   return {
@@ -620,7 +628,7 @@ function buildReport(parts: {
     fuzzStats: { ...fuzzRest, gatewayStatus: Object.fromEntries([...gatewayStatus].map(([k, v]) => [String(k), v])) },
     faults: {
       kills: kills.length,
-      brokerRestarts: parts.faultRecords.filter((r) => r.fault.kind === 'broker-restart').length,
+      brokerRestarts,
       receiverOutages: parts.faultRecords.filter((r) => r.fault.kind === 'receiver-outage').length,
       reloads: parts.faultRecords.filter((r) => r.fault.kind === 'reload').length,
       failed: failedFaults,
@@ -631,7 +639,19 @@ function buildReport(parts: {
     fuzzBodiesNotChecked: parts.fuzzBodiesNotChecked,
     deadLetterReasons: parts.deadLetterReasons,
     timings: parts.timings,
-    duplicateRate: pairs === 0 ? 0 : duplicates / pairs,
+    duplicateRate,
+    duplicatesByDestination: duplicatesPerFault([verdict.load, verdict.fuzz, verdict.deletion], kills.length + brokerRestarts),
     trails: parts.trails,
   };
+}
+
+/** Duplicates per destination over the tallies, and per fault that can cause them (none: per run). */
+function duplicatesPerFault(tallies: readonly Verdict['load'][], faults: number): ChaosReport['duplicatesByDestination'] {
+  const totals = new Map<string, number>();
+  for (const tally of tallies) {
+    for (const [destination, count] of Object.entries(tally.duplicatesByDestination)) totals.set(destination, (totals.get(destination) ?? 0) + count);
+  }
+  return Object.fromEntries(
+    [...totals].sort((a, b) => b[1] - a[1]).map(([destination, count]) => [destination, { duplicates: count, perFault: count / Math.max(1, faults) }]),
+  );
 }

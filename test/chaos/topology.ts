@@ -9,6 +9,8 @@ export type ReceiverBehaviour =
   | { kind: 'ok'; maxDelayMs: number }
   /** A `share` of the requests fail in one of the hostile ways of receivers.ts; the rest get 200. */
   | { kind: 'failing'; share: number }
+  /** `share503` of the requests get a 503, `slowShare` a 200 only after the delivery timeout; the rest 200 at once. */
+  | { kind: 'unsteady'; share503: number; slowShare: number }
   /** Always a 302 to another path: never followed, so a permanent failure. */
   | { kind: 'redirect' }
   /** Reads the request and never answers. */
@@ -49,17 +51,39 @@ export interface Topology {
 export const CATALOG_NAME = 'Webhooks';
 export const BLOCKED_EVENT = 'Debug Ping';
 
+/** The destinations of the base topology (below); a profile with more adds `fleet-NN` ones. */
+export const BASE_DESTINATIONS = 7;
+/** Fleet destinations per fleet source: each fleet call reaches this many. */
+const FLEET_PER_SOURCE = 5;
+/** Share of the load's calls from fleet sources, when there are any. */
+const FLEET_SHARE = 0.08;
+
 /**
- * Six destinations, one per kind of receiver trouble:
+ * Seven destinations, one per kind of receiver trouble:
  * - `steady`: a good receiver (and the target of receiver outages);
  * - `flaky`: a receiver failing `failingShare` of requests (5xx, hangs, resets, slow,
  *   enormous and endless bodies, redirects);
+ * - `unsteady`: 503 to 15 % of requests, 5 % answered only after the delivery timeout
+ *   (issue 13's flaky destination: its slow requests hold its oldest offset back);
  * - `fanout`: three URLs (a redirect, a half-failing one, a good one): any 2xx delivers;
  * - `bounce`: only a redirect, so everything it gets is dead-lettered at once;
  * - `blackhole`: never answers, so everything it gets is dead-lettered at the window's end;
  * - `off`: disabled, so it must never get anything.
+ * With `destinations` above seven, the rest are `fleet-NN` destinations with good
+ * receivers (many destinations in one deliverer), fed by `fleet-N` sources of up to
+ * five destinations each, which send 8 % of the calls.
  */
-export function chaosTopology(options: { failingShare: number }): Topology {
+export function chaosTopology(options: { failingShare: number; destinations?: number }): Topology {
+  const fleetSize = (options.destinations ?? BASE_DESTINATIONS) - BASE_DESTINATIONS;
+  if (fleetSize < 0) throw new Error(`chaos topology: at least ${BASE_DESTINATIONS} destinations, got ${options.destinations}`);
+  const fleet = Array.from({ length: fleetSize }, (_, i) => `fleet-${String(i).padStart(2, '0')}`);
+  const fleetSources: SourceSpec[] = [];
+  for (let start = 0; start < fleet.length; start += FLEET_PER_SOURCE) {
+    fleetSources.push({ id: `fleet-${fleetSources.length}`, destinations: fleet.slice(start, start + FLEET_PER_SOURCE), share: 0 });
+  }
+  for (const source of fleetSources) source.share = FLEET_SHARE / fleetSources.length;
+  // The other sources keep their proportions in what is left.
+  const rest = fleetSources.length === 0 ? 1 : 1 - FLEET_SHARE;
   const fuzzSource: SourceSpec = {
     id: 'fuzz',
     writeKey: 'fuzz-write-key',
@@ -77,6 +101,8 @@ export function chaosTopology(options: { failingShare: number }): Topology {
       { name: 'bounce', behaviour: { kind: 'redirect' } },
       { name: 'blackhole', behaviour: { kind: 'blackhole' } },
       { name: 'off', behaviour: { kind: 'ok', maxDelayMs: 0 } },
+      { name: 'unsteady', behaviour: { kind: 'unsteady', share503: 0.15, slowShare: 0.05 } },
+      ...fleet.map((id): ReceiverSpec => ({ name: id, behaviour: { kind: 'ok', maxDelayMs: 20 } })),
     ],
     destinations: [
       { id: 'steady', enabled: true, receivers: ['steady'], sharedSecret: 'chaos-steady-secret' },
@@ -85,13 +111,16 @@ export function chaosTopology(options: { failingShare: number }): Topology {
       { id: 'bounce', enabled: true, receivers: ['bounce'] },
       { id: 'blackhole', enabled: true, receivers: ['blackhole'] },
       { id: 'off', enabled: false, receivers: ['off'] },
+      { id: 'unsteady', enabled: true, receivers: ['unsteady'] },
+      ...fleet.map((id): DestinationSpec => ({ id, enabled: true, receivers: [id] })),
     ],
     sources: [
-      { id: 'web', writeKey: 'web-write-key', destinations: ['steady', 'flaky', 'off'], blockEvents: [BLOCKED_EVENT], share: 0.4 },
-      { id: 'mobile', writeKey: 'mobile-write-key', destinations: ['fanout', 'bounce'], share: 0.22 },
-      { id: 'server', destinations: ['steady', 'flaky'], share: 0.36 },
+      { id: 'web', writeKey: 'web-write-key', destinations: ['steady', 'flaky', 'off'], blockEvents: [BLOCKED_EVENT], share: 0.4 * rest },
+      { id: 'mobile', writeKey: 'mobile-write-key', destinations: ['fanout', 'bounce'], share: 0.22 * rest },
+      { id: 'server', destinations: ['steady', 'flaky', 'unsteady'], share: 0.36 * rest },
       // Few calls: each one holds a concurrency permit for a whole timeout per attempt.
-      { id: 'legacy', destinations: ['blackhole'], share: 0.02 },
+      { id: 'legacy', destinations: ['blackhole'], share: 0.02 * rest },
+      ...fleetSources,
       fuzzSource,
     ],
     fuzzSource,

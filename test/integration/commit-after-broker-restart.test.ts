@@ -46,7 +46,7 @@ describe('deliverer commit across a broker restart', () => {
       },
       'commit.yaml',
     );
-    groupId = delivererGroupId(config, 'hooks');
+    groupId = delivererGroupId(config);
     deliverer = createDelivererService(testRoleDeps(config, { metrics }));
     await deliverer.start();
     admin = new Kafka({ clientId: 'commit-test', brokers: [broker.brokers], logLevel: logLevel.NOTHING }).admin();

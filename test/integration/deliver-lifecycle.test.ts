@@ -3,6 +3,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { AssignerProtocol } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config/schema.js';
 import { staticConfigStore, watchedConfigStore } from '../../src/config/store.js';
@@ -126,8 +127,15 @@ describe('config reloads and isolation', () => {
       ]);
     writeConfigFile(current(false), file);
     await waitFor(() => store.current().destinations.find((d) => d.id === 'b')?.enabled === false, { what: 'the reload' });
-    const groupOfB = delivererGroupId(store.current(), 'b');
-    await waitFor(async () => (await kafka.admin.describeGroups([groupOfB])).groups[0]?.state === 'Empty', { what: 'the consumer of b to leave' });
+    // One group for every destination: b's topics leave its members' assignment.
+    const topicOfB = `${prefix}deliveries.b`;
+    await waitFor(
+      async () => {
+        const [group] = (await kafka.admin.describeGroups([delivererGroupId(store.current())])).groups;
+        return group?.state === 'Stable' && group.members.length > 0 && group.members.every((m) => AssignerProtocol.MemberAssignment.decode(m.memberAssignment)?.assignment[topicOfB] === undefined);
+      },
+      { what: 'the consumer to drop b from its subscription' },
+    );
     const before = b.requests.length;
     await produce(prefix, 'b', ['b-3']);
     expect(await staysQuiet(b, 1_000)).toBe(true);
@@ -155,7 +163,7 @@ describe('stop()', () => {
     await first.stop();
     const { values } = await metrics.deliveries.get();
     expect(values.find((v) => v.labels.result === 'delivered')?.value).toBe(3);
-    const [committed] = await kafka.admin.fetchOffsets({ groupId: delivererGroupId(config, 'drain'), topics: [`${prefix}deliveries.drain`] });
+    const [committed] = await kafka.admin.fetchOffsets({ groupId: delivererGroupId(config), topics: [`${prefix}deliveries.drain`] });
     expect(committed!.partitions.reduce((sum, p) => sum + Math.max(0, Number(p.offset)), 0)).toBe(3);
 
     // A new deliverer in the same group finds nothing left to send.

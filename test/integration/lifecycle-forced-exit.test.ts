@@ -62,7 +62,7 @@ async function startStuckDaemon(shutdownTimeout: string): Promise<{ daemon: Daem
 
 /** Deliveries the deliverer's group has committed (the hanging ones must not be). */
 async function committedDeliveries(clientId: string, prefix: string): Promise<number> {
-  const [topic] = await kafka.admin.fetchOffsets({ groupId: `${clientId}-deliverer-hooks`, topics: [`${prefix}deliveries.hooks`] });
+  const [topic] = await kafka.admin.fetchOffsets({ groupId: `${clientId}-deliverer`, topics: [`${prefix}deliveries.hooks`] });
   return topic!.partitions.reduce((sum, p) => sum + Math.max(0, Number(p.offset)), 0);
 }
 

@@ -186,7 +186,6 @@ describe('the gateway Service', () => {
 describe('autoscaling', () => {
   type Trigger = { type: string; metadata: Record<string, string> };
   const triggers = (object: Doc): Trigger[] => object.spec.triggers as Trigger[];
-  const overlayDelivererPatch = readDocs(resolve(OVERLAY, 'deliverer-triggers.yaml'))[0]!;
 
   it('scales the gateway on CPU with an HPA', () => {
     const hpa = find(baseObjects, 'HorizontalPodAutoscaler', 'switchyard-gateway');
@@ -202,16 +201,17 @@ describe('autoscaling', () => {
     expect(scaled.spec.scaleTargetRef).toMatchObject({ kind: 'Deployment', name: `switchyard-${role}`, envSourceContainerName: 'switchyard' });
     expect(scaled.spec.minReplicaCount).toBeGreaterThanOrEqual(1);
     expect(scaled.spec.maxReplicaCount).toBeLessThanOrEqual(Math.min(baseConfig.kafka.partitions, overlayConfig.kafka.partitions));
+  });
+
+  it("watches the router's consumer group on calls and deletions", () => {
+    const topics = topicNames(baseConfig.kafka.topicPrefix);
+    const scaled = find(baseObjects, 'ScaledObject', 'switchyard-router');
     for (const trigger of triggers(scaled)) {
       expect(trigger.type).toBe('kafka');
       expect(trigger.metadata.bootstrapServersFromEnv).toBe('KAFKA_BROKERS');
       expect(Number(trigger.metadata.lagThreshold)).toBeGreaterThan(0);
     }
-  });
-
-  it("watches the router's consumer group on calls and deletions", () => {
-    const topics = topicNames(baseConfig.kafka.topicPrefix);
-    const watched = triggers(find(baseObjects, 'ScaledObject', 'switchyard-router')).map((t) => [t.metadata.consumerGroup, t.metadata.topic]);
+    const watched = triggers(scaled).map((t) => [t.metadata.consumerGroup, t.metadata.topic]);
     expect(watched).toEqual([
       [routerGroupId(baseConfig), topics.calls],
       [routerGroupId(baseConfig), topics.deletions],
@@ -220,19 +220,26 @@ describe('autoscaling', () => {
     expect(baseConfig.kafka.topicPrefix).toBe(overlayConfig.kafka.topicPrefix);
   });
 
-  it.each([
-    ['base', () => find(baseObjects, 'ScaledObject', 'switchyard-deliverer'), () => baseConfig],
-    ['example overlay', () => overlayDelivererPatch, () => overlayConfig],
-  ])('has one deliverer trigger per destination of the %s config, on its main topic only', (_where, scaledObject, config) => {
-    const watched = triggers(scaledObject()).map((t) => [t.metadata.consumerGroup, t.metadata.topic]);
-    const topics = topicNames(config().kafka.topicPrefix);
-    const expected = config().destinations.map((d) => [delivererGroupId(config(), d.id), topics.deliveries(d.id)]);
-    expect(watched).toEqual(expected);
+  it("scales the deliverer on one trigger: its one group's lag on the main topics, retry tiers and DLQ left out", () => {
+    const scaled = find(baseObjects, 'ScaledObject', 'switchyard-deliverer');
+    const [trigger, ...others] = triggers(scaled);
+    expect(others).toEqual([]);
+    expect(trigger!.type).toBe('prometheus');
+    const query = trigger!.metadata.query!;
+    // The group every deliverer pod joins, whatever the destinations.
+    for (const config of [baseConfig, overlayConfig]) expect(query).toContain(`group="${delivererGroupId(config)}"`);
+    expect(query).toMatch(/^sum\(max by \(topic\) \(switchyard_consumer_lag\{/);
+    expect(query).toContain('job="switchyard"');
+    expect(query).toContain('topic!~".*[.]retry[.].*|.*[.]dlq"');
+    expect(Number(trigger!.metadata.threshold)).toBeGreaterThan(0);
+    expect(trigger!.metadata.serverAddress).toMatch(/^https?:\/\//);
+    expect(scaled.spec.fallback.replicas).toBeGreaterThanOrEqual(scaled.spec.minReplicaCount);
   });
 
-  it('patches the deliverer ScaledObject of the base by name', () => {
-    expect(overlayDelivererPatch).toMatchObject({ apiVersion: 'keda.sh/v1alpha1', kind: 'ScaledObject', metadata: { name: 'switchyard-deliverer' } });
-    expect((overlayKustomization.patches as Doc[]).map((p) => p.path)).toContain('deliverer-triggers.yaml');
+  it('has no per-destination deliverer triggers in the example overlay', () => {
+    expect(existsSync(resolve(OVERLAY, 'deliverer-triggers.yaml'))).toBe(false);
+    const patches = (overlayKustomization.patches ?? []) as Doc[];
+    expect(patches.filter((p) => p.target?.kind === 'ScaledObject' || String(p.path ?? '').includes('trigger'))).toEqual([]);
   });
 });
 

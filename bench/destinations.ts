@@ -1,0 +1,493 @@
+// `npm run bench -- destinations [--counts 1,100,1000] [--n 20000] [--partitions 1] [--in-flight 256]
+//   [--ready-timeout 120] [--idle 10] [--hanging 100] [--timeout 5s]`, or standalone: `tsx bench/destinations.ts [same options]`.
+//
+// What a destination costs the deliverer: one `switchyard deliverer` process (the real
+// CLI, a child process, as Kubernetes runs it) with D destinations, all posting to one
+// local keep-alive receiver (a child process, 0 ms), the same total of events at every
+// D (split evenly). Per D it prints: time to ready (`/readyz` of the admin port), RSS,
+// established TCP connections from the deliverer to the broker, CPU while idle (nothing
+// to deliver, over --idle seconds), the steady-state rate of a second wave after a
+// warm-up wave (timed at the receiver, first to last arrival of the wave), and the
+// duplicates the receiver counted (by message id). Then the hanging case: at D =
+// --hanging, 10 % of the destinations hang until the timeout, and the others' rate is
+// compared with the same healthy destinations run without them.
+//
+// NOTE: kafka.partitions defaults to 1. Every destination has 3 topics here
+// (deliveries, one retry tier, dlq), so D = 1,000 already means 3,000 partitions on one
+// (shared) broker; more per topic would measure the broker, not the deliverer. One
+// partition does not cap D = 1: the deliverer keeps concurrencyPerDestination requests
+// in flight within a partition.
+//
+// NOTE: concurrencyPerDestination is --in-flight / D (at least 1): the same requests at
+// once to the one receiver at every D. With 64 per destination, D = 100 put 6,400
+// requests at once on one node:http process: answers took longer than the 5 s timeout,
+// the deliverer gave up on them (5,633 timeouts) and sent them again later, and the
+// receiver counted its late answers as 5,161 duplicates; the deliverer itself had seen
+// exactly one 2xx per event. That measured the receiver, not the deliverer. The table
+// gives the deliverer's timeouts beside the duplicates.
+//
+// Starts its own local broker (1 GB heap) unless KAFKA_BROKERS is set. NOTE: D = 1,000
+// makes 3,000 topics; a small shared broker (the tests' 384 MB heap) can run out of
+// heap under that beside other work (it did once on the shared machine): prefer the
+// bench's own broker for D = 1,000. Topics are created before
+// the deliverer starts (the clock of "ready" does not include them) and deleted after.
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Kafka, logLevel } from 'kafkajs';
+import type { Admin, Message, Producer } from 'kafkajs';
+import { startDaemon, writeConfigFile } from '../test/support/daemon.js';
+import type { Daemon } from '../test/support/daemon.js';
+import { benchOptions, formatTable, isEntryPoint, log, runMain, startOrReuseBroker } from './support.js';
+
+const SECRET = 'bench-secret';
+const TIER = '5s';
+
+// The receiver: node:http, keep-alive; /ok/... answers 200 at once and counts the body's
+// messageId (a second 200 for one messageId is a duplicate); /hang never answers; GET /stats gives the counts and the arrival times of
+// the wave named in ?wave=.
+const RECEIVER_SOURCE = `
+const http = require('node:http');
+const seen = new Map();
+let total = 0;
+const waves = new Map();
+const server = http.createServer((req, res) => {
+  if (req.method === 'GET' && req.url.startsWith('/stats')) {
+    const wave = new URL(req.url, 'http://x').searchParams.get('wave') || '';
+    const w = waves.get(wave) || { count: 0, first: 0, last: 0 };
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ total, unique: seen.size, wave: w }));
+    return;
+  }
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    if (req.url.startsWith('/hang')) return;
+    const m = /"messageId":"(w(\\d+)-[^"]*)"/.exec(Buffer.concat(chunks).toString('utf8'));
+    // Counted once the 200 went out ('finish') on a connection the deliverer still held:
+    // an answer to a request it already gave up on (timeout) is not a delivery it saw.
+    if (m) res.once('finish', () => {
+      total += 1;
+      const n = (seen.get(m[1]) || 0) + 1;
+      seen.set(m[1], n);
+      if (n === 1) {
+        const now = performance.now();
+        const w = waves.get(m[2]) || { count: 0, first: now, last: now };
+        w.count += 1;
+        w.last = now;
+        waves.set(m[2], w);
+      }
+    });
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end('ok');
+  });
+});
+server.keepAliveTimeout = 60000;
+server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));
+`;
+
+interface ReceiverStats {
+  total: number;
+  unique: number;
+  wave: { count: number; first: number; last: number };
+}
+
+interface Receiver {
+  url(path: string): string;
+  stats(wave: number): Promise<ReceiverStats>;
+  stop(): void;
+}
+
+async function startReceiverProcess(): Promise<Receiver> {
+  const child: ChildProcess = spawn(process.execPath, ['-e', RECEIVER_SOURCE], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`bench receiver exited (${code})`)));
+    child.stdout!.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim())));
+  });
+  const url = (path: string) => `http://127.0.0.1:${port}${path}`;
+  return {
+    url,
+    async stats(wave) {
+      const response = await fetch(url(`/stats?wave=${wave}`));
+      return (await response.json()) as ReceiverStats;
+    },
+    stop: () => child.kill('SIGKILL'),
+  };
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A ~700-byte track body, as the router renders it; its messageId names the wave. */
+function body(wave: number, destination: string, i: number): string {
+  return JSON.stringify({
+    version: 1,
+    type: 'track',
+    userId: `user-${i % 5000}`,
+    messageId: `w${wave}-${destination}-${i}`,
+    timestamp: new Date(Date.UTC(2026, 4, 1) + i).toISOString(),
+    event: 'Order Completed',
+    properties: { orderId: `o-${i}`, total: 99.5, currency: 'EUR', items: [{ sku: 'sku-1', qty: 2 }, { sku: 'sku-2', qty: 1 }] },
+    context: {
+      ip: '203.0.113.9',
+      library: { name: 'analytics-node', version: '3.1.0' },
+      userAgent: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36',
+      page: { path: '/checkout/complete', url: 'https://shop.example.com/checkout/complete', title: 'Thank you' },
+    },
+  });
+}
+
+/** `per` events to each of `destinations`, with the headers the router writes. */
+async function produceWave(producer: Producer, prefix: string, destinations: readonly string[], per: number, wave: number): Promise<void> {
+  const pending: { topic: string; messages: Message[] }[] = [];
+  let size = 0;
+  const flush = async () => {
+    if (size === 0) return;
+    await producer.sendBatch({ acks: -1, topicMessages: pending.splice(0) });
+    size = 0;
+  };
+  for (const id of destinations) {
+    const messages: Message[] = [];
+    for (let i = 0; i < per; i++) {
+      messages.push({
+        key: `user-${i % 5000}`,
+        value: body(wave, id, i),
+        headers: { 'source-id': 'web', 'message-id': `w${wave}-${id}-${i}`, attempt: '0', 'first-attempt-at': '' },
+        // As the router writes it: the receipt time as the record timestamp.
+        timestamp: String(Date.now()),
+      });
+    }
+    // NOTE: at most 1,000 records (~700 KB) per topic and request: the broker refuses a record batch over 1 MB.
+    for (let start = 0; start < messages.length; start += 1_000) {
+      const chunk = messages.slice(start, start + 1_000);
+      pending.push({ topic: `${prefix}deliveries.${id}`, messages: chunk });
+      size += chunk.length;
+      if (size >= 1_000) await flush();
+    }
+  }
+  await flush();
+}
+
+function topicsOf(prefix: string, id: string): string[] {
+  return [`${prefix}deliveries.${id}`, `${prefix}deliveries.${id}.retry.${TIER}`, `${prefix}deliveries.${id}.dlq`];
+}
+
+async function createTopics(admin: Admin, topics: readonly string[], partitions: number): Promise<void> {
+  // NOTE: in chunks, without waitForLeaders: with thousands of topics at once the
+  // broker answers the creation's own leader wait with "does not host this
+  // topic-partition". Leaders are awaited below, from the metadata.
+  for (let start = 0; start < topics.length; start += 250) {
+    const chunk = topics.slice(start, start + 250);
+    await admin.createTopics({ waitForLeaders: false, timeout: 120_000, topics: chunk.map((topic) => ({ topic, numPartitions: partitions, replicationFactor: 1 })) });
+    const led = await waitUntil(async () => {
+      try {
+        const { topics: found } = await admin.fetchTopicMetadata({ topics: chunk });
+        return found.length === chunk.length && found.every((t) => t.partitions.length === partitions && t.partitions.every((p) => p.leader >= 0));
+      } catch {
+        return false;
+      }
+    }, 120_000);
+    if (!led) throw new Error(`topics ${chunk[0]}… have no leader after 2 minutes`);
+  }
+}
+
+async function deleteTopics(admin: Admin, topics: readonly string[]): Promise<void> {
+  for (let start = 0; start < topics.length; start += 500) {
+    await admin.deleteTopics({ topics: topics.slice(start, start + 500), timeout: 120_000 }).catch((error: unknown) => log(`deleting topics: ${(error as Error).message}`));
+  }
+}
+
+/** /proc/<pid>/stat utime + stime, in seconds. */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // After "(comm)": field 3 is state, so utime (14) and stime (15) are at 11 and 12.
+  return (Number(fields[11]) + Number(fields[12])) / 100; // NOTE: USER_HZ is 100 on Linux
+}
+
+function rssMb(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmRSS:'));
+  return Math.round(Number(line?.split(/\s+/)[1] ?? 0) / 1024);
+}
+
+/** ESTABLISHED TCP connections of `pid` to a broker port: its socket inodes matched in /proc/<pid>/net/tcp{,6}. */
+function brokerConnections(pid: number, brokerPorts: ReadonlySet<number>): number {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+      const match = /^socket:\[(\d+)\]$/.exec(target);
+      if (match) inodes.add(match[1]!);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  let count = 0;
+  for (const file of ['tcp', 'tcp6']) {
+    let text: string;
+    try {
+      text = readFileSync(`/proc/${pid}/net/${file}`, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      if (cols.length < 10) continue;
+      const remotePort = parseInt(cols[2]!.split(':')[1]!, 16);
+      if (cols[3] === '01' && brokerPorts.has(remotePort) && inodes.has(cols[9]!)) count += 1;
+    }
+  }
+  return count;
+}
+
+interface RunResult {
+  d: number;
+  readySeconds?: number;
+  rssIdleMb?: number;
+  rssLoadedMb?: number;
+  connections?: number;
+  idleCpuPercent?: number;
+  rate?: number;
+  duplicates?: number;
+  received?: number;
+  /** switchyard_delivery_attempts_total summed over the destinations, by outcome (what a duplicate came from). */
+  attempts?: Record<string, number>;
+  note?: string;
+}
+
+/** `switchyard_delivery_attempts_total` of the admin port, summed by outcome. */
+async function attemptOutcomes(adminPort: number): Promise<Record<string, number>> {
+  const text = await fetch(`http://127.0.0.1:${adminPort}/metrics`).then((r) => r.text(), () => '');
+  const outcomes: Record<string, number> = {};
+  for (const match of text.matchAll(/^switchyard_delivery_attempts_total\{[^}]*outcome="([^"]+)"[^}]*\} (\S+)$/gm)) {
+    outcomes[match[1]!] = (outcomes[match[1]!] ?? 0) + Number(match[2]);
+  }
+  return outcomes;
+}
+
+interface RunOptions {
+  brokers: string;
+  receiver: Receiver;
+  healthy: number;
+  hanging: number;
+  /** Events per destination and wave. */
+  perDestination: number;
+  partitions: number;
+  /** Requests at once over all destinations: concurrencyPerDestination is this / D (at least 1). */
+  inFlight: number;
+  readyTimeoutS: number;
+  idleS: number;
+  /** delivery.timeout, also how long a hanging destination holds each request. */
+  timeout: string;
+}
+
+async function waitUntil(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await sleep(50);
+  }
+  return false;
+}
+
+/**
+ * One deliverer run: `healthy` destinations to /ok, `hanging` ones to /hang; the events
+ * of each wave split evenly over all of them. Measures only the healthy ones' arrivals.
+ */
+async function runOnce(options: RunOptions): Promise<RunResult> {
+  const d = options.healthy + options.hanging;
+  const run = randomBytes(4).toString('hex');
+  const prefix = `bench-dest-${run}.`;
+  const width = String(d).length;
+  const ids = Array.from({ length: d }, (_, i) => `d${String(i).padStart(width, '0')}`);
+  const hangingIds = new Set(ids.slice(options.healthy));
+  const healthyIds = ids.filter((id) => !hangingIds.has(id));
+  const kafka = new Kafka({ clientId: `bench-dest-${run}`, brokers: options.brokers.split(','), logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  const producer = kafka.producer({ allowAutoTopicCreation: false });
+  await producer.connect();
+  const topics = ids.flatMap((id) => topicsOf(prefix, id));
+  const adminPort = await freePort();
+  const file = writeConfigFile({
+    kafka: { brokers: options.brokers.split(','), clientId: `bench-dest-${run}`, topicPrefix: prefix, partitions: options.partitions },
+    admin: { port: adminPort, host: '127.0.0.1' },
+    delivery: { timeout: options.timeout, retryTiers: [TIER], maxRetryWindow: '1h', concurrencyPerDestination: Math.max(1, Math.floor(options.inFlight / d)) },
+    sources: [{ id: 'web' }], // a config needs a source; this bench only delivers
+    destinations: ids.map((id) => ({
+      id,
+      type: 'webhooks',
+      settings: { webhooks: [{ url: options.receiver.url(hangingIds.has(id) ? `/hang/${id}` : `/ok/${id}`) }], sharedSecret: SECRET },
+    })),
+  });
+  const brokerPorts = new Set(options.brokers.split(',').map((b) => Number(b.split(':').pop())));
+  const result: RunResult = { d };
+  let daemon: Daemon | undefined;
+  try {
+    // Inside the try: topics made before a failure are deleted too.
+    log(`D=${d} (${options.hanging} hanging): creating ${topics.length} topics`);
+    await createTopics(admin, topics, options.partitions);
+    const started = performance.now();
+    daemon = startDaemon(['deliverer', '--config', file], { LOG_LEVEL: 'warn' });
+    const pid = daemon.process.pid!;
+    const ready = await waitUntil(async () => {
+      if (daemon!.process.exitCode !== null) throw new Error(`the deliverer exited: ${daemon!.output().slice(-2000)}`);
+      return (await fetch(`http://127.0.0.1:${adminPort}/readyz`).catch(() => undefined))?.status === 200;
+    }, options.readyTimeoutS * 1000);
+    if (!ready) {
+      result.note = `not ready in ${options.readyTimeoutS} s`;
+      const why = await fetch(`http://127.0.0.1:${adminPort}/readyz`).then((r) => r.text(), (error: unknown) => String(error));
+      log(`D=${d}: not ready in ${options.readyTimeoutS} s; /readyz: ${why.slice(0, 600)}; last output: ${daemon.output().slice(-1500)}`);
+      result.rssIdleMb = rssMb(pid);
+      result.connections = brokerConnections(pid, brokerPorts);
+      return result;
+    }
+    result.readySeconds = (performance.now() - started) / 1000;
+    log(`D=${d}: ready in ${result.readySeconds.toFixed(1)} s; measuring idle CPU for ${options.idleS} s`);
+    const cpuBefore = cpuSeconds(pid);
+    const idleStart = performance.now();
+    await sleep(options.idleS * 1000);
+    result.idleCpuPercent = ((cpuSeconds(pid) - cpuBefore) / ((performance.now() - idleStart) / 1000)) * 100;
+    result.rssIdleMb = rssMb(pid);
+    result.connections = brokerConnections(pid, brokerPorts);
+
+    const perHealthy = options.perDestination * healthyIds.length;
+    for (const wave of [1, 2]) {
+      log(`D=${d}: wave ${wave}, ${options.perDestination * d} events`);
+      await produceWave(producer, prefix, ids, options.perDestination, wave);
+      const done = await waitUntil(async () => (await options.receiver.stats(wave)).wave.count >= perHealthy, 600_000);
+      if (!done) throw new Error(`D=${d}: wave ${wave} not delivered in 10 minutes: ${JSON.stringify(await options.receiver.stats(wave))}`);
+    }
+    const stats = await options.receiver.stats(2);
+    result.rate = (stats.wave.count - 1) / ((stats.wave.last - stats.wave.first) / 1000);
+    result.rssLoadedMb = rssMb(pid);
+    // Late duplicates (a redelivery after the last first arrival) would be missed without a pause.
+    await sleep(2_000);
+    const after = await options.receiver.stats(2);
+    result.received = after.total;
+    result.duplicates = after.total - after.unique;
+    result.attempts = await attemptOutcomes(adminPort);
+    return result;
+  } finally {
+    if (daemon) {
+      daemon.kill('SIGKILL');
+      await daemon.exited;
+    }
+    await producer.disconnect();
+    await deleteTopics(admin, topics);
+    await admin.disconnect();
+  }
+}
+
+export async function main(args: string[]): Promise<void> {
+  const options = benchOptions(args, {
+    counts: '1,100,1000',
+    n: 20_000,
+    partitions: 1,
+    'in-flight': 256,
+    'ready-timeout': 120,
+    idle: 10,
+    hanging: '100',
+    timeout: '5s',
+  });
+  const counts = options.counts.split(',').map(Number);
+  if (counts.some((c) => !Number.isInteger(c) || c <= 0)) throw new Error(`--counts takes positive integers, comma-separated, not ${options.counts}`);
+  const hangingAt = options.hanging === 'none' ? [] : options.hanging.split(',').map(Number);
+  if (hangingAt.some((c) => !Number.isInteger(c) || c < 10)) throw new Error(`--hanging takes D values of 10 or more (comma-separated) or "none", not ${options.hanging}`);
+
+  const broker = await startOrReuseBroker({ heapMb: 1024 });
+  // Each run gets a fresh receiver: its duplicate counts are per run.
+  const common = {
+    brokers: broker.brokers,
+    partitions: options.partitions,
+    inFlight: options['in-flight'],
+    readyTimeoutS: options['ready-timeout'],
+    idleS: options.idle,
+    timeout: options.timeout,
+  };
+  const withReceiver = async (healthy: number, hanging: number, d: number): Promise<RunResult> => {
+    const receiver = await startReceiverProcess();
+    try {
+      return await runOnce({ ...common, receiver, healthy, hanging, perDestination: Math.max(1, Math.floor(options.n / d)) });
+    } finally {
+      receiver.stop();
+    }
+  };
+  try {
+    const results: RunResult[] = [];
+    for (const d of counts) {
+      const result = await withReceiver(d, 0, d);
+      log(`D=${d}: ${JSON.stringify(result)}`);
+      results.push(result);
+    }
+    const hangingRows: string[][] = [];
+    for (const d of hangingAt) {
+      const hanging = Math.round(d / 10);
+      // The same healthy destinations, with the same events each, without and with the hanging ones.
+      const alone = await withReceiver(d - hanging, 0, d);
+      const beside = await withReceiver(d - hanging, hanging, d);
+      log(`hanging D=${d}: alone ${JSON.stringify(alone)}, beside ${JSON.stringify(beside)}`);
+      hangingRows.push([
+        `D=${d}, ${hanging} hanging`,
+        alone.rate === undefined ? (alone.note ?? '-') : Math.round(alone.rate).toString(),
+        beside.rate === undefined ? (beside.note ?? '-') : Math.round(beside.rate).toString(),
+        alone.rate && beside.rate ? `${(beside.rate / alone.rate).toFixed(2)}×` : '-',
+        '≥ 0.90×',
+      ]);
+    }
+    const base = results[0]?.rate;
+    const cell = (value: number | undefined, digits = 0) => (value === undefined ? '-' : value.toFixed(digits));
+    process.stdout.write(
+      [
+        '',
+        `destinations bench: one \`switchyard deliverer\` (CLI child process), ${options.n} events per wave split evenly over D destinations, ${options.partitions} partition(s) per topic, concurrencyPerDestination ${options['in-flight']} / D (at least 1), one node:http receiver (0 ms)`,
+        ...formatTable(
+          ['D', 'ready s', 'RSS idle MB', 'RSS loaded MB', 'broker conns', 'idle CPU %', 'events/s (wave 2)', `vs D=${results[0]?.d ?? '-'}`, 'duplicates', 'timeouts'],
+          results.map((r) =>
+            r.note !== undefined
+              ? [String(r.d), r.note, cell(r.rssIdleMb), '-', cell(r.connections), '-', '-', '-', '-', '-']
+              : [
+                  String(r.d),
+                  cell(r.readySeconds, 1),
+                  cell(r.rssIdleMb),
+                  cell(r.rssLoadedMb),
+                  cell(r.connections),
+                  cell(r.idleCpuPercent, 1),
+                  cell(r.rate),
+                  base && r.rate ? `${(r.rate / base).toFixed(2)}×` : '-',
+                  r.duplicates === undefined || r.received === undefined ? '-' : `${r.duplicates} of ${r.received - r.duplicates}`,
+                  cell(r.attempts?.['timeout'] ?? 0),
+                ],
+          ),
+        ),
+        'duplicates: 2xx answers past the first for a message id, of the events delivered (both waves); timeouts: requests the deliverer gave up on (delivery.timeout), sent again later',
+        'targets: ready < 10 s; connections independent of D; idle CPU < 2 % of a core; D=1000 ≥ 0.90× D=1; zero duplicates',
+        ...(hangingRows.length > 0
+          ? [
+              '',
+              `hanging: the healthy destinations' rate (events/s) alone, and beside 10 % of destinations whose URL hangs until the ${options.timeout} timeout`,
+              ...formatTable(['run', 'alone/s', 'beside hanging/s', 'ratio', 'target'], hangingRows),
+            ]
+          : []),
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    await broker.stop();
+  }
+}
+
+if (isEntryPoint(import.meta.url)) runMain(main);

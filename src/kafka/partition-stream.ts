@@ -1,0 +1,590 @@
+// The port's second consumer kind: fetching decoupled from completion. Where
+// consumer.ts hands the role a batch and waits for it, a partition stream hands the
+// records over at once (the role queues them), fetches on, and lets the role say when
+// each record finished, in any order (`markDone`). It owns the commits: as soon as
+// something finished (one commit at a time, the next right after the broker answered
+// the last), per partition, the offset after the contiguous finished prefix,
+// with the offsets finished above it in the commit's metadata (offset-progress.ts).
+// A member that takes a partition over reads that metadata and skips what finished:
+// a crash redoes only what was in flight. The role pauses and resumes single
+// partitions (a full queue, a retry not yet due) without stopping the fetch loop.
+import type { Consumer, EachBatchPayload } from 'kafkajs';
+import type { Logger } from 'pino';
+import type { GroupOffset, KafkaAdmin } from './admin.js';
+import { kafkajsOf } from './client.js';
+import type { KafkaClient } from './client.js';
+import { commitUntilDone, isGenerationLost } from './commit.js';
+import { PartitionProgress } from './offset-progress.js';
+import type { InboundRecord, RecordHeaders } from './records.js';
+
+/** What the role does with the records; both calls are synchronous (nothing may block the fetch loop). */
+export interface StreamHandler {
+  /** Fetched records of one partition, in offset order, none finished or handed over before. */
+  accept(records: readonly InboundRecord[]): void;
+  /**
+   * The partition is no longer this member's (a rebalance gave it to another, or it left
+   * the subscription): drop its records not started yet. Returns the offsets still
+   * running: they are not handed over again should the partition come back.
+   */
+  revoke(topic: string, partition: number): Iterable<string>;
+}
+
+export interface PartitionStreamSettings {
+  groupId: string;
+  /** Where the committed offsets and their metadata are read on each assignment. */
+  admin: KafkaAdmin;
+  /** After a commit failed (a rebalance, a broker away), how long before the next try. */
+  commitEveryMs: number;
+  /**
+   * How long a commit waits after the first completion it covers (default 5 ms): the
+   * completions of that moment go in one request. The next commit starts once the broker
+   * answered this one, so finished work waits at most about one commit round trip.
+   */
+  commitDelayMs?: number;
+  /** How long an idle fetch waits on the broker: also how late a resumed partition is fetched. */
+  maxWaitTimeInMs: number;
+  maxBytesPerPartition?: number;
+  /**
+   * The group that consumed `topic` before this one, if any: a partition with no commit
+   * in this group starts from that group's commit (an upgrade keeps its progress).
+   */
+  legacyGroupOf?: (topic: string) => string | undefined;
+}
+
+export interface StreamEvents {
+  onJoin?(assignment: Record<string, number[]>): void;
+  onCrash?(error: Error, restart: boolean): void;
+}
+
+export interface PartitionStream {
+  /** Joins the group on `topics` (resolves once joined). */
+  start(topics: readonly string[]): Promise<void>;
+  /**
+   * Commits what finished, leaves, and joins again on `topics`. Records handed over
+   * stay with the role; those of partitions that do not come back are revoked.
+   */
+  resubscribe(topics: readonly string[]): Promise<void>;
+  pause(topic: string, partition: number): void;
+  resume(topic: string, partition: number): void;
+  /** The record at `offset` finished (its outcome is safe in Kafka); any order. */
+  markDone(topic: string, partition: number, offset: string): void;
+  /**
+   * The record at `offset` was handed over and will not finish here (its lane stopped
+   * after a failed write): it is fetched again (from the first unfinished offset).
+   */
+  release(topic: string, partition: number, offset: string): void;
+  /**
+   * The role dropped the queued records of `topic` (a lane replaced): each partition's
+   * records still running are asked for again (StreamHandler.revoke); the rest is
+   * handed over again after the next join, which fetches from the commit.
+   */
+  revokeTopic(topic: string): void;
+  /** Joined, and not crashed since. */
+  joined(): boolean;
+  failure(): Error | undefined;
+  /** Commits what finished (until done while still a member), then leaves the group. */
+  stop(): Promise<void>;
+}
+
+/** A partition's key in the stream's maps. */
+function keyOf(topic: string, partition: number): string {
+  return `${partition}:${topic}`;
+}
+
+function splitKey(key: string): { topic: string; partition: number } {
+  const colon = key.indexOf(':');
+  return { topic: key.slice(colon + 1), partition: Number(key.slice(0, colon)) };
+}
+
+export function createPartitionStream(client: KafkaClient, settings: PartitionStreamSettings, handler: StreamHandler, events: StreamEvents, logger: Logger): PartitionStream {
+  return new KafkaPartitionStream(client, settings, handler, events, logger);
+}
+
+class KafkaPartitionStream implements PartitionStream {
+  private consumer: Consumer | undefined;
+  private topics: readonly string[] = [];
+  /** Partitions of the current assignment, with their progress once loaded. */
+  private readonly progress = new Map<string, PartitionProgress>();
+  private assignment = new Set<string>();
+  /** Offsets handed to the role and not finished (queued or running), per partition. */
+  private readonly handed = new Map<string, Set<string>>();
+  /** The offset after the last record handed over, per partition (gaps below it are finished). */
+  private readonly fetchedTo = new Map<string, bigint>();
+  /**
+   * Partitions whose fetch position is not known until their next batch: records were
+   * dropped after kafkajs fetched past them. Their next batch's leading gap is not
+   * taken for a gap in the log.
+   */
+  private readonly positionUnknown = new Set<string>();
+  /** Partitions whose progress moved since their last commit: their change count then. */
+  private readonly dirty = new Set<string>();
+  private readonly committedChanges = new Map<string, number>();
+  private readonly paused = new Set<string>();
+  /** The assignment's commits being read; batches wait for it. */
+  private loading: Promise<void> = Promise.resolve();
+  private member = false;
+  private running = false;
+  private stopping = false;
+  private crashed: Error | undefined;
+  private commitTimer: NodeJS.Timeout | undefined;
+  private committing: Promise<void> | undefined;
+  private lastCommitProblem: string | undefined;
+  private changing: Promise<void> = Promise.resolve();
+  /** Counts joins: a commit read for an older one is stale. */
+  private generation = 0;
+  /** Commits the broker acknowledged (kafkajs's COMMIT_OFFSETS event). */
+  private acknowledgedCommits = 0;
+
+  constructor(
+    private readonly client: KafkaClient,
+    private readonly settings: PartitionStreamSettings,
+    private readonly handler: StreamHandler,
+    private readonly events: StreamEvents,
+    private readonly logger: Logger,
+  ) {}
+
+  start(topics: readonly string[]): Promise<void> {
+    return this.serially(() => this.run(topics));
+  }
+
+  resubscribe(topics: readonly string[]): Promise<void> {
+    return this.serially(() => this.switchTopics(topics));
+  }
+
+  /**
+   * NOTE: joins, leaves and topic changes run one after the other: two at once on one
+   * kafkajs consumer leave a second runner behind that heartbeats for a member the
+   * group no longer knows (seen in the chaos harness: the member was expelled every
+   * session timeout).
+   */
+  private serially(change: () => Promise<void>): Promise<void> {
+    const next = this.changing.catch(() => undefined).then(change);
+    this.changing = next;
+    return next;
+  }
+
+  private async switchTopics(topics: readonly string[]): Promise<void> {
+    const kept = new Set(topics);
+    const dropsSome = this.topics.some((t) => !kept.has(t));
+    await this.leave();
+    if (this.stopping) return;
+    if (dropsSome) {
+      // NOTE: a kafkajs consumer only ever adds to its subscription (subscribe() merges);
+      // dropping a topic takes a new consumer.
+      await this.consumer?.disconnect();
+      this.consumer = undefined;
+    }
+    await this.run(topics);
+  }
+
+  pause(topic: string, partition: number): void {
+    const key = keyOf(topic, partition);
+    if (this.paused.has(key)) return;
+    this.paused.add(key);
+    if (this.running) this.tell(() => this.consumer?.pause([{ topic, partitions: [partition] }]));
+  }
+
+  resume(topic: string, partition: number): void {
+    if (!this.paused.delete(keyOf(topic, partition))) return;
+    if (this.running) this.tell(() => this.consumer?.resume([{ topic, partitions: [partition] }]));
+  }
+
+  /** A pause or resume for kafkajs; refused while its group is being made (the next join applies `paused`). */
+  private tell(call: () => void): void {
+    try {
+      call();
+    } catch (error) {
+      this.logger.debug({ err: error }, 'pause or resume before the consumer group was made; applied at the join');
+    }
+  }
+
+  markDone(topic: string, partition: number, offset: string): void {
+    const key = keyOf(topic, partition);
+    this.handed.get(key)?.delete(offset);
+    const progress = this.progress.get(key);
+    if (progress === undefined) return; // not ours any more: the next owner redoes it (a duplicate, never a loss)
+    progress.finish(offset);
+    if (progress.changeCount !== this.committedChanges.get(key)) this.markDirty(key);
+  }
+
+  revokeTopic(topic: string): void {
+    for (const key of this.handed.keys()) {
+      const at = splitKey(key);
+      if (at.topic !== topic) continue;
+      this.handed.set(key, new Set(this.handler.revoke(topic, at.partition)));
+      this.fetchedTo.delete(key);
+      // NOTE: kafkajs fetches on after what was dropped until the next join goes back to
+      // the commit: a batch before then must not make the dropped offsets look like a gap.
+      this.positionUnknown.add(key);
+    }
+    // NOTE: the pauses were the dropped lane's (full, a retry not due); the lane that
+    // takes the topic over decides afresh, and a pause left behind would stall it for good.
+    for (const key of [...this.paused]) {
+      const at = splitKey(key);
+      if (at.topic === topic) this.resume(at.topic, at.partition);
+    }
+  }
+
+  release(topic: string, partition: number, offset: string): void {
+    const key = keyOf(topic, partition);
+    if (!this.handed.get(key)?.delete(offset)) return;
+    const progress = this.progress.get(key);
+    this.fetchedTo.delete(key);
+    // Fetched past it already: go back to the first unfinished offset (the finished and
+    // handed-over records after it are skipped again). Not ours: the next join reads from the commit.
+    if (progress !== undefined && this.running && this.assignment.has(key)) this.consumer?.seek({ topic, partition, offset: progress.next });
+    else this.positionUnknown.add(key);
+  }
+
+  joined(): boolean {
+    return this.member && this.crashed === undefined;
+  }
+
+  failure(): Error | undefined {
+    return this.crashed;
+  }
+
+  stop(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.commitTimer);
+    this.commitTimer = undefined;
+    return this.serially(async () => {
+      await this.leave();
+      await this.consumer?.disconnect();
+      this.consumer = undefined;
+    });
+  }
+
+  /** Commits what finished (until done while a member), then stops fetching and leaves the group. */
+  private async leave(): Promise<void> {
+    if (!this.running) return;
+    // A commit under way may be stuck in kafkajs's retries of a rebalance; the flush commits again.
+    await Promise.race([this.committing?.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
+    await this.flush();
+    this.running = false;
+    this.member = false;
+    await this.consumer?.stop();
+  }
+
+  private async run(topics: readonly string[]): Promise<void> {
+    this.topics = [...topics];
+    const consumer = (this.consumer ??= this.createConsumer());
+    try {
+      await consumer.connect();
+      // NOTE: kafkajs refuses subscribe() while running; after stop() it takes a new topic set.
+      await consumer.subscribe({ topics: [...topics], fromBeginning: true });
+      this.running = true;
+      await consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        partitionsConsumedConcurrently: 1,
+        eachBatch: (payload) => this.onBatch(payload),
+      });
+    } catch (error) {
+      this.running = false;
+      await consumer.disconnect().catch(() => undefined);
+      this.consumer = undefined;
+      throw error;
+    }
+  }
+
+  private createConsumer(): Consumer {
+    const { groupId, maxWaitTimeInMs, maxBytesPerPartition } = this.settings;
+    const consumer = kafkajsOf(this.client).consumer({
+      groupId,
+      allowAutoTopicCreation: false,
+      maxWaitTimeInMs,
+      ...(maxBytesPerPartition !== undefined ? { maxBytesPerPartition } : {}),
+    });
+    consumer.on(consumer.events.GROUP_JOIN, (event) => this.onJoin(event.payload.memberAssignment));
+    consumer.on(consumer.events.COMMIT_OFFSETS, () => (this.acknowledgedCommits += 1));
+    consumer.on(consumer.events.CRASH, (event) => {
+      this.member = false;
+      if (!event.payload.restart) this.crashed = event.payload.error;
+      this.events.onCrash?.(event.payload.error, event.payload.restart);
+    });
+    return consumer;
+  }
+
+  /** A new assignment: revoke what went, read the commits of what came, put the pauses back. */
+  private onJoin(memberAssignment: Record<string, number[]>): void {
+    const next = new Set<string>();
+    for (const [topic, partitions] of Object.entries(memberAssignment)) for (const p of partitions) next.add(keyOf(topic, p));
+    for (const key of this.assignment) if (!next.has(key)) this.forget(key);
+    this.assignment = next;
+    for (const key of next) {
+      // kafkajs fetches from the commit again.
+      this.fetchedTo.delete(key);
+      this.positionUnknown.delete(key);
+    }
+    const consumer = this.consumer;
+    for (const key of this.paused) {
+      if (!next.has(key)) continue;
+      const { topic, partition } = splitKey(key);
+      this.tell(() => consumer?.pause([{ topic, partitions: [partition] }]));
+    }
+    const generation = ++this.generation;
+    this.loading = this.loadUntilDone(memberAssignment, generation).then(() => {
+      if (generation !== this.generation) return;
+      this.member = true;
+      this.scheduleCommit();
+      this.events.onJoin?.(memberAssignment);
+    });
+  }
+
+  /**
+   * Reads the assignment's commits, again until the broker answers (a coordinator still
+   * loading after a restart) or a newer join makes them moot. Batches wait meanwhile.
+   */
+  private async loadUntilDone(memberAssignment: Record<string, number[]>, generation: number): Promise<void> {
+    for (let attempt = 1; generation === this.generation && !this.stopping; attempt++) {
+      try {
+        await this.loadCommits(memberAssignment);
+        return;
+      } catch (error) {
+        if (attempt === 3) this.logger.warn({ err: error, groupId: this.settings.groupId }, 'could not read the committed offsets of the new assignment; trying again');
+        await new Promise((resolve) => setTimeout(resolve, Math.min(200 * attempt, 2_000)));
+      }
+    }
+  }
+
+  private forget(key: string): void {
+    const { topic, partition } = splitKey(key);
+    this.paused.delete(key);
+    this.progress.delete(key);
+    this.dirty.delete(key);
+    this.committedChanges.delete(key);
+    this.fetchedTo.delete(key);
+    this.handed.set(key, new Set(this.handler.revoke(topic, partition)));
+  }
+
+  /** Each assigned partition's progress from its commit and metadata (one request), or from an older group's commit. */
+  private async loadCommits(memberAssignment: Record<string, number[]>): Promise<void> {
+    const { admin, groupId } = this.settings;
+    const assigned = Object.entries(memberAssignment)
+      .filter(([, partitions]) => partitions.length > 0)
+      .map(([topic, partitions]) => ({ topic, partitions }));
+    if (assigned.length === 0) return;
+    const committed = await readCommits(admin, groupId, assigned);
+    const fresh: { topic: string; partition: number }[] = [];
+    for (const { topic, partitions } of committed) {
+      const owned = new Set(memberAssignment[topic] ?? []);
+      for (const { partition, offset, metadata } of partitions) {
+        if (!owned.has(partition)) continue;
+        const key = keyOf(topic, partition);
+        const known = this.progress.get(key);
+        if (known !== undefined) {
+          // Still ours from before the rejoin: ours is newer, unless another member moved it on meanwhile.
+          if (BigInt(offset) >= 0n) {
+            const other = new PartitionProgress(offset, metadata);
+            known.startAt(other.next);
+          }
+          continue;
+        }
+        this.progress.set(key, new PartitionProgress(offset, metadata));
+        if (BigInt(offset) < 0n) fresh.push({ topic, partition });
+      }
+    }
+    await this.startFromLegacy(fresh);
+  }
+
+  /**
+   * NOTE: the upgrade from one group per destination (`<clientId>-deliverer-<id>`): a
+   * partition this group never committed starts where the old group stopped, not at the
+   * start of the log (which would deliver the topic's whole retention again).
+   */
+  private async startFromLegacy(fresh: readonly { topic: string; partition: number }[]): Promise<void> {
+    const legacyGroupOf = this.settings.legacyGroupOf;
+    if (legacyGroupOf === undefined || fresh.length === 0) return;
+    const byGroup = new Map<string, Set<string>>();
+    for (const { topic } of fresh) {
+      const group = legacyGroupOf(topic);
+      if (group !== undefined) byGroup.set(group, (byGroup.get(group) ?? new Set()).add(topic));
+    }
+    const wanted = new Set(fresh.map((f) => keyOf(f.topic, f.partition)));
+    const partitionsOf = new Map<string, number[]>();
+    for (const { topic, partition } of fresh) partitionsOf.set(topic, [...(partitionsOf.get(topic) ?? []), partition]);
+    // NOTE: one group per destination: a first start at 1,000 destinations reads 1,000
+    // groups; a few at a time keeps that to a second or two without a burst on the broker.
+    await forEachLimited([...byGroup], 16, async ([group, topics]) => {
+      const assigned = [...topics].map((topic) => ({ topic, partitions: partitionsOf.get(topic) ?? [] }));
+      const committed = await readCommits(this.settings.admin, group, assigned);
+      for (const { topic, partitions } of committed) {
+        for (const { partition, offset } of partitions) {
+          const key = keyOf(topic, partition);
+          const progress = this.progress.get(key);
+          if (!wanted.has(key) || progress === undefined || BigInt(offset) < 0n) continue;
+          progress.startAt(offset);
+          this.dirty.add(key);
+          this.consumer?.seek({ topic, partition, offset });
+          this.logger.info({ topic, partition, offset, legacyGroup: group }, 'partition starts from the commit of the per-destination group it replaces');
+        }
+      }
+    });
+  }
+
+  /** Hands the batch's new records to the role at once and lets kafkajs fetch on. */
+  private async onBatch(payload: EachBatchPayload): Promise<void> {
+    await this.loading;
+    const { batch } = payload;
+    if (payload.isStale() || !this.running) return;
+    const key = keyOf(batch.topic, batch.partition);
+    if (!this.assignment.has(key)) return;
+    let progress = this.progress.get(key);
+    if (progress === undefined) {
+      // NOTE: the commit read had no entry for it (a topic whose metadata was not known
+      // yet): kafkajs fetches from the group's commit, so the first record fetched is
+      // where it starts; only the metadata's skips are missed (duplicates, never a loss).
+      progress = new PartitionProgress('-1', null);
+      this.progress.set(key, progress);
+    }
+    let handed = this.handed.get(key);
+    if (handed === undefined) this.handed.set(key, (handed = new Set()));
+    const records: InboundRecord[] = [];
+    let expected = this.fetchedTo.get(key) ?? BigInt(progress.next);
+    let leadingUnknown = this.positionUnknown.delete(key);
+    for (const message of batch.messages) {
+      const offset = BigInt(message.offset);
+      if (!leadingUnknown) this.skipGap(progress, expected, offset);
+      leadingUnknown = false;
+      expected = offset + 1n;
+      if (progress.isFinished(message.offset) || handed.has(message.offset)) continue;
+      handed.add(message.offset);
+      records.push({
+        topic: batch.topic,
+        partition: batch.partition,
+        offset: message.offset,
+        key: message.key,
+        value: message.value,
+        headers: message.headers as RecordHeaders | undefined,
+        timestamp: message.timestamp,
+      });
+    }
+    // NOTE: kafkajs leaves control records (and aborted ones) out of `messages`; their
+    // offsets count as finished, or the commit would stop before them for good.
+    const end = BigInt(batch.lastOffset()) + 1n;
+    this.skipGap(progress, expected, end);
+    this.fetchedTo.set(key, end);
+    if (progress.changeCount !== this.committedChanges.get(key)) this.markDirty(key);
+    if (records.length > 0) this.handler.accept(records);
+    payload.resolveOffset(batch.lastOffset());
+  }
+
+  /** Offsets in [from, to) that hold no record: finished. */
+  private skipGap(progress: PartitionProgress, from: bigint, to: bigint): void {
+    if (to <= from) return;
+    if (from <= BigInt(progress.next)) {
+      progress.startAt(to.toString());
+      return;
+    }
+    for (let o = from; o < to; o++) progress.finish(o.toString());
+  }
+
+  private markDirty(key: string): void {
+    this.dirty.add(key);
+    this.scheduleCommit();
+  }
+
+  /**
+   * NOTE: commits follow completions as closely as the broker allows: a SIGKILL redoes
+   * what finished but was not committed yet, so that window is kept to about one commit
+   * round trip (a commit starts `commitDelayMs` after a completion when none is under
+   * way, else right after the one under way is answered) instead of a fixed period.
+   * Nothing finished, no timer: an idle stream costs nothing.
+   */
+  private scheduleCommit(delayMs = this.settings.commitDelayMs ?? 5): void {
+    if (this.commitTimer !== undefined || this.committing !== undefined || this.stopping) return;
+    if (this.dirty.size === 0 || !this.member) return; // the join schedules the next
+    this.commitTimer = setTimeout(() => {
+      this.commitTimer = undefined;
+      this.commitTick();
+    }, delayMs);
+  }
+
+  private commitTick(): void {
+    if (this.committing !== undefined || this.dirty.size === 0 || !this.member) return;
+    let retryMs: number | undefined;
+    this.committing = this.commitDirty()
+      .catch((error: unknown) => {
+        this.commitFailed(error);
+        retryMs = this.settings.commitEveryMs;
+      })
+      .finally(() => {
+        this.committing = undefined;
+        this.scheduleCommit(retryMs);
+      });
+  }
+
+  /** One commit of every partition that moved. */
+  private async commitDirty(): Promise<void> {
+    const consumer = this.consumer;
+    if (consumer === undefined || !this.running) return;
+    const changes = new Map<string, number>();
+    const offsets = [...this.dirty].flatMap((key) => {
+      const progress = this.progress.get(key);
+      if (progress === undefined || !this.assignment.has(key)) {
+        this.dirty.delete(key); // not ours any more: nothing of it to commit
+        return [];
+      }
+      changes.set(key, progress.changeCount);
+      const { topic, partition } = splitKey(key);
+      return [{ topic, partition, ...progress.commitPoint() }];
+    });
+    if (offsets.length === 0) return;
+    const acknowledged = this.acknowledgedCommits;
+    await consumer.commitOffsets(offsets);
+    // NOTE: kafkajs's commitOffsets returns without a word when its runner is not running
+    // (crashed and restarting after a broker restart): only the broker's answer counts,
+    // or the partitions would be taken for committed and never committed again.
+    if (this.acknowledgedCommits === acknowledged) throw Object.assign(new Error(`offsets of group ${this.settings.groupId} not committed: the consumer is not running`), { retriable: true });
+    for (const [key, count] of changes) {
+      this.committedChanges.set(key, count);
+      if (this.progress.get(key)?.changeCount === count) this.dirty.delete(key);
+    }
+    if (this.lastCommitProblem !== undefined) {
+      this.logger.info({ groupId: this.settings.groupId }, 'offsets committed again');
+      this.lastCommitProblem = undefined;
+    }
+  }
+
+  private commitFailed(error: unknown): void {
+    // NOTE: a commit refused because the group rebalances is no error: the partitions
+    // stay dirty and are committed in the next generation, or the next owner redoes at
+    // most what was in flight (the metadata of the last commit lists the rest).
+    const problem = error instanceof Error ? error.message : String(error);
+    if (isGenerationLost(error)) {
+      this.logger.debug({ err: error }, 'commit refused by a rebalance; committing again once rejoined');
+    } else if (problem !== this.lastCommitProblem) {
+      this.logger.warn({ err: error, groupId: this.settings.groupId }, 'could not commit finished offsets; trying again');
+    }
+    this.lastCommitProblem = problem;
+  }
+
+  /** Before leaving: commit what finished, until done while still a member (commit.ts). */
+  private async flush(): Promise<void> {
+    if (this.dirty.size === 0 || !this.member) return;
+    await commitUntilDone(() => this.commitDirty(), {
+      stillOwned: () => this.member && this.running,
+      logger: this.logger,
+      what: `group ${this.settings.groupId}`,
+    }).catch((error: unknown) => this.commitFailed(error));
+  }
+}
+
+/** A group's commits of these partitions: in one request where the admin can, else per topic. */
+function readCommits(admin: KafkaAdmin, groupId: string, assigned: readonly { topic: string; partitions: readonly number[] }[]): Promise<{ topic: string; partitions: GroupOffset[] }[]> {
+  if (admin.committedOffsetsOf !== undefined) return admin.committedOffsetsOf(groupId, assigned);
+  return admin.committedOffsets(
+    groupId,
+    assigned.map((a) => a.topic),
+  );
+}
+
+/** `work` on each item, at most `limit` at once; the first failure rejects (the others finish). */
+async function forEachLimited<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await work(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}

@@ -1,0 +1,131 @@
+// The port's partition stream on a real broker: records finished out of order are
+// committed with the finished ones above the commit in its metadata, and a member that
+// takes the partition over skips them; the deliverer's upgrade from one group per
+// destination starts where the old group stopped.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDelivererService, delivererGroupId, legacyDelivererGroupId } from '../../src/delivery/deliverer-service.js';
+import { createAdmin, createKafka, createPartitionStream, decodeFinished } from '../../src/kafka/index.js';
+import type { InboundRecord, KafkaAdmin, PartitionStream } from '../../src/kafka/index.js';
+import { silentLogger } from '../../src/observability/logger.js';
+import { testConfig, testRoleDeps } from '../support/config.js';
+import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
+import { startReceiver } from '../support/receiver.js';
+import { waitFor } from '../support/wait-for.js';
+
+let kafka: Awaited<ReturnType<typeof createTestKafka>>;
+
+beforeAll(async () => {
+  kafka = await createTestKafka();
+});
+
+afterAll(async () => {
+  await kafka?.close();
+});
+
+const ids = (n: number) => Array.from({ length: n }, (_, i) => `e-${i}`);
+
+describe('partition stream', () => {
+  let admin: KafkaAdmin;
+  const streams: PartitionStream[] = [];
+
+  beforeAll(async () => {
+    admin = createAdmin(createKafka(testConfig(minimalConfig(randomPrefix(), randomName('ps'))).kafka, silentLogger()));
+    await admin.connect();
+  });
+
+  afterAll(async () => {
+    for (const stream of streams) await stream.stop().catch(() => undefined);
+    await admin?.disconnect();
+  });
+
+  function startStream(groupId: string, got: InboundRecord[]): PartitionStream {
+    const client = createKafka(testConfig(minimalConfig('x.', 'ps')).kafka, silentLogger());
+    const stream = createPartitionStream(
+      client,
+      { groupId, admin, commitEveryMs: 100, maxWaitTimeInMs: 200 },
+      { accept: (records) => got.push(...records), revoke: () => [] },
+      {},
+      silentLogger(),
+    );
+    streams.push(stream);
+    return stream;
+  }
+
+  it('a member that takes a partition over skips the offsets the last commit lists as finished', async () => {
+    const topic = `${randomPrefix()}stream`;
+    const groupId = randomName('ps-group');
+    // The port's topic creation waits out a busy broker's first answers (ensure-topics.ts).
+    await admin.ensureTopics([{ topic }], { partitions: 1, replicationFactor: 1 });
+    await kafka.produce(topic, ids(10).map((id) => ({ key: id, value: id })));
+
+    const first: InboundRecord[] = [];
+    const a = startStream(groupId, first);
+    await a.start([topic]);
+    await waitFor(() => first.length === 10, { what: 'the first member to get all ten records' });
+    // Finished out of order: 0, 1, 3, 4 and 7; 2, 5, 6, 8 and 9 were still in flight.
+    for (const offset of ['7', '3', '0', '4', '1']) a.markDone(topic, 0, offset);
+    await waitFor(
+      async () => {
+        const [committed] = await admin.committedOffsets(groupId, [topic]);
+        const p = committed?.partitions[0];
+        return p?.offset === '2' && decodeFinished(2n, p.metadata).join() === '3,4,7';
+      },
+      { what: 'the commit at 2 with 3, 4 and 7 in its metadata' },
+    );
+    await a.stop();
+
+    const second: InboundRecord[] = [];
+    const b = startStream(groupId, second);
+    await b.start([topic]);
+    await waitFor(() => second.length >= 5, { what: 'the next member to get the unfinished records' });
+    await waitFor(() => b.joined(), { what: 'the next member to join' });
+    expect(second.map((r) => r.offset)).toEqual(['2', '5', '6', '8', '9']);
+    for (const offset of ['9', '2', '8', '6', '5']) b.markDone(topic, 0, offset);
+    await waitFor(async () => (await admin.committedOffsets(groupId, [topic]))[0]?.partitions[0]?.offset === '10', { what: 'everything committed' });
+    await b.stop();
+  });
+});
+
+function minimalConfig(prefix: string, clientId: string, url = 'http://127.0.0.1:9/') {
+  return {
+    kafka: { brokers: testBrokers(), clientId, topicPrefix: prefix, partitions: 1 },
+    delivery: { timeout: '5s', retryTiers: ['1s'], maxRetryWindow: '1m', concurrencyPerDestination: 4 },
+    sources: [{ id: 'web' }],
+    destinations: [{ id: 'x', type: 'webhooks', settings: { webhooks: [{ url }] } }],
+  };
+}
+
+describe('upgrade from one consumer group per destination', () => {
+  it('a partition the new group never committed starts from the old group\'s commit, not from the start of the log', async () => {
+    const prefix = randomPrefix();
+    const clientId = randomName('upgrade');
+    const receiver = await startReceiver();
+    const config = testConfig(minimalConfig(prefix, clientId, receiver.url()));
+    const topic = `${prefix}deliveries.x`;
+    const admin = createAdmin(createKafka(config.kafka, silentLogger()));
+    await admin.connect();
+    await admin.ensureTopics([{ topic }], { partitions: 1, replicationFactor: 1 });
+    await admin.disconnect();
+    const body = (id: string) => `{"version":1,"type":"track","userId":"u","messageId":"${id}","timestamp":"2026-05-01T12:00:00.000Z","event":"E"}`;
+    await kafka.produce(
+      topic,
+      ids(10).map((id) => ({ key: 'u', value: body(id), headers: { 'source-id': 'web', 'message-id': id, attempt: '0', 'first-attempt-at': '' } })),
+    );
+    // The old deliverer delivered the first six.
+    await kafka.admin.setOffsets({ groupId: legacyDelivererGroupId(config, 'x'), topic, partitions: [{ partition: 0, offset: '6' }] });
+
+    const deliverer = createDelivererService(testRoleDeps(config), { sampleIntervalMs: 60_000 });
+    try {
+      await deliverer.start();
+      await waitFor(() => receiver.requests.length >= 4, { what: 'the four events the old group had not delivered' });
+      await waitFor(async () => (await kafka.admin.fetchOffsets({ groupId: delivererGroupId(config), topics: [topic] }))[0]?.partitions[0]?.offset === '10', {
+        what: 'the new group to commit them',
+      });
+      const delivered = receiver.requests.map((r) => (JSON.parse(r.text) as { messageId: string }).messageId);
+      expect(delivered.sort()).toEqual(['e-6', 'e-7', 'e-8', 'e-9']);
+    } finally {
+      await deliverer.stop();
+      await receiver.close();
+    }
+  });
+});

@@ -62,11 +62,8 @@ function headerName(name: string): Buffer {
   return bytes;
 }
 
-/** A record's fields in this client's shape, without the topic (shared by its copies to several topics). */
-type MessageFields = Omit<MessageToProduce, 'topic'>;
-
-function toMessageFields(topic: string, record: OutboundRecord): MessageFields {
-  const message: MessageFields = {};
+/** Sets a record's fields onto `message` in this client's shape. */
+function setFields(message: MessageToProduce, record: OutboundRecord): MessageToProduce {
   if (record.key !== undefined && record.key !== null) message.key = toBuffer(record.key);
   if (record.value !== null) message.value = toBuffer(record.value);
   if (record.partition !== undefined) message.partition = record.partition;
@@ -76,7 +73,7 @@ function toMessageFields(topic: string, record: OutboundRecord): MessageFields {
     for (const name in record.headers) {
       const value = record.headers[name];
       if (value === undefined) continue;
-      if (Array.isArray(value)) throw new TypeError(`header ${name} of a record for ${topic} has several values; the Kafka port writes one value per header name`);
+      if (Array.isArray(value)) throw new TypeError(`header ${name} of a record for ${message.topic} has several values; the Kafka port writes one value per header name`);
       headers.set(headerName(name), toBuffer(value));
     }
     message.headers = headers;
@@ -91,33 +88,42 @@ function toMessageFields(topic: string, record: OutboundRecord): MessageFields {
  * (an array) is refused rather than silently cut to one value. No role writes one.
  */
 export function toPlatformaticMessage(topic: string, record: OutboundRecord): MessageToProduce {
-  return { topic, ...toMessageFields(topic, record) };
+  return setFields({ topic }, record);
 }
 
 /**
  * The records of one send in this client's shape, in order.
  *
- * NOTE: the router adds the same record object to every destination's topic; it is
- * converted once (its key, value, headers Map, timestamp and key hash shared by the copies: this
- * client only reads them), not once per topic: each conversion makes a headers Map and
- * a Buffer per header name, and the router writes four headers to three or more topics
- * per call (a fresh Map and name Buffers per copy showed in the route bench's profile).
+ * NOTE: the router adds the same record object to every destination's topic; in a send
+ * to several topics it is converted once (its key, value, headers Map, timestamp and key
+ * hash shared by the copies: this client only reads them), not once per topic: each
+ * conversion makes a headers Map and a Buffer per header name, and the router writes
+ * four headers to three or more topics per call. A send to one topic (the gateway's)
+ * converts each record directly: there the lookup table only costs (measured with
+ * `npm run bench -- gateway`).
  */
 export function toPlatformaticMessages(records: readonly TopicRecords[]): MessageToProduce[] {
   const messages: MessageToProduce[] = [];
-  const converted = new Map<OutboundRecord, MessageFields>();
+  if (records.length === 1) {
+    const { topic, messages: outbound } = records[0]!;
+    for (const record of outbound) messages.push(toPlatformaticMessage(topic, record));
+    return messages;
+  }
+  const converted = new Map<OutboundRecord, MessageToProduce>();
   for (const { topic, messages: outbound } of records) {
     for (const record of outbound) {
-      let fields = converted.get(record);
-      if (fields === undefined) {
-        fields = toMessageFields(topic, record);
+      let first = converted.get(record);
+      if (first === undefined) {
+        first = toPlatformaticMessage(topic, record);
         // NOTE: the key's hash too, once: this client takes a number as the partition
         // before the topic's partition count (it divides by it), so every copy lands
         // where the producer's compatibilityPartitioner would put it, hashed once.
-        if (fields.partition === undefined && fields.key !== undefined) fields.partition = compatibilityPartitioner(fields as MessageToProduce, fields.key);
-        converted.set(record, fields);
+        if (first.partition === undefined && first.key !== undefined) first.partition = compatibilityPartitioner(first, first.key);
+        converted.set(record, first);
+        messages.push(first);
+      } else {
+        messages.push({ topic, key: first.key, value: first.value, headers: first.headers, partition: first.partition, timestamp: first.timestamp });
       }
-      messages.push({ topic, ...fields });
     }
   }
   return messages;

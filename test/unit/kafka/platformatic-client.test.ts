@@ -66,14 +66,20 @@ describe('records to and from @platformatic/kafka', () => {
     expect(names(0).map(String)).toEqual(['source-id', 'message-id']);
   });
 
-  it('hashes each key once, to the partition kafkajs and the Java client pick', () => {
+  it('hashes a key sent to several topics once, to the partition kafkajs and the Java client pick', () => {
     const partitionMetadata = Array.from({ length: 6 }, (_, partitionId) => ({ partitionId, leader: 1, partitionErrorCode: 0, replicas: [1], isr: [1] }));
     const kafkajsPartition = Partitioners.DefaultPartitioner();
     const keys = ['user-1', 'user-2', 'anon-ä', 'x'.repeat(40)];
-    const messages = toPlatformaticMessages([{ topic: 'd1', messages: keys.map((key) => ({ key, value: 'v' })) }]);
+    const records = keys.map((key) => ({ key, value: 'v' }));
+    const messages = toPlatformaticMessages([
+      { topic: 'd1', messages: records },
+      { topic: 'd2', messages: records },
+    ]);
     // This client takes the number modulo the topic's partition count when it sends.
-    expect(messages.map((m) => m.partition! % 6)).toEqual(keys.map((key) => kafkajsPartition({ topic: 'd1', partitionMetadata, message: { key, value: 'v' } })));
-    expect(toPlatformaticMessages([{ topic: 'd1', messages: [{ key: null, value: 'v' }, { key: 'k', value: 'v', partition: 2 }] }]).map((m) => m.partition)).toEqual([undefined, 2]);
+    const expected = keys.map((key) => kafkajsPartition({ topic: 'd1', partitionMetadata, message: { key, value: 'v' } }));
+    expect(messages.map((m) => m.partition! % 6)).toEqual([...expected, ...expected]);
+    const unhashed = [{ key: null, value: 'v' }, { key: 'k', value: 'v', partition: 2 }];
+    expect(toPlatformaticMessages([{ topic: 'd1', messages: unhashed }, { topic: 'd2', messages: unhashed }]).map((m) => m.partition)).toEqual([undefined, 2, undefined, 2]);
   });
 
   it('refuses a repeated header rather than keep one of its values', () => {

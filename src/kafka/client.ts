@@ -5,6 +5,7 @@ import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import type { Consumer, ConsumerConfig, KafkaConfig, LogEntry, Producer, SASLOptions } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
+import { applyIdleTimerFix } from './idle-timer-fix.js';
 import { createKafkaLogLevels } from './log-levels.js';
 import type { LogTarget } from './log-levels.js';
 
@@ -77,6 +78,7 @@ export interface KafkaClient {
 const kafkajsClients = new WeakMap<KafkaClient, Kafka>();
 
 export function createKafka(settings: KafkaSettings, logger: Logger, clientIdSuffix?: string): KafkaClient {
+  applyIdleTimerFix();
   const config: KafkaConfig = {
     clientId: clientIdSuffix ? `${settings.clientId}-${clientIdSuffix}` : settings.clientId,
     brokers: settings.brokers,

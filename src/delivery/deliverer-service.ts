@@ -41,7 +41,7 @@ export interface DelivererTuning {
    * the config file: tests and benchmarks shorten the cool-down here.
    */
   circuitBreaker: Partial<typeof DEFAULT_CIRCUIT_POLICY>;
-  /** How often finished offsets are committed. */
+  /** After a commit failed (a rebalance, the broker away), how long before the next try (commits otherwise follow completions at once). */
   commitEveryMs: number;
   /**
    * Fetch long-poll: how long an idle fetch waits on the broker, also how late a

@@ -8,7 +8,7 @@
 // The delivery flow, file by file: destination-lane.ts (queue, due time, circuits,
 // rate limit, permits, pause/resume) → deliver-event.ts (sign, send to the URLs, count)
 // → retry-or-dead-letter.ts (a failure written to a retry tier or the dead letters) →
-// the stream's markDone (committed within ~100 ms, out of order: offset-progress.ts).
+// the stream's markDone (committed within about one commit round trip, out of order: offset-progress.ts).
 import type { Logger } from 'pino';
 import type { InboundRecord } from '../kafka/index.js';
 import type { DeliveryJob } from './deliver-event.js';

@@ -6,6 +6,7 @@ import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import type { Consumer, ConsumerConfig, KafkaConfig, LogEntry, Producer, SASLOptions } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
+import { applyIdleTimerFix } from './idle-timer-fix.js';
 import { createKafkaLogLevels } from './log-levels.js';
 import type { LogTarget } from './log-levels.js';
 import type { KafkaClientKind } from './client-kind.js';
@@ -94,6 +95,7 @@ export interface CreateKafkaOptions {
 const kafkajsClients = new WeakMap<KafkaClient, Kafka>();
 
 export function createKafka(settings: KafkaSettings, logger: Logger, options: CreateKafkaOptions = {}): KafkaClient {
+  applyIdleTimerFix();
   const clientId = options.clientIdSuffix ? `${settings.clientId}-${options.clientIdSuffix}` : settings.clientId;
   const config: KafkaConfig = {
     clientId,

@@ -9,6 +9,7 @@ import type { Config } from '../config/schema.js';
 import { applyIdleTimerFix } from './idle-timer-fix.js';
 import { createKafkaLogLevels } from './log-levels.js';
 import type { LogTarget } from './log-levels.js';
+import { DEFAULT_KAFKA_CLIENT } from './client-kind.js';
 import type { KafkaClientKind } from './client-kind.js';
 
 export type KafkaSettings = Config['kafka'];
@@ -88,7 +89,7 @@ export interface KafkaClient {
 export interface CreateKafkaOptions {
   /** Appended to the configured client id (`<clientId>-<suffix>`). */
   clientIdSuffix?: string;
-  /** Which client library; default platformatic (the CLI takes SWITCHYARD_KAFKA_CLIENT: kafkaClientKindFromEnv). */
+  /** Which client library; default DEFAULT_KAFKA_CLIENT (kafkajs) (the CLI takes SWITCHYARD_KAFKA_CLIENT: kafkaClientKindFromEnv). */
   kind?: KafkaClientKind;
 }
 
@@ -108,7 +109,7 @@ export function createKafka(settings: KafkaSettings, logger: Logger, options: Cr
   };
   if (settings.ssl !== undefined) config.ssl = settings.ssl as KafkaConfig['ssl'];
   if (settings.sasl !== undefined) config.sasl = settings.sasl as SASLOptions;
-  const client: KafkaClient = { settings, logger, clientId, kind: options.kind ?? 'platformatic' };
+  const client: KafkaClient = { settings, logger, clientId, kind: options.kind ?? DEFAULT_KAFKA_CLIENT };
   kafkajsClients.set(client, new SwitchyardKafka(config));
   return client;
 }

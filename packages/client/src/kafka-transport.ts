@@ -4,8 +4,10 @@
  *
  * NOTE: the Kafka client is an optional peer dependency, loaded on the first send (a
  * dynamic import), so applications that only use HTTP neither install nor load one:
- * @platformatic/kafka (Node 22.22+; the daemon's own client) when it is installed, else
- * kafkajs (which also carries the `aws` and `oauthbearer` SASL mechanisms). Their types
+ * kafkajs when it is installed, else @platformatic/kafka (Node 22.22+; plain and scram
+ * logins only). NOTE: kafkajs first, as in the daemon (src/kafka/client-kind.ts): in the
+ * chaos suite @platformatic/kafka 2.12 threw from a socket callback (an uncaught
+ * TypeError in its producer's metadata handling) during a broker restart. Their types
  * are used here only inside function bodies, so the package's declarations never
  * mention either.
  */
@@ -102,7 +104,7 @@ interface CallSender {
 async function connectSender(options: KafkaTransportOptions, topic: string, log: DebugLog): Promise<CallSender> {
   const mechanism = options.sasl?.mechanism;
   const platformaticFits = mechanism === undefined || mechanism === 'plain' || mechanism.startsWith('scram-');
-  const platformatic = platformaticFits ? await loadPlatformatic() : undefined;
+  const platformatic = platformaticFits && !resolvable('kafkajs') ? await loadPlatformatic() : undefined;
   const sender = platformatic !== undefined ? await connectPlatformatic(platformatic, options, topic) : await connectKafkajs(options, topic, log);
   log(`connected to Kafka (${options.brokers.join(',')}) with ${platformatic !== undefined ? '@platformatic/kafka' : 'kafkajs'}`);
   return sender;
@@ -203,7 +205,7 @@ export function checkKafkajsInstalled(): void {
   if (!resolvable('@platformatic/kafka') && !resolvable('kafkajs')) throw new AnalyticsConfigError(KAFKAJS_MISSING);
 }
 
-/** @platformatic/kafka, or undefined when it is not installed (kafkajs is used then). */
+/** @platformatic/kafka, or undefined when it is not installed. */
 async function loadPlatformatic(): Promise<typeof Platformatic | undefined> {
   if (!resolvable('@platformatic/kafka')) return undefined;
   return import('@platformatic/kafka');

@@ -7,8 +7,8 @@ const SETTINGS = { brokers: ['k1:9092', 'k2:9092'], clientId: 'sy', topicPrefix:
 
 describe('kafkaClientKindFromEnv', () => {
   it.each([
-    [undefined, 'platformatic'],
-    ['', 'platformatic'],
+    [undefined, 'kafkajs'],
+    ['', 'kafkajs'],
     ['platformatic', 'platformatic'],
     ['kafkajs', 'kafkajs'],
     [' KafkaJS ', 'kafkajs'],
@@ -17,7 +17,7 @@ describe('kafkaClientKindFromEnv', () => {
   });
 
   it('refuses a client it does not know, naming the two it does', () => {
-    expect(() => kafkaClientKindFromEnv({ SWITCHYARD_KAFKA_CLIENT: 'rdkafka' })).toThrow(/SWITCHYARD_KAFKA_CLIENT=rdkafka .*kafkajs or platformatic/);
+    expect(() => kafkaClientKindFromEnv({ SWITCHYARD_KAFKA_CLIENT: 'rdkafka' })).toThrow(/SWITCHYARD_KAFKA_CLIENT=rdkafka .*kafkajs \(the default\) or platformatic/);
   });
 });
 

@@ -15,7 +15,8 @@ export const KAFKA_CLIENT_ENV = 'SWITCHYARD_KAFKA_CLIENT';
  * TypeError from a socket callback while the broker restarted ("Cannot read properties
  * of undefined (reading 'partitionsCount')" in its #performSend: the metadata it got
  * back lacked the topic), and the router exited. Nothing was lost, but a daemon must not
- * crash on a broker restart. `SWITCHYARD_KAFKA_CLIENT=platformatic` runs it for trials.
+ * crash on a broker restart. Upstream: platformatic/kafka#109 (the same TypeError, closed
+ * without a fix for want of a repro) and #69 (its twin on `.leader`, open). `SWITCHYARD_KAFKA_CLIENT=platformatic` runs it for trials.
  */
 export const DEFAULT_KAFKA_CLIENT: KafkaClientKind = 'kafkajs';
 

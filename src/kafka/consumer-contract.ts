@@ -15,8 +15,6 @@ export interface RecordBatch {
   markDone(offset: string): Promise<void>;
   /** False once the consumer stops, the partition was taken away (rebalance, seek) or a heartbeat was refused. */
   stillOwned(): boolean;
-  /** Stops fetching this partition for `ms` (end the batch now; what is not done is fetched again after). */
-  holdPartition(ms: number): void;
 }
 
 export type BatchHandler = (batch: RecordBatch) => Promise<void>;
@@ -34,11 +32,9 @@ export interface ConsumerEvents {
 /**
  * When the finished work is committed:
  * - `'batch-end'`: once the batch ends, what was marked done (retried until done);
- * - `'timer'`: also every `commitEveryMs` while a batch runs (long batches, e.g. a
- *   slow receiver's), and what was marked done even when the handler failed;
  * - `'none'`: never (a group of its own that only follows a topic).
  */
-export type CommitPolicy = { kind: 'batch-end' } | { kind: 'timer'; commitEveryMs: number } | { kind: 'none' };
+export type CommitPolicy = { kind: 'batch-end' } | { kind: 'none' };
 
 export interface ConsumerSettings {
   groupId: string;
@@ -54,11 +50,6 @@ export interface ConsumerSettings {
   maxWaitTimeInMs?: number;
   /** Partitions whose batches run at once (each partition's batches still run one after the other). Default 1. */
   partitionsConsumedConcurrently?: number;
-  /**
-   * The consumer will call holdPartition. Only kafkajs can pause one partition, so such
-   * a consumer runs on kafkajs whatever the client says (as does the 'timer' policy).
-   */
-  holdsPartitions?: boolean;
 }
 
 

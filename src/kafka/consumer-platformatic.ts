@@ -36,8 +36,6 @@ interface PartitionQueue {
   partition: number;
   messages: Message[];
   running: boolean;
-  /** Set while the partition is held: no batch starts before it ends. */
-  hold: NodeJS.Timeout | undefined;
 }
 
 const keyOf = (topic: string, partition: number): string => `${topic}:${partition}`;
@@ -142,7 +140,7 @@ class StreamRuntime {
     if (!this.assigned.has(key)) return;
     let queue = this.queues.get(key);
     if (queue === undefined) {
-      queue = { topic: message.topic, partition: message.partition, messages: [], running: false, hold: undefined };
+      queue = { topic: message.topic, partition: message.partition, messages: [], running: false };
       this.queues.set(key, queue);
     }
     const last = queue.messages.at(-1);
@@ -181,7 +179,7 @@ class StreamRuntime {
     if (this.stopping) return;
     for (const queue of this.queues.values()) {
       if (this.running >= this.concurrency) return;
-      if (queue.running || queue.hold !== undefined || queue.messages.length === 0) continue;
+      if (queue.running || queue.messages.length === 0) continue;
       const taken = queue.messages.length <= MAX_BATCH_RECORDS ? queue.messages : queue.messages.slice(0, MAX_BATCH_RECORDS);
       queue.messages = taken === queue.messages ? [] : queue.messages.slice(MAX_BATCH_RECORDS);
       this.queued -= taken.length;
@@ -230,16 +228,6 @@ class StreamRuntime {
         if (index >= 0) doneIndex = index;
       },
       stillOwned: () => this.owned(epoch, key),
-      // NOTE: only the batches stop: this client cannot pause one partition's fetches, so
-      // its records keep arriving and wait here (a long hold fills the queue and pauses
-      // every partition: consumers that hold for long run on kafkajs, consumer.ts).
-      holdPartition: (ms) => {
-        clearTimeout(queue.hold);
-        queue.hold = setTimeout(() => {
-          queue.hold = undefined;
-          this.schedule();
-        }, ms);
-      },
     };
     try {
       await this.handler(view);
@@ -316,10 +304,6 @@ class StreamRuntime {
     if (!this.stopping) {
       this.stopping = true;
       clearTimeout(this.restartTimer);
-      for (const queue of this.queues.values()) {
-        clearTimeout(queue.hold);
-        queue.hold = undefined;
-      }
       this.stream?.pause();
       for (const queue of this.queues.values()) queue.messages = [];
       this.queued = 0;

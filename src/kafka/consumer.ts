@@ -4,9 +4,7 @@
 // call kafkajs's heartbeat, resolveOffset or commit themselves.
 //
 // Two runtimes, one contract: on @platformatic/kafka (consumer-platformatic.ts) when the
-// client says so and the consumer needs nothing only kafkajs has; else on kafkajs
-// (below). kafkajs-only: the 'timer' commit policy and long partition holds (the deliverer's
-// destination consumers), since the other client can only pause its whole stream.
+// client says so, else on kafkajs (below).
 import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
 import type { Logger } from 'pino';
 import { kafkajsOf } from './client.js';
@@ -19,13 +17,8 @@ import type { InboundRecord, RecordHeaders } from './records.js';
 
 export type { BatchHandler, CommitPolicy, ConsumerEvents, ConsumerSettings, RecordBatch, RunningConsumer } from './consumer-contract.js';
 
-/** Whether `settings` can run on @platformatic/kafka: it has no per-partition pause, and no timer commits here. */
-export function runsOnPlatformatic(client: KafkaClient, settings: ConsumerSettings): boolean {
-  return client.kind === 'platformatic' && settings.commit.kind !== 'timer' && settings.holdsPartitions !== true;
-}
-
 /**
- * How often a batch that runs long heartbeats (and with the timer policy, commits).
+ * How often a batch that runs long heartbeats.
  * NOTE: kafkajs only sends a heartbeat when its interval passed, so calling often is cheap.
  */
 const BATCH_TICK_MS = 1_000;
@@ -38,7 +31,7 @@ export async function startConsumer(
   events: ConsumerEvents,
   logger: Logger,
 ): Promise<RunningConsumer> {
-  if (runsOnPlatformatic(client, settings)) return startPlatformaticConsumer(client, settings, handler, events, logger);
+  if (client.kind === 'platformatic') return startPlatformaticConsumer(client, settings, handler, events, logger);
   const consumer = kafkajsOf(client).consumer({
     groupId: settings.groupId,
     allowAutoTopicCreation: false,
@@ -47,16 +40,13 @@ export async function startConsumer(
     ...(settings.maxWaitTimeInMs !== undefined ? { maxWaitTimeInMs: settings.maxWaitTimeInMs } : {}),
   });
   listen(consumer, events);
-  const state = { stopping: false, holds: new Set<NodeJS.Timeout>() };
-  const timer = settings.commit.kind === 'timer' ? settings.commit : undefined;
+  const state: RunState = { stopping: false };
   try {
     await consumer.connect();
     await consumer.subscribe({ topics: [...settings.topics], fromBeginning: settings.fromBeginning });
     await consumer.run({
       eachBatchAutoResolve: false,
-      // With the timer policy kafkajs also commits what was resolved at this interval.
-      autoCommit: timer !== undefined,
-      ...(timer !== undefined ? { autoCommitInterval: timer.commitEveryMs } : {}),
+      autoCommit: false,
       partitionsConsumedConcurrently: settings.partitionsConsumedConcurrently ?? 1,
       eachBatch: (payload) => runBatch(payload, settings, handler, state, logger),
     });
@@ -65,17 +55,13 @@ export async function startConsumer(
     await consumer.disconnect().catch(() => undefined);
     throw error;
   }
-  const stop = async () => {
-    state.stopping = true;
-    for (const hold of state.holds) clearTimeout(hold);
-    state.holds.clear();
-    await consumer.stop();
-  };
   return {
-    stop,
+    async stop() {
+      state.stopping = true;
+      await consumer.stop();
+    },
     async disconnect() {
       state.stopping = true;
-      for (const hold of state.holds) clearTimeout(hold);
       await consumer.disconnect();
     },
   };
@@ -91,7 +77,6 @@ function listen(consumer: Consumer, events: ConsumerEvents): void {
 
 interface RunState {
   stopping: boolean;
-  holds: Set<NodeJS.Timeout>;
 }
 
 function toRecord(topic: string, partition: number, message: KafkaMessage): InboundRecord {
@@ -106,7 +91,7 @@ function toRecord(topic: string, partition: number, message: KafkaMessage): Inbo
   };
 }
 
-/** One batch: the handler, the in-batch heartbeat (and timer commits), then the commit of what is done. */
+/** One batch: the handler, the in-batch heartbeat, then the commit of what is done. */
 async function runBatch(payload: EachBatchPayload, settings: ConsumerSettings, handler: BatchHandler, state: RunState, logger: Logger): Promise<void> {
   const { batch } = payload;
   const last = batch.messages[batch.messages.length - 1];
@@ -126,24 +111,13 @@ async function runBatch(payload: EachBatchPayload, settings: ConsumerSettings, h
       await payload.heartbeat();
     },
     stillOwned: () => !refused && owned(),
-    holdPartition(ms) {
-      const resume = payload.pause();
-      const hold = setTimeout(() => {
-        state.holds.delete(hold);
-        resume();
-      }, ms);
-      state.holds.add(hold);
-    },
   };
-  const onTimer = settings.commit.kind === 'timer';
   const tick = setInterval(() => {
-    (onTimer ? payload.commitOffsetsIfNecessary() : Promise.resolve())
-      .then(() => payload.heartbeat())
-      .catch((error: unknown) => {
-        // A rebalance: the role finishes what runs, starts nothing new, kafkajs rejoins.
-        refused = true;
-        logger.debug({ err: error }, 'heartbeat or commit refused; finishing the batch early');
-      });
+    payload.heartbeat().catch((error: unknown) => {
+      // A rebalance: the role finishes what runs, starts nothing new, kafkajs rejoins.
+      refused = true;
+      logger.debug({ err: error }, 'heartbeat refused; finishing the batch early');
+    });
   }, BATCH_TICK_MS);
   let failure: unknown;
   try {
@@ -153,8 +127,8 @@ async function runBatch(payload: EachBatchPayload, settings: ConsumerSettings, h
   } finally {
     clearInterval(tick);
   }
-  if (failure === undefined || onTimer) await commitDone(payload, settings, doneThrough, last.offset, owned, logger);
   if (failure !== undefined) throw failure;
+  await commitDone(payload, settings, doneThrough, last.offset, owned, logger);
 }
 
 async function commitDone(
@@ -167,10 +141,7 @@ async function commitDone(
 ): Promise<void> {
   const { batch } = payload;
   if (settings.commit.kind === 'none' || doneThrough === undefined) return;
-  const offsets =
-    settings.commit.kind === 'timer'
-      ? payload.uncommittedOffsets()
-      : { topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: commitOffset(doneThrough, lastMessage, batch.lastOffset()) }] }] };
+  const offsets = { topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: commitOffset(doneThrough, lastMessage, batch.lastOffset()) }] }] };
   // NOTE: retried while the partition is ours: the records are resolved, so a commit
   // lost here would not come back while the partition is quiet (commit.ts).
   await commitUntilDone(() => payload.commitOffsetsIfNecessary(offsets), {

@@ -11,7 +11,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
-    setupFiles: ['test/support/quiet-kafkajs.ts'],
+    setupFiles: ['test/support/kafkajs-idle-timer-fix.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     // NOTE: integration tests share one broker; on a 2-core machine more forks only

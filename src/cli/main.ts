@@ -8,7 +8,7 @@ import { secretsOf } from '../config/mask.js';
 import { runCheckConfig } from '../config/check-config.js';
 import { staticConfigStore, watchedConfigStore } from '../config/store.js';
 import type { Config } from '../config/schema.js';
-import { createKafka, ignoreKafkajsNegativeTimeoutWarning, isKafkaClientError, kafkaClientKindFromEnv } from '../kafka/index.js';
+import { createKafka, isKafkaClientError, kafkaClientKindFromEnv } from '../kafka/index.js';
 import { createLogger } from '../observability/logger.js';
 import type { Logger } from '../observability/logger.js';
 import { createMetrics } from '../observability/metrics.js';
@@ -182,7 +182,6 @@ function isEntryPoint(): boolean {
 }
 
 if (isEntryPoint()) {
-  ignoreKafkajsNegativeTimeoutWarning();
   main(process.argv.slice(2), process.env).then(
     (code) => {
       process.exitCode = code;

@@ -2,7 +2,7 @@
 // prints its report; exit code 0 when the run passed, 1 when it found something, 2
 // when the harness itself could not run.
 import { writeFileSync } from 'node:fs';
-import { ignoreKafkajsNegativeTimeoutWarning } from '../../src/kafka/index.js';
+import { applyIdleTimerFix } from '../../src/kafka/index.js';
 import { USAGE, parseChaosArgs } from './profiles.js';
 import type { ChaosCommand } from './profiles.js';
 import { formatReport } from './report.js';
@@ -26,7 +26,8 @@ async function main(argv: string[]): Promise<number> {
   return report.passed ? 0 : 1;
 }
 
-ignoreKafkajsNegativeTimeoutWarning();
+// The kafkajs clients made here without createKafka get the port's idle-timer fix from the start too.
+applyIdleTimerFix();
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;

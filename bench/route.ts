@@ -50,7 +50,7 @@ import { ensureTopics } from '../src/kafka/ensure-topics.js';
 import type { Admin, EachBatchPayload, Kafka, Message, TopicMessages } from 'kafkajs';
 import { createMetrics } from '../src/observability/metrics.js';
 import { silentLogger } from '../src/observability/logger.js';
-import { ROUTER_TUNING, createRouterService, routerGroupId } from '../src/router/router-service.js';
+import { ROUTER_TUNING, createRouterService, routerConsumerSettings, routerGroupId } from '../src/router/router-service.js';
 import type { RouterTuning } from '../src/router/router-service.js';
 import { Stopwatch, benchOptions, formatTable, loadBenchConfig, log, recordsIn, startOrReuseBroker, waitForDrained } from './support.js';
 
@@ -187,15 +187,17 @@ async function runPassthrough(
 ): Promise<number> {
   const producer = createProducer(kafka);
   await producer.connect();
+  // The router's own consumer settings, given to kafkajs as the port's consumer runtime gives them (src/kafka/consumer.ts).
+  const settings = routerConsumerSettings(groupId, [input], tuning);
   const consumer = kafka.consumer({
-    groupId,
+    groupId: settings.groupId,
     allowAutoTopicCreation: false,
-    maxBytesPerPartition: tuning.maxBytesPerPartition,
-    maxBytes: tuning.maxBytes,
-    maxWaitTimeInMs: tuning.maxWaitTimeInMs,
+    ...(settings.maxBytesPerPartition !== undefined ? { maxBytesPerPartition: settings.maxBytesPerPartition } : {}),
+    ...(settings.maxBytes !== undefined ? { maxBytes: settings.maxBytes } : {}),
+    ...(settings.maxWaitTimeInMs !== undefined ? { maxWaitTimeInMs: settings.maxWaitTimeInMs } : {}),
   });
   await consumer.connect();
-  await consumer.subscribe({ topics: [input], fromBeginning: true });
+  await consumer.subscribe({ topics: [...settings.topics], fromBeginning: settings.fromBeginning });
   const eachBatch = async ({ batch, resolveOffset, commitOffsetsIfNecessary, heartbeat }: EachBatchPayload) => {
     const last = batch.messages[batch.messages.length - 1];
     if (!last) return;
@@ -220,7 +222,7 @@ async function runPassthrough(
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: tuning.partitionsConsumedConcurrently,
+      partitionsConsumedConcurrently: settings.partitionsConsumedConcurrently ?? 1,
       eachBatch,
     });
     const clock = new Stopwatch();
@@ -242,16 +244,7 @@ async function runPortPassthrough(client: KafkaClient, admin: Admin, input: stri
   await producer.connect();
   const consumer = await startConsumer(
     client,
-    {
-      groupId,
-      topics: [input],
-      fromBeginning: true,
-      commit: { kind: 'batch-end' },
-      maxBytesPerPartition: tuning.maxBytesPerPartition,
-      maxBytes: tuning.maxBytes,
-      maxWaitTimeInMs: tuning.maxWaitTimeInMs,
-      partitionsConsumedConcurrently: tuning.partitionsConsumedConcurrently,
-    },
+    routerConsumerSettings(groupId, [input], tuning),
     async (batch) => {
       const last = batch.records.at(-1);
       if (last === undefined) return;

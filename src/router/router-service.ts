@@ -125,8 +125,8 @@ class RouterConfig {
   }
 }
 
-/** The router's consumer: its group on `calls` and `deletions`, with the tuning's fetch settings. */
-function routerConsumer(groupId: string, topics: string[], tuning: RouterTuning): ConsumerSettings {
+/** The router's consumer: its group on `calls` and `deletions`, with the tuning's fetch settings (the benchmark's baselines use it too). */
+export function routerConsumerSettings(groupId: string, topics: string[], tuning: RouterTuning): ConsumerSettings {
   return {
     groupId,
     topics,
@@ -157,7 +157,7 @@ export function createRouterService(deps: RouterDeps): Service {
     deps,
     logger,
     topics: (config) => topology.router(config),
-    consumer: routerConsumer(groupId, consumed, tuning),
+    consumer: routerConsumerSettings(groupId, consumed, tuning),
     // One send in flight per partition in hand: each batch's send leaves at once.
     producer: { maxConcurrentSends: tuning.partitionsConsumedConcurrently, maxTopicBytesPerSend: tuning.maxTopicBytesPerSend },
     lag: { intervalMs: tuning.lagIntervalMs },

@@ -14,8 +14,6 @@
 // Each pair runs in alternating order over several rounds and the median of each is
 // compared (the machine is shared). Starts its own local broker unless KAFKA_BROKERS is
 // set.
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { Agent } from 'undici';
 import { signBody } from '../src/calls/index.js';
@@ -32,7 +30,19 @@ import { silentLogger } from '../src/observability/logger.js';
 import { createMetrics } from '../src/observability/metrics.js';
 import type { Metrics } from '../src/observability/metrics.js';
 import { USER_AGENT } from '../src/version.js';
-import { Stopwatch, benchOptions, formatTable, isEntryPoint, loadBenchConfig, log, runMain, startOrReuseBroker } from './support.js';
+import {
+  Stopwatch,
+  benchOptions,
+  deliveryMessage,
+  formatTable,
+  isEntryPoint,
+  loadBenchConfig,
+  log,
+  runMain,
+  startOrReuseBroker,
+  startReceiverProcess,
+  trackBody,
+} from './support.js';
 
 const SECRET = 'bench-secret';
 
@@ -49,42 +59,7 @@ const server = http.createServer((req, res) => {
     if (ms > 0) setTimeout(answer, ms); else answer();
   });
 });
-server.keepAliveTimeout = 60000;
-server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));
 `;
-
-interface Receiver {
-  url(path: string): string;
-  stop(): void;
-}
-
-async function startReceiverProcess(): Promise<Receiver> {
-  const child: ChildProcess = spawn(process.execPath, ['-e', RECEIVER_SOURCE], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`bench receiver exited (${code})`)));
-    child.stdout!.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim())));
-  });
-  return { url: (path) => `http://127.0.0.1:${port}${path}`, stop: () => child.kill('SIGKILL') };
-}
-
-/** A realistic ~700-byte track body, as the router renders it. */
-function benchBody(n: number): string {
-  return JSON.stringify({
-    version: 1,
-    type: 'track',
-    userId: `user-${n % 5000}`,
-    messageId: `bench-${n}`,
-    timestamp: new Date(Date.UTC(2026, 4, 1) + n).toISOString(),
-    event: 'Order Completed',
-    properties: { orderId: `o-${n}`, total: 99.5, currency: 'EUR', items: [{ sku: 'sku-1', qty: 2 }, { sku: 'sku-2', qty: 1 }] },
-    context: {
-      ip: '203.0.113.9',
-      library: { name: 'analytics-node', version: '3.1.0' },
-      userAgent: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36',
-      page: { path: '/checkout/complete', url: 'https://shop.example.com/checkout/complete', title: 'Thank you' },
-    },
-  });
-}
 
 /** Destination id → its URL, or its URLs. */
 type BenchDestinations = Record<string, string | string[]>;
@@ -120,15 +95,7 @@ async function fill(kafka: Kafka, topic: string, n: number): Promise<void> {
     const chunk = 2_000;
     for (let start = 0; start < n; start += chunk) {
       const messages = [];
-      for (let i = start; i < Math.min(n, start + chunk); i++) {
-        messages.push({
-          key: `user-${i % 5000}`,
-          value: benchBody(i),
-          headers: { 'source-id': 'web', 'message-id': `bench-${i}`, attempt: '0', 'first-attempt-at': '' },
-          // As the router writes it: the receipt time as the record timestamp (src/router/plan-call.ts).
-          timestamp: String(Date.now()),
-        });
-      }
+      for (let i = start; i < Math.min(n, start + chunk); i++) messages.push(deliveryMessage(`bench-${i}`, i));
       await producer.send({ topic, acks: -1, messages });
     }
   } finally {
@@ -281,7 +248,7 @@ async function floorRate(kafka: Kafka, topic: string, groupId: string, url: stri
 async function undiciRate(url: string, n: number, concurrency: number): Promise<Measured> {
   const agent = new Agent({ keepAliveTimeout: 30_000 });
   const target = new URL(url);
-  const bodies = Array.from({ length: n }, (_, i) => Buffer.from(benchBody(i)));
+  const bodies = Array.from({ length: n }, (_, i) => Buffer.from(trackBody(`bench-${i}`, i)));
   let next = 0;
   let done = 0;
   const warmUp = Math.floor(n * WARM_UP);
@@ -315,7 +282,7 @@ export async function main(args: string[]): Promise<void> {
   const slowN = Math.min(n, concurrency * 20 * 10);
 
   const broker = await startOrReuseBroker();
-  const receiver = await startReceiverProcess();
+  const receiver = await startReceiverProcess(RECEIVER_SOURCE);
   const run = randomBytes(4).toString('hex');
   const logger = silentLogger();
   const results = new Map<string, Measured[]>();

@@ -31,8 +31,6 @@
 // heap under that beside other work (it did once on the shared machine): prefer the
 // bench's own broker for D = 1,000. Topics are created before
 // the deliverer starts (the clock of "ready" does not include them) and deleted after.
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -41,7 +39,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import type { Admin, Message, Producer } from 'kafkajs';
 import { startDaemon, writeConfigFile } from '../test/support/daemon.js';
 import type { Daemon } from '../test/support/daemon.js';
-import { benchOptions, formatTable, isEntryPoint, log, runMain, startOrReuseBroker } from './support.js';
+import { benchOptions, deliveryMessage, formatTable, isEntryPoint, log, runMain, startOrReuseBroker, startReceiverProcess } from './support.js';
 
 const SECRET = 'bench-secret';
 const TIER = '5s';
@@ -85,8 +83,6 @@ const server = http.createServer((req, res) => {
     res.end('ok');
   });
 });
-server.keepAliveTimeout = 60000;
-server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));
 `;
 
 interface ReceiverStats {
@@ -101,20 +97,14 @@ interface Receiver {
   stop(): void;
 }
 
-async function startReceiverProcess(): Promise<Receiver> {
-  const child: ChildProcess = spawn(process.execPath, ['-e', RECEIVER_SOURCE], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`bench receiver exited (${code})`)));
-    child.stdout!.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim())));
-  });
-  const url = (path: string) => `http://127.0.0.1:${port}${path}`;
+async function startReceiver(): Promise<Receiver> {
+  const receiver = await startReceiverProcess(RECEIVER_SOURCE);
   return {
-    url,
+    ...receiver,
     async stats(wave) {
-      const response = await fetch(url(`/stats?wave=${wave}`));
+      const response = await fetch(receiver.url(`/stats?wave=${wave}`));
       return (await response.json()) as ReceiverStats;
     },
-    stop: () => child.kill('SIGKILL'),
   };
 }
 
@@ -129,25 +119,6 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** A ~700-byte track body, as the router renders it; its messageId names the wave. */
-function body(wave: number, destination: string, i: number): string {
-  return JSON.stringify({
-    version: 1,
-    type: 'track',
-    userId: `user-${i % 5000}`,
-    messageId: `w${wave}-${destination}-${i}`,
-    timestamp: new Date(Date.UTC(2026, 4, 1) + i).toISOString(),
-    event: 'Order Completed',
-    properties: { orderId: `o-${i}`, total: 99.5, currency: 'EUR', items: [{ sku: 'sku-1', qty: 2 }, { sku: 'sku-2', qty: 1 }] },
-    context: {
-      ip: '203.0.113.9',
-      library: { name: 'analytics-node', version: '3.1.0' },
-      userAgent: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36',
-      page: { path: '/checkout/complete', url: 'https://shop.example.com/checkout/complete', title: 'Thank you' },
-    },
-  });
-}
-
 /** `per` events to each of `destinations`, with the headers the router writes. */
 async function produceWave(producer: Producer, prefix: string, destinations: readonly string[], per: number, wave: number): Promise<void> {
   const pending: { topic: string; messages: Message[] }[] = [];
@@ -158,16 +129,9 @@ async function produceWave(producer: Producer, prefix: string, destinations: rea
     size = 0;
   };
   for (const id of destinations) {
+    // The body's messageId names the wave: the receiver counts arrivals per wave.
     const messages: Message[] = [];
-    for (let i = 0; i < per; i++) {
-      messages.push({
-        key: `user-${i % 5000}`,
-        value: body(wave, id, i),
-        headers: { 'source-id': 'web', 'message-id': `w${wave}-${id}-${i}`, attempt: '0', 'first-attempt-at': '' },
-        // As the router writes it: the receipt time as the record timestamp.
-        timestamp: String(Date.now()),
-      });
-    }
+    for (let i = 0; i < per; i++) messages.push(deliveryMessage(`w${wave}-${id}-${i}`, i));
     // NOTE: at most 1,000 records (~700 KB) per topic and request: the broker refuses a record batch over 1 MB.
     for (let start = 0; start < messages.length; start += 1_000) {
       const chunk = messages.slice(start, start + 1_000);
@@ -419,7 +383,7 @@ export async function main(args: string[]): Promise<void> {
     timeout: options.timeout,
   };
   const withReceiver = async (healthy: number, hanging: number, d: number): Promise<RunResult> => {
-    const receiver = await startReceiverProcess();
+    const receiver = await startReceiver();
     try {
       return await runOnce({ ...common, receiver, healthy, hanging, perDestination: Math.max(1, Math.floor(options.n / d)) });
     } finally {

@@ -1,13 +1,16 @@
 // What the benchmarks (bench/<name>.ts) share: a broker to run against, their options,
 // the config they load, how they wait for a consumer group, time a side and print a
-// table. Not a benchmark itself (bench/run.ts skips it). Benchmarks are not part of
-// `npm test`: each prints a table against a same-run baseline and never fails a build.
+// table; for the delivery benchmarks, a receiver in a child process and the records
+// the router writes for the deliverer. Not a benchmark itself (bench/run.ts skips it).
+// Benchmarks are not part of `npm test`: each prints a table against a same-run
+// baseline and never fails a build.
+import { spawn } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parseConfigText } from '../src/config/load.js';
 import type { Config } from '../src/config/schema.js';
-import type { Admin } from 'kafkajs';
+import type { Admin, Message } from 'kafkajs';
 import { topicLag } from '../src/observability/consumer-lag.js';
 
 /** A progress line on stderr (stdout carries only the result table). */
@@ -133,4 +136,56 @@ export function runMain(main: (args: string[]) => Promise<void>, args: string[] 
     process.stderr.write(`bench: ${(error as Error).stack ?? String(error)}\n`);
     process.exitCode = 2;
   });
+}
+
+export interface ReceiverProcess {
+  port: number;
+  /** `http://127.0.0.1:<port><path>` */
+  url(path: string): string;
+  stop(): void;
+}
+
+/**
+ * Starts a webhook receiver in a child process, so that it does not share the event
+ * loop with what is measured. `source` is CommonJS that makes a node:http `server`; this
+ * adds keep-alive and the listen on a free port of 127.0.0.1.
+ */
+export async function startReceiverProcess(source: string): Promise<ReceiverProcess> {
+  const listen = `server.keepAliveTimeout = 60000;\nserver.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));\n`;
+  const child = spawn(process.execPath, ['-e', `${source}\n${listen}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`bench receiver exited (${code})`)));
+    child.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim())));
+  });
+  return { port, url: (path) => `http://127.0.0.1:${port}${path}`, stop: () => child.kill('SIGKILL') };
+}
+
+/** A realistic ~700-byte track body, as the router renders it; the n-th of 5,000 users. */
+export function trackBody(messageId: string, n: number): string {
+  return JSON.stringify({
+    version: 1,
+    type: 'track',
+    userId: `user-${n % 5000}`,
+    messageId,
+    timestamp: new Date(Date.UTC(2026, 4, 1) + n).toISOString(),
+    event: 'Order Completed',
+    properties: { orderId: `o-${n}`, total: 99.5, currency: 'EUR', items: [{ sku: 'sku-1', qty: 2 }, { sku: 'sku-2', qty: 1 }] },
+    context: {
+      ip: '203.0.113.9',
+      library: { name: 'analytics-node', version: '3.1.0' },
+      userAgent: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36',
+      page: { path: '/checkout/complete', url: 'https://shop.example.com/checkout/complete', title: 'Thank you' },
+    },
+  });
+}
+
+/** A `deliveries.<id>` record as the router writes it: trackBody, the user as key, the four delivery headers. */
+export function deliveryMessage(messageId: string, n: number): Message {
+  return {
+    key: `user-${n % 5000}`,
+    value: trackBody(messageId, n),
+    headers: { 'source-id': 'web', 'message-id': messageId, attempt: '0', 'first-attempt-at': '' },
+    // As the router writes it: the receipt time as the record timestamp (src/router/plan-call.ts).
+    timestamp: String(Date.now()),
+  };
 }

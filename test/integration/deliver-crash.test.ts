@@ -1,9 +1,10 @@
 // SIGKILL of the real `switchyard deliverer` process with requests in flight and
 // retries pending: after a restart every event reaches its receiver at least once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRole, writeConfigFile } from '../support/daemon.js';
+import { startRole } from '../support/daemon.js';
 import type { Daemon } from '../support/daemon.js';
-import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
+import { writeDelivererConfig } from '../support/deliverer-config.js';
+import { createTestKafka, randomName, randomPrefix } from '../support/kafka.js';
 import { startReceiver } from '../support/receiver.js';
 import type { Receiver } from '../support/receiver.js';
 import { waitFor } from '../support/wait-for.js';
@@ -30,12 +31,12 @@ afterAll(async () => {
 describe('deliverer crash', () => {
   it('loses nothing when killed with requests in flight and retries pending', async () => {
     const prefix = randomPrefix();
-    const file = writeConfigFile({
-      kafka: { brokers: testBrokers(), clientId: randomName('crash'), topicPrefix: prefix, partitions: 3 },
-      admin: { port: 0, host: '127.0.0.1' },
+    const file = writeDelivererConfig({
+      clientId: randomName('crash'),
+      topicPrefix: prefix,
+      partitions: 3,
       delivery: { timeout: '20s', retryTiers: ['1s', '2s'], maxRetryWindow: '5m', concurrencyPerDestination: 16 },
-      sources: [{ id: 'web' }], // a config needs a source; this test only delivers
-      destinations: [{ id: 'hooks', type: 'webhooks', settings: { webhooks: [{ url: receiver.url() }] } }],
+      destinations: { hooks: receiver.url() },
     });
 
     // First request: held unanswered for even-numbered events (in flight at the kill);

@@ -3,9 +3,10 @@
 // and get nothing twice; a removed destination stops, and once added back delivers the
 // rest of its events; an added one delivers all of its own (issue 13).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killAll, startRole, writeConfigFile } from '../support/daemon.js';
+import { killAll, startRole } from '../support/daemon.js';
 import type { Daemon } from '../support/daemon.js';
-import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
+import { writeDelivererConfig } from '../support/deliverer-config.js';
+import { createTestKafka, randomName, randomPrefix } from '../support/kafka.js';
 import { startReceiver } from '../support/receiver.js';
 import type { Receiver } from '../support/receiver.js';
 import { waitFor } from '../support/wait-for.js';
@@ -38,13 +39,18 @@ describe('deliverer config reload under load', () => {
   it('adds and removes destinations without losing or redelivering the others', { timeout: 240_000 }, async () => {
     const prefix = randomPrefix();
     const clientId = randomName('reload');
-    const shape = (ids: readonly Destination[]) => ({
-      kafka: { brokers: testBrokers(), clientId, topicPrefix: prefix, partitions: PARTITIONS },
-      admin: { port: 0, host: '127.0.0.1' },
-      delivery: { timeout: '5s', retryTiers: ['1s'], maxRetryWindow: '30m', concurrencyPerDestination: IN_FLIGHT },
-      sources: [{ id: 'web' }], // a config needs a source; this test only delivers
-      destinations: ids.map((id) => ({ id, type: 'webhooks', settings: { webhooks: [{ url: receiver.url(`/${id}`) }] } })),
-    });
+    /** Writes the config with destinations `ids` (to `file`: a reload). */
+    const writeConfig = (ids: readonly Destination[], file?: string) =>
+      writeDelivererConfig(
+        {
+          clientId,
+          topicPrefix: prefix,
+          partitions: PARTITIONS,
+          delivery: { timeout: '5s', retryTiers: ['1s'], maxRetryWindow: '30m', concurrencyPerDestination: IN_FLIGHT },
+          destinations: Object.fromEntries(ids.map((id) => [id, receiver.url(`/${id}`)])),
+        },
+        file,
+      );
     // Per destination (the URL path), how many 200s each message id got. NOTE: 25 ms per
     // answer and 4 in flight (~160 events/s per destination): the reloads land mid-load.
     const acked = new Map<Destination, Map<string, number>>(DESTINATIONS.map((id) => [id, new Map()]));
@@ -79,13 +85,13 @@ describe('deliverer config reload under load', () => {
       for (let start = 0; start < EVENTS; start += 500) await kafka.produce(`${prefix}deliveries.${id}`, messages.slice(start, start + 500));
     }
 
-    const file = writeConfigFile(shape(['kept-a', 'kept-b', 'removed']));
+    const file = writeConfig(['kept-a', 'kept-b', 'removed']);
     const deliverer = await startRole('deliverer', file);
     daemons.push(deliverer);
     const reloads = () => deliverer.logs.filter((line) => line.msg === 'config reloaded').length;
 
     await waitFor(() => delivered('kept-a') >= 150 && delivered('removed') >= 150, { timeoutMs: 60_000, what: 'the first destinations under way' });
-    writeConfigFile(shape(['kept-a', 'kept-b', 'added']), file);
+    writeConfig(['kept-a', 'kept-b', 'added'], file);
     await waitFor(() => reloads() >= 1, { timeoutMs: 30_000, what: 'the deliverer to reload the config (removed out, added in)' });
     expect(delivered('kept-a')).toBeLessThan(EVENTS); // the reload really happened under load
 
@@ -106,7 +112,7 @@ describe('deliverer config reload under load', () => {
     expect(removedAtPause).toBeLessThan(EVENTS);
 
     // Added back: it resumes where it stopped.
-    writeConfigFile(shape(['kept-a', 'kept-b', 'added', 'removed']), file);
+    writeConfig(['kept-a', 'kept-b', 'added', 'removed'], file);
     await waitFor(() => reloads() >= 2, { timeoutMs: 30_000, what: 'the deliverer to reload the config (removed back in)' });
 
     await waitFor(() => DESTINATIONS.every((id) => delivered(id) === EVENTS), {

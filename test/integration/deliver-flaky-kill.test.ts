@@ -5,9 +5,10 @@
 // time: a crash redoes only what was in flight, never seconds of finished work (issue 13).
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killAll, startRole, writeConfigFile } from '../support/daemon.js';
+import { killAll, startRole } from '../support/daemon.js';
 import type { Daemon } from '../support/daemon.js';
-import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
+import { writeDelivererConfig } from '../support/deliverer-config.js';
+import { createTestKafka, randomName, randomPrefix } from '../support/kafka.js';
 import { startReceiver } from '../support/receiver.js';
 import type { Receiver, Reply } from '../support/receiver.js';
 import { waitFor } from '../support/wait-for.js';
@@ -90,16 +91,13 @@ afterAll(async () => {
 describe('deliverer SIGKILL beside a flaky destination', () => {
   it('delivers every event and redoes at most the in-flight requests of each destination', { timeout: 240_000 }, async () => {
     const prefix = randomPrefix();
-    const file = writeConfigFile({
-      kafka: { brokers: testBrokers(), clientId: randomName('flaky'), topicPrefix: prefix, partitions: 3 },
-      admin: { port: 0, host: '127.0.0.1' },
+    const file = writeDelivererConfig({
+      clientId: randomName('flaky'),
+      topicPrefix: prefix,
+      partitions: 3,
       // A long window: every event ends up delivered, none dead-lettered.
       delivery: { timeout: '1s', retryTiers: ['1s', '2s'], maxRetryWindow: '30m', concurrencyPerDestination: IN_FLIGHT },
-      sources: [{ id: 'web' }], // a config needs a source; this test only delivers
-      destinations: [
-        { id: 'flaky', type: 'webhooks', settings: { webhooks: [{ url: flakyReceiver.url() }] } },
-        { id: 'healthy', type: 'webhooks', settings: { webhooks: [{ url: healthyReceiver.url() }] } },
-      ],
+      destinations: { flaky: flakyReceiver.url(), healthy: healthyReceiver.url() },
     });
     // 15 % answered 503 (retried later), 5 % held unanswered past the 1 s timeout, the rest 200.
     const flaky = tally(flakyReceiver, (id, attempt) => {

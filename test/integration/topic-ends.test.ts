@@ -11,8 +11,8 @@ import { createTestKafka, randomName, randomPrefix, testBrokers } from '../suppo
 let kafka: Awaited<ReturnType<typeof createTestKafka>>;
 let admin: KafkaAdmin;
 const prefix = randomPrefix();
-// More than one slice of the topics (TOPICS_PER_LIST_OFFSETS is 200).
-const topics = Array.from({ length: 450 }, (_, i) => `${prefix}ends.${i}`);
+// More than two slices of the topics (TOPICS_PER_LIST_OFFSETS is 50).
+const topics = Array.from({ length: 120 }, (_, i) => `${prefix}ends.${i}`);
 
 beforeAll(async () => {
   kafka = await createTestKafka();

@@ -48,6 +48,12 @@ export interface DelivererTuning {
    * resumed partition (room in its lane, a retry due) is fetched again.
    */
   maxFetchWaitMs: number;
+  /**
+   * The fetch wait once idle (nothing fetched for 10 s, no paused partition due soon): an
+   * idle deliverer's cost grows with its partitions per fetch. Under a third of the
+   * consumer session timeout, as kafkajs heartbeats between fetches.
+   */
+  idleFetchWaitMs: number;
 }
 
 const DEFAULT_TUNING: DelivererTuning = {
@@ -57,6 +63,7 @@ const DEFAULT_TUNING: DelivererTuning = {
   circuitBreaker: DEFAULT_CIRCUIT_POLICY,
   commitEveryMs: 100,
   maxFetchWaitMs: 500,
+  idleFetchWaitMs: 3_000,
 };
 
 /**
@@ -283,7 +290,7 @@ class DelivererService implements Service {
         else this.logger.fatal({ err: error }, 'delivery consumer stopped for good; restart the process');
       },
     };
-    const settings = { groupId: this.groupId, admin: this.admin!, commitEveryMs: this.options.commitEveryMs, maxWaitTimeInMs: this.options.maxFetchWaitMs, legacyGroupOf };
+    const settings = { groupId: this.groupId, admin: this.admin!, commitEveryMs: this.options.commitEveryMs, maxWaitTimeInMs: this.options.maxFetchWaitMs, idleWaitTimeInMs: this.options.idleFetchWaitMs, legacyGroupOf };
     return createPartitionStream(this.deps.kafka, settings, handler, events, this.logger);
   }
 

@@ -23,7 +23,7 @@ import type { Admitted, UrlCircuits } from './url-circuits.js';
 
 /** The stream's side a lane uses (src/kafka/partition-stream.ts). */
 export interface LaneStream {
-  pause(topic: string, partition: number): void;
+  pause(topic: string, partition: number, resumeAt?: number): void;
   resume(topic: string, partition: number): void;
   markDone(topic: string, partition: number, offset: string): void;
   /** A record handed over that this lane will not finish: to be fetched again. */
@@ -308,7 +308,7 @@ export class DestinationLane {
   /** The partition's head waits `ms`: the partition is paused (nothing more fetched) and a timer starts it. */
   private holdUntilDue(queue: PartitionQueue, ms: number): void {
     clearTimeout(queue.hold);
-    this.parts.stream.pause(queue.topic, queue.partition);
+    this.parts.stream.pause(queue.topic, queue.partition, Date.now() + ms);
     queue.hold = setTimeout(() => {
       queue.hold = undefined;
       if (this.stopping) return;

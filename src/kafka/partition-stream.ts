@@ -43,6 +43,14 @@ export interface PartitionStreamSettings {
   commitDelayMs?: number;
   /** How long an idle fetch waits on the broker: also how late a resumed partition is fetched. */
   maxWaitTimeInMs: number;
+  /**
+   * The fetch wait once nothing was fetched for `idleAfterMs` and no paused partition is
+   * due to resume within it (default: `maxWaitTimeInMs`, no idle mode). Below a third of
+   * the session timeout: kafkajs heartbeats only between fetches.
+   */
+  idleWaitTimeInMs?: number;
+  /** How long without a fetched record before the idle wait applies (default 10 s). */
+  idleAfterMs?: number;
   maxBytesPerPartition?: number;
   /**
    * The group that consumed `topic` before this one, if any: a partition with no commit
@@ -64,7 +72,11 @@ export interface PartitionStream {
    * stay with the role; those of partitions that do not come back are revoked.
    */
   resubscribe(topics: readonly string[]): Promise<void>;
-  pause(topic: string, partition: number): void;
+  /**
+   * Fetches nothing more of the partition until `resume`. `resumeAt` (epoch ms): when the
+   * role expects to resume it (a retry due then); without it, any moment (room in a queue).
+   */
+  pause(topic: string, partition: number, resumeAt?: number): void;
   resume(topic: string, partition: number): void;
   /** The record at `offset` finished (its outcome is safe in Kafka); any order. */
   markDone(topic: string, partition: number, offset: string): void;
@@ -85,6 +97,16 @@ export interface PartitionStream {
   /** Commits what finished (until done while still a member), then leaves the group. */
   stop(): Promise<void>;
 }
+
+const DEFAULT_IDLE_AFTER_MS = 10_000;
+
+/**
+ * Partitions per commit request. NOTE: kafkajs groups a commit's offsets by topic
+ * copying an object once per partition, so one call costs the square of its topics
+ * (each destination has its own): at 1,000 destinations that was a tenth of the
+ * deliverer's CPU under load. A commit of more goes out in slices, one after the other.
+ */
+const PARTITIONS_PER_COMMIT = 200;
 
 /** A partition's key in the stream's maps. */
 function keyOf(topic: string, partition: number): string {
@@ -119,7 +141,10 @@ class KafkaPartitionStream implements PartitionStream {
   /** Partitions whose progress moved since their last commit: their change count then. */
   private readonly dirty = new Set<string>();
   private readonly committedChanges = new Map<string, number>();
-  private readonly paused = new Set<string>();
+  /** Paused partitions, with when the role expects to resume each (undefined: any moment). */
+  private readonly paused = new Map<string, number | undefined>();
+  /** When a fetch last brought records (epoch ms): the fetch wait is short until `idleAfterMs` later. */
+  private lastRecordsAt = Date.now();
   /** The assignment's commits being read; batches wait for it. */
   private loading: Promise<void> = Promise.resolve();
   private member = false;
@@ -177,10 +202,11 @@ class KafkaPartitionStream implements PartitionStream {
     await this.run(topics);
   }
 
-  pause(topic: string, partition: number): void {
+  pause(topic: string, partition: number, resumeAt?: number): void {
     const key = keyOf(topic, partition);
-    if (this.paused.has(key)) return;
-    this.paused.add(key);
+    const known = this.paused.has(key);
+    this.paused.set(key, resumeAt);
+    if (known) return;
     if (this.running) this.tell(() => this.consumer?.pause([{ topic, partitions: [partition] }]));
   }
 
@@ -219,7 +245,7 @@ class KafkaPartitionStream implements PartitionStream {
     }
     // NOTE: the pauses were the dropped lane's (full, a retry not due); the lane that
     // takes the topic over decides afresh, and a pause left behind would stall it for good.
-    for (const key of [...this.paused]) {
+    for (const key of [...this.paused.keys()]) {
       const at = splitKey(key);
       if (at.topic === topic) this.resume(at.topic, at.partition);
     }
@@ -288,8 +314,24 @@ class KafkaPartitionStream implements PartitionStream {
     }
   }
 
+  /**
+   * The wait of the next fetch (fetchWaitMs): short while records flow or a paused
+   * partition may resume soon, since a resumed partition is fetched only once the fetch
+   * under way returns; long once idle, so that an idle deliverer fetches its thousands of
+   * partitions every few seconds instead of twice a second (kafkajs has no incremental
+   * fetch sessions: each fetch lists every partition). New records end a long wait at
+   * once: the broker answers a fetch as soon as any of its partitions has some.
+   */
+  private fetchWaitMs(): number {
+    return fetchWait(this.settings, { now: Date.now(), lastRecordsAt: this.lastRecordsAt, resumeTimes: this.paused.values() });
+  }
+
   private createConsumer(): Consumer {
-    const { groupId, maxWaitTimeInMs, maxBytesPerPartition } = this.settings;
+    const { groupId, maxBytesPerPartition } = this.settings;
+    // NOTE: kafkajs reads its maxWaitTime on every fetch and only ever as a number (the
+    // request's int32, its timeout, the sleep with nothing to fetch): a number-like
+    // value lets each fetch take the wait fetchWaitMs chooses, with no reach into kafkajs.
+    const maxWaitTimeInMs = { valueOf: () => this.fetchWaitMs() } as unknown as number;
     const consumer = kafkajsOf(this.client).consumer({
       groupId,
       allowAutoTopicCreation: false,
@@ -318,7 +360,7 @@ class KafkaPartitionStream implements PartitionStream {
       this.positionUnknown.delete(key);
     }
     const consumer = this.consumer;
-    for (const key of this.paused) {
+    for (const key of this.paused.keys()) {
       if (!next.has(key)) continue;
       const { topic, partition } = splitKey(key);
       this.tell(() => consumer?.pause([{ topic, partitions: [partition] }]));
@@ -466,7 +508,10 @@ class KafkaPartitionStream implements PartitionStream {
     this.skipGap(progress, expected, end);
     this.fetchedTo.set(key, end);
     if (progress.changeCount !== this.committedChanges.get(key)) this.markDirty(key);
-    if (records.length > 0) this.handler.accept(records);
+    if (records.length > 0) {
+      this.lastRecordsAt = Date.now();
+      this.handler.accept(records);
+    }
     payload.resolveOffset(batch.lastOffset());
   }
 
@@ -531,12 +576,14 @@ class KafkaPartitionStream implements PartitionStream {
       return [{ topic, partition, ...progress.commitPoint() }];
     });
     if (offsets.length === 0) return;
-    const acknowledged = this.acknowledgedCommits;
-    await consumer.commitOffsets(offsets);
-    // NOTE: kafkajs's commitOffsets returns without a word when its runner is not running
-    // (crashed and restarting after a broker restart): only the broker's answer counts,
-    // or the partitions would be taken for committed and never committed again.
-    if (this.acknowledgedCommits === acknowledged) throw Object.assign(new Error(`offsets of group ${this.settings.groupId} not committed: the consumer is not running`), { retriable: true });
+    for (let i = 0; i < offsets.length; i += PARTITIONS_PER_COMMIT) {
+      const acknowledged = this.acknowledgedCommits;
+      await consumer.commitOffsets(offsets.slice(i, i + PARTITIONS_PER_COMMIT));
+      // NOTE: kafkajs's commitOffsets returns without a word when its runner is not running
+      // (crashed and restarting after a broker restart): only the broker's answer counts,
+      // or the partitions would be taken for committed and never committed again.
+      if (this.acknowledgedCommits === acknowledged) throw Object.assign(new Error(`offsets of group ${this.settings.groupId} not committed: the consumer is not running`), { retriable: true });
+    }
     for (const [key, count] of changes) {
       this.committedChanges.set(key, count);
       if (this.progress.get(key)?.changeCount === count) this.dirty.delete(key);
@@ -569,6 +616,23 @@ class KafkaPartitionStream implements PartitionStream {
       what: `group ${this.settings.groupId}`,
     }).catch((error: unknown) => this.commitFailed(error));
   }
+}
+
+/**
+ * The wait of a stream's next fetch (see KafkaPartitionStream.fetchWaitMs): the idle
+ * wait once nothing was fetched for `idleAfterMs` and every paused partition is due to
+ * resume later than that wait from now (`resumeTimes`: undefined for any moment).
+ */
+export function fetchWait(
+  settings: Pick<PartitionStreamSettings, 'maxWaitTimeInMs' | 'idleWaitTimeInMs' | 'idleAfterMs'>,
+  state: { now: number; lastRecordsAt: number; resumeTimes: Iterable<number | undefined> },
+): number {
+  const { maxWaitTimeInMs, idleWaitTimeInMs, idleAfterMs = DEFAULT_IDLE_AFTER_MS } = settings;
+  if (idleWaitTimeInMs === undefined || idleWaitTimeInMs <= maxWaitTimeInMs) return maxWaitTimeInMs;
+  const { now } = state;
+  if (now - state.lastRecordsAt < idleAfterMs) return maxWaitTimeInMs;
+  for (const resumeAt of state.resumeTimes) if (resumeAt === undefined || resumeAt - now < idleWaitTimeInMs) return maxWaitTimeInMs;
+  return idleWaitTimeInMs;
 }
 
 /** A group's commits of these partitions: in one request where the admin can, else per topic. */

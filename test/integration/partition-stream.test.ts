@@ -84,6 +84,34 @@ describe('partition stream', () => {
     await waitFor(async () => (await admin.committedOffsets(groupId, [topic]))[0]?.partitions[0]?.offset === '10', { what: 'everything committed' });
     await b.stop();
   });
+
+  it('commits hundreds of partitions that finished at once, more than one commit request takes', async () => {
+    const prefix = randomPrefix();
+    // More than PARTITIONS_PER_COMMIT (200): the commit goes out in slices.
+    const topics = Array.from({ length: 230 }, (_, i) => `${prefix}many.${i}`);
+    const groupId = randomName('ps-many');
+    await admin.ensureTopics(
+      topics.map((topic) => ({ topic })),
+      { partitions: 1, replicationFactor: 1 },
+    );
+    await kafka.producer.sendBatch({ acks: -1, topicMessages: topics.map((topic, i) => ({ topic, messages: ids(1 + (i % 3)).map((id) => ({ value: id })) })) });
+    const got: InboundRecord[] = [];
+    const stream = startStream(groupId, got);
+    await stream.start(topics);
+    const expected = topics.reduce((sum, _, i) => sum + 1 + (i % 3), 0);
+    await waitFor(() => got.length === expected, { what: 'every record of the 230 topics', timeoutMs: 60_000 });
+    for (const r of got) stream.markDone(r.topic, r.partition, r.offset);
+    await waitFor(
+      async () => {
+        const committed = await admin.committedOffsetsOf!(groupId, topics.map((topic) => ({ topic, partitions: [0] })));
+        const at = new Map(committed.map((t) => [t.topic, t.partitions[0]?.offset]));
+        return topics.every((topic, i) => at.get(topic) === String(1 + (i % 3)));
+      },
+      { what: 'each of the 230 partitions committed after its last record', timeoutMs: 30_000 },
+    );
+    await stream.stop();
+    await kafka.admin.deleteTopics({ topics }).catch(() => undefined);
+  }, 120_000);
 });
 
 function minimalConfig(prefix: string, clientId: string, url = 'http://127.0.0.1:9/') {

@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { fetchWait } from '../../../src/kafka/partition-stream.js';
+
+const settings = { maxWaitTimeInMs: 500, idleWaitTimeInMs: 3_000, idleAfterMs: 10_000 };
+const now = 1_000_000;
+const idleSince = now - 10_000;
+
+describe('fetch wait of a partition stream', () => {
+  it.each([
+    ['records fetched within idleAfterMs', { lastRecordsAt: now - 9_999, resumeTimes: [] }, 500],
+    ['idle, nothing paused', { lastRecordsAt: idleSince, resumeTimes: [] }, 3_000],
+    ['idle, a partition paused for room (may resume any moment)', { lastRecordsAt: idleSince, resumeTimes: [now + 60_000, undefined] }, 500],
+    ['idle, a retry due before the idle wait ends', { lastRecordsAt: idleSince, resumeTimes: [now + 60_000, now + 2_999] }, 500],
+    ['idle, a retry overdue (its partition still paused)', { lastRecordsAt: idleSince, resumeTimes: [now - 1] }, 500],
+    ['idle, every retry due after the idle wait', { lastRecordsAt: idleSince, resumeTimes: [now + 3_000, now + 3_600_000] }, 3_000],
+  ])('%s', (_, state, expected) => {
+    expect(fetchWait(settings, { now, ...state })).toBe(expected);
+  });
+
+  it('has no idle mode without an idle wait, or with one no longer than the fetch wait', () => {
+    const idle = { now, lastRecordsAt: idleSince, resumeTimes: [] };
+    expect(fetchWait({ maxWaitTimeInMs: 500 }, idle)).toBe(500);
+    expect(fetchWait({ maxWaitTimeInMs: 500, idleWaitTimeInMs: 400 }, idle)).toBe(500);
+  });
+
+  it('waits 10 s without records before it goes idle, unless told otherwise', () => {
+    const state = { now, lastRecordsAt: now - 9_000, resumeTimes: [] };
+    expect(fetchWait({ maxWaitTimeInMs: 500, idleWaitTimeInMs: 3_000 }, state)).toBe(500);
+    expect(fetchWait({ maxWaitTimeInMs: 500, idleWaitTimeInMs: 3_000, idleAfterMs: 5_000 }, state)).toBe(3_000);
+  });
+});

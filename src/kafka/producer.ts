@@ -20,7 +20,7 @@ import { compatibilityPartitioner, Producer as PlatformaticProducer } from '@pla
 import { SendTimeoutError } from '../errors.js';
 import { createKafkajsProducer } from './client.js';
 import type { KafkaClient } from './client.js';
-import { platformaticOptions, toPlatformaticMessages } from './platformatic-client.js';
+import { guardSendMetadata, platformaticOptions, toPlatformaticMessages } from './platformatic-client.js';
 import { recordBytes } from './records.js';
 import type { OutboundRecord, TopicRecords } from './records.js';
 import { MAX_TOPIC_BYTES_PER_SEND, SendBuffer } from './send-buffer.js';
@@ -107,6 +107,7 @@ function createPlatformaticProducer(client: KafkaClient, options: ProducerOption
     idempotent: false,
     partitioner: compatibilityPartitioner,
   });
+  guardSendMetadata(producer);
   // NOTE: connected from connect() to disconnect(), through broker outages, as the
   // kafkajs producer reports it: a failing send says what is wrong (the gateway's health
   // detail), and every replica shares the brokers, so an outage must not make them all

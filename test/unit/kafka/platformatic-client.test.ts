@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { Producer } from '@platformatic/kafka';
 import type { Message } from '@platformatic/kafka';
 import { Partitioners } from 'kafkajs';
-import { fromPlatformaticMessage, kafkaClientKindFromEnv, platformaticOptions, toPlatformaticMessage, toPlatformaticMessages } from '../../../src/kafka/platformatic-client.js';
+import { fromPlatformaticMessage, guardSendMetadata, kafkaClientKindFromEnv, platformaticOptions, toPlatformaticMessage, toPlatformaticMessages, unusableTopics } from '../../../src/kafka/platformatic-client.js';
 
 const SETTINGS = { brokers: ['k1:9092', 'k2:9092'], clientId: 'sy', topicPrefix: 'switchyard.', partitions: 12, replicationFactor: 1 };
 
@@ -105,5 +106,48 @@ describe('records to and from @platformatic/kafka', () => {
     expect(record).toMatchObject({ topic: 'calls', partition: 3, offset: '9007199254740993', timestamp: '1700000000123', key: Buffer.from('k'), value: Buffer.from('v') });
     expect(record.headers).toEqual({ 'source-id': Buffer.from('web'), h: [Buffer.from('1'), Buffer.from('2')] });
     expect(fromPlatformaticMessage({ ...message, headerEntries: [], key: undefined, value: undefined } as unknown as Message)).toMatchObject({ key: null, value: null, headers: undefined });
+  });
+});
+
+describe('the guard of a send against metadata without its topics', () => {
+  const leaders = (...ids: number[]) => ({ partitionsCount: ids.length, partitions: ids.map((leader) => ({ leader })) });
+
+  it.each([
+    ['every topic with a leader per partition', { a: leaders(1, 2), b: leaders(1) }, []],
+    ['a topic missing from the answer (a broker restarting)', { a: leaders(1) }, ['b']],
+    ['a topic with no partitions', { a: leaders(1), b: { partitionsCount: 0, partitions: [] } }, ['b']],
+    ['a partition without a leader', { a: leaders(1, -1), b: leaders(1) }, ['a']],
+    ['a partition missing from the list', { a: { partitionsCount: 2, partitions: [{ leader: 1 }] }, b: leaders(1) }, ['a']],
+  ])('%s', (_, topics, unusable) => {
+    expect(unusableTopics(['a', 'b'], { topics: new Map(Object.entries(topics)) })).toEqual(unusable);
+  });
+
+  it('finds the lookup of the pinned @platformatic/kafka producer', () => {
+    const producer = new Producer({ clientId: 'guard', bootstrapBrokers: ['127.0.0.1:9'] });
+    expect(guardSendMetadata(producer)).toBe(true);
+    expect(guardSendMetadata({})).toBe(false);
+    void producer.close();
+  });
+
+  it('fails a lookup whose answer lacks a topic, with a retriable error, after dropping the cached metadata', async () => {
+    const kMetadata = Symbol('plt.kafka.base.metadata');
+    let answer = new Map([['a', leaders(1)]]);
+    const client = {
+      cleared: 0,
+      clearMetadata() {
+        this.cleared += 1;
+      },
+      [kMetadata](options: { topics: string[] }, callback: (error: Error | null, metadata?: unknown) => void) {
+        callback(null, { topics: new Map(options.topics.map((t) => [t, answer.get(t)])) });
+      },
+    };
+    expect(guardSendMetadata(client)).toBe(true);
+    const lookup = (topics: string[]) =>
+      new Promise<unknown>((resolve, reject) => client[kMetadata]({ topics }, (error, metadata) => (error ? reject(error) : resolve(metadata))));
+    await expect(lookup(['a', 'b'])).rejects.toMatchObject({ message: expect.stringMatching(/no partition leaders for b/), retriable: true, canRetry: true });
+    expect(client.cleared).toBe(1);
+    answer = new Map([['a', leaders(1)], ['b', leaders(2)]]);
+    await expect(lookup(['a', 'b'])).resolves.toMatchObject({ topics: expect.any(Map) });
+    expect(client.cleared).toBe(1);
   });
 });

@@ -57,14 +57,30 @@ export function watchedConfigStore(options: {
       }
     }
   };
-  const onStat = () => reload();
-  watchFile(options.file, { interval: options.intervalMs ?? 1_000, persistent: false }, onStat);
+  let reported = false;
+  const onStat = () => {
+    reported = true;
+    reload();
+  };
+  const intervalMs = options.intervalMs ?? 1_000;
+  watchFile(options.file, { interval: intervalMs, persistent: false }, onStat);
+  // NOTE: watchFile takes its first stat in the background, and a change saved before
+  // that stat is never reported: one look after the first poll, unless a change was
+  // reported by then, catches a file changed between its load and the watch (an
+  // unchanged file is no reload).
+  const firstLook = setTimeout(() => {
+    if (!reported) reload();
+  }, intervalMs);
+  firstLook.unref();
   return {
     current: () => config,
     onChange(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    close: () => unwatchFile(options.file, onStat),
+    close: () => {
+      clearTimeout(firstLook);
+      unwatchFile(options.file, onStat);
+    },
   };
 }

@@ -49,7 +49,7 @@ export interface DelivererTuning {
    */
   maxFetchWaitMs: number;
   /**
-   * The fetch wait once idle (nothing fetched for 10 s, no paused partition due soon): an
+   * The fetch wait once idle (nothing fetched for 2 s, no paused partition due soon): an
    * idle deliverer's cost grows with its partitions per fetch. Under a third of the
    * consumer session timeout, as kafkajs heartbeats between fetches.
    */

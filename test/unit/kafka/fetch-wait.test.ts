@@ -23,9 +23,10 @@ describe('fetch wait of a partition stream', () => {
     expect(fetchWait({ maxWaitTimeInMs: 500, idleWaitTimeInMs: 400 }, idle)).toBe(500);
   });
 
-  it('waits 10 s without records before it goes idle, unless told otherwise', () => {
-    const state = { now, lastRecordsAt: now - 9_000, resumeTimes: [] };
+  it('waits 2 s without records before it goes idle, unless told otherwise', () => {
+    const state = { now, lastRecordsAt: now - 1_999, resumeTimes: [] };
     expect(fetchWait({ maxWaitTimeInMs: 500, idleWaitTimeInMs: 3_000 }, state)).toBe(500);
-    expect(fetchWait({ maxWaitTimeInMs: 500, idleWaitTimeInMs: 3_000, idleAfterMs: 5_000 }, state)).toBe(3_000);
+    expect(fetchWait({ maxWaitTimeInMs: 500, idleWaitTimeInMs: 3_000 }, { ...state, lastRecordsAt: now - 2_000 })).toBe(3_000);
+    expect(fetchWait({ maxWaitTimeInMs: 500, idleWaitTimeInMs: 3_000, idleAfterMs: 1_000 }, state)).toBe(3_000);
   });
 });

@@ -40,6 +40,8 @@ export interface HttpSenderOptions {
 /** Node's default keeps connections 5 s; receivers usually keep them longer. */
 const KEEP_ALIVE_MS = 30_000;
 const DEFAULT_MAX_RESPONSE_BODY_BYTES = 64 * 1024;
+/** How much later than delivery.timeout undici's own timeouts fire. */
+const BACKSTOP_MARGIN_MS = 1_000;
 
 const TIMED_OUT = new Error('switchyard: no complete answer within delivery.timeout');
 const CANCELLED = new Error('switchyard: another URL of the destination already accepted the event');
@@ -73,7 +75,19 @@ class Attempt implements Dispatcher.DispatchHandler {
     cancel?.addEventListener('abort', this, { once: true });
   }
 
+  /**
+   * The deadline passed. NOTE: timers run before the loop's I/O poll, so when the loop
+   * fell behind (a burst of work, a GC pause) an answer already in the socket would lose
+   * to this timer: the event is retried although the receiver took it (a duplicate).
+   * The decision waits one loop turn (setImmediate runs after the poll): an answer that
+   * arrived by then is read first and counts.
+   */
   expire(): void {
+    if (!this.settled) setImmediate(expireNow, this);
+  }
+
+  expireNow(): void {
+    if (this.settled) return;
     this.finish(timedOut(this.timeoutMs));
     this.stop(TIMED_OUT);
   }
@@ -100,7 +114,7 @@ class Attempt implements Dispatcher.DispatchHandler {
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
-    // NOTE: undici's connect timeout (set to the same value) bounds the time before this.
+    // NOTE: undici's connect timeout (the backstop) bounds the time before this.
     if (this.stopReason) controller.abort(this.stopReason);
   }
 
@@ -134,6 +148,10 @@ function expire(attempt: Attempt): void {
   attempt.expire();
 }
 
+function expireNow(attempt: Attempt): void {
+  attempt.expireNow();
+}
+
 /**
  * undici's own connector, with every address checked before the socket connects to it:
  * a host that is an IP address here, a name in the DNS lookup the socket makes. NOTE:
@@ -163,14 +181,16 @@ function guardedConnector(timeoutMs: number): buildConnector.connector {
 export function createHttpSender(options: HttpSenderOptions): HttpSender {
   const { timeoutMs } = options;
   const maxBody = options.maxResponseBodyBytes ?? DEFAULT_MAX_RESPONSE_BODY_BYTES;
+  // NOTE: the whole-request deadline of Attempt is the one that counts; undici's
+  // per-phase timeouts are only a backstop, a second later, so that they never decide
+  // before Attempt's look at what arrived (see Attempt.expire).
+  const backstopMs = timeoutMs + BACKSTOP_MARGIN_MS;
   const agent = new Agent({
     keepAliveTimeout: KEEP_ALIVE_MS,
     keepAliveMaxTimeout: 10 * KEEP_ALIVE_MS,
-    connect: options.blockPrivateNetworks === true ? guardedConnector(timeoutMs) : { timeout: timeoutMs },
-    // NOTE: the whole-request deadline of Attempt is the one that counts; these
-    // per-phase timeouts of undici are only a backstop.
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
+    connect: options.blockPrivateNetworks === true ? guardedConnector(backstopMs) : { timeout: backstopMs },
+    headersTimeout: backstopMs,
+    bodyTimeout: backstopMs,
   });
 
   return {

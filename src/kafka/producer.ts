@@ -20,7 +20,8 @@ import { compatibilityPartitioner, Producer as PlatformaticProducer } from '@pla
 import { SendTimeoutError } from '../errors.js';
 import { createKafkajsProducer } from './client.js';
 import type { KafkaClient } from './client.js';
-import { guardSendMetadata, platformaticOptions, toPlatformaticMessages } from './platformatic-client.js';
+import { platformaticOptions, toPlatformaticMessages } from './platformatic-client.js';
+import { guardSendMetadata } from './platformatic-send-guard.js';
 import { recordBytes } from './records.js';
 import type { OutboundRecord, TopicRecords } from './records.js';
 import { MAX_TOPIC_BYTES_PER_SEND, SendBuffer } from './send-buffer.js';

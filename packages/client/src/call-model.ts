@@ -2,8 +2,9 @@
  * The call model the gateway and the router apply (the daemon's `src/calls`), used
  * here so that a call this client accepts is exactly one the gateway accepts.
  *
- * NOTE: the daemon owns these modules and this is the one file of the package that
- * reaches outside it. The package build (scripts/build.mjs) inlines them into
+ * NOTE: the daemon owns these modules. This file and kafka-transport.ts (the daemon's
+ * guard for @platformatic/kafka's producer) are the package's only reaches outside
+ * it. The package build (scripts/build.mjs) inlines them into
  * dist/index.js, so the published package depends on nothing; no type from them
  * appears in the package's declarations.
  */

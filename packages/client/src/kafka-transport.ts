@@ -7,7 +7,9 @@
  * kafkajs when it is installed, else @platformatic/kafka (Node 22.22+; plain and scram
  * logins only). NOTE: kafkajs first, as in the daemon (src/kafka/client-kind.ts): in the
  * chaos suite @platformatic/kafka 2.12 threw from a socket callback (an uncaught
- * TypeError in its producer's metadata handling) during a broker restart. Their types
+ * TypeError in its producer's metadata handling) during a broker restart; the daemon's
+ * guard for that (platformatic-send-guard.ts, inlined when the package is built) is
+ * applied here too. Their types
  * are used here only inside function bodies, so the package's declarations never
  * mention either.
  */
@@ -129,6 +131,11 @@ async function connectPlatformatic(lib: typeof Platformatic, options: KafkaTrans
     ...(options.ssl !== undefined && options.ssl !== false ? { tls: options.ssl === true ? {} : options.ssl } : {}),
     ...(sasl !== undefined ? { sasl: { mechanism: sasl.mechanism.toUpperCase() as 'PLAIN', username: sasl.username, password: sasl.password } } : {}),
   });
+  // A metadata answer without the topic's leaders (a broker restarting) fails the send,
+  // to be retried, instead of throwing inside the client (the daemon's guard, inlined by
+  // the build; loaded here, on first Kafka use, so that HTTP use loads nothing of it).
+  const { guardSendMetadata } = await import('../../../src/kafka/platformatic-send-guard.js');
+  guardSendMetadata(producer);
   try {
     await producer.metadata({ topics: [] });
   } catch (err) {

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { Producer } from '@platformatic/kafka';
 import type { Message } from '@platformatic/kafka';
 import { Partitioners } from 'kafkajs';
-import { fromPlatformaticMessage, guardSendMetadata, kafkaClientKindFromEnv, platformaticOptions, toPlatformaticMessage, toPlatformaticMessages, unusableTopics } from '../../../src/kafka/platformatic-client.js';
+import { fromPlatformaticMessage, kafkaClientKindFromEnv, platformaticOptions, toPlatformaticMessage, toPlatformaticMessages } from '../../../src/kafka/platformatic-client.js';
+import { guardSendMetadata, unusableTopics } from '../../../src/kafka/platformatic-send-guard.js';
 
 const SETTINGS = { brokers: ['k1:9092', 'k2:9092'], clientId: 'sy', topicPrefix: 'switchyard.', partitions: 12, replicationFactor: 1 };
 

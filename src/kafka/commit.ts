@@ -13,7 +13,7 @@ const GENERATION_LOST = new Set(['REBALANCE_IN_PROGRESS', 'ILLEGAL_GENERATION', 
  * @platformatic/kafka reports a request that failed on several tries or brokers), its
  * `errors`; a few levels deep.
  */
-function errorChain(error: unknown): object[] {
+export function errorChain(error: unknown): object[] {
   const found: object[] = [];
   const walk = (e: unknown, depth: number): void => {
     if (typeof e !== 'object' || e === null || depth > 5 || found.length > 50) return;

@@ -12,6 +12,7 @@ import type { KafkaClient } from './client.js';
 import { commitUntilDone } from './commit.js';
 import type { BatchHandler, ConsumerEvents, ConsumerSettings, RecordBatch, RunningConsumer } from './consumer-contract.js';
 import { startPlatformaticConsumer } from './consumer-platformatic.js';
+import { Rejoiner } from './crash-restart.js';
 import { offsetAfter } from './records.js';
 import type { InboundRecord, RecordHeaders } from './records.js';
 
@@ -39,38 +40,57 @@ export async function startConsumer(
     ...(settings.maxBytes !== undefined ? { maxBytes: settings.maxBytes } : {}),
     ...(settings.maxWaitTimeInMs !== undefined ? { maxWaitTimeInMs: settings.maxWaitTimeInMs } : {}),
   });
-  listen(consumer, events);
   const state: RunState = { stopping: false };
+  const runArgs = {
+    eachBatchAutoResolve: false,
+    autoCommit: false,
+    partitionsConsumedConcurrently: settings.partitionsConsumedConcurrently ?? 1,
+    eachBatch: (payload: EachBatchPayload) => runBatch(payload, settings, handler, state, logger),
+  };
+  const rejoiner = new Rejoiner(
+    async () => {
+      await consumer.connect();
+      await consumer.run(runArgs);
+    },
+    logger,
+    `consumer group ${settings.groupId}`,
+  );
+  listen(consumer, events, rejoiner);
   try {
     await consumer.connect();
     await consumer.subscribe({ topics: [...settings.topics], fromBeginning: settings.fromBeginning });
-    await consumer.run({
-      eachBatchAutoResolve: false,
-      autoCommit: false,
-      partitionsConsumedConcurrently: settings.partitionsConsumedConcurrently ?? 1,
-      eachBatch: (payload) => runBatch(payload, settings, handler, state, logger),
-    });
+    await consumer.run(runArgs);
   } catch (error) {
     // The caller gets no handle to stop it with: leave nothing connected behind.
+    rejoiner.stop();
     await consumer.disconnect().catch(() => undefined);
     throw error;
   }
   return {
     async stop() {
       state.stopping = true;
+      rejoiner.stop();
       await consumer.stop();
     },
     async disconnect() {
       state.stopping = true;
+      rejoiner.stop();
       await consumer.disconnect();
     },
   };
 }
 
-function listen(consumer: Consumer, events: ConsumerEvents): void {
+/** The role's events; a crash that `rejoiner` takes care of is reported as one with a restart. */
+function listen(consumer: Consumer, events: ConsumerEvents, rejoiner: Rejoiner): void {
   const { onJoin, onCrash, onStop, onFetch } = events;
-  if (onJoin) consumer.on(consumer.events.GROUP_JOIN, (event) => onJoin(event.payload.memberAssignment, event.payload.memberId));
-  if (onCrash) consumer.on(consumer.events.CRASH, (event) => onCrash(event.payload.error, event.payload.restart));
+  consumer.on(consumer.events.GROUP_JOIN, (event) => {
+    rejoiner.joined();
+    onJoin?.(event.payload.memberAssignment, event.payload.memberId);
+  });
+  consumer.on(consumer.events.CRASH, (event) => {
+    const { error, restart } = event.payload;
+    onCrash?.(error, restart || rejoiner.crashed(error, restart));
+  });
   if (onStop) consumer.on(consumer.events.STOP, () => onStop());
   if (onFetch) consumer.on(consumer.events.FETCH, () => onFetch());
 }

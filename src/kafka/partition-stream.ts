@@ -14,6 +14,7 @@ import type { GroupOffset, KafkaAdmin } from './admin.js';
 import { kafkajsOf } from './client.js';
 import type { KafkaClient } from './client.js';
 import { commitUntilDone, isGenerationLost } from './commit.js';
+import { Rejoiner } from './crash-restart.js';
 import { PartitionProgress } from './offset-progress.js';
 import type { InboundRecord, RecordHeaders } from './records.js';
 
@@ -159,6 +160,7 @@ class KafkaPartitionStream implements PartitionStream {
   private generation = 0;
   /** Commits the broker acknowledged (kafkajs's COMMIT_OFFSETS event). */
   private acknowledgedCommits = 0;
+  private readonly rejoiner: Rejoiner;
 
   constructor(
     private readonly client: KafkaClient,
@@ -166,7 +168,9 @@ class KafkaPartitionStream implements PartitionStream {
     private readonly handler: StreamHandler,
     private readonly events: StreamEvents,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.rejoiner = new Rejoiner(() => this.rejoin(), logger, `consumer group ${settings.groupId}`);
+  }
 
   start(topics: readonly string[]): Promise<void> {
     return this.serially(() => this.run(topics));
@@ -272,6 +276,7 @@ class KafkaPartitionStream implements PartitionStream {
 
   stop(): Promise<void> {
     this.stopping = true;
+    this.rejoiner.stop();
     clearTimeout(this.commitTimer);
     this.commitTimer = undefined;
     return this.serially(async () => {
@@ -300,18 +305,32 @@ class KafkaPartitionStream implements PartitionStream {
       // NOTE: kafkajs refuses subscribe() while running; after stop() it takes a new topic set.
       await consumer.subscribe({ topics: [...topics], fromBeginning: true });
       this.running = true;
-      await consumer.run({
-        autoCommit: false,
-        eachBatchAutoResolve: false,
-        partitionsConsumedConcurrently: 1,
-        eachBatch: (payload) => this.onBatch(payload),
-      });
+      await this.runFetchLoop(consumer);
     } catch (error) {
       this.running = false;
       await consumer.disconnect().catch(() => undefined);
       this.consumer = undefined;
       throw error;
     }
+  }
+
+  private runFetchLoop(consumer: Consumer): Promise<void> {
+    return consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: 1,
+      eachBatch: (payload) => this.onBatch(payload),
+    });
+  }
+
+  /** After kafkajs gave up on an unreachable cluster (crash-restart.ts): the same consumer joins again. */
+  private rejoin(): Promise<void> {
+    return this.serially(async () => {
+      const consumer = this.consumer;
+      if (consumer === undefined || !this.running || this.stopping) return;
+      await consumer.connect();
+      await this.runFetchLoop(consumer);
+    });
   }
 
   /**
@@ -338,12 +357,17 @@ class KafkaPartitionStream implements PartitionStream {
       maxWaitTimeInMs,
       ...(maxBytesPerPartition !== undefined ? { maxBytesPerPartition } : {}),
     });
-    consumer.on(consumer.events.GROUP_JOIN, (event) => this.onJoin(event.payload.memberAssignment));
+    consumer.on(consumer.events.GROUP_JOIN, (event) => {
+      this.rejoiner.joined();
+      this.onJoin(event.payload.memberAssignment);
+    });
     consumer.on(consumer.events.COMMIT_OFFSETS, () => (this.acknowledgedCommits += 1));
     consumer.on(consumer.events.CRASH, (event) => {
+      const { error, restart } = event.payload;
       this.member = false;
-      if (!event.payload.restart) this.crashed = event.payload.error;
-      this.events.onCrash?.(event.payload.error, event.payload.restart);
+      const restarts = restart || (!this.stopping && this.rejoiner.crashed(error, restart));
+      if (!restarts) this.crashed = error;
+      this.events.onCrash?.(error, restarts);
     });
     return consumer;
   }

@@ -5,11 +5,12 @@
  * NOTE: the Kafka client is an optional peer dependency, loaded on the first send (a
  * dynamic import), so applications that only use HTTP neither install nor load one:
  * kafkajs when it is installed, else @platformatic/kafka (Node 22.22+; plain and scram
- * logins only). NOTE: kafkajs first, as in the daemon (src/kafka/client-kind.ts): in the
- * chaos suite @platformatic/kafka 2.12 threw from a socket callback (an uncaught
- * TypeError in its producer's metadata handling) during a broker restart; the daemon's
- * guard for that (platformatic-send-guard.ts, inlined when the package is built) is
- * applied here too. Their types
+ * logins only). NOTE: kafkajs first when both are installed, because this package runs
+ * on Node 20 and @platformatic/kafka 2 needs 22.22+. In the daemon's chaos suite
+ * @platformatic/kafka 2.12 threw from a socket callback (an uncaught TypeError in its
+ * producer's metadata handling) during a broker restart; the daemon's guard for that
+ * (platformatic-send-guard.ts, inlined when the package is built) is applied here too.
+ * Their types
  * are used here only inside function bodies, so the package's declarations never
  * mention either.
  */

@@ -365,7 +365,7 @@ class KafkaPartitionStream implements PartitionStream {
     consumer.on(consumer.events.CRASH, (event) => {
       const { error, restart } = event.payload;
       this.member = false;
-      const restarts = restart || (!this.stopping && this.rejoiner.crashed(error, restart));
+      const restarts = restart || this.rejoiner.crashed(error, restart);
       if (!restarts) this.crashed = error;
       this.events.onCrash?.(error, restarts);
     });

@@ -286,7 +286,7 @@ class DelivererService implements Service {
     };
     const events = {
       onCrash: (error: Error, restart: boolean) => {
-        if (restart) this.logger.warn({ err: error }, 'delivery consumer failed; it starts again (kafkajs restarts it, or it joins again once the cluster answers)');
+        if (restart) this.logger.warn({ err: error }, 'delivery consumer failed; it joins the group again shortly');
         else this.logger.fatal({ err: error }, 'delivery consumer stopped for good; restart the process');
       },
     };

@@ -33,9 +33,18 @@ export async function startConsumer(
   logger: Logger,
 ): Promise<RunningConsumer> {
   if (client.kind === 'platformatic') return startPlatformaticConsumer(client, settings, handler, events, logger);
+  const rejoiner = new Rejoiner(
+    async () => {
+      await consumer.connect();
+      await consumer.run(runArgs);
+    },
+    logger,
+    `consumer group ${settings.groupId}`,
+  );
   const consumer = kafkajsOf(client).consumer({
     groupId: settings.groupId,
     allowAutoTopicCreation: false,
+    retry: rejoiner.retry(),
     ...(settings.maxBytesPerPartition !== undefined ? { maxBytesPerPartition: settings.maxBytesPerPartition } : {}),
     ...(settings.maxBytes !== undefined ? { maxBytes: settings.maxBytes } : {}),
     ...(settings.maxWaitTimeInMs !== undefined ? { maxWaitTimeInMs: settings.maxWaitTimeInMs } : {}),
@@ -47,14 +56,6 @@ export async function startConsumer(
     partitionsConsumedConcurrently: settings.partitionsConsumedConcurrently ?? 1,
     eachBatch: (payload: EachBatchPayload) => runBatch(payload, settings, handler, state, logger),
   };
-  const rejoiner = new Rejoiner(
-    async () => {
-      await consumer.connect();
-      await consumer.run(runArgs);
-    },
-    logger,
-    `consumer group ${settings.groupId}`,
-  );
   listen(consumer, events, rejoiner);
   try {
     await consumer.connect();
@@ -62,19 +63,19 @@ export async function startConsumer(
     await consumer.run(runArgs);
   } catch (error) {
     // The caller gets no handle to stop it with: leave nothing connected behind.
-    rejoiner.stop();
+    await rejoiner.stop();
     await consumer.disconnect().catch(() => undefined);
     throw error;
   }
   return {
     async stop() {
       state.stopping = true;
-      rejoiner.stop();
+      await rejoiner.stop();
       await consumer.stop();
     },
     async disconnect() {
       state.stopping = true;
-      rejoiner.stop();
+      await rejoiner.stop();
       await consumer.disconnect();
     },
   };
@@ -88,8 +89,7 @@ function listen(consumer: Consumer, events: ConsumerEvents, rejoiner: Rejoiner):
     onJoin?.(event.payload.memberAssignment, event.payload.memberId);
   });
   consumer.on(consumer.events.CRASH, (event) => {
-    const { error, restart } = event.payload;
-    onCrash?.(error, restart || rejoiner.crashed(error, restart));
+    onCrash?.(event.payload.error, rejoiner.crashed(event.payload.error));
   });
   if (onStop) consumer.on(consumer.events.STOP, () => onStop());
   if (onFetch) consumer.on(consumer.events.FETCH, () => onFetch());

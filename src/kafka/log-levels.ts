@@ -65,7 +65,7 @@ export function createKafkaLogLevels(options: { lastingMs?: number; quietMs?: nu
     if (line.message.startsWith('Limiting retries for the idempotent producer')) return { level: 'debug' };
     if (line.level === 'info' || line.level === 'debug') return { level: 'debug' };
     // Every consumer listens for its CRASH event and logs the crash itself, at warn when
-    // kafkajs restarts it and at error when not: kafkajs's own two lines say it again.
+    // it joins again (crash-restart.ts) and at error when not: kafkajs's own two lines say it again.
     if (line.namespace === 'Consumer' && (line.message.startsWith('Crash: ') || line.message.startsWith('Restarting the consumer in '))) return { level: 'debug' };
     const kind = transientKind(line);
     if (kind === undefined) return { level: line.level };

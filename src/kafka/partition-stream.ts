@@ -139,6 +139,8 @@ class KafkaPartitionStream implements PartitionStream {
    * taken for a gap in the log.
    */
   private readonly positionUnknown = new Set<string>();
+  /** Partitions sent back to where the stream expects them (fetchedFromExpected): said once. */
+  private readonly refetching = new Set<string>();
   /** Partitions whose progress moved since their last commit: their change count then. */
   private readonly dirty = new Set<string>();
   private readonly committedChanges = new Map<string, number>();
@@ -150,6 +152,8 @@ class KafkaPartitionStream implements PartitionStream {
   private loading: Promise<void> = Promise.resolve();
   private member = false;
   private running = false;
+  /** The consumer crashed and has not run since: the rejoiner's next try runs it. */
+  private down = false;
   private stopping = false;
   private crashed: Error | undefined;
   private commitTimer: NodeJS.Timeout | undefined;
@@ -276,7 +280,7 @@ class KafkaPartitionStream implements PartitionStream {
 
   stop(): Promise<void> {
     this.stopping = true;
-    this.rejoiner.stop();
+    void this.rejoiner.stop(); // a rejoin under way runs before the leave (serially)
     clearTimeout(this.commitTimer);
     this.commitTimer = undefined;
     return this.serially(async () => {
@@ -315,6 +319,7 @@ class KafkaPartitionStream implements PartitionStream {
   }
 
   private runFetchLoop(consumer: Consumer): Promise<void> {
+    this.down = false;
     return consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
@@ -323,11 +328,11 @@ class KafkaPartitionStream implements PartitionStream {
     });
   }
 
-  /** After kafkajs gave up on an unreachable cluster (crash-restart.ts): the same consumer joins again. */
+  /** After a crash (crash-restart.ts): the same consumer joins again, unless a change since ran it. */
   private rejoin(): Promise<void> {
     return this.serially(async () => {
       const consumer = this.consumer;
-      if (consumer === undefined || !this.running || this.stopping) return;
+      if (consumer === undefined || !this.running || this.stopping || !this.down) return;
       await consumer.connect();
       await this.runFetchLoop(consumer);
     });
@@ -355,6 +360,7 @@ class KafkaPartitionStream implements PartitionStream {
       groupId,
       allowAutoTopicCreation: false,
       maxWaitTimeInMs,
+      retry: this.rejoiner.retry(),
       ...(maxBytesPerPartition !== undefined ? { maxBytesPerPartition } : {}),
     });
     consumer.on(consumer.events.GROUP_JOIN, (event) => {
@@ -363,9 +369,10 @@ class KafkaPartitionStream implements PartitionStream {
     });
     consumer.on(consumer.events.COMMIT_OFFSETS, () => (this.acknowledgedCommits += 1));
     consumer.on(consumer.events.CRASH, (event) => {
-      const { error, restart } = event.payload;
+      const { error } = event.payload;
       this.member = false;
-      const restarts = restart || this.rejoiner.crashed(error, restart);
+      this.down = true;
+      const restarts = this.rejoiner.crashed(error);
       if (!restarts) this.crashed = error;
       this.events.onCrash?.(error, restarts);
     });
@@ -509,6 +516,18 @@ class KafkaPartitionStream implements PartitionStream {
     const records: InboundRecord[] = [];
     let expected = this.fetchedTo.get(key) ?? BigInt(progress.next);
     let leadingUnknown = this.positionUnknown.delete(key);
+    if (!leadingUnknown && !this.fetchedFromExpected(batch, expected, handed)) {
+      // Records this stream holds lie between where it expects the partition and where
+      // kafkajs fetched it: not a gap in the log. Fetch it again from there.
+      leadingUnknown = true;
+      if (!this.refetching.has(key)) {
+        this.refetching.add(key);
+        this.logger.warn({ topic: batch.topic, partition: batch.partition, expected: expected.toString(), fetchedOffset: fetchedOffsetOf(batch) }, 'partition fetched from past records still in flight; fetching it again from the first of them');
+      }
+      this.consumer?.seek({ topic: batch.topic, partition: batch.partition, offset: expected.toString() });
+    } else {
+      this.refetching.delete(key);
+    }
     for (const message of batch.messages) {
       const offset = BigInt(message.offset);
       if (!leadingUnknown) this.skipGap(progress, expected, offset);
@@ -537,6 +556,24 @@ class KafkaPartitionStream implements PartitionStream {
       this.handler.accept(records);
     }
     payload.resolveOffset(batch.lastOffset());
+  }
+
+  /**
+   * Whether a batch's leading gap (from `expected` to its first record) holds no record:
+   * kafkajs fetched it from no later than `expected`, or, fetched from later (a position
+   * the log no longer held, reset by kafkajs), no record handed over lies in the gap.
+   * NOTE: a second runner beside the stream's own (crash-restart.ts) fetched from its own
+   * position, and its batches made records in flight look like a gap: they were lost.
+   */
+  private fetchedFromExpected(batch: EachBatchPayload['batch'], expected: bigint, handed: ReadonlySet<string>): boolean {
+    const fetchedOffset = fetchedOffsetOf(batch);
+    if (fetchedOffset === undefined || BigInt(fetchedOffset) <= expected) return true;
+    const first = BigInt(batch.messages[0]?.offset ?? fetchedOffset);
+    for (const offset of handed) {
+      const o = BigInt(offset);
+      if (o >= expected && o < first) return false;
+    }
+    return true;
   }
 
   /** Offsets in [from, to) that hold no record: finished. */
@@ -657,6 +694,15 @@ export function fetchWait(
   if (now - state.lastRecordsAt < idleAfterMs) return maxWaitTimeInMs;
   for (const resumeAt of state.resumeTimes) if (resumeAt === undefined || resumeAt - now < idleWaitTimeInMs) return maxWaitTimeInMs;
   return idleWaitTimeInMs;
+}
+
+/**
+ * The offset kafkajs fetched a batch from.
+ * NOTE: kafkajs's Batch has it (batch.js) but its types leave it out.
+ */
+function fetchedOffsetOf(batch: EachBatchPayload['batch']): string | undefined {
+  const { fetchedOffset } = batch as { fetchedOffset?: unknown };
+  return typeof fetchedOffset === 'string' ? fetchedOffset : undefined;
 }
 
 /** A group's commits of these partitions: in one request where the admin can, else per topic. */

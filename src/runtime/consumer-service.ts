@@ -117,7 +117,7 @@ class ConsumerServiceRuntime {
       onCrash: (error, restart) => {
         health.joined = false;
         if (restart) {
-          logger.warn({ err: error }, `${consumerLabel} failed; it starts again (kafkajs restarts it, or it joins again once the cluster answers)`);
+          logger.warn({ err: error }, `${consumerLabel} failed; it joins the group again shortly`);
         } else {
           health.dead = error.message;
           logger.fatal({ err: error }, `${consumerLabel} stopped for good; restart the process`);

@@ -23,22 +23,44 @@ describe('Rejoiner', () => {
   afterEach(() => vi.useRealTimers());
   const logger = pino({ level: 'silent' });
 
-  it('takes an unreachable cluster, joins again after 1 s, then 2 s, 4 s… while it keeps crashing, and from 1 s again after a join', async () => {
+  /** A crash as kafkajs reports it: it asks restartOnFailure about a retriable one first. */
+  async function crash(rejoiner: Rejoiner, error: Error, retriable: boolean): Promise<boolean> {
+    if (retriable) expect(await rejoiner.retry().restartOnFailure!(error)).toBe(false);
+    return rejoiner.crashed(error);
+  }
+
+  it('never lets kafkajs restart the consumer itself, and keeps kafkajs\'s five retries', async () => {
+    const rejoiner = new Rejoiner(async () => undefined, logger, 'group g');
+    const retry = rejoiner.retry();
+    expect(retry.retries).toBe(5);
+    expect(await retry.restartOnFailure!(named('KafkaJSNumberOfRetriesExceeded'))).toBe(false);
+  });
+
+  it('joins again after any crash kafkajs would have restarted from: after 0.5 s, then 1 s, 2 s… while it keeps crashing, and from 0.5 s again after a join', async () => {
     const starts: number[] = [];
     const rejoiner = new Rejoiner(async () => void starts.push(Date.now()), logger, 'group g');
     const t0 = Date.now();
-    expect(rejoiner.crashed(named('KafkaJSGroupCoordinatorNotFound'), false)).toBe(true);
-    await vi.advanceTimersByTimeAsync(999);
+    // "The coordinator is loading": retriable, and not a lost cluster.
+    expect(await crash(rejoiner, named('KafkaJSProtocolError'), true)).toBe(true);
+    await vi.advanceTimersByTimeAsync(499);
     expect(starts).toEqual([]);
     await vi.advanceTimersByTimeAsync(1);
-    expect(starts).toEqual([t0 + 1_000]);
-    rejoiner.crashed(named('KafkaJSGroupCoordinatorNotFound'), false);
-    await vi.advanceTimersByTimeAsync(2_000);
-    expect(starts).toEqual([t0 + 1_000, t0 + 3_000]);
-    rejoiner.joined();
-    rejoiner.crashed(named('KafkaJSConnectionError'), false);
+    expect(starts).toEqual([t0 + 500]);
+    await crash(rejoiner, named('KafkaJSProtocolError'), true);
     await vi.advanceTimersByTimeAsync(1_000);
+    expect(starts).toEqual([t0 + 500, t0 + 1_500]);
+    rejoiner.joined();
+    await crash(rejoiner, named('KafkaJSConnectionError'), true);
+    await vi.advanceTimersByTimeAsync(500);
     expect(starts).toHaveLength(3);
+  });
+
+  it('joins again after kafkajs gave up on an unreachable cluster, which it does not count retriable', async () => {
+    let starts = 0;
+    const rejoiner = new Rejoiner(async () => void (starts += 1), logger, 'group g');
+    expect(await crash(rejoiner, named('KafkaJSGroupCoordinatorNotFound'), false)).toBe(true);
+    await vi.advanceTimersByTimeAsync(500);
+    expect(starts).toBe(1);
   });
 
   it('tries again when a start itself fails, the delay capped at 30 s', async () => {
@@ -47,21 +69,38 @@ describe('Rejoiner', () => {
       calls += 1;
       throw named('KafkaJSConnectionError');
     }, logger, 'group g');
-    rejoiner.crashed(named('KafkaJSGroupCoordinatorNotFound'), false);
-    // 1 + 2 + 4 + 8 + 16 + 30 + 30 s
-    await vi.advanceTimersByTimeAsync(91_000);
-    expect(calls).toBe(7);
-    rejoiner.stop();
+    rejoiner.crashed(named('KafkaJSGroupCoordinatorNotFound'));
+    // 0.5 + 1 + 2 + 4 + 8 + 16 + 30 + 30 s
+    await vi.advanceTimersByTimeAsync(91_500);
+    expect(calls).toBe(8);
+    await rejoiner.stop();
     await vi.advanceTimersByTimeAsync(120_000);
-    expect(calls).toBe(7);
+    expect(calls).toBe(8);
   });
 
-  it('leaves other crashes alone: those kafkajs restarts, those for good, and any after stop', () => {
+  it('leaves crashes for good alone, and any after stop', async () => {
     const rejoiner = new Rejoiner(async () => undefined, logger, 'group g');
-    expect(rejoiner.crashed(named('KafkaJSConnectionError'), true)).toBe(false);
-    expect(rejoiner.crashed(named('KafkaJSProtocolError'), false)).toBe(false);
-    rejoiner.stop();
-    expect(rejoiner.crashed(named('KafkaJSGroupCoordinatorNotFound'), false)).toBe(false);
+    expect(await crash(rejoiner, named('KafkaJSProtocolError'), false)).toBe(false);
+    expect(rejoiner.crashed(new TypeError('x is undefined'))).toBe(false);
+    // kafkajs's question was about another crash than the one it reports.
+    await rejoiner.retry().restartOnFailure!(named('KafkaJSProtocolError'));
+    expect(rejoiner.crashed(named('KafkaJSProtocolError'))).toBe(false);
+    await rejoiner.stop();
+    expect(await crash(rejoiner, named('KafkaJSGroupCoordinatorNotFound'), true)).toBe(false);
     expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('stop waits for a start under way, so the owner stops the consumer after it', async () => {
+    let finish: () => void = () => undefined;
+    const rejoiner = new Rejoiner(() => new Promise<void>((resolve) => (finish = resolve)), logger, 'group g');
+    rejoiner.crashed(named('KafkaJSConnectionError'));
+    await vi.advanceTimersByTimeAsync(500);
+    let stopped = false;
+    const stopping = rejoiner.stop().then(() => (stopped = true));
+    await vi.advanceTimersByTimeAsync(10);
+    expect(stopped).toBe(false);
+    finish();
+    await stopping;
+    expect(stopped).toBe(true);
   });
 });

@@ -1,0 +1,177 @@
+// Regression (found by the chaos harness, which lost 16 events): a config reload
+// resubscribed the deliverer's partition stream while kafkajs was restarting the consumer
+// by itself after a crash (the broker had just come back). kafkajs's stop() returns at
+// once for a runner still joining, so the runner of the restart joined afterwards next to
+// the stream's new one: two members of one process fetched into the same stream from two
+// positions, and the stream took the records between them for a gap in the log, marked
+// them finished and committed past them. Now kafkajs never restarts the stream's consumer
+// itself: the stream joins again, one change at a time; and a batch fetched from past
+// where the stream expects it no longer counts its leading gap as finished.
+import { Kafka, logLevel } from 'kafkajs';
+import type { Admin, Producer } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAdmin, createKafka, createPartitionStream } from '../../src/kafka/index.js';
+import type { InboundRecord, KafkaAdmin, PartitionStream } from '../../src/kafka/index.js';
+import { silentLogger } from '../../src/observability/logger.js';
+import { startDedicatedBroker } from '../support/dedicated-broker.js';
+import type { DedicatedBroker } from '../support/dedicated-broker.js';
+import { randomName, randomPrefix } from '../support/kafka.js';
+import { waitFor } from '../support/wait-for.js';
+
+const PARTITIONS = 4;
+/** How long the resubscribes go on after the broker is back: kafkajs restarts its consumer within this. */
+const RESUBSCRIBING_MS = 12_000;
+
+describe('partition stream across a broker restart with resubscribes', () => {
+  let broker: DedicatedBroker;
+  let raw: Kafka;
+  let rawAdmin: Admin;
+  let producer: Producer;
+  let admin: KafkaAdmin;
+
+  beforeAll(async () => {
+    broker = await startDedicatedBroker();
+    raw = new Kafka({ clientId: 'ps-restart-test', brokers: [broker.brokers], logLevel: logLevel.NOTHING });
+    rawAdmin = raw.admin();
+    await rawAdmin.connect();
+    producer = raw.producer();
+    await producer.connect();
+    admin = createAdmin(createKafka(kafkaSettings(broker.brokers), silentLogger()));
+    await admin.connect();
+  });
+
+  afterAll(async () => {
+    await producer?.disconnect().catch(() => undefined);
+    await rawAdmin?.disconnect().catch(() => undefined);
+    await admin?.disconnect().catch(() => undefined);
+    await broker?.stop();
+  });
+
+  it('stays one member and hands over every record when it resubscribes while kafkajs would restart it', async () => {
+    const topic = `${randomPrefix()}restart`;
+    const groupId = randomName('ps-restart-group');
+    await admin.ensureTopics([{ topic }], { partitions: PARTITIONS, replicationFactor: 1 });
+    const produced = new Set<string>();
+    let sequence = 0;
+
+    const got = new Map<string, InboundRecord>();
+    const crashes: { restart: boolean }[] = [];
+    const client = createKafka(kafkaSettings(broker.brokers), silentLogger());
+    const stream: PartitionStream = createPartitionStream(
+      client,
+      { groupId, admin, commitEveryMs: 100, maxWaitTimeInMs: 200 },
+      {
+        accept: (records) => {
+          for (const r of records) {
+            got.set(`${r.partition}:${r.offset}`, r);
+            // Finished at once: the commit follows the fetch, as a fast deliverer's does.
+            queueMicrotask(() => stream.markDone(r.topic, r.partition, r.offset));
+          }
+        },
+        revoke: () => [],
+      },
+      { onCrash: (_error, restart) => crashes.push({ restart }) },
+      silentLogger(),
+    );
+    const send = async (count: number) => {
+      const messages = Array.from({ length: count }, () => {
+        const n = sequence++;
+        return { partition: n % PARTITIONS, value: `r-${n}` };
+      });
+      const answers = await producer.send({ topic, acks: -1, messages });
+      // One answer per partition: its base offset, the partition's records follow it in order.
+      for (const answer of answers) {
+        const count = messages.filter((m) => m.partition === answer.partition).length;
+        for (let i = 0; i < count; i++) produced.add(`${answer.partition}:${BigInt(answer.baseOffset!) + BigInt(i)}`);
+      }
+    };
+
+    try {
+      await send(40);
+      await stream.start([topic]);
+      await waitFor(() => got.size === produced.size, { what: 'the first forty records' });
+
+      await broker.stopProcess();
+      await waitFor(() => crashes.length > 0, { what: 'the stream to see the broker gone', timeoutMs: 60_000 });
+      await broker.startProcess();
+
+      // Reloads keep resubscribing while the consumer finds the broker again (and while
+      // kafkajs, before the fix, restarted it by itself), and records keep coming.
+      const until = Date.now() + RESUBSCRIBING_MS;
+      while (Date.now() < until) {
+        await send(8).catch(() => undefined);
+        await Promise.race([stream.resubscribe([topic]).catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 300))]);
+      }
+      await waitFor(() => stream.joined(), { what: 'the stream to be a member again', timeoutMs: 60_000 });
+      await send(40);
+
+      await waitFor(() => [...produced].every((at) => got.has(at)), { what: 'every produced record handed over', timeoutMs: 60_000 });
+      await waitFor(
+        async () => {
+          const committed = await admin.committedOffsets(groupId, [topic]);
+          const ends = await rawAdmin.fetchTopicOffsets(topic);
+          const at = new Map((committed[0]?.partitions ?? []).map((p) => [p.partition, p.offset]));
+          return ends.every((end) => at.get(end.partition) === end.high);
+        },
+        { what: 'every partition committed to its end', timeoutMs: 60_000 },
+      );
+      const [group] = (await rawAdmin.describeGroups([groupId])).groups;
+      expect(group?.members.length).toBe(1);
+    } finally {
+      await stream.stop();
+    }
+  }, 240_000);
+
+  it('does not take records in flight for a gap when kafkajs fetches from past them (the log start moved over them)', async () => {
+    const topic = `${randomPrefix()}moved`;
+    const groupId = randomName('ps-moved-group');
+    await admin.ensureTopics([{ topic }], { partitions: 1, replicationFactor: 1 });
+    await producer.send({ topic, acks: -1, messages: Array.from({ length: 10 }, (_, i) => ({ value: `m-${i}` })) });
+    const inFlight = new Set(['2', '3', '4']);
+    const got: string[] = [];
+    const stream: PartitionStream = createPartitionStream(
+      createKafka(kafkaSettings(broker.brokers), silentLogger()),
+      { groupId, admin, commitEveryMs: 100, maxWaitTimeInMs: 200 },
+      {
+        accept: (records) => {
+          for (const r of records) {
+            got.push(r.offset);
+            if (!inFlight.has(r.offset)) queueMicrotask(() => stream.markDone(r.topic, r.partition, r.offset));
+          }
+        },
+        revoke: () => [...inFlight],
+      },
+      {},
+      silentLogger(),
+    );
+    const committed = async () => (await admin.committedOffsets(groupId, [topic]))[0]?.partitions[0]?.offset;
+    try {
+      await stream.start([topic]);
+      await waitFor(async () => (await committed()) === '2', { what: 'the commit to stop before the records in flight' });
+      // The log now starts at 6: a join fetches from the commit (2), finds it gone, and
+      // kafkajs starts the partition over at 6, past the three records still in flight.
+      await rawAdmin.fetchTopicMetadata({ topics: [topic] });
+      await rawAdmin.deleteTopicRecords({ topic, partitions: [{ partition: 0, offset: '6' }] });
+      await stream.resubscribe([topic]);
+      await waitFor(() => stream.joined(), { what: 'the stream to join again' });
+      // NOTE: kafkajs itself commits -2 ("earliest") each time it finds its offset gone.
+      const seen = new Set<string | undefined>();
+      for (const until = Date.now() + 3_000; Date.now() < until; ) {
+        seen.add(await committed());
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect([...seen].filter((offset) => offset !== '2' && offset !== '-2')).toEqual([]);
+      for (const offset of inFlight) stream.markDone(topic, 0, offset);
+      // A record after them carries a commit past kafkajs's last -2.
+      await producer.send({ topic, acks: -1, messages: [{ value: 'm-10' }] });
+      await waitFor(async () => (await committed()) === '11', { what: 'the commit past everything once the three finished' });
+      expect(got.slice(0, 10)).toEqual(['0', '1', '2', '3', '4', '5', '6', '7', '8', '9']);
+    } finally {
+      await stream.stop();
+    }
+  }, 120_000);
+});
+
+function kafkaSettings(brokers: string) {
+  return { brokers: [brokers], clientId: randomName('ps-restart'), topicPrefix: '', partitions: PARTITIONS, replicationFactor: 1 };
+}

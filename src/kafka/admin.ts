@@ -4,6 +4,7 @@ import type { Admin } from 'kafkajs';
 import type { CommittedOffset, LagSource, PartitionEnds } from '../observability/consumer-lag.js';
 import { kafkajsOf } from './client.js';
 import type { KafkaClient } from './client.js';
+import { isRetriable } from './commit.js';
 import { ensureTopics } from './ensure-topics.js';
 import { createTopicEnds } from './topic-ends.js';
 import type { TopicSpec } from './ensure-topics.js';
@@ -56,7 +57,7 @@ export function createAdmin(client: KafkaClient): KafkaAdmin {
     },
     listTopics: () => admin.listTopics(),
     async committedOffsets(groupId, topics) {
-      const found = await admin.fetchOffsets({ groupId, topics: [...topics] });
+      const found = await retryingTransient(() => admin.fetchOffsets({ groupId, topics: [...topics] }));
       return found.map((t) => ({ topic: t.topic, partitions: t.partitions.map((p) => ({ partition: p.partition, offset: p.offset, metadata: p.metadata })) }));
     },
     async partitionEnds(topic) {
@@ -73,6 +74,26 @@ export function createAdmin(client: KafkaClient): KafkaAdmin {
       await admin.deleteGroups([...groupIds]);
     },
   };
+}
+
+const TRANSIENT_TRIES = 5;
+
+/**
+ * `call`, again (up to five tries, 0.2 s, 0.4 s … apart) while it fails with an error a
+ * second try may not have (isRetriable).
+ * NOTE: kafkajs's admin sends a group's offset request once: a coordinator that moved or
+ * was still loading on a busy broker ("This is not the correct coordinator for this
+ * group") failed `switchyard dlq list` where the next try would have answered.
+ */
+export async function retryingTransient<T>(call: () => Promise<T>, sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (error) {
+      if (attempt >= TRANSIENT_TRIES || !isRetriable(error)) throw error;
+      await sleep(200 * attempt);
+    }
+  }
 }
 
 /** A kafkajs admin client as a LagSource (for src/delivery/ until it moves onto KafkaAdmin; see index.ts). */

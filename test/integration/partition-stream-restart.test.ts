@@ -6,7 +6,8 @@
 // positions, and the stream took the records between them for a gap in the log, marked
 // them finished and committed past them. Now kafkajs never restarts the stream's consumer
 // itself: the stream joins again, one change at a time; and a batch fetched from past
-// where the stream expects it no longer counts its leading gap as finished.
+// where the stream expects it no longer counts its leading gap as finished. With kafkajs's
+// restart gone, the stream's own rejoin is what brings it back after a broker restart.
 import { Kafka, logLevel } from 'kafkajs';
 import type { Admin, Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -121,6 +122,45 @@ describe('partition stream across a broker restart with resubscribes', () => {
       await stream.stop();
     }
   }, 240_000);
+
+  it('joins again by itself after a broker restart, with nobody resubscribing it', async () => {
+    const topic = `${randomPrefix()}rejoin`;
+    const groupId = randomName('ps-rejoin-group');
+    await admin.ensureTopics([{ topic }], { partitions: 1, replicationFactor: 1 });
+    const got: string[] = [];
+    const crashes: boolean[] = [];
+    const stream: PartitionStream = createPartitionStream(
+      createKafka(kafkaSettings(broker.brokers), silentLogger()),
+      { groupId, admin, commitEveryMs: 100, maxWaitTimeInMs: 200 },
+      {
+        accept: (records) => {
+          for (const r of records) {
+            got.push(r.offset);
+            queueMicrotask(() => stream.markDone(r.topic, r.partition, r.offset));
+          }
+        },
+        revoke: () => [],
+      },
+      { onCrash: (_error, restart) => crashes.push(restart) },
+      silentLogger(),
+    );
+    try {
+      await stream.start([topic]);
+      await waitFor(() => stream.joined(), { what: 'the stream to join' });
+      await broker.stopProcess();
+      await waitFor(() => crashes.length > 0, { what: 'the stream to see the broker gone', timeoutMs: 60_000 });
+      // Reported as a crash it comes back from: the role's health stays live.
+      expect(crashes[0]).toBe(true);
+      await broker.startProcess();
+      // kafkajs no longer restarts it: only the stream's own rejoin brings it back.
+      await waitFor(() => stream.joined(), { what: 'the stream to join again by itself', timeoutMs: 90_000 });
+      await producer.send({ topic, acks: -1, messages: [{ value: 'after' }] });
+      await waitFor(() => got.includes('0'), { what: 'a record written after the restart' });
+      expect(stream.failure()).toBeUndefined();
+    } finally {
+      await stream.stop();
+    }
+  }, 180_000);
 
   it('does not take records in flight for a gap when kafkajs fetches from past them (the log start moved over them)', async () => {
     const topic = `${randomPrefix()}moved`;

@@ -1,10 +1,11 @@
-// Regression (found by the chaos harness, which lost 16 events): a config reload
-// resubscribed the deliverer's partition stream while kafkajs was restarting the consumer
-// by itself after a crash (the broker had just come back). kafkajs's stop() returns at
-// once for a runner still joining, so the runner of the restart joined afterwards next to
-// the stream's new one: two members of one process fetched into the same stream from two
-// positions, and the stream took the records between them for a gap in the log, marked
-// them finished and committed past them. Now kafkajs never restarts the stream's consumer
+// Regression (the chaos harness once lost 16 events; its deliverer log shows this): a
+// config reload resubscribed the deliverer's partition stream while kafkajs was restarting
+// the consumer by itself after a crash (the broker had just come back). kafkajs's stop()
+// returns at once for a runner still joining, so the runner of the restart joined
+// afterwards next to the stream's new one: two members of one process fetched into the
+// same stream from two positions, which can take the records between them for a gap in
+// the log and commit past them (the likely cause of that loss; the first case below makes
+// the two members, it does not reproduce the loss). Now kafkajs never restarts the stream's consumer
 // itself: the stream joins again, one change at a time; and a batch fetched from past
 // where the stream expects it no longer counts its leading gap as finished. With kafkajs's
 // restart gone, the stream's own rejoin is what brings it back after a broker restart.

@@ -563,7 +563,7 @@ class KafkaPartitionStream implements PartitionStream {
    * kafkajs fetched it from no later than `expected`, or, fetched from later (a position
    * the log no longer held, reset by kafkajs), no record handed over lies in the gap.
    * NOTE: a second runner beside the stream's own (crash-restart.ts) fetched from its own
-   * position, and its batches made records in flight look like a gap: they were lost.
+   * position, and its batches could make records in flight look like a gap.
    */
   private fetchedFromExpected(batch: EachBatchPayload['batch'], expected: bigint, handed: ReadonlySet<string>): boolean {
     const fetchedOffset = fetchedOffsetOf(batch);

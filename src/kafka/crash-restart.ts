@@ -69,14 +69,14 @@ export class Rejoiner {
   }
 
   /**
-   * After a crash (kafkajs's CRASH event): whether this joins again, as it does after
-   * any crash kafkajs would have restarted from and while the cluster is out of reach.
-   * False: the crash is for good.
+   * After a crash (kafkajs's CRASH event): whether it is one to join again after (any
+   * crash kafkajs would have restarted from, and an unreachable cluster); the rejoin is
+   * scheduled unless the owner is stopping. False: the crash is for good.
    */
   crashed(error: Error): boolean {
     const restartable = this.restartable === error;
     this.restartable = undefined;
-    if (this.stopped || !(restartable || isClusterUnreachable(error))) return false;
+    if (!(restartable || isClusterUnreachable(error))) return false;
     this.schedule(error);
     return true;
   }

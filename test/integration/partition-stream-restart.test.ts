@@ -49,6 +49,27 @@ describe('partition stream across a broker restart with resubscribes', () => {
     await broker?.stop();
   });
 
+  /**
+   * A stream on this broker. Each record goes to `take` and is finished at once, unless
+   * `take` returns false (it stays in flight); `inFlight` is what a revoke leaves running.
+   */
+  function openStream(groupId: string, take: (record: InboundRecord) => boolean | void, options: { onCrash?: (restart: boolean) => void; inFlight?: () => string[] } = {}): PartitionStream {
+    const { onCrash, inFlight = () => [] } = options;
+    const stream: PartitionStream = createPartitionStream(
+      createKafka(kafkaSettings(broker.brokers), silentLogger()),
+      { groupId, admin, commitEveryMs: 100, maxWaitTimeInMs: 200 },
+      {
+        accept: (records) => {
+          for (const r of records) if (take(r) !== false) queueMicrotask(() => stream.markDone(r.topic, r.partition, r.offset));
+        },
+        revoke: () => inFlight(),
+      },
+      onCrash === undefined ? {} : { onCrash: (_error, restart) => onCrash(restart) },
+      silentLogger(),
+    );
+    return stream;
+  }
+
   it('stays one member and hands over every record when it resubscribes while kafkajs would restart it', async () => {
     const topic = `${randomPrefix()}restart`;
     const groupId = randomName('ps-restart-group');
@@ -58,23 +79,8 @@ describe('partition stream across a broker restart with resubscribes', () => {
 
     const got = new Map<string, InboundRecord>();
     const crashes: { restart: boolean }[] = [];
-    const client = createKafka(kafkaSettings(broker.brokers), silentLogger());
-    const stream: PartitionStream = createPartitionStream(
-      client,
-      { groupId, admin, commitEveryMs: 100, maxWaitTimeInMs: 200 },
-      {
-        accept: (records) => {
-          for (const r of records) {
-            got.set(`${r.partition}:${r.offset}`, r);
-            // Finished at once: the commit follows the fetch, as a fast deliverer's does.
-            queueMicrotask(() => stream.markDone(r.topic, r.partition, r.offset));
-          }
-        },
-        revoke: () => [],
-      },
-      { onCrash: (_error, restart) => crashes.push({ restart }) },
-      silentLogger(),
-    );
+    // Finished at once: the commit follows the fetch, as a fast deliverer's does.
+    const stream = openStream(groupId, (r) => void got.set(`${r.partition}:${r.offset}`, r), { onCrash: (restart) => crashes.push({ restart }) });
     const send = async (count: number) => {
       const messages = Array.from({ length: count }, () => {
         const n = sequence++;
@@ -130,21 +136,7 @@ describe('partition stream across a broker restart with resubscribes', () => {
     await admin.ensureTopics([{ topic }], { partitions: 1, replicationFactor: 1 });
     const got: string[] = [];
     const crashes: boolean[] = [];
-    const stream: PartitionStream = createPartitionStream(
-      createKafka(kafkaSettings(broker.brokers), silentLogger()),
-      { groupId, admin, commitEveryMs: 100, maxWaitTimeInMs: 200 },
-      {
-        accept: (records) => {
-          for (const r of records) {
-            got.push(r.offset);
-            queueMicrotask(() => stream.markDone(r.topic, r.partition, r.offset));
-          }
-        },
-        revoke: () => [],
-      },
-      { onCrash: (_error, restart) => crashes.push(restart) },
-      silentLogger(),
-    );
+    const stream = openStream(groupId, (r) => void got.push(r.offset), { onCrash: (restart) => crashes.push(restart) });
     try {
       await stream.start([topic]);
       await waitFor(() => stream.joined(), { what: 'the stream to join' });
@@ -170,20 +162,13 @@ describe('partition stream across a broker restart with resubscribes', () => {
     await producer.send({ topic, acks: -1, messages: Array.from({ length: 10 }, (_, i) => ({ value: `m-${i}` })) });
     const inFlight = new Set(['2', '3', '4']);
     const got: string[] = [];
-    const stream: PartitionStream = createPartitionStream(
-      createKafka(kafkaSettings(broker.brokers), silentLogger()),
-      { groupId, admin, commitEveryMs: 100, maxWaitTimeInMs: 200 },
-      {
-        accept: (records) => {
-          for (const r of records) {
-            got.push(r.offset);
-            if (!inFlight.has(r.offset)) queueMicrotask(() => stream.markDone(r.topic, r.partition, r.offset));
-          }
-        },
-        revoke: () => [...inFlight],
+    const stream = openStream(
+      groupId,
+      (r) => {
+        got.push(r.offset);
+        return !inFlight.has(r.offset);
       },
-      {},
-      silentLogger(),
+      { inFlight: () => [...inFlight] },
     );
     const committed = async () => (await admin.committedOffsets(groupId, [topic]))[0]?.partitions[0]?.offset;
     try {

@@ -1,8 +1,9 @@
 // The log ends (high and low watermarks) of many topics in a few requests. kafkajs's
 // admin asks per topic (`fetchTopicOffsets`), two requests each plus a metadata refresh
 // per topic it has not seen: at 1,000 destinations the deliverer's 5,000 topics made
-// every lag sample 10,000 requests. Its cluster asks per broker for any number of
-// topics; this module is the one place that reaches for it. The same holds for a
+// every lag sample 10,000 requests. Here each partition leader is asked once per end
+// for all of its partitions, through kafkajs's cluster and brokers: this module is the
+// one place that reaches for them. The same holds for a
 // group's commits: kafkajs's admin.fetchOffsets refreshes the metadata once per topic,
 // each under one lock (3,000 topics timed out on it, KafkaJSLockTimeout); the partitions
 // a member was assigned are known already and go to the coordinator in one request.
@@ -13,15 +14,23 @@ interface KafkajsCluster {
   connect(): Promise<void>;
   disconnect(): Promise<void>;
   addMultipleTargetTopics(topics: string[]): Promise<void>;
-  findTopicPartitionMetadata(topic: string): { partitionId: number }[];
+  isolationLevel: number;
+  findTopicPartitionMetadata(topic: string): PartitionMetadata[];
+  findBroker(options: { nodeId: number }): Promise<{
+    listOffsets(request: { isolationLevel: number; topics: { topic: string; partitions: { partition: number; timestamp: number }[] }[] }): Promise<{
+      responses: { topic: string; partitions: { partition: number; offset: string }[] }[];
+    }>;
+  }>;
   findGroupCoordinator(options: { groupId: string }): Promise<{
     offsetFetch(request: { groupId: string; topics: { topic: string; partitions: { partition: number }[] }[] }): Promise<{
       responses: { topic: string; partitions: { partition: number; offset: string; metadata: string | null }[] }[];
     }>;
   }>;
-  fetchTopicsOffset(
-    topics: { topic: string; fromBeginning: boolean; partitions: { partition: number }[] }[],
-  ): Promise<{ topic: string; partitions: { partition: number; offset: string }[] }[]>;
+}
+
+interface PartitionMetadata {
+  partitionId: number;
+  leader?: number | null;
 }
 
 export type GroupCommits = { topic: string; partitions: { partition: number; offset: string; metadata: string | null }[] }[];
@@ -29,13 +38,9 @@ export type GroupCommits = { topic: string; partitions: { partition: number; off
 /** Partitions per OffsetFetch request: far below any request size limit, few requests at 1,000 destinations. */
 const PARTITIONS_PER_OFFSET_FETCH = 2_000;
 
-/**
- * Topics per call of the cluster's fetchTopicsOffset. NOTE: kafkajs merges the answers
- * by copying an object once per topic (`reduce` with a spread), so one call's cost
- * grows with the square of its topics: 2,000 topics took a fifth of a core every lag
- * sample. 50 at a time keeps that small and the requests few.
- */
-const TOPICS_PER_LIST_OFFSETS = 50;
+/** ListOffsets timestamps: the next offset to be written (the high watermark), and the log's start. */
+const LATEST = -1;
+const EARLIEST = -2;
 
 export interface TopicEnds {
   /**
@@ -76,21 +81,24 @@ export function createTopicEnds(kafka: Kafka): TopicEnds | undefined {
     async partitionEnds(topics) {
       const c = await connected();
       await c.addMultipleTargetTopics([...topics]);
-      const request = (fromBeginning: boolean) =>
-        topics.flatMap((topic) => {
-          const partitions = safePartitions(c, topic);
-          return partitions.length === 0 ? [] : [{ topic, fromBeginning, partitions: partitions.map((p) => ({ partition: p.partitionId })) }];
-        });
-      const [high, low] = await Promise.all([listOffsets(c, request(false)), listOffsets(c, request(true))]);
-      const lows = new Map(low.map((t) => [t.topic, new Map(t.partitions.map((p) => [p.partition, p.offset]))]));
       const ends = new Map<string, PartitionEnds[]>();
-      for (const t of high) {
-        const lowOf = lows.get(t.topic);
-        ends.set(
-          t.topic,
-          t.partitions.map((p) => ({ partition: p.partition, high: p.offset, low: lowOf?.get(p.partition) ?? '0' })),
-        );
-      }
+      const asks = [...partitionsByLeader(c, topics)].map(async ([nodeId, asked]) => {
+        const broker = await c.findBroker({ nodeId });
+        const ask = (timestamp: number) =>
+          broker.listOffsets({
+            isolationLevel: c.isolationLevel,
+            topics: asked.map(({ topic, partitions }) => ({ topic, partitions: partitions.map((partition) => ({ partition, timestamp })) })),
+          });
+        const [high, low] = await Promise.all([ask(LATEST), ask(EARLIEST)]);
+        const lows = new Map(low.responses.map((t) => [t.topic, new Map(t.partitions.map((p) => [p.partition, p.offset]))]));
+        for (const t of high.responses) {
+          const lowOf = lows.get(t.topic);
+          const list = ends.get(t.topic) ?? [];
+          for (const p of t.partitions) list.push({ partition: p.partition, high: p.offset, low: lowOf?.get(p.partition) ?? '0' });
+          ends.set(t.topic, list);
+        }
+      });
+      await Promise.all(asks);
       return ends;
     },
     async committedOffsets(groupId, partitions) {
@@ -124,16 +132,30 @@ export function createTopicEnds(kafka: Kafka): TopicEnds | undefined {
   };
 }
 
-type ListOffsetsRequest = Parameters<KafkajsCluster['fetchTopicsOffset']>[0];
-
-/** The cluster's fetchTopicsOffset, a slice of the topics at a time (TOPICS_PER_LIST_OFFSETS). */
-async function listOffsets(cluster: KafkajsCluster, request: ListOffsetsRequest): ReturnType<KafkajsCluster['fetchTopicsOffset']> {
-  const answers: Awaited<ReturnType<KafkajsCluster['fetchTopicsOffset']>> = [];
-  for (let i = 0; i < request.length; i += TOPICS_PER_LIST_OFFSETS) answers.push(...(await cluster.fetchTopicsOffset(request.slice(i, i + TOPICS_PER_LIST_OFFSETS))));
-  return answers;
+/**
+ * Each leader's share of `topics`, so that one ListOffsets request per leader and end
+ * asks for all of them. NOTE: not the cluster's fetchTopicsOffset: it merges its answers
+ * by copying an object once per topic, a cost that grows with the square of the topics
+ * (at 1,000 destinations most of a lag sample, even in slices of 50 topics).
+ */
+function partitionsByLeader(cluster: KafkajsCluster, topics: readonly string[]): Map<number, { topic: string; partitions: number[] }[]> {
+  const byLeader = new Map<number, { topic: string; partitions: number[] }[]>();
+  for (const topic of topics) {
+    const perLeader = new Map<number, number[]>();
+    for (const { partitionId, leader } of safePartitions(cluster, topic)) {
+      if (leader === null || leader === undefined || leader < 0) throw new Error(`partition ${partitionId} of topic "${topic}" has no leader right now; its log ends are asked again at the next sample`);
+      perLeader.set(leader, [...(perLeader.get(leader) ?? []), partitionId]);
+    }
+    for (const [leader, partitions] of perLeader) {
+      const list = byLeader.get(leader) ?? [];
+      list.push({ topic, partitions });
+      byLeader.set(leader, list);
+    }
+  }
+  return byLeader;
 }
 
-function safePartitions(cluster: KafkajsCluster, topic: string): { partitionId: number }[] {
+function safePartitions(cluster: KafkajsCluster, topic: string): PartitionMetadata[] {
   try {
     return cluster.findTopicPartitionMetadata(topic);
   } catch {

@@ -331,7 +331,9 @@ async function runOnce(options: RunOptions): Promise<RunResult> {
     const perHealthy = options.perDestination * healthyIds.length;
     for (const wave of [1, 2]) {
       log(`D=${d}: wave ${wave}, ${options.perDestination * d} events`);
+      const producing = performance.now();
       await produceWave(producer, prefix, ids, options.perDestination, wave);
+      log(`D=${d}: wave ${wave} written to Kafka in ${((performance.now() - producing) / 1000).toFixed(1)} s`);
       const done = await waitUntil(async () => (await options.receiver.stats(wave)).wave.count >= perHealthy, 600_000);
       if (!done) throw new Error(`D=${d}: wave ${wave} not delivered in 10 minutes: ${JSON.stringify(await options.receiver.stats(wave))}`);
     }

@@ -26,7 +26,7 @@ import type { SeenPairCache } from './seen-cache.js';
  * clock skew between pods and the cache's 100 ms ticks; a pair found within it before
  * the deletion is written again too (the source did see the user that recently).
  */
-const FOUND_MARGIN_MS = 250;
+export const FOUND_MARGIN_MS = 250;
 const SEND_ATTEMPTS = 5;
 
 /** The sources a `user.sources` value still lists; undefined for a tombstone or a value that cannot be read. */

@@ -65,7 +65,17 @@ export async function createTestKafka(): Promise<{
     admin,
     producer,
     async createTopic(topic, partitions = 1) {
-      await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: partitions }] });
+      // NOTE: not kafkajs's waitForLeaders: on a busy broker its one metadata request can
+      // be answered "does not host this topic-partition" while the topic is still being
+      // made, and it fails the test. The leaders are awaited from the metadata, asking again.
+      await admin.createTopics({ waitForLeaders: false, topics: [{ topic, numPartitions: partitions }] });
+      await waitFor(
+        async () => {
+          const [found] = (await admin.fetchTopicMetadata({ topics: [topic] })).topics;
+          return found !== undefined && found.partitions.length === partitions && found.partitions.every((p) => p.leader >= 0);
+        },
+        { what: `the partition leaders of ${topic}` },
+      );
     },
     async produce(topic, messages) {
       await producer.send({ topic, acks: -1, messages });

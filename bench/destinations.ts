@@ -34,12 +34,10 @@
 //
 // NOTE: the second (measured) wave is written while the deliverer is stopped (SIGSTOP,
 // then SIGCONT), so the rate is that of the deliverer working through the wave, not that
-// of the writing. A broker that has just created 3,000 topics writes slowly for about a
-// minute: a bare producer, no deliverer, 20,000 records to 1,000 of them took 11.7 s at
-// once, 24.2 s 20 s later, 1.2 s another 20 s later. Written while the deliverer ran,
-// the second wave at D = 1,000 took 30 s to write and the table showed the writing's
-// rate (about 700 events/s). A pause longer than the session timeout makes the
-// deliverer join its group again first; the rate is timed from the first arrival.
+// of the writing (with the broker's log on disk, this machine once took 30 s to write
+// it: bench/support.ts keeps the bench broker's log in memory). A pause longer than the
+// session timeout would make the deliverer join its group again first; the rate is
+// timed from the first arrival.
 import { randomBytes } from 'node:crypto';
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { createServer } from 'node:net';

@@ -144,11 +144,12 @@ async function previousControllerPort(propsFile) {
  * `baseDir` (for `npm start`) keeps config, data and log there across runs instead of
  * in a fresh temporary folder; `stop()` then never removes it.
  * `watch` is told each JVM pid as it starts ({ add(pid), remove(pid) }), for a reaper.
+ * `parentDir` is where the fresh temporary folder is made (default: the OS's tmpdir).
  */
-export async function startBroker({ port, heapMb = 384, startTimeoutMs = 120_000, log, detached = false, baseDir: keptDir, watch } = {}) {
+export async function startBroker({ port, heapMb = 384, startTimeoutMs = 120_000, log, detached = false, baseDir: keptDir, parentDir = tmpdir(), watch } = {}) {
   const lib = ensureKafkaJars({ log });
   const brokerPort = port ?? (await freePort());
-  const baseDir = keptDir ?? mkdtempSync(join(tmpdir(), 'switchyard-kafka-'));
+  const baseDir = keptDir ?? mkdtempSync(join(parentDir, 'switchyard-kafka-'));
   mkdirSync(baseDir, { recursive: true });
   const dataDir = join(baseDir, 'data');
   const propsFile = join(baseDir, 'server.properties');

@@ -54,6 +54,14 @@ export interface DelivererTuning {
    * consumer session timeout, as kafkajs heartbeats between fetches.
    */
   idleFetchWaitMs: number;
+  /**
+   * The fetch wait while a lane is full (its partitions paused until it has room): short,
+   * so that a lane that drained is fetched again soon instead of after a long poll on
+   * nothing. NOTE: one fetch brings up to 1 MB per partition, several times a lane's
+   * queue bound at 0 ms receivers; with a 500 ms wait here a lone busy destination
+   * idled between its fetches (0.38x of bare undici in the deliver bench).
+   */
+  roomFetchWaitMs: number;
 }
 
 const DEFAULT_TUNING: DelivererTuning = {
@@ -64,6 +72,7 @@ const DEFAULT_TUNING: DelivererTuning = {
   commitEveryMs: 100,
   maxFetchWaitMs: 500,
   idleFetchWaitMs: 3_000,
+  roomFetchWaitMs: 50,
 };
 
 /**
@@ -290,7 +299,7 @@ class DelivererService implements Service {
         else this.logger.fatal({ err: error }, 'delivery consumer stopped for good; restart the process');
       },
     };
-    const settings = { groupId: this.groupId, admin: this.admin!, commitEveryMs: this.options.commitEveryMs, maxWaitTimeInMs: this.options.maxFetchWaitMs, idleWaitTimeInMs: this.options.idleFetchWaitMs, legacyGroupOf };
+    const settings = { groupId: this.groupId, admin: this.admin!, commitEveryMs: this.options.commitEveryMs, maxWaitTimeInMs: this.options.maxFetchWaitMs, idleWaitTimeInMs: this.options.idleFetchWaitMs, roomWaitTimeInMs: this.options.roomFetchWaitMs, legacyGroupOf };
     return createPartitionStream(this.deps.kafka, settings, handler, events, this.logger);
   }
 

@@ -86,9 +86,9 @@ export function laneQueueBound(concurrency: number): number {
  * Whether a lane with `queued` records should pause (at or over the bound) or resume
  * (at or below three quarters of it) its partitions; in between it keeps what it has.
  *
- * NOTE: a resumed partition is fetched only once the fetch under way returns, up to
- * the fetch wait later when the lane's other partitions are idle: the quarter it keeps
- * queued is what it works on meanwhile (8 × 64 permits at 50 ms: 300 ms of work).
+ * NOTE: a resumed partition is fetched only once the fetch under way returns (the
+ * deliverer's fetch waits only 50 ms while a lane is full, roomFetchWaitMs): the three
+ * quarters it keeps queued are what it works on meanwhile.
  */
 export function fullness(queued: number, bound: number): 'full' | 'room' | 'hold' {
   if (queued >= bound) return 'full';

@@ -50,6 +50,12 @@ export interface PartitionStreamSettings {
    * the session timeout: kafkajs heartbeats only between fetches.
    */
   idleWaitTimeInMs?: number;
+  /**
+   * The fetch wait while a partition is paused until its lane has room (no resume time):
+   * a resumed partition is fetched only once the fetch under way returns, and with its
+   * own partitions paused a lane's fetch is a long poll on nothing. Default: `maxWaitTimeInMs`.
+   */
+  roomWaitTimeInMs?: number;
   /** How long without a fetched record before the idle wait applies (default 2 s: records flowing end a long wait at once anyway; this only keeps the short wait through a pause in traffic). */
   idleAfterMs?: number;
   maxBytesPerPartition?: number;
@@ -680,20 +686,24 @@ class KafkaPartitionStream implements PartitionStream {
 }
 
 /**
- * The wait of a stream's next fetch (see KafkaPartitionStream.fetchWaitMs): the idle
- * wait once nothing was fetched for `idleAfterMs` and every paused partition is due to
- * resume later than that wait from now (`resumeTimes`: undefined for any moment).
+ * The wait of a stream's next fetch (see KafkaPartitionStream.fetchWaitMs): the room
+ * wait while a partition is paused until its lane has room (`resumeTimes` holds
+ * undefined); the idle wait once nothing was fetched for `idleAfterMs` and every paused
+ * partition is due to resume later than that wait from now; else `maxWaitTimeInMs`.
  */
 export function fetchWait(
-  settings: Pick<PartitionStreamSettings, 'maxWaitTimeInMs' | 'idleWaitTimeInMs' | 'idleAfterMs'>,
+  settings: Pick<PartitionStreamSettings, 'maxWaitTimeInMs' | 'idleWaitTimeInMs' | 'idleAfterMs' | 'roomWaitTimeInMs'>,
   state: { now: number; lastRecordsAt: number; resumeTimes: Iterable<number | undefined> },
 ): number {
-  const { maxWaitTimeInMs, idleWaitTimeInMs, idleAfterMs = DEFAULT_IDLE_AFTER_MS } = settings;
-  if (idleWaitTimeInMs === undefined || idleWaitTimeInMs <= maxWaitTimeInMs) return maxWaitTimeInMs;
+  const { maxWaitTimeInMs, idleWaitTimeInMs, idleAfterMs = DEFAULT_IDLE_AFTER_MS, roomWaitTimeInMs = maxWaitTimeInMs } = settings;
   const { now } = state;
-  if (now - state.lastRecordsAt < idleAfterMs) return maxWaitTimeInMs;
-  for (const resumeAt of state.resumeTimes) if (resumeAt === undefined || resumeAt - now < idleWaitTimeInMs) return maxWaitTimeInMs;
-  return idleWaitTimeInMs;
+  const idle = idleWaitTimeInMs !== undefined && idleWaitTimeInMs > maxWaitTimeInMs && now - state.lastRecordsAt >= idleAfterMs;
+  let wait = idle ? idleWaitTimeInMs : maxWaitTimeInMs;
+  for (const resumeAt of state.resumeTimes) {
+    if (resumeAt === undefined) return Math.min(roomWaitTimeInMs, maxWaitTimeInMs);
+    if (resumeAt - now < wait) wait = maxWaitTimeInMs;
+  }
+  return wait;
 }
 
 /**

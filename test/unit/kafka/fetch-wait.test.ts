@@ -23,6 +23,16 @@ describe('fetch wait of a partition stream', () => {
     expect(fetchWait({ maxWaitTimeInMs: 500, idleWaitTimeInMs: 400 }, idle)).toBe(500);
   });
 
+  it('waits the room wait while a partition is paused for room, records flowing or not', () => {
+    const room = { ...settings, roomWaitTimeInMs: 50 };
+    expect(fetchWait(room, { now, lastRecordsAt: now, resumeTimes: [undefined] })).toBe(50);
+    expect(fetchWait(room, { now, lastRecordsAt: idleSince, resumeTimes: [now + 60_000, undefined] })).toBe(50);
+    expect(fetchWait(room, { now, lastRecordsAt: idleSince, resumeTimes: [now + 100] })).toBe(500);
+    expect(fetchWait(room, { now, lastRecordsAt: now, resumeTimes: [] })).toBe(500);
+    // Never longer than the fetch wait.
+    expect(fetchWait({ ...settings, roomWaitTimeInMs: 900 }, { now, lastRecordsAt: now, resumeTimes: [undefined] })).toBe(500);
+  });
+
   it('waits 2 s without records before it goes idle, unless told otherwise', () => {
     const state = { now, lastRecordsAt: now - 1_999, resumeTimes: [] };
     expect(fetchWait({ maxWaitTimeInMs: 500, idleWaitTimeInMs: 3_000 }, state)).toBe(500);

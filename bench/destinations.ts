@@ -232,6 +232,8 @@ interface RunResult {
   connections?: number;
   idleCpuPercent?: number;
   rate?: number;
+  /** The deliverer's CPU time (user + system) per event of wave 2, from its resumption to the last arrival, in µs. */
+  cpuPerEventUs?: number;
   duplicates?: number;
   received?: number;
   /** switchyard_delivery_attempts_total summed over the destinations, by outcome (what a duplicate came from). */
@@ -348,8 +350,10 @@ async function runOnce(options: RunOptions): Promise<RunResult> {
         if (wave === 2) process.kill(pid, 'SIGCONT');
       }
       log(`D=${d}: wave ${wave} written to Kafka in ${((performance.now() - producing) / 1000).toFixed(1)} s`);
+      const cpuAtStart = cpuSeconds(pid);
       const done = await waitUntil(async () => (await options.receiver.stats(wave)).wave.count >= perHealthy, 600_000);
       if (!done) throw new Error(`D=${d}: wave ${wave} not delivered in 10 minutes: ${JSON.stringify(await options.receiver.stats(wave))}`);
+      if (wave === 2) result.cpuPerEventUs = ((cpuSeconds(pid) - cpuAtStart) * 1e6) / perHealthy;
     }
     const stats = await options.receiver.stats(2);
     result.rate = (stats.wave.count - 1) / ((stats.wave.last - stats.wave.first) / 1000);
@@ -435,10 +439,10 @@ export async function main(args: string[]): Promise<void> {
         '',
         `destinations bench: one \`switchyard deliverer\` (CLI child process), ${options.n} events per wave split evenly over D destinations, ${options.partitions} partition(s) per topic, concurrencyPerDestination ${options['in-flight']} / D (at least 1), one node:http receiver (0 ms)`,
         ...formatTable(
-          ['D', 'ready s', 'RSS idle MB', 'RSS loaded MB', 'broker conns', 'idle CPU %', 'events/s (wave 2)', `vs D=${results[0]?.d ?? '-'}`, 'duplicates', 'timeouts'],
+          ['D', 'ready s', 'RSS idle MB', 'RSS loaded MB', 'broker conns', 'idle CPU %', 'events/s (wave 2)', `vs D=${results[0]?.d ?? '-'}`, 'µs CPU/ev', 'duplicates', 'timeouts'],
           results.map((r) =>
             r.note !== undefined
-              ? [String(r.d), r.note, cell(r.rssIdleMb), '-', cell(r.connections), '-', '-', '-', '-', '-']
+              ? [String(r.d), r.note, cell(r.rssIdleMb), '-', cell(r.connections), '-', '-', '-', '-', '-', '-']
               : [
                   String(r.d),
                   cell(r.readySeconds, 1),
@@ -448,12 +452,13 @@ export async function main(args: string[]): Promise<void> {
                   cell(r.idleCpuPercent, 1),
                   cell(r.rate),
                   base && r.rate ? `${(r.rate / base).toFixed(2)}×` : '-',
+                  cell(r.cpuPerEventUs, 1),
                   r.duplicates === undefined || r.received === undefined ? '-' : `${r.duplicates} of ${r.received - r.duplicates}`,
                   cell(r.attempts?.['timeout'] ?? 0),
                 ],
           ),
         ),
-        'duplicates: 2xx answers past the first for a message id, of the events delivered (both waves); timeouts: requests the deliverer gave up on (delivery.timeout), sent again later',
+        'µs CPU/ev: the deliverer process\'s CPU time per event of wave 2 (its resumption to the last arrival); duplicates: 2xx answers past the first for a message id, of the events delivered (both waves); timeouts: requests the deliverer gave up on (delivery.timeout), sent again later',
         'targets: ready < 10 s; connections independent of D; idle CPU < 2 % of a core; D=1000 ≥ 0.90× D=1; zero duplicates',
         ...(hangingRows.length > 0
           ? [

@@ -302,7 +302,7 @@ export async function main(args: string[]): Promise<void> {
       scenarioNumber += 1;
       const prefix = `bench-${run}-${scenarioNumber}.`;
       const config = benchConfig(broker.brokers, prefix, `bench-${run}-${scenarioNumber}`, partitions, concurrency, destinations, extra.timeout);
-      // The deliverer's producer on the client the CLI would pick: kafkajs, or @platformatic/kafka with SWITCHYARD_KAFKA_CLIENT=platformatic.
+      // The deliverer's producer on the client the CLI would pick: @platformatic/kafka, or kafkajs with SWITCHYARD_KAFKA_CLIENT=kafkajs.
       const client = createKafka(config.kafka, logger, { kind: kafkaClientKindFromEnv(process.env) });
       const kafka = kafkajsOf(client);
       const names = topicNames(prefix);

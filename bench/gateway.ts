@@ -122,7 +122,7 @@ async function startGateway(config: Config, merging: boolean): Promise<{ port: n
   const gateway = createGatewayService(
     {
       config: staticConfigStore(config),
-      // The client the CLI would pick: kafkajs, or @platformatic/kafka with SWITCHYARD_KAFKA_CLIENT=platformatic.
+      // The client the CLI would pick: @platformatic/kafka, or kafkajs with SWITCHYARD_KAFKA_CLIENT=kafkajs.
       kafka: createKafka(config.kafka, logger, { kind: kafkaClientKindFromEnv(process.env) }),
       metrics: createMetrics({ defaultMetrics: false }),
       logger,

@@ -28,7 +28,7 @@
 // too: the steadier figure on a shared machine) and 1, as the broker's share grows.
 //
 // Two Kafka clients (issue 14): `router` runs on @platformatic/kafka (the port's
-// client for trials; kafkajs is the default), `router-kafkajs` is the same router built on kafkajs
+// default client), `router-kafkajs` is the same router built on kafkajs
 // (createKafka's `kind`), in the same run. `passthrough` is the bare kafkajs
 // passthrough above; `passthrough-platformatic` is the same copy on the port's
 // @platformatic/kafka consumer runtime and producer (that client has no eachBatch: the

@@ -91,7 +91,7 @@ export interface KafkaClient {
 export interface CreateKafkaOptions {
   /** Appended to the configured client id (`<clientId>-<suffix>`). */
   clientIdSuffix?: string;
-  /** Which client library; default DEFAULT_KAFKA_CLIENT (kafkajs) (the CLI takes SWITCHYARD_KAFKA_CLIENT: kafkaClientKindFromEnv). */
+  /** Which client library; default DEFAULT_KAFKA_CLIENT (@platformatic/kafka) (the CLI takes SWITCHYARD_KAFKA_CLIENT: kafkaClientKindFromEnv). */
   kind?: KafkaClientKind;
 }
 

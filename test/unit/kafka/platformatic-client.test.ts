@@ -9,8 +9,8 @@ const SETTINGS = { brokers: ['k1:9092', 'k2:9092'], clientId: 'sy', topicPrefix:
 
 describe('kafkaClientKindFromEnv', () => {
   it.each([
-    [undefined, 'kafkajs'],
-    ['', 'kafkajs'],
+    [undefined, 'platformatic'],
+    ['', 'platformatic'],
     ['platformatic', 'platformatic'],
     ['kafkajs', 'kafkajs'],
     [' KafkaJS ', 'kafkajs'],
@@ -19,7 +19,7 @@ describe('kafkaClientKindFromEnv', () => {
   });
 
   it('refuses a client it does not know, naming the two it does', () => {
-    expect(() => kafkaClientKindFromEnv({ SWITCHYARD_KAFKA_CLIENT: 'rdkafka' })).toThrow(/SWITCHYARD_KAFKA_CLIENT=rdkafka .*kafkajs \(the default\) or platformatic/);
+    expect(() => kafkaClientKindFromEnv({ SWITCHYARD_KAFKA_CLIENT: 'rdkafka' })).toThrow(/SWITCHYARD_KAFKA_CLIENT=rdkafka .*platformatic \(the default\) or kafkajs/);
   });
 });
 

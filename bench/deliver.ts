@@ -280,6 +280,10 @@ export async function main(args: string[]): Promise<void> {
   if (unknown.length > 0) throw new Error(`--scenarios takes ${SCENARIOS.join(', ')} (comma-separated), not ${unknown.join(', ')}`);
   // At 50 ms the rate is bounded by concurrency / latency; fewer events keep the run short.
   const slowN = Math.min(n, concurrency * 20 * 10);
+  // NOTE: the breaker rows are timed once the hanging URL's circuit is open: five timeouts
+  // of 1 s each at the least, while the healthy URL delivers at full speed meanwhile
+  // (its first 2xx settles each event). More events keep most of them for the timed part.
+  const breakerN = 5 * n;
 
   const broker = await startOrReuseBroker();
   const receiver = await startReceiverProcess(RECEIVER_SOURCE);
@@ -356,20 +360,20 @@ export async function main(args: string[]): Promise<void> {
         ['healthy beside hanging', () => scenario({ healthy, hanging: receiver.url('/hang') }, { healthy: n, hanging: n })],
       ],
       breaker: [
-        ['healthy URL alone', () => scenario({ pair: healthy }, { pair: n }, { timeout: breakerTimeout })],
+        ['healthy URL alone', () => scenario({ pair: healthy }, { pair: breakerN }, { timeout: breakerTimeout })],
         [
           'healthy + hanging URL, breaker on',
           async () => {
             circuitOpenedAt = undefined;
             const started = Date.now();
-            const measured = await scenario({ pair: [healthy, receiver.url('/hang')] }, { pair: n }, { timeout: breakerTimeout, warmedUp: circuitOpen });
+            const measured = await scenario({ pair: [healthy, receiver.url('/hang')] }, { pair: breakerN }, { timeout: breakerTimeout, warmedUp: circuitOpen });
             if (circuitOpenedAt !== undefined) log(`  the hanging URL's circuit was seen open ${((circuitOpenedAt - started) / 1000).toFixed(1)} s after the scenario started (topics and fill included)`);
             return measured;
           },
         ],
         [
           'healthy + hanging URL, breaker off',
-          () => scenario({ pair: [healthy, receiver.url('/hang')] }, { pair: n }, { timeout: breakerTimeout, tuning: { circuitBreaker: { failureThreshold: Number.MAX_SAFE_INTEGER } } }),
+          () => scenario({ pair: [healthy, receiver.url('/hang')] }, { pair: breakerN }, { timeout: breakerTimeout, tuning: { circuitBreaker: { failureThreshold: Number.MAX_SAFE_INTEGER } } }),
         ],
       ],
     };

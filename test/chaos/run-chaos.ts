@@ -2,7 +2,7 @@
 // receivers, a load of calls and fuzzed inputs, faults at random instants; then the
 // drain and the verdict: nothing acknowledged is lost, nothing arrives where it must
 // not, no process dies unasked.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
@@ -252,6 +252,12 @@ export async function runChaos(input: ChaosProfile, log: Log): Promise<ChaosRepo
   await run.tap?.close().catch(() => undefined);
   const trails = verdict.lost.length > 0 ? await followTrails(run, verdict) : {};
   for (const receiver of run.receivers.values()) await receiver.close();
+  // The broker's own log goes with the roles' (its folder is removed with the broker).
+  try {
+    if (run.broker !== undefined) copyFileSync(run.broker.logFile, join(logDir, 'broker.log'));
+  } catch {
+    // no log to keep: the broker never started
+  }
   await run.broker?.stop().catch(() => undefined);
 
   const report = buildReport({

@@ -14,6 +14,12 @@ RUN npx tsc -p tsconfig.build.json
 # Runtime stage: production dependencies and the compiled output only.
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production
+# NOTE: 64 MB semi-spaces for V8's young generation, more than its default: the roles
+# allocate a short-lived object graph per call and event, and with the default the router
+# spent a fifth of its CPU in scavenges. Measured (npm run bench -- route, 3 rounds):
+# the router's CPU per call 45 -> 41 µs, for about 80 MB more resident memory at full
+# load. `npm run bench` runs with the same flag (package.json).
+ENV NODE_OPTIONS=--max-semi-space-size=64
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force

@@ -179,6 +179,11 @@ async function deleteTopics(admin: Admin, topics: readonly string[]): Promise<vo
   }
 }
 
+/** The V8 heap flags this process runs with (`--max-semi-space-size=…`), for a child started as the image starts a role. */
+function v8FlagsOfThisProcess(): string {
+  return [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(' ')].filter((arg) => arg.startsWith('--max-semi-space-size')).join(' ');
+}
+
 /** /proc/<pid>/stat utime + stime, in seconds. */
 function cpuSeconds(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -314,7 +319,8 @@ async function runOnce(options: RunOptions): Promise<RunResult> {
     log(`D=${d} (${options.hanging} hanging): creating ${topics.length} topics`);
     await createTopics(admin, topics, options.partitions);
     const started = performance.now();
-    daemon = startDaemon(['deliverer', '--config', file], { LOG_LEVEL: 'warn' });
+    // The deliverer runs with this process's V8 flags (package.json's bench script: the image's).
+    daemon = startDaemon(['deliverer', '--config', file], { LOG_LEVEL: 'warn', NODE_OPTIONS: v8FlagsOfThisProcess() });
     const pid = daemon.process.pid!;
     const ready = await waitUntil(async () => {
       if (daemon!.process.exitCode !== null) throw new Error(`the deliverer exited: ${daemon!.output().slice(-2000)}`);

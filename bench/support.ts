@@ -5,7 +5,7 @@
 // Benchmarks are not part of `npm test`: each prints a table against a same-run
 // baseline and never fails a build.
 import { spawn } from 'node:child_process';
-import { existsSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parseConfigText } from '../src/config/load.js';
@@ -33,16 +33,10 @@ export async function startOrReuseBroker(options: { heapMb?: number } = {}): Pro
   if (given) return { brokers: given, stop: async () => undefined };
   // @ts-expect-error -- plain ESM script shared with the tests and `npm start`
   const { startBroker } = (await import('../scripts/kafka/broker.mjs')) as {
-    startBroker(options?: { heapMb?: number; log?: (line: string) => void; parentDir?: string }): Promise<Broker>;
+    startBroker(options?: { heapMb?: number; log?: (line: string) => void; inMemory?: boolean }): Promise<Broker>;
   };
-  // NOTE: the broker's log lives in memory (/dev/shm) where the machine has it. On this
-  // machine's disk a broker writes slowly for a while after its first writes to many new
-  // partitions: each index page written again after the kernel flushed it faults (system
-  // time): a second 20,000 records to 1,000 fresh topics, 15 s after the first, took 31 s
-  // to write (in memory: 0.5 s). That measured the disk, not what a bench compares.
-  const parentDir = existsSync('/dev/shm') ? '/dev/shm' : undefined;
-  log(`starting a local broker${parentDir ? ' with its log in /dev/shm' : ''} (set KAFKA_BROKERS to use another)`);
-  return startBroker({ heapMb: options.heapMb ?? 768, log: (line) => process.stderr.write(`${line}\n`), ...(parentDir ? { parentDir } : {}) });
+  log('starting a local broker in memory (set KAFKA_BROKERS to use another)');
+  return startBroker({ heapMb: options.heapMb ?? 768, log: (line) => process.stderr.write(`${line}\n`), inMemory: true });
 }
 
 type OptionValues<T extends Record<string, number | string>> = { [K in keyof T]: T[K] extends number ? number : string };

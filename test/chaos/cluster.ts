@@ -4,7 +4,7 @@
 // cause is recorded as a crash; every role's output is kept in the run's log folder.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, renameSync, writeFileSync } from 'node:fs';
+import { createWriteStream, renameSync, writeFileSync } from 'node:fs';
 import type { WriteStream } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -29,18 +29,12 @@ export interface DedicatedBroker {
   stop(options?: { keepData?: boolean }): Promise<void>;
 }
 
-/**
- * NOTE: the broker's log lives in memory (/dev/shm) where the machine has one. On this
- * machine's disk a broker writes its index pages slowly for a while after they were
- * flushed (page faults, system time), and a full run once waited more than the 120 s
- * start timeout for a broker restart: that measured the disk, not Switchyard.
- */
 export async function startDedicatedBroker(log: (line: string) => void): Promise<DedicatedBroker> {
   // @ts-expect-error -- plain ESM script shared with `npm run kafka`
   const { startBroker } = (await import('../../scripts/kafka/broker.mjs')) as {
-    startBroker(options?: { heapMb?: number; log?: (line: string) => void; parentDir?: string }): Promise<DedicatedBroker>;
+    startBroker(options?: { heapMb?: number; log?: (line: string) => void; inMemory?: boolean }): Promise<DedicatedBroker>;
   };
-  return startBroker({ heapMb: 512, log, ...(existsSync('/dev/shm') ? { parentDir: '/dev/shm' } : {}) });
+  return startBroker({ heapMb: 512, log, inMemory: true });
 }
 
 export function freePort(): Promise<number> {

@@ -14,7 +14,7 @@ export interface DedicatedBroker {
 export async function startDedicatedBroker(): Promise<DedicatedBroker> {
   // @ts-expect-error -- plain ESM script shared with `npm run kafka` and `npm start`
   const { startBroker } = (await import('../../scripts/kafka/broker.mjs')) as {
-    startBroker(options?: { log?: (line: string) => void }): Promise<DedicatedBroker>;
+    startBroker(options?: { log?: (line: string) => void; inMemory?: boolean }): Promise<DedicatedBroker>;
   };
-  return startBroker({ log: (line) => process.stderr.write(`${line}\n`) });
+  return startBroker({ log: (line) => process.stderr.write(`${line}\n`), inMemory: true });
 }

@@ -31,9 +31,9 @@ async function startContainerBroker(): Promise<RunningBroker> {
 async function startLocalBroker(): Promise<RunningBroker> {
   // @ts-expect-error -- plain ESM script shared with `npm run kafka` and `npm start`
   const { startBroker } = (await import('../../scripts/kafka/broker.mjs')) as {
-    startBroker(options?: { log?: (line: string) => void }): Promise<RunningBroker>;
+    startBroker(options?: { log?: (line: string) => void; inMemory?: boolean }): Promise<RunningBroker>;
   };
-  return startBroker({ log: (line) => process.stderr.write(`${line}\n`) });
+  return startBroker({ log: (line) => process.stderr.write(`${line}\n`), inMemory: true });
 }
 
 let broker: RunningBroker | undefined;

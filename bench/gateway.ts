@@ -143,7 +143,12 @@ interface LoadResult {
   seconds: number;
   p50Ms: number;
   p99Ms: number;
+  /** Requests sent during the warm-up (not timed, but served: they count in the server's CPU). */
+  warmupRequests: number;
 }
+
+/** A side's timed result, with the serving process's CPU per call over warm-up and timed load. */
+type SideResult = LoadResult & { cpuUsPerCall: number };
 
 interface LoadSpec {
   port: number;
@@ -185,10 +190,10 @@ async function runLoadClient(spec: LoadSpec): Promise<LoadResult> {
     const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
     return { requests, failed, seconds: elapsed, p50Ms: at(0.5), p99Ms: at(0.99) };
   };
-  await phase(spec.warmupSeconds, false);
+  const warmup = await phase(spec.warmupSeconds, false);
   const result = await phase(spec.seconds, true);
   await pool.close();
-  return result;
+  return { ...result, warmupRequests: warmup.requests + warmup.failed };
 }
 
 function loadFromChild(spec: LoadSpec): Promise<LoadResult> {
@@ -235,7 +240,7 @@ export async function main(args: string[]): Promise<void> {
       replicationFactor: 1,
     });
 
-    const rows: ({ side: string; round: number } & LoadResult)[] = [];
+    const rows: ({ side: string; round: number } & SideResult)[] = [];
     for (let round = 1; round <= rounds; round++) {
       // Rotate which side goes first, so none always gets the warmer broker.
       const order = SIDES.map((_, i) => SIDES[(i + round - 1) % SIDES.length]!);
@@ -243,8 +248,13 @@ export async function main(args: string[]): Promise<void> {
         const server =
           side === 'baseline' ? await startBaseline(kafka, baselineTopic) : await startGateway(gatewayConfig, side === 'gateway');
         try {
+          // NOTE: the server runs in this process and the load in a child: this process's CPU
+          // over the child's life is the server's (and its producer's), per call served.
+          const cpuBefore = process.cpuUsage();
           const result = await loadFromChild({ port: server.port, connections, seconds, warmupSeconds: WARMUP_SECONDS });
-          rows.push({ side, round, ...result });
+          const cpu = process.cpuUsage(cpuBefore);
+          const cpuUsPerCall = (cpu.user + cpu.system) / Math.max(1, (result.requests + result.failed + result.warmupRequests) * CALLS_PER_REQUEST);
+          rows.push({ side, round, ...result, cpuUsPerCall });
           log(`round ${round} ${side}: ${(result.requests / result.seconds).toFixed(0)} requests/s (${result.failed} failed)`);
         } finally {
           await server.stop();
@@ -258,7 +268,7 @@ export async function main(args: string[]): Promise<void> {
     const gateway = best('gateway');
     const unmerged = best('unmerged');
     const rate = (r: LoadResult) => r.requests / r.seconds;
-    const row = (side: string, r: LoadResult) => [side, rate(r).toFixed(0), (rate(r) * CALLS_PER_REQUEST).toFixed(0), r.p50Ms.toFixed(1), r.p99Ms.toFixed(1), String(r.failed)];
+    const row = (side: string, r: SideResult) => [side, rate(r).toFixed(0), (rate(r) * CALLS_PER_REQUEST).toFixed(0), r.p50Ms.toFixed(1), r.p99Ms.toFixed(1), r.cpuUsPerCall.toFixed(1), String(r.failed)];
     const failed = rows.reduce((sum, r) => sum + r.failed, 0);
     const stored = await recordsIn(admin, names.calls);
     const accepted = rows.filter((r) => r.side !== 'baseline').reduce((sum, r) => sum + r.requests, 0) * CALLS_PER_REQUEST;
@@ -267,7 +277,8 @@ export async function main(args: string[]): Promise<void> {
         '',
         `gateway bench: POST /v1/batch, ${CALLS_PER_REQUEST} calls (~1 KB each) per request, ${connections} connections, ` +
           `${seconds} s per side after ${WARMUP_SECONDS} s warm-up, ${partitions} partitions; best of ${rounds} round(s)`,
-        ...formatTable(['side', 'requests/s', 'calls/s', 'p50 ms', 'p99 ms', 'failed'], [row('baseline', baseline), row('gateway', gateway), row('unmerged', unmerged)]),
+        ...formatTable(['side', 'requests/s', 'calls/s', 'p50 ms', 'p99 ms', 'µs CPU/call', 'failed'], [row('baseline', baseline), row('gateway', gateway), row('unmerged', unmerged)]),
+        'µs CPU/call: this process\'s CPU (the server and its producer; the load client is another process) per call served, warm-up included',
         `ratio gateway/baseline: ${(rate(gateway) / rate(baseline)).toFixed(2)}× (target ≥ 0.80×); ` +
           `without merging concurrent writes: ${(rate(unmerged) / rate(baseline)).toFixed(2)}×`,
         // Warm-up requests are stored too, so the topic holds at least the timed ones.

@@ -348,12 +348,13 @@ class KafkaPartitionStream implements PartitionStream {
   }
 
   /**
-   * The wait of the next fetch (fetchWaitMs): short while records flow or a paused
-   * partition may resume soon, since a resumed partition is fetched only once the fetch
-   * under way returns; long once idle, so that an idle deliverer fetches its thousands of
-   * partitions every few seconds instead of twice a second (kafkajs has no incremental
-   * fetch sessions: each fetch lists every partition). New records end a long wait at
-   * once: the broker answers a fetch as soon as any of its partitions has some.
+   * The wait of the next fetch (fetchWait): shortest while a lane waits for room, short
+   * while records flow or a paused partition may resume soon, since a resumed partition
+   * is fetched only once the fetch under way returns; long once idle, so that an idle
+   * deliverer goes over its thousands of partitions every few seconds instead of twice a
+   * second (even in a fetch session kafkajs walks every partition to build each request).
+   * New records end a long wait at once: the broker answers a fetch as soon as any of its
+   * partitions has some.
    */
   private fetchWaitMs(): number {
     return fetchWait(this.settings, { now: Date.now(), lastRecordsAt: this.lastRecordsAt, resumeTimes: this.paused.values() });

@@ -1,12 +1,14 @@
 // `npm run bench -- destinations [--counts 1,100,1000] [--n 20000] [--partitions 1] [--in-flight 256]
-//   [--ready-timeout 120] [--idle 10] [--hanging 100] [--timeout 5s]`, or standalone: `tsx bench/destinations.ts [same options]`.
+//   [--ready-timeout 120] [--settle 5] [--idle 10] [--hanging 100] [--timeout 5s]`, or standalone: `tsx bench/destinations.ts [same options]`.
 //
 // What a destination costs the deliverer: one `switchyard deliverer` process (the real
 // CLI, a child process, as Kubernetes runs it) with D destinations, all posting to one
 // local keep-alive receiver (a child process, 0 ms), the same total of events at every
 // D (split evenly). Per D it prints: time to ready (`/readyz` of the admin port), RSS,
 // established TCP connections from the deliverer to the broker, CPU while idle (nothing
-// to deliver, over --idle seconds), the steady-state rate of a second wave after a
+// to deliver, over --idle seconds once --settle seconds passed after ready: the start-up's
+// last work, such as the first lag sample, is not idleness; the CPU of those first
+// seconds is printed beside it), the steady-state rate of a second wave after a
 // warm-up wave (timed at the receiver, first to last arrival of the wave), and the
 // duplicates the receiver counted (by message id). Then the hanging case: at D =
 // --hanging, 10 % of the destinations hang until the timeout, and the others' rate is
@@ -236,6 +238,8 @@ interface RunResult {
   rssLoadedMb?: number;
   connections?: number;
   idleCpuPercent?: number;
+  /** CPU over the --settle seconds right after ready. */
+  settleCpuPercent?: number;
   rate?: number;
   /** The deliverer's CPU time (user + system) per event of wave 2, from its resumption to the last arrival, in µs. */
   cpuPerEventUs?: number;
@@ -267,6 +271,7 @@ interface RunOptions {
   /** Requests at once over all destinations: concurrencyPerDestination is this / D (at least 1). */
   inFlight: number;
   readyTimeoutS: number;
+  settleS: number;
   idleS: number;
   /** delivery.timeout, also how long a hanging destination holds each request. */
   timeout: string;
@@ -335,8 +340,11 @@ async function runOnce(options: RunOptions): Promise<RunResult> {
       return result;
     }
     result.readySeconds = (performance.now() - started) / 1000;
-    log(`D=${d}: ready in ${result.readySeconds.toFixed(1)} s; measuring idle CPU for ${options.idleS} s`);
+    log(`D=${d}: ready in ${result.readySeconds.toFixed(1)} s; measuring idle CPU for ${options.idleS} s after ${options.settleS} s`);
+    const cpuAtReady = cpuSeconds(pid);
+    await sleep(options.settleS * 1000);
     const cpuBefore = cpuSeconds(pid);
+    result.settleCpuPercent = ((cpuBefore - cpuAtReady) / options.settleS) * 100;
     const idleStart = performance.now();
     await sleep(options.idleS * 1000);
     result.idleCpuPercent = ((cpuSeconds(pid) - cpuBefore) / ((performance.now() - idleStart) / 1000)) * 100;
@@ -389,6 +397,7 @@ export async function main(args: string[]): Promise<void> {
     partitions: 1,
     'in-flight': 256,
     'ready-timeout': 120,
+    settle: 5,
     idle: 10,
     hanging: '100',
     timeout: '5s',
@@ -405,6 +414,7 @@ export async function main(args: string[]): Promise<void> {
     partitions: options.partitions,
     inFlight: options['in-flight'],
     readyTimeoutS: options['ready-timeout'],
+    settleS: options.settle,
     idleS: options.idle,
     timeout: options.timeout,
   };
@@ -445,16 +455,17 @@ export async function main(args: string[]): Promise<void> {
         '',
         `destinations bench: one \`switchyard deliverer\` (CLI child process), ${options.n} events per wave split evenly over D destinations, ${options.partitions} partition(s) per topic, concurrencyPerDestination ${options['in-flight']} / D (at least 1), one node:http receiver (0 ms)`,
         ...formatTable(
-          ['D', 'ready s', 'RSS idle MB', 'RSS loaded MB', 'broker conns', 'idle CPU %', 'events/s (wave 2)', `vs D=${results[0]?.d ?? '-'}`, 'µs CPU/ev', 'duplicates', 'timeouts'],
+          ['D', 'ready s', 'RSS idle MB', 'RSS loaded MB', 'broker conns', `CPU % first ${options.settle} s`, 'idle CPU %', 'events/s (wave 2)', `vs D=${results[0]?.d ?? '-'}`, 'µs CPU/ev', 'duplicates', 'timeouts'],
           results.map((r) =>
             r.note !== undefined
-              ? [String(r.d), r.note, cell(r.rssIdleMb), '-', cell(r.connections), '-', '-', '-', '-', '-', '-']
+              ? [String(r.d), r.note, cell(r.rssIdleMb), '-', cell(r.connections), '-', '-', '-', '-', '-', '-', '-']
               : [
                   String(r.d),
                   cell(r.readySeconds, 1),
                   cell(r.rssIdleMb),
                   cell(r.rssLoadedMb),
                   cell(r.connections),
+                  cell(r.settleCpuPercent, 1),
                   cell(r.idleCpuPercent, 1),
                   cell(r.rate),
                   base && r.rate ? `${(r.rate / base).toFixed(2)}×` : '-',
@@ -464,7 +475,8 @@ export async function main(args: string[]): Promise<void> {
                 ],
           ),
         ),
-        'µs CPU/ev: the deliverer process\'s CPU time per event of wave 2 (its resumption to the last arrival); duplicates: 2xx answers past the first for a message id, of the events delivered (both waves); timeouts: requests the deliverer gave up on (delivery.timeout), sent again later',
+        `CPU % first ${options.settle} s: right after ready (the start-up's last work); idle CPU %: the ${options.idle} s after that, nothing to deliver; ` +
+          'µs CPU/ev: the deliverer process\'s CPU time per event of wave 2 (its resumption to the last arrival); duplicates: 2xx answers past the first for a message id, of the events delivered (both waves); timeouts: requests the deliverer gave up on (delivery.timeout), sent again later',
         'targets: ready < 10 s; connections independent of D; idle CPU < 2 % of a core; D=1000 ≥ 0.90× D=1; zero duplicates',
         ...(hangingRows.length > 0
           ? [

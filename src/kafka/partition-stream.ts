@@ -101,6 +101,11 @@ export interface PartitionStream {
   revokeTopic(topic: string): void;
   /** Joined, and not crashed since. */
   joined(): boolean;
+  /**
+   * When records were last fetched (epoch ms); undefined while that does not tell whether
+   * records arrived: not joined, or a partition paused (its new records are not fetched).
+   */
+  recordsMovedAt(): number | undefined;
   failure(): Error | undefined;
   /** Commits what finished (until done while still a member), then leaves the group. */
   stop(): Promise<void>;
@@ -285,6 +290,10 @@ class KafkaPartitionStream implements PartitionStream {
 
   failure(): Error | undefined {
     return this.crashed;
+  }
+
+  recordsMovedAt(): number | undefined {
+    return this.joined() && this.paused.size === 0 ? this.lastRecordsAt : undefined;
   }
 
   stop(): Promise<void> {

@@ -54,15 +54,41 @@ export function topicLag(ends: readonly PartitionEnds[], committed: readonly Com
   return Number(lag);
 }
 
+const DEFAULT_QUIET_INTERVAL_MS = 60_000;
+
 export interface LagSampler {
   /** Takes one sample now (also what the timer runs). Never throws; failures are logged. */
   sample(): Promise<void>;
   stop(): Promise<void>;
 }
 
+/** What the last sample found, for `quietSkip`. */
+export interface LastSample {
+  /** When it started (epoch ms). */
+  at: number;
+  /** Every topic of every group was sampled, each with a lag of 0. */
+  allCaughtUp: boolean;
+}
+
+/**
+ * Whether a due sample can be skipped: the last one found every topic caught up, no
+ * record moved here since it started (`recordsMovedAt`; undefined: unknown, so never),
+ * and it is younger than `quietIntervalMs`.
+ * NOTE: a lag of 0 grows only with new records, which the consumer fetches within its
+ * fetch wait (so they move `recordsMovedAt`), or records it does not fetch: a paused
+ * partition's (the consumer then answers undefined), or another member's partitions,
+ * whose own sampler reports them (dashboards and the scaler take the max over pods).
+ */
+export function quietSkip(last: LastSample | undefined, recordsMovedAt: number | undefined, now: number, quietIntervalMs: number): boolean {
+  return last !== undefined && last.allCaughtUp && recordsMovedAt !== undefined && recordsMovedAt < last.at && now - last.at < quietIntervalMs;
+}
+
 /**
  * Samples every `intervalMs` (the first sample at once). `groups` is read on each
  * sample, so a config reload that adds topics is picked up without a restart.
+ * With `recordsMovedAt`, a caught-up group whose records have not moved since is sampled
+ * only every `quietIntervalMs` (quietSkip): an idle consumer of thousands of topics does
+ * not ask for thousands of log ends every interval to learn nothing.
  */
 export function startLagSampler(options: {
   source: LagSource;
@@ -72,6 +98,10 @@ export function startLagSampler(options: {
   logger?: Logger;
   /** Called with each topic's lag once the gauge is set (the deliverer derives its retry queue depth from it). */
   onSample?: (group: LagGroup, topic: string, lag: number) => void;
+  /** When the consumer last fetched records (epoch ms); undefined when it cannot tell (a partition paused). */
+  recordsMovedAt?: () => number | undefined;
+  /** How long a quiet, caught-up group goes without a sample at most (default 60 s). */
+  quietIntervalMs?: number;
 }): LagSampler {
   const { source, metrics, logger } = options;
   let timer: NodeJS.Timeout | undefined;
@@ -79,8 +109,10 @@ export function startLagSampler(options: {
   let running: Promise<void> = Promise.resolve();
   let lastProblem: string | undefined;
   let failuresInARow = 0;
+  let last: LastSample | undefined;
 
-  const sampleGroup = async (group: LagGroup): Promise<void> => {
+  /** Samples one group; true when every one of its topics was found with a lag of 0. */
+  const sampleGroup = async (group: LagGroup): Promise<boolean> => {
     // NOTE: one request per broker for every topic when the source can (the deliverer's
     // group reads three to five topics per destination); else one topic after the other.
     // The commits of the partitions found go in one request too: per topic, kafkajs
@@ -94,23 +126,31 @@ export function startLagSampler(options: {
           )
         : await source.committedOffsets(group.groupId, group.topics);
     const byTopic = new Map(committed.map((t) => [t.topic, t.partitions]));
+    let caughtUp = true;
     for (const topic of group.topics) {
       const ends = many === undefined ? await source.partitionEnds(topic) : many.get(topic);
-      if (ends === undefined) continue; // not created yet: sampled once it is
+      if (ends === undefined) {
+        caughtUp = false;
+        continue; // not created yet: sampled once it is
+      }
       const lag = topicLag(ends, byTopic.get(topic) ?? []);
+      if (lag !== 0) caughtUp = false;
       metrics.consumerLag.set({ group: group.groupId, topic }, lag);
       options.onSample?.(group, topic, lag);
     }
+    return caughtUp;
   };
 
   const sampleAll = async (): Promise<void> => {
+    const sample: LastSample = { at: Date.now(), allCaughtUp: true };
     for (const group of options.groups()) {
       if (stopped) return;
       try {
-        await sampleGroup(group);
+        if (!(await sampleGroup(group))) sample.allCaughtUp = false;
         lastProblem = undefined;
         failuresInARow = 0;
       } catch (error) {
+        sample.allCaughtUp = false;
         // A single failure is usually a topic just created (its leader not known
         // yet); two in a row are worth a line, then one per new kind of failure: a
         // broker outage is already reported by every other part of the process.
@@ -124,6 +164,7 @@ export function startLagSampler(options: {
         }
       }
     }
+    last = sample;
   };
 
   const sample = (): Promise<void> => {
@@ -134,7 +175,9 @@ export function startLagSampler(options: {
   const schedule = () => {
     if (stopped) return;
     timer = setTimeout(() => {
-      void sample().then(schedule);
+      const moved = options.recordsMovedAt?.();
+      const skip = options.recordsMovedAt !== undefined && quietSkip(last, moved, Date.now(), options.quietIntervalMs ?? DEFAULT_QUIET_INTERVAL_MS);
+      void (skip ? Promise.resolve() : sample()).then(schedule);
     }, options.intervalMs);
     timer.unref();
   };

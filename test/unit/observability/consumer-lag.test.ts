@@ -1,5 +1,7 @@
-import { describe, expect, it } from 'vitest';
-import { topicLag } from '../../../src/observability/consumer-lag.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { quietSkip, startLagSampler, topicLag } from '../../../src/observability/consumer-lag.js';
+import type { LagSource } from '../../../src/observability/consumer-lag.js';
+import { createMetrics } from '../../../src/observability/metrics.js';
 
 describe('topicLag', () => {
   it('sums high watermark minus committed offset over partitions', () => {
@@ -36,5 +38,78 @@ describe('topicLag', () => {
   it('is zero for empty topics and never negative', () => {
     expect(topicLag([{ partition: 0, high: '0', low: '0' }], [{ partition: 0, offset: '-1' }])).toBe(0);
     expect(topicLag([{ partition: 0, high: '10', low: '0' }], [{ partition: 0, offset: '12' }])).toBe(0);
+  });
+});
+
+describe('quietSkip', () => {
+  const at = 1_000_000;
+  it.each([
+    ['caught up, nothing fetched since', { at, allCaughtUp: true }, at - 1, at + 10_000, true],
+    ['no sample yet', undefined, at - 1, at + 10_000, false],
+    ['lag at the last sample', { at, allCaughtUp: false }, at - 1, at + 10_000, false],
+    ['records fetched since the last sample started', { at, allCaughtUp: true }, at, at + 10_000, false],
+    ['the consumer cannot tell (paused, not joined)', { at, allCaughtUp: true }, undefined, at + 10_000, false],
+    ['the last sample is as old as the quiet interval', { at, allCaughtUp: true }, at - 1, at + 60_000, false],
+  ] as const)('%s', (_, last, movedAt, now, expected) => {
+    expect(quietSkip(last, movedAt, now, 60_000)).toBe(expected);
+  });
+});
+
+describe('startLagSampler', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** A source with one partition per topic whose high watermark the test sets; commits follow it unless told otherwise. */
+  const fakeSource = () => {
+    const state = { high: 5, committed: 5, asked: 0 };
+    const source: LagSource = {
+      committedOffsets: async (_groupId, topics) => topics.map((topic) => ({ topic, partitions: [{ partition: 0, offset: String(state.committed) }] })),
+      partitionEnds: async () => {
+        state.asked += 1;
+        return [{ partition: 0, high: String(state.high), low: '0' }];
+      },
+    };
+    return { state, source };
+  };
+
+  it('samples a caught-up group whose records did not move only every quiet interval, and every interval again once they move', async () => {
+    vi.useFakeTimers({ now: 1_000_000 });
+    const { state, source } = fakeSource();
+    let movedAt: number | undefined = 0;
+    const sampler = startLagSampler({
+      source,
+      metrics: createMetrics({ defaultMetrics: false }),
+      groups: () => [{ groupId: 'g', topics: ['t'] }],
+      intervalMs: 10_000,
+      quietIntervalMs: 60_000,
+      recordsMovedAt: () => movedAt,
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(state.asked).toBe(1); // the first sample, at once
+    await vi.advanceTimersByTimeAsync(50_000);
+    expect(state.asked).toBe(1); // quiet and caught up: five due samples skipped
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(state.asked).toBe(2); // 60 s on: sampled anyway
+    state.high = 9; // records came and were fetched
+    movedAt = Date.now();
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(state.asked).toBe(3);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(state.asked).toBe(4); // lag 4 at the last sample: every interval
+    movedAt = undefined; // a partition paused: the consumer cannot tell
+    state.committed = 9;
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect(state.asked).toBe(6);
+    await sampler.stop();
+  });
+
+  it('samples every interval without recordsMovedAt', async () => {
+    vi.useFakeTimers({ now: 1_000_000 });
+    const { state, source } = fakeSource();
+    const sampler = startLagSampler({ source, metrics: createMetrics({ defaultMetrics: false }), groups: () => [{ groupId: 'g', topics: ['t'] }], intervalMs: 10_000 });
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(state.asked).toBe(4);
+    await sampler.stop();
   });
 });

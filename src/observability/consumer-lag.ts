@@ -68,19 +68,28 @@ export interface LastSample {
   at: number;
   /** Every topic of every group was sampled, each with a lag of 0. */
   allCaughtUp: boolean;
+  /** The groups' topics it sampled, counted: a config reload that adds or drops some is sampled at once. */
+  topics: number;
 }
 
 /**
  * Whether a due sample can be skipped: the last one found every topic caught up, no
  * record moved here since it started (`recordsMovedAt`; undefined: unknown, so never),
- * and it is younger than `quietIntervalMs`.
+ * the groups have as many topics as then (`topicsNow`), and it is younger than
+ * `quietIntervalMs`.
  * NOTE: a lag of 0 grows only with new records, which the consumer fetches within its
  * fetch wait (so they move `recordsMovedAt`), or records it does not fetch: a paused
  * partition's (the consumer then answers undefined), or another member's partitions,
  * whose own sampler reports them (dashboards and the scaler take the max over pods).
  */
-export function quietSkip(last: LastSample | undefined, recordsMovedAt: number | undefined, now: number, quietIntervalMs: number): boolean {
-  return last !== undefined && last.allCaughtUp && recordsMovedAt !== undefined && recordsMovedAt < last.at && now - last.at < quietIntervalMs;
+export function quietSkip(last: LastSample | undefined, state: { recordsMovedAt: number | undefined; topicsNow: number; now: number }, quietIntervalMs: number): boolean {
+  const { recordsMovedAt, topicsNow, now } = state;
+  return last !== undefined && last.allCaughtUp && last.topics === topicsNow && recordsMovedAt !== undefined && recordsMovedAt < last.at && now - last.at < quietIntervalMs;
+}
+
+/** The topics of the groups, counted. */
+function topicCount(groups: readonly LagGroup[]): number {
+  return groups.reduce((sum, group) => sum + group.topics.length, 0);
 }
 
 /**
@@ -142,8 +151,9 @@ export function startLagSampler(options: {
   };
 
   const sampleAll = async (): Promise<void> => {
-    const sample: LastSample = { at: Date.now(), allCaughtUp: true };
-    for (const group of options.groups()) {
+    const groups = options.groups();
+    const sample: LastSample = { at: Date.now(), allCaughtUp: true, topics: topicCount(groups) };
+    for (const group of groups) {
       if (stopped) return;
       try {
         if (!(await sampleGroup(group))) sample.allCaughtUp = false;
@@ -175,8 +185,10 @@ export function startLagSampler(options: {
   const schedule = () => {
     if (stopped) return;
     timer = setTimeout(() => {
-      const moved = options.recordsMovedAt?.();
-      const skip = options.recordsMovedAt !== undefined && quietSkip(last, moved, Date.now(), options.quietIntervalMs ?? DEFAULT_QUIET_INTERVAL_MS);
+      const { recordsMovedAt } = options;
+      const skip =
+        recordsMovedAt !== undefined &&
+        quietSkip(last, { recordsMovedAt: recordsMovedAt(), topicsNow: topicCount(options.groups()), now: Date.now() }, options.quietIntervalMs ?? DEFAULT_QUIET_INTERVAL_MS);
       void (skip ? Promise.resolve() : sample()).then(schedule);
     }, options.intervalMs);
     timer.unref();

@@ -43,15 +43,17 @@ describe('topicLag', () => {
 
 describe('quietSkip', () => {
   const at = 1_000_000;
+  const caughtUp = { at, allCaughtUp: true, topics: 3 };
   it.each([
-    ['caught up, nothing fetched since', { at, allCaughtUp: true }, at - 1, at + 10_000, true],
-    ['no sample yet', undefined, at - 1, at + 10_000, false],
-    ['lag at the last sample', { at, allCaughtUp: false }, at - 1, at + 10_000, false],
-    ['records fetched since the last sample started', { at, allCaughtUp: true }, at, at + 10_000, false],
-    ['the consumer cannot tell (paused, not joined)', { at, allCaughtUp: true }, undefined, at + 10_000, false],
-    ['the last sample is as old as the quiet interval', { at, allCaughtUp: true }, at - 1, at + 60_000, false],
-  ] as const)('%s', (_, last, movedAt, now, expected) => {
-    expect(quietSkip(last, movedAt, now, 60_000)).toBe(expected);
+    ['caught up, nothing fetched since', caughtUp, at - 1, 3, at + 10_000, true],
+    ['no sample yet', undefined, at - 1, 3, at + 10_000, false],
+    ['lag at the last sample', { ...caughtUp, allCaughtUp: false }, at - 1, 3, at + 10_000, false],
+    ['records fetched since the last sample started', caughtUp, at, 3, at + 10_000, false],
+    ['the consumer cannot tell (paused, not joined)', caughtUp, undefined, 3, at + 10_000, false],
+    ['a reload added a topic', caughtUp, at - 1, 4, at + 10_000, false],
+    ['the last sample is as old as the quiet interval', caughtUp, at - 1, 3, at + 60_000, false],
+  ] as const)('%s', (_, last, recordsMovedAt, topicsNow, now, expected) => {
+    expect(quietSkip(last, { recordsMovedAt, topicsNow, now }, 60_000)).toBe(expected);
   });
 });
 

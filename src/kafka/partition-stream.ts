@@ -117,9 +117,10 @@ const DEFAULT_IDLE_AFTER_MS = 2_000;
  * Partitions per commit request. NOTE: kafkajs groups a commit's offsets by topic
  * copying an object once per partition, so one call costs the square of its topics
  * (each destination has its own): at 1,000 destinations that was a tenth of the
- * deliverer's CPU under load. A commit of more goes out in slices, one after the other.
+ * deliverer's CPU under load with one call, and still 2.5 % of it in slices of 200. A
+ * commit of more goes out in slices, all at once (one round trip, not one per slice).
  */
-const PARTITIONS_PER_COMMIT = 200;
+const PARTITIONS_PER_COMMIT = 50;
 
 /** A partition's key in the stream's maps. */
 function keyOf(topic: string, partition: number): string {
@@ -657,14 +658,14 @@ class KafkaPartitionStream implements PartitionStream {
     });
     if (offsets.length === 0) return;
     this.lastCommitPartitions = offsets.length;
-    for (let i = 0; i < offsets.length; i += PARTITIONS_PER_COMMIT) {
-      const acknowledged = this.acknowledgedCommits;
-      await consumer.commitOffsets(offsets.slice(i, i + PARTITIONS_PER_COMMIT));
-      // NOTE: kafkajs's commitOffsets returns without a word when its runner is not running
-      // (crashed and restarting after a broker restart): only the broker's answer counts,
-      // or the partitions would be taken for committed and never committed again.
-      if (this.acknowledgedCommits === acknowledged) throw Object.assign(new Error(`offsets of group ${this.settings.groupId} not committed: the consumer is not running`), { retriable: true });
-    }
+    const acknowledged = this.acknowledgedCommits;
+    const slices: Promise<void>[] = [];
+    for (let i = 0; i < offsets.length; i += PARTITIONS_PER_COMMIT) slices.push(consumer.commitOffsets(offsets.slice(i, i + PARTITIONS_PER_COMMIT)));
+    await Promise.all(slices);
+    // NOTE: kafkajs's commitOffsets returns without a word when its runner is not running
+    // (crashed and restarting after a broker restart): only the broker's answers count,
+    // one per slice, or the partitions would be taken for committed and never committed again.
+    if (this.acknowledgedCommits - acknowledged < slices.length) throw Object.assign(new Error(`offsets of group ${this.settings.groupId} not committed: the consumer is not running`), { retriable: true });
     for (const [key, count] of changes) {
       this.committedChanges.set(key, count);
       if (this.progress.get(key)?.changeCount === count) this.dirty.delete(key);

@@ -87,7 +87,7 @@ describe('partition stream', () => {
 
   it('commits hundreds of partitions that finished at once, more than one commit request takes', async () => {
     const prefix = randomPrefix();
-    // More than PARTITIONS_PER_COMMIT (200): the commit goes out in slices.
+    // More than PARTITIONS_PER_COMMIT (50): the commit goes out in slices, all at once.
     const topics = Array.from({ length: 230 }, (_, i) => `${prefix}many.${i}`);
     const groupId = randomName('ps-many');
     await admin.ensureTopics(

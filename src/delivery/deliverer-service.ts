@@ -22,6 +22,7 @@ import type { DestinationTopics } from './destination-topics.js';
 import { EventDelivery } from './deliver-event.js';
 import { DeliveryCounters } from './delivery-counters.js';
 import { DestinationLane, laneQueueBound } from './destination-lane.js';
+import { EndOfTurn } from './end-of-turn.js';
 import type { HttpSender } from './http-sender.js';
 import { createHttpSender } from './http-sender.js';
 import { RatePace } from './rate-pace.js';
@@ -108,7 +109,6 @@ interface RunningLane {
   /** The delivery settings it was built with; other values need a new lane. */
   shape: string;
   circuits: UrlCircuits;
-  counters: DeliveryCounters;
   pool: SharedSender;
 }
 
@@ -137,6 +137,8 @@ class DelivererService implements Service {
   private readonly settings = new Map<string, PreparedDestination>();
   /** Lanes taken out of service that still finish their requests in flight. */
   private readonly draining = new Set<Promise<void>>();
+  /** One end-of-turn pump for every lane (end-of-turn.ts). */
+  private readonly endOfTurn = new EndOfTurn();
   private admin: KafkaAdmin | undefined;
   /** One producer for every lane's retries and dead letters (the port merges their sends). */
   private producer: RecordProducer | undefined;
@@ -342,10 +344,11 @@ class DelivererService implements Service {
         release: (topic, partition, offset) => this.stream?.release(topic, partition, offset),
       },
       logger,
+      endOfTurn: this.endOfTurn,
     });
     const initial = this.settings.get(id);
     if (initial !== undefined) circuits.follow(initial);
-    const running: RunningLane = { id, lane, topics, shape, circuits, counters, pool };
+    const running: RunningLane = { id, lane, topics, shape, circuits, pool };
     this.lanes.set(id, running);
     for (const topic of consumedTopics(topics)) this.laneOfTopic.set(topic, running);
     this.logger.info({ destination: id, topics: consumedTopics(topics) }, 'delivering for destination');
@@ -364,7 +367,6 @@ class DelivererService implements Service {
     const drained = running.lane
       .stop()
       .then(() => {
-        running.counters.flush();
         running.circuits.close();
         if (!this.lanes.has(running.id)) this.forget(running);
         const { pool } = running;

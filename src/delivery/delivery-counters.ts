@@ -3,8 +3,7 @@
 import type { Metrics } from '../observability/metrics.js';
 import { OUTCOME_LABELS } from './classify.js';
 import type { OutcomeLabel } from './classify.js';
-import { CounterBatch } from './counter-batch.js';
-import type { Incrementable } from './counter-batch.js';
+import type { CounterBatch, Incrementable } from '../observability/counter-batch.js';
 
 interface Observable {
   observe(value: number): void;
@@ -17,10 +16,11 @@ export class DeliveryCounters {
   private readonly deadLetters: Incrementable;
   private readonly requestDuration: Observable;
   private readonly endToEnd: Observable;
-  // The two counts every event makes, added once per turn of the event loop (counter-batch.ts).
-  private readonly batch = new CounterBatch();
+  // The two counts every event makes, added when the counters are read (counter-batch.ts).
+  private readonly batch: CounterBatch;
 
   constructor(metrics: Metrics, destinationId: string) {
+    this.batch = metrics.deliveryTally;
     this.attempts = new Map(OUTCOME_LABELS.map((outcome) => [outcome, metrics.deliveryAttempts.labels(destinationId, outcome)]));
     this.delivered = metrics.deliveries.labels(destinationId, 'delivered');
     this.retries = metrics.deliveries.labels(destinationId, 'retry_scheduled');
@@ -51,10 +51,5 @@ export class DeliveryCounters {
 
   deadLettered(): void {
     this.deadLetters.inc();
-  }
-
-  /** Adds the counts of this turn now (at stop). */
-  flush(): void {
-    this.batch.flush();
   }
 }

@@ -15,6 +15,7 @@ import type { DeliveryJob } from './deliver-event.js';
 import type { PreparedDestination } from './destination-settings.js';
 import { readEnvelope } from './envelope.js';
 import type { Envelope } from './envelope.js';
+import { EndOfTurn } from './end-of-turn.js';
 import type { RatePace } from './rate-pace.js';
 import type { RetryTierWait } from './retry-tier-wait.js';
 import { Semaphore } from './semaphore.js';
@@ -46,6 +47,8 @@ export interface LaneParts {
   logger: Logger;
   /** After a failed retry or dead-letter write, how long before the event is attempted again. */
   writeRetryMs?: number;
+  /** Where the lane's pumps after a delivery ended are run, shared by every lane of a deliverer (end-of-turn.ts); one of its own if absent. */
+  endOfTurn?: EndOfTurn;
 }
 
 interface Queued {
@@ -102,12 +105,13 @@ export class DestinationLane {
   private readonly inFlight = new Set<Promise<void>>();
   private queued = 0;
   private paced: Paced | undefined;
-  private pumpScheduled = false;
   private stopping = false;
   private cursor = 0;
+  private readonly endOfTurn: EndOfTurn;
 
   constructor(private readonly parts: LaneParts) {
     this.slots = new Semaphore(parts.concurrency);
+    this.endOfTurn = parts.endOfTurn ?? new EndOfTurn();
   }
 
   /** Records fetched for this lane (one partition, offset order): queued, started as permits allow. */
@@ -168,19 +172,14 @@ export class DestinationLane {
   }
 
   private schedulePump(): void {
-    if (this.pumpScheduled) return;
-    this.pumpScheduled = true;
-    setImmediate(() => {
-      this.pumpScheduled = false;
-      this.pump();
-    });
+    this.endOfTurn.run(this.pump);
   }
 
   /**
    * Starts queued records while permits last, one partition after the other (round
    * robin, so no partition of the lane starves another).
    */
-  private pump(): void {
+  private readonly pump = (): void => {
     if (this.stopping || this.paced !== undefined) return;
     const queues = [...this.queues.values()];
     let idle = 0;
@@ -194,7 +193,7 @@ export class DestinationLane {
       idle = outcome === 'started' ? 0 : idle + 1;
     }
     this.resumeIfRoom();
-  }
+  };
 
   /** Starts the head of `queue` if it may go: 'blocked' stops the whole lane (permits, rate limit). */
   private startHead(queue: PartitionQueue): 'started' | 'skip' | 'blocked' {

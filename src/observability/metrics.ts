@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { VERSION } from '../version.js';
+import { CounterBatch } from './counter-batch.js';
 
 /** Every metric of DESIGN §10; names and labels are part of the contract. */
 export interface Metrics {
@@ -10,6 +11,8 @@ export interface Metrics {
   eventsFiltered: Counter<'source' | 'destination' | 'reason'>;
   deliveryAttempts: Counter<'destination' | 'outcome'>;
   deliveries: Counter<'destination' | 'result'>;
+  /** Counts of `deliveryAttempts` and `deliveries` not added yet: added when either is read (counter-batch.ts). */
+  deliveryTally: CounterBatch;
   deliveryDuration: Histogram<'destination'>;
   endToEnd: Histogram<'destination'>;
   retryQueueDepth: Gauge<'destination' | 'tier'>;
@@ -38,6 +41,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
   const registry = new Registry();
   if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
   const registers = [registry];
+  const deliveryTally = new CounterBatch();
   return {
     registry,
     callsReceived: new Counter({
@@ -69,13 +73,16 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       help: 'Webhook requests by outcome (2xx, 4xx, 5xx, timeout, network, tls; blocked: refused by delivery.blockPrivateNetworks; circuit_open: skipped by the URL circuit breaker; no request sent for either).',
       labelNames: ['destination', 'outcome'],
       registers,
+      collect: deliveryTally.flush,
     }),
     deliveries: new Counter({
       name: 'switchyard_deliveries_total',
       help: 'Events by delivery result (delivered, retry_scheduled, dead_lettered).',
       labelNames: ['destination', 'result'],
       registers,
+      collect: deliveryTally.flush,
     }),
+    deliveryTally,
     deliveryDuration: new Histogram({
       name: 'switchyard_delivery_duration_seconds',
       help: 'Duration of one webhook request.',

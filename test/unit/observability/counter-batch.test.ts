@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CounterBatch } from '../../../src/delivery/counter-batch.js';
+import { CounterBatch } from '../../../src/observability/counter-batch.js';
+import { createMetrics } from '../../../src/observability/metrics.js';
 
 /** A counter child that records each inc() it gets. */
 function recorder() {
@@ -10,7 +11,7 @@ function recorder() {
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('CounterBatch', () => {
-  it('adds a turn’s counts in one inc per counter when the turn ends', async () => {
+  it('keeps the counts until a flush, then adds them in one inc per counter', async () => {
     const batch = new CounterBatch();
     const a = recorder();
     const b = recorder();
@@ -18,26 +19,31 @@ describe('CounterBatch', () => {
     batch.add(b);
     batch.add(a);
     batch.add(a, 2);
-    expect(a.calls).toEqual([]);
     await nextTurn();
+    expect(a.calls).toEqual([]);
+    batch.flush();
     expect(a.calls).toEqual([4]);
     expect(b.calls).toEqual([1]);
-    // A later turn starts again from nothing.
+    // The next flush starts again from nothing.
     batch.add(b);
-    await nextTurn();
+    batch.flush();
+    batch.flush();
     expect(a.calls).toEqual([4]);
     expect(b.calls).toEqual([1, 1]);
   });
 
-  it('flush adds what is pending at once, and the scheduled flush then adds nothing twice', async () => {
-    const batch = new CounterBatch();
-    const a = recorder();
-    batch.add(a);
-    batch.flush();
-    expect(a.calls).toEqual([1]);
-    await nextTurn();
-    expect(a.calls).toEqual([1]);
-    batch.flush();
-    expect(a.calls).toEqual([1]);
+  it('is flushed by a read of the delivery counters: a scrape sees every count made before it', async () => {
+    const metrics = createMetrics({ defaultMetrics: false });
+    metrics.deliveryTally.add(metrics.deliveries.labels('d1', 'delivered'), 3);
+    metrics.deliveryTally.add(metrics.deliveryAttempts.labels('d1', '2xx'));
+    metrics.deliveryTally.add(metrics.deliveryAttempts.labels('d1', '2xx'));
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('switchyard_deliveries_total{destination="d1",result="delivered"} 3');
+    expect(text).toContain('switchyard_delivery_attempts_total{destination="d1",outcome="2xx"} 2');
+    // Read again: nothing added twice.
+    metrics.deliveryTally.add(metrics.deliveries.labels('d1', 'delivered'));
+    const again = await metrics.deliveries.get();
+    expect(again.values.find((v) => v.labels.result === 'delivered')?.value).toBe(4);
+    expect(await metrics.registry.metrics()).toContain('switchyard_delivery_attempts_total{destination="d1",outcome="2xx"} 2');
   });
 });

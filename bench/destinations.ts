@@ -277,6 +277,11 @@ interface RunOptions {
   timeout: string;
 }
 
+/** concurrencyPerDestination at D destinations: the same requests at once at every D, at least one per destination. */
+function concurrencyAt(inFlight: number, d: number): number {
+  return Math.max(1, Math.floor(inFlight / d));
+}
+
 async function waitUntil(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
@@ -308,7 +313,7 @@ async function runOnce(options: RunOptions): Promise<RunResult> {
   const file = writeConfigFile({
     kafka: { brokers: options.brokers.split(','), clientId: `bench-dest-${run}`, topicPrefix: prefix, partitions: options.partitions },
     admin: { port: adminPort, host: '127.0.0.1' },
-    delivery: { timeout: options.timeout, retryTiers: [TIER], maxRetryWindow: '1h', concurrencyPerDestination: Math.max(1, Math.floor(options.inFlight / d)) },
+    delivery: { timeout: options.timeout, retryTiers: [TIER], maxRetryWindow: '1h', concurrencyPerDestination: concurrencyAt(options.inFlight, d) },
     sources: [{ id: 'web' }], // a config needs a source; this bench only delivers
     destinations: ids.map((id) => ({
       id,
@@ -449,18 +454,20 @@ export async function main(args: string[]): Promise<void> {
       ]);
     }
     const base = results[0]?.rate;
+    const atOnce = (d: number) => concurrencyAt(options['in-flight'], d) * d;
     const cell = (value: number | undefined, digits = 0) => (value === undefined ? '-' : value.toFixed(digits));
     process.stdout.write(
       [
         '',
         `destinations bench: one \`switchyard deliverer\` (CLI child process), ${options.n} events per wave split evenly over D destinations, ${options.partitions} partition(s) per topic, concurrencyPerDestination ${options['in-flight']} / D (at least 1), one node:http receiver (0 ms)`,
         ...formatTable(
-          ['D', 'ready s', 'RSS idle MB', 'RSS loaded MB', 'broker conns', `CPU % first ${options.settle} s`, 'idle CPU %', 'events/s (wave 2)', `vs D=${results[0]?.d ?? '-'}`, 'µs CPU/ev', 'duplicates', 'timeouts'],
+          ['D', 'at once', 'ready s', 'RSS idle MB', 'RSS loaded MB', 'broker conns', `CPU % first ${options.settle} s`, 'idle CPU %', 'events/s (wave 2)', `vs D=${results[0]?.d ?? '-'}`, 'µs CPU/ev', 'duplicates', 'timeouts'],
           results.map((r) =>
             r.note !== undefined
-              ? [String(r.d), r.note, cell(r.rssIdleMb), '-', cell(r.connections), '-', '-', '-', '-', '-', '-', '-']
+              ? [String(r.d), String(atOnce(r.d)), r.note, cell(r.rssIdleMb), '-', cell(r.connections), '-', '-', '-', '-', '-', '-', '-']
               : [
                   String(r.d),
+                  String(atOnce(r.d)),
                   cell(r.readySeconds, 1),
                   cell(r.rssIdleMb),
                   cell(r.rssLoadedMb),
@@ -475,7 +482,8 @@ export async function main(args: string[]): Promise<void> {
                 ],
           ),
         ),
-        `CPU % first ${options.settle} s: right after ready (the start-up's last work); idle CPU %: the ${options.idle} s after that, nothing to deliver; ` +
+        'at once: requests in flight at most (concurrencyPerDestination × D); at least one per destination, so past --in-flight destinations it grows with D (and so do the connections to the receiver: one per request in flight). ' +
+          `CPU % first ${options.settle} s: right after ready (the start-up's last work); idle CPU %: the ${options.idle} s after that, nothing to deliver; ` +
           'µs CPU/ev: the deliverer process\'s CPU time per event of wave 2 (its resumption to the last arrival); duplicates: 2xx answers past the first for a message id, of the events delivered (both waves); timeouts: requests the deliverer gave up on (delivery.timeout), sent again later',
         'targets: ready < 10 s; connections independent of D; idle CPU < 2 % of a core; D=1000 ≥ 0.90× D=1; zero duplicates',
         ...(hangingRows.length > 0

@@ -342,6 +342,7 @@ class DelivererService implements Service {
         resume: (topic, partition) => this.stream?.resume(topic, partition),
         markDone: (topic, partition, offset) => this.stream?.markDone(topic, partition, offset),
         release: (topic, partition, offset) => this.stream?.release(topic, partition, offset),
+        commitsStalled: () => this.stream?.commitsStalled() ?? false,
       },
       logger,
       endOfTurn: this.endOfTurn,

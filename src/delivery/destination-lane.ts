@@ -29,6 +29,8 @@ export interface LaneStream {
   markDone(topic: string, partition: number, offset: string): void;
   /** A record handed over that this lane will not finish: to be fetched again. */
   release(topic: string, partition: number, offset: string): void;
+  /** Finished records wait too long for a commit (partition-stream.ts): start nothing new. */
+  commitsStalled(): boolean;
 }
 
 export interface LaneParts {
@@ -79,6 +81,8 @@ interface Paced {
 }
 
 const DEFAULT_WRITE_RETRY_MS = 1_000;
+/** While commits are stalled, how often a lane looks again. */
+const COMMIT_RECHECK_MS = 200;
 
 /** How many records a lane may queue: several rounds of its permits, at least a few fetches' worth. */
 export function laneQueueBound(concurrency: number): number {
@@ -108,6 +112,8 @@ export class DestinationLane {
   private stopping = false;
   private cursor = 0;
   private readonly endOfTurn: EndOfTurn;
+  /** Looks again once commits may flow (commitsStalled). */
+  private commitWait: NodeJS.Timeout | undefined;
 
   constructor(private readonly parts: LaneParts) {
     this.slots = new Semaphore(parts.concurrency);
@@ -148,6 +154,7 @@ export class DestinationLane {
   /** Starts nothing new, drops the queues, waits for the requests in flight (bounded by the timeout). */
   async stop(): Promise<void> {
     this.stopping = true;
+    clearTimeout(this.commitWait);
     this.cancelPaced();
     for (const queue of this.queues.values()) this.dropQueued(queue);
     while (this.inFlight.size > 0) await Promise.all(this.inFlight);
@@ -199,6 +206,12 @@ export class DestinationLane {
   private startHead(queue: PartitionQueue): 'started' | 'skip' | 'blocked' {
     const item = queue.items[queue.head];
     if (item === undefined || queue.hold !== undefined) return 'skip';
+    // NOTE: a delivery finished but never committed is delivered again after a SIGKILL:
+    // while commits fail (the broker away), starting more would only add to that.
+    if (this.parts.stream.commitsStalled()) {
+      this.lookAgainForCommits();
+      return 'blocked';
+    }
     const waitMs = this.parts.tierWait.waitMs(item.record.topic, item.envelope);
     if (waitMs > 0) {
       this.holdUntilDue(queue, waitMs);
@@ -225,6 +238,13 @@ export class DestinationLane {
     }
     this.startItem(queue, settings, admitted, weight);
     return 'started';
+  }
+
+  private lookAgainForCommits(): void {
+    this.commitWait ??= setTimeout(() => {
+      this.commitWait = undefined;
+      this.pump();
+    }, COMMIT_RECHECK_MS);
   }
 
   private startPaced(): void {

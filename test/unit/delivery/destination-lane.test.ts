@@ -34,6 +34,7 @@ function laneFixture(options: { concurrency: number; queueBound: number; rateLim
   const log: string[] = [];
   const pending = new Map<string, { resolve: () => void; reject: (e: unknown) => void }>();
   const started: string[] = [];
+  const commits = { stalled: false };
   const settings = { rateLimit: options.rateLimit } as unknown as PreparedDestination;
   const circuits = { admit: () => ({ send: 1, keep: 1, probe: 0, skipped: 0, breakers: [] }), abandon: () => undefined } as unknown as UrlCircuits;
   const lane = new DestinationLane({
@@ -56,6 +57,7 @@ function laneFixture(options: { concurrency: number; queueBound: number; rateLim
       resume: (topic, partition) => log.push(`resume ${topic}/${partition}`),
       markDone: (topic, partition, offset) => log.push(`done ${topic}/${partition}@${offset}`),
       release: (topic, partition, offset) => log.push(`release ${topic}/${partition}@${offset}`),
+      commitsStalled: () => commits.stalled,
     },
     logger: silentLogger(),
     writeRetryMs: 1_000,
@@ -67,7 +69,7 @@ function laneFixture(options: { concurrency: number; queueBound: number; rateLim
     else p.reject(new Error('broker down'));
     await vi.advanceTimersByTimeAsync(0);
   };
-  return { lane, log, started, finish };
+  return { lane, log, started, finish, commits };
 }
 
 describe('DestinationLane', () => {
@@ -87,6 +89,21 @@ describe('DestinationLane', () => {
     expect(started).toEqual([`${MAIN}/0@5`, `${MAIN}/0@6`, `${MAIN}/0@7`]);
     await finish(`${MAIN}/0@5`);
     expect(log).toEqual([`done ${MAIN}/0@6`, `done ${MAIN}/0@5`]);
+  });
+
+  it('starts nothing while commits are stalled, and goes on once they flow again', async () => {
+    const { lane, started, finish, commits } = laneFixture({ concurrency: 2, queueBound: 100 });
+    lane.accept([record(MAIN, 0, 1)]);
+    expect(started).toEqual([`${MAIN}/0@1`]);
+    commits.stalled = true;
+    lane.accept([record(MAIN, 0, 2), record(MAIN, 0, 3)]);
+    await finish(`${MAIN}/0@1`);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(started).toEqual([`${MAIN}/0@1`]);
+    expect(lane.queuedCount).toBe(2);
+    commits.stalled = false;
+    await vi.advanceTimersByTimeAsync(200);
+    expect(started).toEqual([`${MAIN}/0@1`, `${MAIN}/0@2`, `${MAIN}/0@3`]);
   });
 
   it('takes turns between partitions, so none starves another', async () => {

@@ -338,11 +338,14 @@ class DelivererService implements Service {
       events: new EventDelivery({ destinationId: id, sender, circuits, pace, counters, next, logger }),
       // NOTE: the stream is made after the first lanes (it needs their topics): looked up at each call.
       stream: {
-        pause: (topic, partition) => this.stream?.pause(topic, partition),
+        pause: (topic, partition, resumeAt) => this.stream?.pause(topic, partition, resumeAt),
         resume: (topic, partition) => this.stream?.resume(topic, partition),
-        markDone: (topic, partition, offset) => this.stream?.markDone(topic, partition, offset),
+        markDone: (topic, partition, offset) => this.stream?.markDone(topic, partition, offset) ?? 0,
         release: (topic, partition, offset) => this.stream?.release(topic, partition, offset),
         commitsStalled: () => this.stream?.commitsStalled() ?? false,
+        committedThrough: () => this.stream?.committedThrough() ?? Number.MAX_SAFE_INTEGER,
+        commitSoon: () => this.stream?.commitSoon(),
+        whenCommitted: (callback) => this.stream?.whenCommitted(callback),
       },
       logger,
       endOfTurn: this.endOfTurn,

@@ -86,8 +86,17 @@ export interface PartitionStream {
    */
   pause(topic: string, partition: number, resumeAt?: number): void;
   resume(topic: string, partition: number): void;
-  /** The record at `offset` finished (its outcome is safe in Kafka); any order. */
-  markDone(topic: string, partition: number, offset: string): void;
+  /**
+   * The record at `offset` finished (its outcome is safe in Kafka); any order. Returns
+   * the completion's ticket: it is committed once `committedThrough()` reaches it.
+   */
+  markDone(topic: string, partition: number, offset: string): number;
+  /** Every completion whose ticket is at most this is committed (or no longer this member's). */
+  committedThrough(): number;
+  /** Many finished and wait: the next commit starts now, not after its usual delay (commitDelay). */
+  commitSoon(): void;
+  /** Runs `callback` once, when the next commit is answered (or failed): commits may have moved. */
+  whenCommitted(callback: () => void): void;
   /**
    * The record at `offset` was handed over and will not finish here (its lane stopped
    * after a failed write): it is fetched again (from the first unfinished offset).
@@ -195,6 +204,13 @@ class KafkaPartitionStream implements PartitionStream {
   private acknowledgedCommits = 0;
   /** Since when finished records wait for a commit (the oldest not taken by a commit yet); undefined: none. */
   private waitingSince: number | undefined;
+  /** The last completion's ticket (markDone). */
+  private lastTicket = 0;
+  /** Completions up to this ticket are committed, while some partition is dirty (with none dirty, all are). */
+  private committedTicket = 0;
+  /** Asked for by commitSoon while a commit was under way: the next starts right after it. */
+  private hurry = false;
+  private commitWaiters: (() => void)[] = [];
   private readonly rejoiner: Rejoiner;
 
   constructor(
@@ -263,13 +279,41 @@ class KafkaPartitionStream implements PartitionStream {
     }
   }
 
-  markDone(topic: string, partition: number, offset: string): void {
+  markDone(topic: string, partition: number, offset: string): number {
     const key = keyOf(topic, partition);
     this.handed.get(key)?.delete(offset);
     const progress = this.progress.get(key);
-    if (progress === undefined) return; // not ours any more: the next owner redoes it (a duplicate, never a loss)
+    if (progress === undefined) return 0; // not ours any more: the next owner redoes it (a duplicate, never a loss)
     progress.finish(offset);
     if (progress.changeCount !== this.committedChanges.get(key)) this.markDirty(key);
+    this.lastTicket += 1;
+    return this.lastTicket;
+  }
+
+  committedThrough(): number {
+    return this.dirty.size === 0 ? this.lastTicket : this.committedTicket;
+  }
+
+  commitSoon(): void {
+    if (this.committing !== undefined) {
+      this.hurry = true;
+      return;
+    }
+    if (this.commitTimer === undefined) return; // nothing to commit yet, or not a member: the join commits
+    clearTimeout(this.commitTimer);
+    this.commitTimer = undefined;
+    this.commitTick();
+  }
+
+  whenCommitted(callback: () => void): void {
+    this.commitWaiters.push(callback);
+  }
+
+  private wakeCommitWaiters(): void {
+    if (this.commitWaiters.length === 0) return;
+    const waiters = this.commitWaiters;
+    this.commitWaiters = [];
+    for (const waiter of waiters) waiter();
   }
 
   revokeTopic(topic: string): void {
@@ -437,6 +481,7 @@ class KafkaPartitionStream implements PartitionStream {
       if (generation !== this.generation) return;
       this.member = true;
       this.scheduleCommit();
+      this.wakeCommitWaiters(); // partitions that went took their uncommitted completions with them
       this.events.onJoin?.(memberAssignment);
     });
   }
@@ -524,7 +569,7 @@ class KafkaPartitionStream implements PartitionStream {
           const progress = this.progress.get(key);
           if (!wanted.has(key) || progress === undefined || BigInt(offset) < 0n) continue;
           progress.startAt(offset);
-          this.dirty.add(key);
+          this.markDirty(key);
           this.consumer?.seek({ topic, partition, offset });
           this.logger.info({ topic, partition, offset, legacyGroup: group }, 'partition starts from the commit of the per-destination group it replaces');
         }
@@ -627,7 +672,11 @@ class KafkaPartitionStream implements PartitionStream {
   }
 
   private markDirty(key: string): void {
-    if (this.dirty.size === 0) this.waitingSince = Date.now();
+    if (this.dirty.size === 0) {
+      // Nothing was dirty: every completion so far is committed.
+      this.waitingSince = Date.now();
+      this.committedTicket = this.lastTicket;
+    }
     this.dirty.add(key);
     this.scheduleCommit();
   }
@@ -658,7 +707,10 @@ class KafkaPartitionStream implements PartitionStream {
       })
       .finally(() => {
         this.committing = undefined;
-        this.scheduleCommit(retryMs);
+        const hurry = this.hurry;
+        this.hurry = false;
+        this.scheduleCommit(retryMs ?? (hurry ? 0 : undefined));
+        this.wakeCommitWaiters();
       });
   }
 
@@ -667,6 +719,7 @@ class KafkaPartitionStream implements PartitionStream {
     const consumer = this.consumer;
     if (consumer === undefined || !this.running) return;
     const snapshotAt = Date.now();
+    const snapshotTicket = this.lastTicket;
     const changes = new Map<string, number>();
     const offsets = [...this.dirty].flatMap((key) => {
       const progress = this.progress.get(key);
@@ -698,6 +751,7 @@ class KafkaPartitionStream implements PartitionStream {
     }
     // What is still dirty finished after the snapshot this commit took.
     this.waitingSince = this.dirty.size > 0 ? snapshotAt : undefined;
+    this.committedTicket = Math.max(this.committedTicket, snapshotTicket);
     if (this.lastCommitProblem !== undefined) {
       this.logger.info({ groupId: this.settings.groupId }, 'offsets committed again');
       this.lastCommitProblem = undefined;
@@ -751,7 +805,7 @@ export function fetchWait(
 
 /**
  * How long the next commit waits after the first completion it covers: `baseMs` (5 ms by
- * default), or 0.1 ms per partition the last commit carried, up to 100 ms.
+ * default), or 0.1 ms per partition the last commit carried, up to 100 ms (or the base).
  * NOTE: a commit costs in proportion to its partitions (kafkajs groups them by topic in
  * time square to the topics, the broker writes one offset record each), and at 1,000 busy
  * destinations every commit names about 1,000: one right after the other took a tenth of
@@ -760,7 +814,7 @@ export function fetchWait(
  * completions (DESIGN §7); few partitions still commit within a few milliseconds.
  */
 export function commitDelay(lastCommitPartitions: number, baseMs = 5): number {
-  return Math.min(COMMIT_DELAY_CAP_MS, Math.max(baseMs, lastCommitPartitions / 10));
+  return Math.max(baseMs, Math.min(COMMIT_DELAY_CAP_MS, lastCommitPartitions / 10));
 }
 
 const COMMIT_DELAY_CAP_MS = 100;

@@ -38,11 +38,11 @@ describe('partition stream', () => {
     await admin?.disconnect();
   });
 
-  function startStream(groupId: string, got: InboundRecord[]): PartitionStream {
+  function startStream(groupId: string, got: InboundRecord[], commitDelayMs?: number): PartitionStream {
     const client = createKafka(testConfig(minimalConfig('x.', 'ps')).kafka, silentLogger());
     const stream = createPartitionStream(
       client,
-      { groupId, admin, commitEveryMs: 100, maxWaitTimeInMs: 200 },
+      { groupId, admin, commitEveryMs: 100, maxWaitTimeInMs: 200, ...(commitDelayMs !== undefined ? { commitDelayMs } : {}) },
       { accept: (records) => got.push(...records), revoke: () => [] },
       {},
       silentLogger(),
@@ -83,6 +83,34 @@ describe('partition stream', () => {
     for (const offset of ['9', '2', '8', '6', '5']) b.markDone(topic, 0, offset);
     await waitFor(async () => (await admin.committedOffsets(groupId, [topic]))[0]?.partitions[0]?.offset === '10', { what: 'everything committed' });
     await b.stop();
+  });
+
+  it('tells which completions are committed: each gets a ticket, the broker\'s answer moves committedThrough past it; commitSoon does not wait for the delay', async () => {
+    const topic = `${randomPrefix()}tickets`;
+    const groupId = randomName('ps-tickets');
+    await admin.ensureTopics([{ topic }], { partitions: 1, replicationFactor: 1 });
+    await kafka.produce(topic, ids(4).map((id) => ({ key: id, value: id })));
+    const got: InboundRecord[] = [];
+    // A commit waits a minute after a completion unless asked to hurry.
+    const stream = startStream(groupId, got, 60_000);
+    await stream.start([topic]);
+    await waitFor(() => got.length === 4 && stream.joined(), { what: 'the four records, joined' });
+    expect(stream.committedThrough()).toBe(0);
+    const first = stream.markDone(topic, 0, '0');
+    const second = stream.markDone(topic, 0, '2');
+    expect(second).toBeGreaterThan(first);
+    expect(stream.committedThrough()).toBeLessThan(first);
+    let woken = 0;
+    stream.whenCommitted(() => (woken += 1));
+    stream.commitSoon();
+    await waitFor(() => stream.committedThrough() >= second, { what: 'both completions committed', timeoutMs: 10_000 });
+    expect(woken).toBe(1);
+    const [committed] = await admin.committedOffsets(groupId, [topic]);
+    expect(committed?.partitions[0]?.offset).toBe('1');
+    expect(decodeFinished(1n, committed?.partitions[0]?.metadata ?? null)).toEqual([2n]);
+    // A completion of a partition not this member's is no commit's to wait for.
+    expect(stream.markDone(`${topic}-not-ours`, 0, '0')).toBeLessThanOrEqual(stream.committedThrough());
+    await stream.stop();
   });
 
   it('commits hundreds of partitions that finished at once, more than one commit request takes', async () => {

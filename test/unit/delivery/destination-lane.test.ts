@@ -30,17 +30,25 @@ function record(topic: string, partition: number, offset: number, dueAtMs?: numb
 }
 
 /** A lane with a fake stream and fake deliveries that finish when the test says. */
-function laneFixture(options: { concurrency: number; queueBound: number; rateLimit?: { requestsPerSecond: number; burst: number } }) {
+function laneFixture(options: { concurrency: number; queueBound: number; uncommittedBound?: number; rateLimit?: { requestsPerSecond: number; burst: number } }) {
   const log: string[] = [];
   const pending = new Map<string, { resolve: () => void; reject: (e: unknown) => void }>();
   const started: string[] = [];
-  const commits = { stalled: false };
+  // A stream's commit side: tickets handed out, the ticket committed through, who waits.
+  const commits = { stalled: false, ticket: 0, through: 0, soon: 0, waiters: [] as (() => void)[] };
+  /** A commit answered, of every completion so far or of those up to ticket `through`. */
+  const commitLands = async (through = commits.ticket) => {
+    commits.through = through;
+    for (const waiter of commits.waiters.splice(0)) waiter();
+    await vi.advanceTimersByTimeAsync(0);
+  };
   const settings = { rateLimit: options.rateLimit } as unknown as PreparedDestination;
   const circuits = { admit: () => ({ send: 1, keep: 1, probe: 0, skipped: 0, breakers: [] }), abandon: () => undefined } as unknown as UrlCircuits;
   const lane = new DestinationLane({
     destinationId: 'd',
     concurrency: options.concurrency,
     queueBound: options.queueBound,
+    ...(options.uncommittedBound !== undefined ? { uncommittedBound: options.uncommittedBound } : {}),
     settings: () => settings,
     circuits,
     pace: new RatePace(60_000),
@@ -55,9 +63,16 @@ function laneFixture(options: { concurrency: number; queueBound: number; rateLim
     stream: {
       pause: (topic, partition) => log.push(`pause ${topic}/${partition}`),
       resume: (topic, partition) => log.push(`resume ${topic}/${partition}`),
-      markDone: (topic, partition, offset) => log.push(`done ${topic}/${partition}@${offset}`),
+      markDone: (topic, partition, offset) => {
+        log.push(`done ${topic}/${partition}@${offset}`);
+        commits.ticket += 1;
+        return commits.ticket;
+      },
       release: (topic, partition, offset) => log.push(`release ${topic}/${partition}@${offset}`),
       commitsStalled: () => commits.stalled,
+      committedThrough: () => commits.through,
+      commitSoon: () => (commits.soon += 1),
+      whenCommitted: (callback) => commits.waiters.push(callback),
     },
     logger: silentLogger(),
     writeRetryMs: 1_000,
@@ -69,7 +84,7 @@ function laneFixture(options: { concurrency: number; queueBound: number; rateLim
     else p.reject(new Error('broker down'));
     await vi.advanceTimersByTimeAsync(0);
   };
-  return { lane, log, started, finish, commits };
+  return { lane, log, started, finish, commits, commitLands };
 }
 
 describe('DestinationLane', () => {
@@ -91,19 +106,56 @@ describe('DestinationLane', () => {
     expect(log).toEqual([`done ${MAIN}/0@6`, `done ${MAIN}/0@5`]);
   });
 
-  it('starts nothing while commits are stalled, and goes on once they flow again', async () => {
-    const { lane, started, finish, commits } = laneFixture({ concurrency: 2, queueBound: 100 });
+  it('starts nothing while commits are stalled, and goes on once a commit is answered', async () => {
+    const { lane, started, finish, commits, commitLands } = laneFixture({ concurrency: 2, queueBound: 100 });
     lane.accept([record(MAIN, 0, 1)]);
     expect(started).toEqual([`${MAIN}/0@1`]);
     commits.stalled = true;
     lane.accept([record(MAIN, 0, 2), record(MAIN, 0, 3)]);
     await finish(`${MAIN}/0@1`);
-    await vi.advanceTimersByTimeAsync(1_000);
+    await vi.advanceTimersByTimeAsync(900);
     expect(started).toEqual([`${MAIN}/0@1`]);
     expect(lane.queuedCount).toBe(2);
     commits.stalled = false;
-    await vi.advanceTimersByTimeAsync(200);
+    await commitLands();
     expect(started).toEqual([`${MAIN}/0@1`, `${MAIN}/0@2`, `${MAIN}/0@3`]);
+  });
+
+  it('looks again by itself a second later when no commit answer wakes it', async () => {
+    const { lane, started, finish, commits } = laneFixture({ concurrency: 1, queueBound: 100 });
+    commits.stalled = true;
+    lane.accept([record(MAIN, 0, 1)]);
+    expect(started).toEqual([]);
+    commits.stalled = false;
+    await vi.advanceTimersByTimeAsync(999);
+    expect(started).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(started).toEqual([`${MAIN}/0@1`]);
+    await finish(`${MAIN}/0@1`);
+  });
+
+  it('holds at its bound of finished deliveries not yet committed, asks for a commit early at half, and goes on once they are committed', async () => {
+    const { lane, started, finish, commits, commitLands } = laneFixture({ concurrency: 2, queueBound: 100, uncommittedBound: 4 });
+    lane.accept([1, 2, 3, 4, 5, 6, 7].map((o) => record(MAIN, 0, o)));
+    await finish(`${MAIN}/0@1`);
+    expect(commits.soon).toBe(0);
+    await finish(`${MAIN}/0@2`);
+    expect(commits.soon).toBe(1); // 2 of 4 wait for a commit
+    await finish(`${MAIN}/0@3`);
+    await finish(`${MAIN}/0@4`);
+    // 4 finished and not committed: 5 runs (started before the bound was reached), 6 and 7 wait with a permit free.
+    expect(started).toEqual([1, 2, 3, 4, 5].map((o) => `${MAIN}/0@${o}`));
+    await vi.advanceTimersByTimeAsync(500);
+    expect(started).toHaveLength(5);
+    await commitLands();
+    expect(started).toEqual([1, 2, 3, 4, 5, 6].map((o) => `${MAIN}/0@${o}`));
+    // A commit that covers only some of them lets the lane go on as far as the bound allows.
+    lane.accept([8, 9, 10].map((o) => record(MAIN, 0, o)));
+    for (const o of [5, 6, 7, 8]) await finish(`${MAIN}/0@${o}`);
+    // 5, 6, 7 and 8 finished since the commit: 9 runs, 10 waits.
+    expect(started.at(-1)).toBe(`${MAIN}/0@9`);
+    await commitLands(commits.ticket - 3); // 5 committed; 6, 7 and 8 not: one more may start
+    expect(started.at(-1)).toBe(`${MAIN}/0@10`);
   });
 
   it('takes turns between partitions, so none starves another', async () => {

@@ -13,9 +13,10 @@ describe('commit delay of a partition stream', () => {
     expect(commitDelay(partitions)).toBe(expected);
   });
 
-  it('never waits less than the base, nor more than 100 ms', () => {
+  it('never waits less than the base; more partitions add up to 100 ms', () => {
     expect(commitDelay(0, 20)).toBe(20);
     expect(commitDelay(300, 20)).toBe(30);
-    expect(commitDelay(0, 500)).toBe(100);
+    expect(commitDelay(5_000, 20)).toBe(100);
+    expect(commitDelay(5_000, 500)).toBe(500);
   });
 });

@@ -134,6 +134,22 @@ export interface PartitionStream {
  */
 export const COMMIT_STALL_MS = 1_000;
 
+/**
+ * How long a commit may go unanswered before the role holds new work: four times the
+ * broker's recent answer time (`typicalMs`), at least 150 ms, at most COMMIT_STALL_MS.
+ * NOTE: the broker answers a commit within milliseconds; one of 1,000 partitions on a
+ * machine busy with 12,000 deliveries a second took 130–220 ms, once 670 ms
+ * (destinations bench). One that takes far longer than usual is stuck in retries: seen
+ * in the chaos harness, a stopping broker left the commit under way unanswered, and
+ * busy lanes finished hundreds more before COMMIT_STALL_MS held them.
+ */
+export function commitOverdueMs(typicalMs: number): number {
+  return Math.min(COMMIT_STALL_MS, Math.max(150, 4 * typicalMs));
+}
+
+/** The answer time a stream assumes before its first commit (commitOverdueMs). */
+const FIRST_COMMIT_ANSWER_MS = 50;
+
 const DEFAULT_IDLE_AFTER_MS = 2_000;
 
 /**
@@ -211,6 +227,12 @@ class KafkaPartitionStream implements PartitionStream {
   /** Asked for by commitSoon while a commit was under way: the next starts right after it. */
   private hurry = false;
   private commitWaiters: (() => void)[] = [];
+  /** The commit request out now, since when (undefined: none). */
+  private commitOut: { since: number } | undefined;
+  /** How long the broker took to answer recent commits (a moving average, ms). */
+  private commitAnswerMs = FIRST_COMMIT_ANSWER_MS;
+  /** The last commit failed (a rebalance, the broker away); none went through since. */
+  private commitFailing = false;
   private readonly rejoiner: Rejoiner;
 
   constructor(
@@ -668,7 +690,8 @@ class KafkaPartitionStream implements PartitionStream {
   }
 
   commitsStalled(): boolean {
-    return this.dirty.size > 0 && this.waitingSince !== undefined && Date.now() - this.waitingSince > COMMIT_STALL_MS;
+    if (this.dirty.size === 0) return false; // nothing finished waits for a commit
+    return commitsStalledAt(Date.now(), { commitOutSince: this.commitOut?.since, overdueAfterMs: commitOverdueMs(this.commitAnswerMs), failing: this.commitFailing, waitingSince: this.waitingSince });
   }
 
   private markDirty(key: string): void {
@@ -700,18 +723,19 @@ class KafkaPartitionStream implements PartitionStream {
   private commitTick(): void {
     if (this.committing !== undefined || this.dirty.size === 0 || !this.member) return;
     let retryMs: number | undefined;
-    this.committing = this.commitDirty()
+    const current: Promise<void> = this.commitDirty()
       .catch((error: unknown) => {
         this.commitFailed(error);
         retryMs = this.settings.commitEveryMs;
       })
       .finally(() => {
-        this.committing = undefined;
+        if (this.committing === current) this.committing = undefined;
         const hurry = this.hurry;
         this.hurry = false;
         this.scheduleCommit(retryMs ?? (hurry ? 0 : undefined));
         this.wakeCommitWaiters();
       });
+    this.committing = current;
   }
 
   /** One commit of every partition that moved. */
@@ -736,11 +760,16 @@ class KafkaPartitionStream implements PartitionStream {
     const acknowledged = this.acknowledgedCommits;
     const slices: Promise<void>[] = [];
     for (let i = 0; i < offsets.length; i += PARTITIONS_PER_COMMIT) slices.push(consumer.commitOffsets(offsets.slice(i, i + PARTITIONS_PER_COMMIT)));
+    const out = { since: snapshotAt };
+    this.commitOut = out;
     // NOTE: every slice settles before the round ends (allSettled, not all): a slice still
     // retrying inside kafkajs after another failed would land after the next round's
     // commit and move its partitions back to older offsets.
-    const failed = (await Promise.allSettled(slices)).find((result) => result.status === 'rejected');
+    const settled = await Promise.allSettled(slices);
+    if (this.commitOut === out) this.commitOut = undefined;
+    const failed = settled.find((result) => result.status === 'rejected');
     if (failed !== undefined) throw failed.reason;
+    this.commitAnswerMs = 0.8 * this.commitAnswerMs + 0.2 * (Date.now() - snapshotAt);
     // NOTE: kafkajs's commitOffsets returns without a word when its runner is not running
     // (crashed and restarting after a broker restart): only the broker's answers count,
     // one per slice, or the partitions would be taken for committed and never committed again.
@@ -752,6 +781,7 @@ class KafkaPartitionStream implements PartitionStream {
     // What is still dirty finished after the snapshot this commit took.
     this.waitingSince = this.dirty.size > 0 ? snapshotAt : undefined;
     this.committedTicket = Math.max(this.committedTicket, snapshotTicket);
+    this.commitFailing = false;
     if (this.lastCommitProblem !== undefined) {
       this.logger.info({ groupId: this.settings.groupId }, 'offsets committed again');
       this.lastCommitProblem = undefined;
@@ -759,6 +789,7 @@ class KafkaPartitionStream implements PartitionStream {
   }
 
   private commitFailed(error: unknown): void {
+    this.commitFailing = true;
     // NOTE: a commit refused because the group rebalances is no error: the partitions
     // stay dirty and are committed in the next generation, or the next owner redoes at
     // most what was in flight (the metadata of the last commit lists the rest).
@@ -773,13 +804,37 @@ class KafkaPartitionStream implements PartitionStream {
 
   /** Before leaving: commit what finished, until done while still a member (commit.ts). */
   private async flush(): Promise<void> {
+    clearTimeout(this.commitTimer);
+    this.commitTimer = undefined;
     if (this.dirty.size === 0 || !this.member) return;
-    await commitUntilDone(() => this.commitDirty(), {
+    // NOTE: marked as the commit under way, so that no commit round starts beside it (commitSoon, a timer).
+    const flushing = commitUntilDone(() => this.commitDirty(), {
       stillOwned: () => this.member && this.running,
       logger: this.logger,
       what: `group ${this.settings.groupId}`,
     }).catch((error: unknown) => this.commitFailed(error));
+    this.committing = flushing;
+    await flushing;
+    if (this.committing === flushing) this.committing = undefined;
   }
+}
+
+/**
+ * Whether commits are stalled at `now`, with finished records waiting for one: the last
+ * commit failed, a commit request is out for longer than its commitOverdueMs, or the
+ * records waited over COMMIT_STALL_MS (no member to commit: a rejoin, a crash).
+ * NOTE: seen in the chaos harness: commits refused in a rebalance, then a broker stop,
+ * then a SIGKILL; the lanes had gone on for the second COMMIT_STALL_MS allows at the
+ * rate of a backlog, and all of it was delivered again.
+ */
+export function commitsStalledAt(
+  now: number,
+  state: { commitOutSince: number | undefined; overdueAfterMs: number; failing: boolean; waitingSince: number | undefined },
+): boolean {
+  const { commitOutSince, overdueAfterMs, failing, waitingSince } = state;
+  if (failing) return true;
+  if (commitOutSince !== undefined && now - commitOutSince > overdueAfterMs) return true;
+  return waitingSince !== undefined && now - waitingSince > COMMIT_STALL_MS;
 }
 
 /**

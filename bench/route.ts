@@ -9,7 +9,7 @@
 // the router adds: parsing, validation, routing rules, rendering, headers, metrics.
 //
 // A third side, `passthrough+headers`, copies the same way but writes the four delivery
-// headers the contract makes the router write (DESIGN §4) instead of the input's two:
+// headers the contract makes the router write (docs/kafka.md) instead of the input's two:
 // it splits the gap into what kafkajs charges for those headers and the router's own
 // parsing, validation, routing and rendering.
 //
@@ -166,7 +166,7 @@ async function produceInput(kafka: Kafka, topic: string, n: number): Promise<num
   return events;
 }
 
-// The delivery headers the contract has the router write (DESIGN §4), as the router encodes them.
+// The delivery headers the contract has the router write (docs/kafka.md), as the router encodes them.
 const ATTEMPT_ZERO = Buffer.from('0');
 const NOT_ATTEMPTED = Buffer.alloc(0);
 
@@ -174,7 +174,7 @@ const NOT_ATTEMPTED = Buffer.alloc(0);
  * The baseline: copy each record, unchanged, to the first `bench-fanout` output topics.
  * With `contractHeaders`, each copy carries the four delivery headers the router must
  * write instead of the input's two (a side of its own, `passthrough+headers`): what
- * kafkajs alone charges for the headers DESIGN §4 requires, apart from the router's work.
+ * kafkajs alone charges for the headers docs/kafka.md requires, apart from the router's work.
  */
 async function runPassthrough(
   kafka: Kafka,

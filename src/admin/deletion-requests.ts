@@ -4,7 +4,7 @@ import type { DeletionHandler } from './deletions.js';
 
 /**
  * Writes admin-API deletion requests to `<prefix>deletions`, keyed by userId,
- * as `{"userId", "sourceIds"?, "requestedAt"}` (DESIGN §4). The router acts on them.
+ * as `{"userId", "sourceIds"?, "requestedAt"}` (docs/kafka.md). The router acts on them.
  */
 export function createDeletionRequester(kafka: KafkaClient, topicPrefix: () => string): {
   handle: DeletionHandler;

@@ -1,4 +1,4 @@
-// `POST /v1/deletions` (DESIGN §4, docs/admin-api.md): authenticated by the admin
+// `POST /v1/deletions` (docs/kafka.md, docs/admin-api.md): authenticated by the admin
 // token, the body checked, then handed to the role's DeletionHandler (the writer of
 // `<prefix>deletions` in deletion-requests.ts).
 import { timingSafeEqual } from 'node:crypto';

@@ -71,7 +71,7 @@ export function identityOf(key: string): Identity {
   return key.startsWith('u:') ? { userId: key.slice(2) } : { anonymousId: key.slice(2) };
 }
 
-/** The Kafka key of a user's deliveries: userId, else anonymousId (DESIGN §4). */
+/** The Kafka key of a user's deliveries: userId, else anonymousId (docs/kafka.md). */
 export function deliveryKey(key: string): string {
   return key.slice(2);
 }

@@ -6,7 +6,7 @@
 // producers used on `calls`, all of a user's records meet in one partition, which
 // one audience processor owns, in the order they were written.
 //
-// The same partitions carry the seen-sources state (DESIGN §4 `user.sources`): a
+// The same partitions carry the seen-sources state (docs/kafka.md `user.sources`): a
 // `seen` record for each (user, source) pair the router has not written before (see
 // seen-sources.ts), and the deletion requests that need it, so that a user's
 // sightings and deletions are applied in one place, in order, whatever key the

@@ -59,11 +59,11 @@ export function createAudienceHook(prefix: string, config: () => Config, cache: 
 }
 
 /**
- * A valid call is forwarded when its source feeds at least one audience (DESIGN §5:
+ * A valid call is forwarded when its source feeds at least one audience (docs/configuration.md#routing:
  * membership is computed from the calls of the audience's sources); with no audience
  * on a source its calls cost the router nothing extra. NOTE: an audience added later
  * for a source sees only that source's calls from then on. A track
- * that its source's track filter blocks "goes nowhere" (DESIGN §5), so it counts
+ * that its source's track filter blocks "goes nowhere" (docs/configuration.md#routing), so it counts
  * for no audience; only the fact that the source saw the user is kept. The call's
  * `calls` partition and offset go along: a router that routes a call again after a
  * crash writes its record again, and the processor drops it by them.

@@ -1,4 +1,4 @@
-// Audience rules (DESIGN §3, §5): the config's audiences compiled once per config
+// Audience rules (docs/configuration.md#audiences): the config's audiences compiled once per config
 // version, and the evaluation of one rule against one profile at one instant.
 import type { AudienceRule, Config, EventRule, TraitRule } from '../config/schema.js';
 import { snakeCase } from '../config/snake-case.js';

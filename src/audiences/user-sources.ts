@@ -1,4 +1,4 @@
-// The seen sources of the users of one partition (DESIGN §4 `user.sources`): for each
+// The seen sources of the users of one partition (docs/kafka.md `user.sources`): for each
 // user id, the source ids that have sent calls for it, in first-seen order. Pure; the
 // engine applies sightings and deletions to it, the service restores it from the
 // compacted topic and writes its changes back.

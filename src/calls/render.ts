@@ -1,5 +1,5 @@
 /**
- * Webhook request bodies (DESIGN §6), rendered once per call and sent as is.
+ * Webhook request bodies (docs/webhooks.md), rendered once per call and sent as is.
  *
  * Each body is JSON.stringify of an object literal written in the contract's key
  * order: V8 keeps insertion order for non-integer keys, and JSON.stringify leaves out

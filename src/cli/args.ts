@@ -1,4 +1,4 @@
-// The command line of DESIGN §2: which command, which options, and the help text of
+// The command line of docs/cli.md: which command, which options, and the help text of
 // each. Pure: main.ts reads argv and env and acts on the result.
 import { parseArgs } from 'node:util';
 import { parseTimeRange } from './time-range.js';

@@ -1,4 +1,4 @@
-// TIME arguments of `switchyard dlq list` and `replay` (DESIGN §2): an ISO 8601 time, or a
+// TIME arguments of `switchyard dlq list` and `replay` (docs/cli.md): an ISO 8601 time, or a
 // duration back from now written as in the config (`30m`, `2h`, `7d`). Pure.
 import { formatTimestamp, parseTimestamp } from '../calls/index.js';
 import { parseDuration } from '../config/duration.js';

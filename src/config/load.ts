@@ -116,7 +116,7 @@ function schemaProblems(raw: unknown): { config?: Config; problems: Problem[] } 
 const SECTIONS = ['kafka', 'gateway', 'admin', 'delivery', 'shutdownTimeout', 'log', 'sources', 'destinations', 'audiences'];
 
 /**
- * Problems grouped by where they are in a file laid out like DESIGN §3 (section, then
+ * Problems grouped by where they are in a file laid out like docs/configuration.md (section, then
  * entry), so the list reads top to bottom; within one place they keep the order found.
  */
 function sortByPlace(problems: Problem[]): Problem[] {
@@ -159,7 +159,7 @@ export function parseConfigText(text: string, file: string, env: Env): LoadResul
   const envProblems: Problem[] = [];
   let raw = interpolate(parsed, env, [], envProblems, new Set());
 
-  // DESIGN §2: KAFKA_BROKERS (comma-separated host:port) overrides kafka.brokers.
+  // docs/cli.md: KAFKA_BROKERS (comma-separated host:port) overrides kafka.brokers.
   // An empty variable counts as unset, as Kubernetes manifests often leave it "".
   const override = env.KAFKA_BROKERS?.trim();
   let overridden = false;

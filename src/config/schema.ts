@@ -1,4 +1,4 @@
-// The config file's schema (DESIGN §3) and the resolved `Config` the daemon runs on.
+// The config file's schema (docs/configuration.md) and the resolved `Config` the daemon runs on.
 //
 // Every field is checked by a small function that returns a value or the problems it
 // found, wrapped into zod by `field()`. Zod brings strict objects, defaults and
@@ -143,7 +143,7 @@ export const TOPIC_NAME_PATTERN = /^[a-zA-Z0-9._-]+$/;
 
 /**
  * Header names a webhook entry may not set, lower-cased. The first group Switchyard
- * sets itself on every request (DESIGN §6): a static value would either be ignored or
+ * sets itself on every request (docs/webhooks.md): a static value would either be ignored or
  * break the receiver's signature check. The second group is managed by undici, which
  * throws on them at request time; refusing them at load beats failing every delivery.
  */
@@ -360,7 +360,7 @@ function checkWebhookUrl(value: unknown): Checked<string> {
     return fail(`${expected}; it does not parse as a URL`);
   }
   if (url.hostname === '') return fail(`${expected}; it has no host`);
-  // Kept as written: DESIGN §6 posts to "<url as configured>".
+  // Kept as written: docs/webhooks.md posts to "<url as configured>".
   return ok(text.value);
 }
 checkWebhookUrl.input = orFromEnv({
@@ -895,7 +895,7 @@ function missingReference(kind: string, id: string, known: readonly string[]): s
   return `no ${kind} has id ${JSON.stringify(id)}; ${hint}`;
 }
 
-/** Unique-id and reference rules (DESIGN §3) that no single field can check. */
+/** Unique-id and reference rules (docs/configuration.md) that no single field can check. */
 export function crossCheck(raw: unknown): Problem[] {
   if (!isPlainObject(raw)) return [];
   const problems: Problem[] = [];

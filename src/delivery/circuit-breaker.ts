@@ -1,11 +1,11 @@
-// Per-URL circuit breaker (DESIGN §7): after N consecutive retryable failures a URL
+// Per-URL circuit breaker (docs/webhooks.md#delivery-and-retries): after N consecutive retryable failures a URL
 // is skipped for a cool-down, then one probe request decides. Pure: the clock comes
 // in as `nowMs`, so every transition is unit-tested without a timer
 // (test/unit/delivery/circuit-breaker.test.ts).
 
 export type CircuitState = 'closed' | 'open' | 'half-open';
 
-/** The `switchyard_circuit_state` gauge value of each state (DESIGN §10). */
+/** The `switchyard_circuit_state` gauge value of each state (docs/metrics.md). */
 export const CIRCUIT_STATE_VALUE: Readonly<Record<CircuitState, number>> = { closed: 0, open: 1, 'half-open': 2 };
 
 export interface CircuitPolicy {

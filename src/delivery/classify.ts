@@ -4,7 +4,7 @@ import { STATUS_CODES } from 'node:http';
 import { BLOCKED_ADDRESS_CODE } from './private-network.js';
 
 /**
- * The `outcome` label values of `switchyard_delivery_attempts_total` (DESIGN §10).
+ * The `outcome` label values of `switchyard_delivery_attempts_total` (docs/metrics.md).
  * `blocked`: `delivery.blockPrivateNetworks` refused the address; no request was sent.
  * `circuit_open`: the URL's circuit breaker skipped it; no request was sent.
  */
@@ -43,11 +43,11 @@ const PERMANENT_5XX: ReadonlySet<number> = new Set([
 const EXTRA_STATUS_NAMES: ReadonlyMap<number, string> = new Map([[460, 'Client Closed Request']]);
 
 /**
- * An HTTP answer, by Segment's rules (DESIGN §7): 5xx except 501 and 505, 408, 410,
+ * An HTTP answer, by Segment's rules (docs/webhooks.md#delivery-and-retries): 5xx except 501 and 505, 408, 410,
  * 429 and 460 are retryable; 501, 505 and every other 4xx are permanent.
  *
  * NOTE: a 3xx is permanent (redirects are never followed: the operator configures the
- * final URL) and counted under the `4xx` label: DESIGN §10 fixes the label values and
+ * final URL) and counted under the `4xx` label: docs/metrics.md fixes the label values and
  * has no `3xx`, and like a 4xx it says the request, not the receiver, is wrong.
  */
 export function classifyStatus(status: number, retryAfter: string | undefined, nowMs: number): AttemptResult {
@@ -98,7 +98,7 @@ function formatMs(ms: number): string {
 
 /**
  * Certificate verification failures: the TLS handshake fails, so no request is sent,
- * and retrying cannot help until the receiver changes its certificate (DESIGN §7).
+ * and retrying cannot help until the receiver changes its certificate (docs/webhooks.md#delivery-and-retries).
  */
 const CERTIFICATE_ERRORS = new Set([
   'DEPTH_ZERO_SELF_SIGNED_CERT',

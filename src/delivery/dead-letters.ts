@@ -65,7 +65,7 @@ export function readDeadLetter(record: DeadLetterRecord): DeadLetter {
   };
 }
 
-/** One line of `dlq list --json`, with the keys in the order of DESIGN §2. */
+/** One line of `dlq list --json`, with the keys in the order of docs/cli.md. */
 export function deadLetterJson(letter: DeadLetter): string {
   return JSON.stringify({
     messageId: letter.messageId,

@@ -38,7 +38,7 @@ export interface DelivererTuning {
   /** Tests and benchmarks may swap the HTTP client. */
   createSender: (options: { timeoutMs: number; blockPrivateNetworks: boolean }) => HttpSender;
   /**
-   * The per-URL circuit breaker (DESIGN §7: 5 failures, 30 s doubling to 10 min). Not in
+   * The per-URL circuit breaker (docs/webhooks.md#delivery-and-retries: 5 failures, 30 s doubling to 10 min). Not in
    * the config file: tests and benchmarks shorten the cool-down here.
    */
   circuitBreaker: Partial<typeof DEFAULT_CIRCUIT_POLICY>;

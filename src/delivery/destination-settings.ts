@@ -20,7 +20,7 @@ export interface PreparedDestination {
  * `masked` is the same destination from `maskConfig`: its URLs have passwords and
  * token-like query values replaced, for the dead-letter `error` header.
  *
- * Headers, in this order (DESIGN §6): Content-Type, User-Agent, the entry's static
+ * Headers, in this order (docs/webhooks.md): Content-Type, User-Agent, the entry's static
  * headers; the signature headers (signing.ts) and traceparent are added per attempt.
  * A URL with user:password also gets the Basic `Authorization` it stands for (undici
  * does not derive it), unless the entry sets Authorization itself.

@@ -1,5 +1,5 @@
 // The Kafka headers a delivery message carries from the router through the retry tiers
-// to the dead-letter topic and back (DESIGN §4). Pure: read once per message, written
+// to the dead-letter topic and back (docs/kafka.md). Pure: read once per message, written
 // for retries, dead letters and replays.
 import { formatTimestamp, parseTimestamp } from '../calls/index.js';
 import { HEADER, freshDeliveryHeaders, headerText } from '../kafka/index.js';

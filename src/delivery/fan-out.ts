@@ -1,4 +1,4 @@
-// One event to every URL of its destination at once (DESIGN §7): the first 2xx
+// One event to every URL of its destination at once (docs/webhooks.md#delivery-and-retries): the first 2xx
 // anywhere makes it delivered.
 import type { HttpSender, SendResult, WebhookTarget } from './http-sender.js';
 

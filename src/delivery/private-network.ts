@@ -1,4 +1,4 @@
-// `delivery.blockPrivateNetworks` (DESIGN §7): for operators who let their own customers
+// `delivery.blockPrivateNetworks` (docs/webhooks.md#delivery-and-retries): for operators who let their own customers
 // supply webhook URLs, so that nobody can point Switchyard at the cluster's internal
 // services or the cloud's metadata endpoint. The address is checked where the socket
 // connects, after DNS (http-sender.ts): a name that resolves to a public address when

@@ -1,4 +1,4 @@
-// How a destination signs its requests (DESIGN §7), decided once per config: the HMAC
+// How a destination signs its requests (docs/webhooks.md#delivery-and-retries), decided once per config: the HMAC
 // keys (a whsec_ secret base64-decoded) are built when the settings are prepared, so an
 // attempt only hashes.
 //

@@ -1,5 +1,5 @@
 /**
- * `switchyard gateway`: Segment's tracking API over node:http (DESIGN §8).
+ * `switchyard gateway`: Segment's tracking API over node:http (docs/http-api.md).
  *
  * Each request: intake.ts (route, method, limits) → request-handler.ts: write key →
  * body (gzip, 500 KB) → JSON → calls prepared (ingest.ts) → the request's records

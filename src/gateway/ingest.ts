@@ -1,5 +1,5 @@
 /**
- * From a parsed request body to the Kafka records the gateway writes (DESIGN §8):
+ * From a parsed request body to the Kafka records the gateway writes (docs/http-api.md):
  * pure, so every rule here is unit-tested without a socket or a broker.
  *
  * For each call: the request's `context` and `integrations` are merged in (the call's
@@ -22,7 +22,7 @@ import {
 import type { InvalidReason } from '../calls/index.js';
 import type { Route } from './routes.js';
 
-/** Calls in one batch request, at most (DESIGN §8). */
+/** Calls in one batch request, at most (docs/http-api.md). */
 export const MAX_BATCH_CALLS = 2500;
 
 export interface IngestInput {

@@ -1,5 +1,5 @@
 /**
- * Reading a request body within the limits of DESIGN §8: at most 500 KB after
+ * Reading a request body within the limits of docs/http-api.md: at most 500 KB after
  * decompression, gzip streamed through zlib so that a small compressed body that
  * inflates to gigabytes (a gzip bomb) stops at the limit instead of exhausting memory.
  */
@@ -8,7 +8,7 @@ import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { Gunzip } from 'node:zlib';
 
-/** 500 KB: the largest request body, after decompression (DESIGN §8, the seed's batch limit). */
+/** 500 KB: the largest request body, after decompression (docs/http-api.md, the seed's batch limit). */
 export const MAX_REQUEST_BYTES = 500 * 1024;
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The gateway's routes (DESIGN §8): Segment's tracking API paths.
+ * The gateway's routes (docs/http-api.md): Segment's tracking API paths.
  *
  * A route's `template` is also its metrics label, so the label set stays fixed
  * whatever paths the internet sends; anything unknown is labelled `other`.

@@ -1,5 +1,5 @@
 /**
- * Write keys: how a request says which source it comes from (DESIGN §8) — HTTP
+ * Write keys: how a request says which source it comes from (docs/http-api.md) — HTTP
  * Basic with the write key as user name and an empty password (what Segment's
  * libraries send), or a `writeKey` field in the body.
  */

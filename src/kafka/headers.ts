@@ -1,6 +1,6 @@
 import type { RecordHeaders } from './records.js';
 
-/** Kafka header names of DESIGN §4. */
+/** Kafka header names of docs/kafka.md. */
 export const HEADER = {
   sourceId: 'source-id',
   messageId: 'message-id',
@@ -36,7 +36,7 @@ export function headerValue(headers: RawHeaders | undefined, name: string): Head
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** What a delivery that no one has attempted yet says about itself (DESIGN §4). */
+/** What a delivery that no one has attempted yet says about itself (docs/kafka.md). */
 export interface FreshDelivery<V extends HeaderValue> {
   sourceId: V;
   messageId: V;

@@ -866,7 +866,7 @@ export function fetchWait(
  * destinations every commit names about 1,000: one right after the other took a tenth of
  * the deliverer's CPU per event (destinations bench). Spacing them as they grow keeps that
  * cost per partition bounded, and the redo after a SIGKILL within about 100 ms of
- * completions (DESIGN §7); few partitions still commit within a few milliseconds.
+ * completions (docs/webhooks.md#delivery-and-retries); few partitions still commit within a few milliseconds.
  */
 export function commitDelay(lastCommitPartitions: number, baseMs = 5): number {
   return Math.max(baseMs, Math.min(COMMIT_DELAY_CAP_MS, lastCommitPartitions / 10));

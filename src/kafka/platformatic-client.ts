@@ -48,7 +48,7 @@ function toBuffer(data: Buffer | string): Buffer {
   return typeof data === 'string' ? Buffer.from(data) : data;
 }
 
-/** Header names as bytes, made once: a few names (DESIGN §4's) go out on every record. */
+/** Header names as bytes, made once: a few names (docs/kafka.md's) go out on every record. */
 const headerNames = new Map<string, Buffer>();
 /** Past this many distinct names, a new one is encoded per use rather than kept. */
 const MAX_CACHED_HEADER_NAMES = 256;

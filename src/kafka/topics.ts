@@ -1,4 +1,4 @@
-/** Topic names of DESIGN §4, after the configured prefix. */
+/** Topic names of docs/kafka.md, after the configured prefix. */
 export interface TopicNames {
   calls: string;
   callsInvalid: string;
@@ -19,7 +19,7 @@ export function topicNames(prefix: string): TopicNames {
   };
 }
 
-/** The internal topics of audiences (DESIGN §4), after the configured prefix. */
+/** The internal topics of audiences (docs/kafka.md), after the configured prefix. */
 export interface AudienceTopicNames {
   /** Calls and deletion requests, re-keyed by identity. */
   events: string;
@@ -27,7 +27,7 @@ export interface AudienceTopicNames {
   profiles: string;
   /**
    * Compacted, key userId, value the JSON list of the source ids that have sent calls
-   * for the user (DESIGN §4); partition n holds the users of `events` partition n.
+   * for the user (docs/kafka.md); partition n holds the users of `events` partition n.
    */
   userSources: string;
 }

@@ -2,7 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { VERSION } from '../version.js';
 import { CounterBatch } from './counter-batch.js';
 
-/** Every metric of DESIGN §10; names and labels are part of the contract. */
+/** Every metric of docs/metrics.md; names and labels are part of the contract. */
 export interface Metrics {
   registry: Registry;
   callsReceived: Counter<'source' | 'type'>;

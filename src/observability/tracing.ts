@@ -1,4 +1,4 @@
-// W3C trace context across the hops (DESIGN §4, §6): all the roles use of
+// W3C trace context across the hops (docs/kafka.md, docs/webhooks.md): all the roles use of
 // @opentelemetry/api (the SDK lives in tracing-sdk.ts). Each hop (gateway request,
 // router call, delivery attempt) is a span whose parent is the `traceparent` it
 // received (HTTP header or Kafka header) and whose own context is the `traceparent`

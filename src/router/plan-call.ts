@@ -119,7 +119,7 @@ function plan(record: InboundRecord, table: RoutingTable, nowMs: () => number): 
 }
 
 /**
- * DESIGN §4: the `source-id` header, else the call's `writeKey` looked up in config.
+ * docs/kafka.md: the `source-id` header, else the call's `writeKey` looked up in config.
  * An empty header counts as absent.
  */
 function resolveSource(

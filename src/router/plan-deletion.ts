@@ -1,4 +1,4 @@
-// One record of `<prefix>deletions` → the `delete` bodies it makes (DESIGN §5: each
+// One record of `<prefix>deletions` → the `delete` bodies it makes (docs/configuration.md#routing: each
 // affected source's enabled webhook destinations get one), or the reason it goes to
 // `calls.invalid`. Pure, like plan-call.ts.
 import { isUtf8 } from 'node:buffer';

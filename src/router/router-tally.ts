@@ -1,4 +1,4 @@
-// Metric counts gathered while a send is assembled and added to the DESIGN §10
+// Metric counts gathered while a send is assembled and added to the docs/metrics.md
 // counters once that send is acknowledged: one `inc` per label set and send, not per
 // call (prom-client hashes the labels on every `inc`).
 import type { Metrics } from '../observability/metrics.js';

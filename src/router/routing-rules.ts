@@ -1,4 +1,4 @@
-// The routing rules of DESIGN §5, as pure functions of a call and its source.
+// The routing rules of docs/configuration.md#routing, as pure functions of a call and its source.
 import type { Call } from '../calls/index.js';
 import type { CompiledTrackFilter, RouteTarget, RoutingSource } from './routing-table.js';
 
@@ -36,7 +36,7 @@ export function trackFilterAllows(filter: CompiledTrackFilter | undefined, call:
 
 /**
  * One decision per destination connected to the source, in the source's order. The
- * rules apply in DESIGN §5 order and the first that filters names the reason:
+ * rules apply in docs/configuration.md#routing order and the first that filters names the reason:
  * disabled destination, then `integrations`, then the source's track filter.
  */
 export function decideRoutes(call: Pick<Call, 'type' | 'event' | 'integrations'>, source: RoutingSource): RouteDecision[] {

@@ -1,4 +1,4 @@
-// Deletion requests under the same faults as the load (DESIGN §4, §5): each names one
+// Deletion requests under the same faults as the load (docs/kafka.md, docs/configuration.md#routing): each names one
 // source, so every enabled destination of that source must get one `delete` body, at
 // its receiver or in its dead-letter topic. The router forwards a request's
 // `traceparent` to its deliveries, so each is known by that trace id, as fuzzed inputs
@@ -27,7 +27,7 @@ export function deletionDestinations(topology: Topology, source: SourceSpec): st
   return [...new Set(source.destinations)].filter((id) => topology.destinations.find((d) => d.id === id)?.enabled === true);
 }
 
-/** The body DESIGN §6 gives a delete: type, userId and the request's time, no version. */
+/** The body docs/webhooks.md gives a delete: type, userId and the request's time, no version. */
 export function expectedDeleteBody(userId: string, requestedAtMs: number): string {
   return JSON.stringify({ type: 'delete', userId, timestamp: new Date(requestedAtMs).toISOString() });
 }

@@ -1,4 +1,4 @@
-// The webhook body DESIGN §6 prescribes for a call, written from the contract alone
+// The webhook body docs/webhooks.md prescribes for a call, written from the contract alone
 // (not with src/calls/render.ts): what the harness compares every received body with.
 
 const PLACEHOLDER_TIMESTAMP = '<timestamp>';
@@ -86,6 +86,6 @@ export function normalizeReceivedBody(text: string, knownMessageId: string | und
     body.messageId = PLACEHOLDER_MESSAGE_ID;
   }
   // NOTE: the body came from JSON.stringify, so parsing and serializing it again gives
-  // the same bytes (DESIGN §6); only the two placeholders differ.
+  // the same bytes (docs/webhooks.md); only the two placeholders differ.
   return { ok: true, text: JSON.stringify(body) };
 }

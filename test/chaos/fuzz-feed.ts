@@ -1,6 +1,6 @@
 // Feeds fuzzed inputs to the running service — records straight to `calls` and
 // requests to the gateway — and tells the ledger what each must become: the harness's
-// oracle reads every input the way DESIGN §4–§8 says the service must, so a valid one
+// oracle reads every input the way docs/kafka.md, docs/configuration.md#routing, docs/webhooks.md and docs/http-api.md says the service must, so a valid one
 // has known destinations and a known body, and one the harness cannot read as a call
 // must end in `calls.invalid`.
 import { expectedBodyWithPlaceholders } from './expected-body.js';
@@ -56,7 +56,7 @@ export function readCallsRecord(topology: Topology, bytes: Buffer, headerSourceI
   return readCall(topology, parsed.value, headerSourceId, parsed.value.writeKey);
 }
 
-/** An object merged under a call's own (DESIGN §8): the call's keys win; its own non-object value is left as is. */
+/** An object merged under a call's own (docs/http-api.md): the call's keys win; its own non-object value is left as is. */
 function mergedUnder(shared: unknown, own: unknown): unknown {
   if (!isPlainObject(shared)) return own;
   if (own === undefined || own === null) return shared;

@@ -92,7 +92,7 @@ describe('judge', () => {
   });
 });
 
-describe('routing oracle (DESIGN §5)', () => {
+describe('routing oracle (docs/configuration.md#routing)', () => {
   it.each([
     [undefined, true],
     [{}, true],
@@ -146,7 +146,7 @@ describe('routing oracle (DESIGN §5)', () => {
   });
 });
 
-describe('body oracle (DESIGN §6)', () => {
+describe('body oracle (docs/webhooks.md)', () => {
   it('renders the two bodies of the contract byte for byte', () => {
     expect(
       renderExpectedBody(

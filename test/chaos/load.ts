@@ -27,7 +27,7 @@ export interface LoadCall {
   destinations: string[];
 }
 
-/** `integrations` variants: most calls have none; the others exercise DESIGN §5 rule 2. */
+/** `integrations` variants: most calls have none; the others exercise docs/configuration.md#routing, rule 2. */
 const INTEGRATIONS: readonly (readonly [Record<string, unknown> | undefined, number])[] = [
   [undefined, 70],
   [{ All: false }, 6],

@@ -1,6 +1,6 @@
 // What the chaos run sets up and what it therefore expects: the receivers and how each
 // misbehaves, the destinations they serve, the sources, and the routing oracle — the
-// harness's own reading of DESIGN §5, written apart from src/router so that a routing
+// harness's own reading of docs/configuration.md#routing, written apart from src/router so that a routing
 // bug shows up as a difference instead of being copied into the expectation.
 
 /** How a receiver answers. */
@@ -184,7 +184,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * Whether a call's `integrations` lets it reach a webhook destination (DESIGN §5 rule 2):
+ * Whether a call's `integrations` lets it reach a webhook destination (docs/configuration.md#routing, rule 2):
  * `Webhooks: true` or an object → on, `false` → off, otherwise off when `All` is false.
  */
 export function integrationsLetThrough(integrations: unknown): boolean {
@@ -196,7 +196,7 @@ export function integrationsLetThrough(integrations: unknown): boolean {
 }
 
 /**
- * The destinations a valid call from `source` must reach (DESIGN §5): enabled ones,
+ * The destinations a valid call from `source` must reach (docs/configuration.md#routing): enabled ones,
  * when `integrations` lets it through and the source's track filter does not block it.
  */
 export function expectedDestinations(
@@ -209,7 +209,7 @@ export function expectedDestinations(
   return source.destinations.filter((id) => topology.destinations.find((d) => d.id === id)?.enabled === true);
 }
 
-/** Which source a record on `calls` belongs to (DESIGN §4): the `source-id` header, else the body's `writeKey`. */
+/** Which source a record on `calls` belongs to (docs/kafka.md): the `source-id` header, else the body's `writeKey`. */
 export function sourceOfRecord(topology: Topology, headerSourceId: string | undefined, writeKey: unknown): SourceSpec | undefined {
   if (headerSourceId !== undefined && headerSourceId !== '') return topology.sources.find((s) => s.id === headerSourceId);
   if (typeof writeKey === 'string' && writeKey !== '') return topology.sources.find((s) => s.writeKey === writeKey);

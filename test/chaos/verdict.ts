@@ -10,7 +10,7 @@ export interface Arrivals {
   delivered: number;
   /**
    * 2xx answers past the first at the same URL, summed over the destination's URLs.
-   * NOTE: a destination sends each event to all its URLs at once (DESIGN §7), so two
+   * NOTE: a destination sends each event to all its URLs at once (docs/webhooks.md#delivery-and-retries), so two
    * URLs both answering 2xx is the contract, not a duplicate; one URL getting the event
    * twice is. Undefined: one URL, so `delivered - 1`.
    */

@@ -57,7 +57,7 @@ describe('admin server', () => {
     );
   });
 
-  it('serves the metrics of DESIGN §10 and default process metrics', async () => {
+  it('serves the metrics of docs/metrics.md and default process metrics', async () => {
     const { base } = await start();
     const res = await fetch(`${base}/metrics`);
     const text = await res.text();

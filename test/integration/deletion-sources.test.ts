@@ -1,4 +1,4 @@
-// Deletion requests reach exactly the sources that have seen the user (DESIGN §4
+// Deletion requests reach exactly the sources that have seen the user (docs/kafka.md
 // `user.sources`, §7), through the real `switchyard router` (child processes): calls
 // keyed at random (as producers that key by anonymousId do) → router → seen records
 // on audience.events → audience processor → user.sources; deletion requests without

@@ -1,4 +1,4 @@
-// The per-URL circuit breaker and the per-destination rate limit (DESIGN §7), against a
+// The per-URL circuit breaker and the per-destination rate limit (docs/webhooks.md#delivery-and-retries), against a
 // real broker and real local HTTP receivers that count what they get.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config/schema.js';

@@ -1,4 +1,4 @@
-// The circuit gauge across config reloads (DESIGN §10 switchyard_circuit_state): a URL
+// The circuit gauge across config reloads (docs/metrics.md switchyard_circuit_state): a URL
 // that leaves the config leaves the gauge at once, not at the destination's next event,
 // so that the "circuit open for 15 minutes" alert never fires for a URL that is gone.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Stopping while a rate-limited destination waits for its next token (DESIGN §7 with
+// Stopping while a rate-limited destination waits for its next token (docs/webhooks.md#delivery-and-retries with
 // `settings.rateLimit`): the stop does not wait for the token, the waiting event gets
 // no request, and nothing is lost: the next deliverer picks up where this one stopped.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -227,7 +227,7 @@ describe('deliverer', () => {
     receivers.down!.reply({ status: 500 });
     await produce('down', [{ id: 'd-1' }]);
     const [dead] = await kafka.readAll(`${prefix}deliveries.down.dlq`, { atLeast: 1, timeoutMs: WINDOW_MS + 20_000 });
-    // The circuit breaker (DESIGN §7) opens after 5 failures; its cool-down (a quarter of
+    // The circuit breaker (docs/webhooks.md#delivery-and-retries) opens after 5 failures; its cool-down (a quarter of
     // this short window) lets a probe through now and then. Attempts without a request
     // count as circuit_open.
     const requests = receivers.down!.requests.length;

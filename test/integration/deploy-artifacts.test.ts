@@ -26,7 +26,7 @@ const EXTERNAL_SERIES = new Set([
   'kube_pod_container_status_restarts_total',
 ]);
 
-/** DESIGN §10: every contract metric should have a place on the dashboard. */
+/** docs/metrics.md: every contract metric should have a place on the dashboard. */
 const CONTRACT_SERIES = [
   'switchyard_calls_received_total',
   'switchyard_calls_invalid_total',

@@ -1,6 +1,6 @@
 // Segment's own Node library, unchanged, through every role: gateway → calls →
 // router (with audiences) → deliveries → deliverer → a real receiver, which gets the
-// exact DESIGN §6 bodies of all six call types, signed.
+// exact docs/webhooks.md bodies of all six call types, signed.
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Analytics } from '@segment/analytics-node';
@@ -78,7 +78,7 @@ afterAll(async () => {
 });
 
 describe('@segment/analytics-node through every role', () => {
-  it('delivers the six call types as the exact DESIGN §6 bodies, signed', async () => {
+  it('delivers the six call types as the exact docs/webhooks.md bodies, signed', async () => {
     const installed = JSON.parse(readFileSync(new URL('../../node_modules/@segment/analytics-node/package.json', import.meta.url), 'utf8')) as { version: string };
     expect(installed.version, 'the expected bodies name the library version; update them with it').toBe(LIBRARY_VERSION);
 

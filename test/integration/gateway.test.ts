@@ -1,5 +1,5 @@
 // The gateway against the run's real broker, over real HTTP on port 0: every status
-// of DESIGN §8, and what lands in the `calls` and `calls.invalid` topics (bytes, keys,
+// of docs/http-api.md, and what lands in the `calls` and `calls.invalid` topics (bytes, keys,
 // headers), read back with a consumer.
 import { connect } from 'node:net';
 import type { Socket } from 'node:net';

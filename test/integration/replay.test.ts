@@ -53,7 +53,7 @@ describe('replay', () => {
     await service.start();
     await waitFor(() => service.health().ready, { timeoutMs: 60_000, what: 'the deliverer to be ready' });
 
-    // 501: permanent (DESIGN §7), so each event is dead-lettered after one request, and
+    // 501: permanent (docs/webhooks.md#delivery-and-retries), so each event is dead-lettered after one request, and
     // the URL's circuit breaker, which counts only retryable failures, stays closed.
     receiver.reply({ status: 501 });
     const ids = ['r-1', 'r-2', 'r-3'];

@@ -19,9 +19,9 @@ export interface HttpTransportOptions {
   redact: (text: string) => string;
 }
 
-/** The gateway's limit per request (DESIGN §8), measured on the whole body. */
+/** The gateway's limit per request (docs/http-api.md), measured on the whole body. */
 export const MAX_BATCH_BYTES = 500 * 1024;
-/** The gateway's limit of calls per request (DESIGN §8). */
+/** The gateway's limit of calls per request (docs/http-api.md). */
 export const MAX_BATCH_CALLS = 2_500;
 
 const BODY_START = '{"batch":[';
@@ -31,7 +31,7 @@ const BODY_END_BYTES = Buffer.byteLength('],"sentAt":"2026-05-01T12:00:00.000Z"}
 const ANSWER_TEXT_LIMIT = 300;
 
 /**
- * What the gateway adds to each call before it checks the 32 KB limit (DESIGN §8):
+ * What the gateway adds to each call before it checks the 32 KB limit (docs/http-api.md):
  * `,"receivedAt":"<24 characters>"` and `,"sentAt":"<24 characters>"`.
  * NOTE: the gateway measures the call as stored, so a call the client let through at
  * exactly 32 KB would be refused there; the client keeps this much room.

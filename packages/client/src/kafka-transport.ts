@@ -48,7 +48,7 @@ export interface KafkaTransportOptions {
 
 export const DEFAULT_CALLS_TOPIC = 'switchyard.calls';
 
-/** The source-id header name of DESIGN §4. */
+/** The source-id header name of docs/kafka.md. */
 const SOURCE_ID_HEADER = 'source-id';
 
 /**

@@ -34,14 +34,14 @@ describe('renderBody: one literal body per type', () => {
   // (integrations, sentAt, writeKey, receivedAt, fields of other types).
   const cases: Array<[string, string, string]> = [
     [
-      'track (DESIGN §6 example)',
+      'track (docs/webhooks.md example)',
       '{"context":{"ip":"203.0.113.9"},"properties":{"total":99.5},"event":"Order Completed","messageId":"m-1",' +
         '"timestamp":"2026-05-01T12:00:00.000Z","userId":"u-1","type":"track","integrations":{"All":true},' +
         '"sentAt":"2026-05-01T12:00:01.000Z","writeKey":"wk","receivedAt":"2026-05-01T12:00:02.000Z","traits":{"x":1}}',
       '{"version":1,"type":"track","userId":"u-1","messageId":"m-1","timestamp":"2026-05-01T12:00:00.000Z","event":"Order Completed","properties":{"total":99.5},"context":{"ip":"203.0.113.9"}}',
     ],
     [
-      'alias (DESIGN §6 example)',
+      'alias (docs/webhooks.md example)',
       '{"type":"alias","previousId":"anon-7","userId":"u-1","messageId":"m-2","timestamp":"2026-05-01T12:00:00.000Z"}',
       '{"version":1,"type":"alias","messageId":"m-2","timestamp":"2026-05-01T12:00:00.000Z","Previous ID":"anon-7","User ID":"u-1"}',
     ],

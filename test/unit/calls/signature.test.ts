@@ -14,12 +14,12 @@ describe('signBody', () => {
 
   const bodies: Array<[string, string, string]> = [
     [
-      'the DESIGN §6 track body',
+      'the docs/webhooks.md track body',
       '{"version":1,"type":"track","userId":"u-1","messageId":"m-1","timestamp":"2026-05-01T12:00:00.000Z","event":"Order Completed","properties":{"total":99.5},"context":{"ip":"203.0.113.9"}}',
       'hooks-main-secret',
     ],
     [
-      'the DESIGN §6 alias body',
+      'the docs/webhooks.md alias body',
       '{"version":1,"type":"alias","messageId":"m-2","timestamp":"2026-05-01T12:00:00.000Z","Previous ID":"anon-7","User ID":"u-1"}',
       's3cr3t',
     ],

@@ -170,7 +170,7 @@ describe('CircuitBreaker', () => {
     expect(breaker.failures).toBe(2);
   });
 
-  it('the defaults of DESIGN §7 open after 5 failures for 30 s', () => {
+  it('the defaults of docs/webhooks.md#delivery-and-retries open after 5 failures for 30 s', () => {
     const breaker = new CircuitBreaker({ failureThreshold: 5, coolDownMs: 30_000, maxCoolDownMs: 600_000, trackedLeaseMs: 11_000 });
     for (let i = 0; i < 5; i++) breaker.settle(breaker.admit(i), 'failure', i, '500');
     expect(breaker.state).toBe('open');

@@ -9,7 +9,7 @@ function codeError(code: string, message = `failed with ${code}`): Error {
 }
 
 describe('classifyStatus', () => {
-  // Segment's rules for its destinations (DESIGN §7): 5xx except 501 and 505, 408, 410,
+  // Segment's rules for its destinations (docs/webhooks.md#delivery-and-retries): 5xx except 501 and 505, 408, 410,
   // 429 and 460 are retried; 501, 505, every other 4xx and any 3xx are permanent.
   it.each([
     [200, '2xx', 'delivered', '200 OK'],

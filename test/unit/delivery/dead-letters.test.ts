@@ -38,7 +38,7 @@ describe('readDeadLetter', () => {
 });
 
 describe('deadLetterJson', () => {
-  it('writes exactly the keys of DESIGN §2, in order', () => {
+  it('writes exactly the keys of docs/cli.md, in order', () => {
     const letter = readDeadLetter(record({ 'message-id': 'm-1', attempt: '2', 'last-attempt-at': '2026-05-01T12:30:00Z', error: 'https://a.example/x: 410 Gone' }));
     expect(deadLetterJson(letter)).toBe(
       '{"messageId":"m-1","deadLetteredAt":"2026-05-01T12:30:00.000Z","attempts":2,"error":"https://a.example/x: 410 Gone","offset":41,"partition":3}',

@@ -3,7 +3,7 @@ import { createMetrics } from '../../../src/observability/metrics.js';
 import { RouterTally } from '../../../src/router/router-tally.js';
 
 describe('RouterTally', () => {
-  it('adds its counts to the DESIGN §10 counters once, then starts over', async () => {
+  it('adds its counts to the docs/metrics.md counters once, then starts over', async () => {
     const metrics = createMetrics({ defaultMetrics: false });
     const tally = new RouterTally();
     tally.callReceived('web', 'track');

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { decideRoutes, integrationsAllow, trackFilterAllows } from '../../../src/router/routing-rules.js';
 import { baseTable } from './fixtures.js';
 
-describe('integrationsAllow (DESIGN §5 rule 2, case-sensitive, catalog name "Webhooks")', () => {
+describe('integrationsAllow (docs/configuration.md#routing, rule 2, case-sensitive, catalog name "Webhooks")', () => {
   const cases: [string, Record<string, unknown> | undefined, boolean][] = [
     ['no integrations object', undefined, true],
     ['empty object', {}, true],
@@ -33,7 +33,7 @@ describe('integrationsAllow (DESIGN §5 rule 2, case-sensitive, catalog name "We
   });
 });
 
-describe('trackFilterAllows (DESIGN §5 rule 3)', () => {
+describe('trackFilterAllows (docs/configuration.md#routing rule 3)', () => {
   const block = { kind: 'block' as const, events: new Set(['Debug Ping']) };
   const allow = { kind: 'allow' as const, events: new Set(['Order Completed']) };
   const cases: [string, typeof block | typeof allow | undefined, { type: 'track' | 'identify'; event?: string }, boolean][] = [

@@ -1,12 +1,12 @@
 // `switchyard deliverer`: ONE consumer (the port's partition stream, group
-// `<clientId>-deliverer`) on the topics of every enabled destination, and per
+// `<groupPrefix>deliverer`) on the topics of every enabled destination, and per
 // destination a lane (destination-lane.ts: its queue, permits, circuits, rate limit),
 // created and stopped as the config changes. Whatever the number of destinations the
 // process has one consumer, one producer, one admin and one HTTP connection pool.
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { maskConfig } from '../config/mask.js';
-import { createAdmin, createPartitionStream, createProducer, createTopology } from '../kafka/index.js';
+import { createAdmin, createPartitionStream, createProducer, createTopology, delivererGroupId, legacyGroupIds } from '../kafka/index.js';
 import type { InboundRecord, KafkaAdmin, PartitionStream, RecordProducer, Topology } from '../kafka/index.js';
 import type { LagSampler } from '../observability/consumer-lag.js';
 import { startLagSampler } from '../observability/consumer-lag.js';
@@ -91,15 +91,11 @@ export function circuitPolicy(delivery: Config['delivery'], tuning: Partial<type
 }
 
 
-/** The deliverer's consumer group: `<clientId>-deliverer`, one for every destination. */
-export function delivererGroupId(config: Config): string {
-  return `${config.kafka.clientId}-deliverer`;
-}
+/** The deliverer's consumer group (`<groupPrefix>deliverer`), one for every destination: named in src/kafka/group-ids.ts. */
+export { delivererGroupId } from '../kafka/index.js';
 
 /** The group a destination had before one group served them all (`<clientId>-deliverer-<id>`): its commits seed an upgrade. */
-export function legacyDelivererGroupId(config: Config, destinationId: string): string {
-  return `${config.kafka.clientId}-deliverer-${destinationId}`;
-}
+export const legacyDelivererGroupId = legacyGroupIds.delivererOfDestination;
 
 /** One destination's lane and what it was built with. */
 interface RunningLane {

@@ -1,10 +1,9 @@
 // `switchyard replay --destination ID [--since TIME] [--until TIME] [--limit N] [--dry-run]`:
 // moves dead letters back to `deliveries.<id>` with fresh attempt headers.
-import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { ReplayLedgerFullError } from '../errors.js';
-import { createAdmin, createProducer, createTopology, scanTopic } from '../kafka/index.js';
+import { createAdmin, createProducer, createTopology, replayDryRunGroupId, replayGroupId, scanTopic } from '../kafka/index.js';
 import type { KafkaAdmin, OutboundRecord, RecordProducer, ScannedBatch } from '../kafka/index.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import { runAll } from '../runtime/service.js';
@@ -30,10 +29,8 @@ export interface ReplayOptions {
   stallTimeoutMs?: number | undefined;
 }
 
-/** The replay's consumer group: `<clientId>-replay-<destinationId>`. */
-export function replayGroupId(clientId: string, destinationId: string): string {
-  return `${clientId}-replay-${destinationId}`;
-}
+/** The replay's consumer group (`<groupPrefix>replay.<destination id>`): named in src/kafka/group-ids.ts. */
+export { replayGroupId } from '../kafka/index.js';
 
 /** Where each DLQ partition's replay stands, from the replay group's commits. */
 export async function readReplayLedgers(
@@ -101,13 +98,13 @@ class DeadLetterReplay {
     const { names } = createTopology(this.config.kafka.topicPrefix);
     this.dlq = names.dlq(options.destinationId);
     this.target = names.deliveries(options.destinationId);
-    this.groupId = replayGroupId(this.config.kafka.clientId, options.destinationId);
+    this.groupId = replayGroupId(this.config, options.destinationId);
     this.logger = deps.logger.child({ component: 'replay', destination: options.destinationId });
     this.limit = options.limit ?? Number.POSITIVE_INFINITY;
     this.range = options.range ?? {};
     this.dryRun = options.dryRun === true;
     this.admin = createAdmin(deps.kafka);
-    this.scanGroup = this.dryRun ? `${this.groupId}-dry-run-${randomBytes(4).toString('hex')}` : this.groupId;
+    this.scanGroup = this.dryRun ? replayDryRunGroupId(this.config, options.destinationId) : this.groupId;
   }
 
   async run(): Promise<number> {

@@ -10,6 +10,7 @@ export * from './consumer.js';
 export * from './admin.js';
 export * from './topics.js';
 export * from './topology.js';
+export * from './group-ids.js';
 export * from './headers.js';
 export * from './invalid-record.js';
 export type { TopicSpec } from './ensure-topics.js';

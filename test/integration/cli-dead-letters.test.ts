@@ -108,7 +108,7 @@ const LETTERS: Letter[] = [
 
 describe('switchyard dlq list', () => {
   it('prints exactly the letters in the DLQ, by time range and limit, as JSON or lines, without consuming them', async () => {
-    const { file, clientId, dlq, deadLetteredAt } = await setUp(LETTERS);
+    const { file, prefix, dlq, deadLetteredAt } = await setUp(LETTERS);
 
     const all = await run(['dlq', 'list', '--destination', 'hooks', '--json', '--config', file]);
     expect(all.err).toContain(`7 dead letter(s) of "hooks" in ${dlq}`);
@@ -153,7 +153,7 @@ describe('switchyard dlq list', () => {
     expect(limited.err).toContain('stopped at --limit 2');
 
     // Nothing was consumed: no group kept a position, and the replay still finds all seven.
-    const groups = (await kafka.admin.listGroups()).groups.map((g) => g.groupId).filter((g) => g.startsWith(clientId));
+    const groups = (await kafka.admin.listGroups()).groups.map((g) => g.groupId).filter((g) => g.startsWith(prefix));
     expect(groups).toEqual([]);
     const dry = await run(['replay', '--destination', 'hooks', '--dry-run', '--config', file]);
     expect(dry.out).toContain('dry run: would replay 7 dead letter(s) of "hooks"; moved none');
@@ -222,13 +222,13 @@ describe('switchyard replay by time range', () => {
 
 describe('a replay that cannot record what it moved', () => {
   it('moves nothing and exits 2 saying what to run, when earlier ranged replays left too many stretches', async () => {
-    const { file, clientId, prefix, dlq } = await setUp(LETTERS);
+    const { file, prefix, dlq } = await setUp(LETTERS);
     // Earlier ranged replays (simulated): every other offset far above the letters, in
     // partition 0 — as many separate stretches as a commit's metadata can hold (3,900 of
     // the broker's 4,096 characters), so that no further one can be recorded.
     const stretches = Array.from({ length: 555 }, (_, i) => String(100_000 + 2 * i)).join(',');
     expect(stretches.length).toBeGreaterThan(3_800);
-    const group = kafka.kafka.consumer({ groupId: `${clientId}-replay-hooks` });
+    const group = kafka.kafka.consumer({ groupId: `${prefix}replay.hooks` });
     await group.connect();
     await group.subscribe({ topics: [dlq], fromBeginning: true });
     let committed = false;

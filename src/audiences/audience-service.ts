@@ -17,7 +17,7 @@
 // written profiles already cover, which are skipped. Nothing is lost either way.
 import type { Config } from '../config/schema.js';
 import { TopicLayoutError } from '../errors.js';
-import { audienceRestoreGroupId, audiencesGroupId, createTopology } from '../kafka/index.js';
+import { audienceRestoreGroupId, audiencesGroupId, createTopology, legacyGroupIds } from '../kafka/index.js';
 import { createConsumerService } from '../runtime/consumer-service.js';
 import type { ConsumerContext } from '../runtime/consumer-service.js';
 import type { RoleDeps } from '../runtime/deps.js';
@@ -121,6 +121,7 @@ export function createAudienceService(deps: RoleDeps, options: AudienceServiceOp
     logger,
     topics: () => topology.audienceState(),
     consumer: { groupId, topics: [topics.events], fromBeginning: true, commit: { kind: 'batch-end' }, maxWaitTimeInMs: 500 },
+    upgradeFrom: [legacyGroupIds.audiences(initial)],
     lag: { intervalMs: LAG_INTERVAL_MS },
     async prepare(connected) {
       context = connected;

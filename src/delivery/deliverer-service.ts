@@ -287,9 +287,10 @@ class DelivererService implements Service {
       accept: (records: readonly InboundRecord[]) => this.laneOfTopic.get(records[0]!.topic)?.lane.accept(records),
       revoke: (topic: string, partition: number) => this.laneOfTopic.get(topic)?.lane.revoke(topic, partition) ?? [],
     };
-    const legacyGroupOf = (topic: string) => {
+    // The names older versions gave the group, most recent first (src/kafka/group-ids.ts).
+    const legacyGroupOf = (topic: string): readonly string[] => {
       const running = this.laneOfTopic.get(topic);
-      return running === undefined ? undefined : legacyDelivererGroupId(this.initial, running.id);
+      return running === undefined ? [] : [legacyGroupIds.deliverer(this.initial), legacyDelivererGroupId(this.initial, running.id)].filter((group) => group !== this.groupId);
     };
     const events = {
       onCrash: (error: Error, restart: boolean) => {

@@ -1,12 +1,12 @@
 // `switchyard dlq list --destination ID [--since TIME] [--until TIME] [--limit N]`: reads
 // the dead letters without consuming them.
-import { createAdmin, createTopology, dlqListGroupId, replayGroupId, scanTopic } from '../kafka/index.js';
+import { createAdmin, createTopology, dlqListGroupId, scanTopic } from '../kafka/index.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import { runAll } from '../runtime/service.js';
 import { inTimeRange, readDeadLetter } from './dead-letters.js';
 import type { DeadLetter, TimeRange } from './dead-letters.js';
 import { isDone } from './replay-ledger.js';
-import { forgetGroup, readReplayLedgers } from './replay.js';
+import { forgetGroup, readReplayLedgers, replayGroups } from './replay.js';
 
 export interface ListOptions {
   destinationId: string;
@@ -42,7 +42,7 @@ export async function listDeadLetters(deps: RoleDeps, options: ListOptions): Pro
   try {
     await admin.connect();
     if (!(await admin.listTopics()).includes(topic)) return { topic, listed: 0, topicExists: false };
-    const { ledgers, lows, highs } = await readReplayLedgers(admin, replayGroupId(config, options.destinationId), topic);
+    const { ledgers, lows, highs } = await readReplayLedgers(admin, replayGroups(config, options.destinationId), topic);
     const ends = new Map([...highs].filter(([partition, high]) => high > (lows.get(partition) ?? 0n)));
     if (ends.size === 0 || limit <= 0) return { topic, listed: 0, topicExists: true };
     await scanTopic(deps.kafka, {

@@ -35,6 +35,12 @@ export interface KafkaAdmin extends LagSource {
    * Without it (another kafkajs), read per topic with `committedOffsets`.
    */
   committedOffsetsOf?(groupId: string, partitions: readonly { topic: string; partitions: readonly number[] }[]): Promise<{ topic: string; partitions: GroupOffset[] }[]>;
+  /**
+   * Commits offsets with their metadata for a group nobody is a member of (the upgrade
+   * from older group names, group-upgrade.ts). The broker refuses it while the group
+   * has members: the error's `type` says so (isGroupInUse).
+   */
+  commitOffsets(groupId: string, commits: readonly { topic: string; partitions: readonly GroupOffset[] }[]): Promise<void>;
   /** Removes consumer groups (their commits); a group still in use is refused by the broker. */
   deleteGroups(groupIds: readonly string[]): Promise<void>;
 }
@@ -70,10 +76,29 @@ export function createAdmin(client: KafkaClient): KafkaAdmin {
           partitionEndsOf: (topics: readonly string[]) => ends.partitionEnds(topics),
           committedOffsetsOf: (groupId: string, partitions: readonly { topic: string; partitions: readonly number[] }[]) => ends.committedOffsets(groupId, partitions),
         }),
+    async commitOffsets(groupId, commits) {
+      const list = commits.map((t) => ({ topic: t.topic, partitions: t.partitions.map((p) => ({ partition: p.partition, offset: p.offset, metadata: p.metadata })) }));
+      if (ends !== undefined) {
+        await retryingTransient(() => ends.commitOffsets(groupId, list));
+        return;
+      }
+      // NOTE: another kafkajs than the pinned one (no cluster to reach): its admin commits
+      // the offsets without their metadata, so a takeover may redo the finished records
+      // the metadata listed (duplicates, never a loss).
+      for (const { topic, partitions } of list) {
+        if (partitions.length > 0) await admin.setOffsets({ groupId, topic, partitions: partitions.map((p) => ({ partition: p.partition, offset: p.offset })) });
+      }
+    },
     async deleteGroups(groupIds) {
       await admin.deleteGroups([...groupIds]);
     },
   };
+}
+
+/** The broker refused a commit because the group has members (or is rebalancing): someone runs in it. */
+export function isGroupInUse(error: unknown): boolean {
+  const type = typeof error === 'object' && error !== null ? (error as { type?: unknown }).type : undefined;
+  return type === 'UNKNOWN_MEMBER_ID' || type === 'ILLEGAL_GENERATION' || type === 'REBALANCE_IN_PROGRESS';
 }
 
 const TRANSIENT_TRIES = 5;

@@ -61,10 +61,11 @@ export interface PartitionStreamSettings {
   idleAfterMs?: number;
   maxBytesPerPartition?: number;
   /**
-   * The group that consumed `topic` before this one, if any: a partition with no commit
-   * in this group starts from that group's commit (an upgrade keeps its progress).
+   * The groups that consumed `topic` before this one (older versions' names), most
+   * recent first: a partition with no commit in this group starts from the commit of
+   * the first of them that has one, with its metadata (an upgrade keeps its progress).
    */
-  legacyGroupOf?: (topic: string) => string | undefined;
+  legacyGroupOf?: (topic: string) => readonly string[];
 }
 
 export interface StreamEvents {
@@ -565,38 +566,51 @@ class KafkaPartitionStream implements PartitionStream {
   }
 
   /**
-   * NOTE: the upgrade from one group per destination (`<clientId>-deliverer-<id>`): a
-   * partition this group never committed starts where the old group stopped, not at the
-   * start of the log (which would deliver the topic's whole retention again).
+   * NOTE: the upgrade from older group names (legacyGroupOf: `<clientId>-deliverer`,
+   * then the per-destination `<clientId>-deliverer-<id>` of older versions still): a
+   * partition this group never committed starts where the first of them that committed
+   * it stopped, skipping what its metadata lists as finished, not at the start of the
+   * log (which would deliver the topic's whole retention again). The next commit makes
+   * it this group's own. At each assignment, so a destination enabled again later
+   * starts where the old group left it too.
    */
   private async startFromLegacy(fresh: readonly { topic: string; partition: number }[]): Promise<void> {
     const legacyGroupOf = this.settings.legacyGroupOf;
-    if (legacyGroupOf === undefined || fresh.length === 0) return;
-    const byGroup = new Map<string, Set<string>>();
-    for (const { topic } of fresh) {
-      const group = legacyGroupOf(topic);
-      if (group !== undefined) byGroup.set(group, (byGroup.get(group) ?? new Set()).add(topic));
-    }
-    const wanted = new Set(fresh.map((f) => keyOf(f.topic, f.partition)));
-    const partitionsOf = new Map<string, number[]>();
-    for (const { topic, partition } of fresh) partitionsOf.set(topic, [...(partitionsOf.get(topic) ?? []), partition]);
-    // NOTE: one group per destination: a first start at 1,000 destinations reads 1,000
-    // groups; a few at a time keeps that to a second or two without a burst on the broker.
-    await forEachLimited([...byGroup], 16, async ([group, topics]) => {
-      const assigned = [...topics].map((topic) => ({ topic, partitions: partitionsOf.get(topic) ?? [] }));
-      const committed = await readCommits(this.settings.admin, group, assigned);
-      for (const { topic, partitions } of committed) {
-        for (const { partition, offset } of partitions) {
-          const key = keyOf(topic, partition);
-          const progress = this.progress.get(key);
-          if (!wanted.has(key) || progress === undefined || BigInt(offset) < 0n) continue;
-          progress.startAt(offset);
-          this.markDirty(key);
-          this.consumer?.seek({ topic, partition, offset });
-          this.logger.info({ topic, partition, offset, legacyGroup: group }, 'partition starts from the commit of the per-destination group it replaces');
-        }
+    if (legacyGroupOf === undefined) return;
+    let left = fresh.map((f) => ({ ...f, chain: legacyGroupOf(f.topic) }));
+    for (let step = 0; left.length > 0; step++) {
+      const asked = left.filter((f) => f.chain[step] !== undefined);
+      if (asked.length === 0) return;
+      const byGroup = new Map<string, Map<string, number[]>>();
+      for (const { topic, partition, chain } of asked) {
+        const group = chain[step]!;
+        const topics = byGroup.get(group) ?? new Map<string, number[]>();
+        topics.set(topic, [...(topics.get(topic) ?? []), partition]);
+        byGroup.set(group, topics);
       }
-    });
+      const wanted = new Set(asked.map((f) => keyOf(f.topic, f.partition)));
+      const found = new Set<string>();
+      // NOTE: one group per destination in the oldest versions: a first start at 1,000
+      // destinations reads 1,000 groups; a few at a time keeps that to a second or two
+      // without a burst on the broker.
+      await forEachLimited([...byGroup], 16, async ([group, topics]) => {
+        const committed = await readCommits(this.settings.admin, group, [...topics].map(([topic, partitions]) => ({ topic, partitions })));
+        let carried = 0;
+        for (const { topic, partitions } of committed) {
+          for (const { partition, offset, metadata } of partitions) {
+            const key = keyOf(topic, partition);
+            if (!wanted.has(key) || found.has(key) || !this.progress.has(key) || BigInt(offset) < 0n) continue;
+            found.add(key);
+            this.progress.set(key, new PartitionProgress(offset, metadata));
+            this.markDirty(key);
+            this.consumer?.seek({ topic, partition, offset });
+            carried += 1;
+          }
+        }
+        if (carried > 0) this.logger.info({ groupId: this.settings.groupId, legacyGroup: group, partitions: carried }, `${carried} partition(s) start from the commits of ${group}, the group an older version used`);
+      });
+      left = asked.filter((f) => !found.has(keyOf(f.topic, f.partition)));
+    }
   }
 
   /** Hands the batch's new records to the role at once and lets kafkajs fetch on. */

@@ -196,7 +196,9 @@ class DelivererService implements Service {
     const failure = this.stream?.failure();
     if (failure !== undefined) return { live: false, ready: false, detail: `the delivery consumer stopped for good: ${failure.message}` };
     const ready = this.started && !this.stopping && (this.lanes.size === 0 || this.stream?.joined() === true);
-    return ready ? { live: true, ready } : { live: true, ready, detail: this.stopping ? 'stopping' : `waiting for the consumer group ${this.groupId} to join` };
+    if (!ready) return { live: true, ready, detail: this.stopping ? 'stopping' : `waiting for the consumer group ${this.groupId} to join` };
+    const foreign = this.lanes.size === 0 ? undefined : this.stream?.assignmentProblem();
+    return foreign === undefined ? { live: true, ready } : { live: true, ready: false, detail: foreign };
   }
 
   private scheduleReconcile(config: Config): Promise<void> {

@@ -15,6 +15,7 @@ import { kafkajsOf } from './client.js';
 import type { KafkaClient } from './client.js';
 import { commitUntilDone, isGenerationLost } from './commit.js';
 import { Rejoiner } from './crash-restart.js';
+import { ForeignAssignment, foreignTopics } from './foreign-assignment.js';
 import { PartitionProgress } from './offset-progress.js';
 import type { InboundRecord, RecordHeaders } from './records.js';
 
@@ -111,6 +112,12 @@ export interface PartitionStream {
   revokeTopic(topic: string): void;
   /** Joined, and not crashed since. */
   joined(): boolean;
+  /**
+   * Why the member is not ready although joined: its latest assignment held partitions
+   * of topics it does not read (a group id shared with another deployment;
+   * foreign-assignment.ts). Undefined while the assignment is its own.
+   */
+  assignmentProblem(): string | undefined;
   /**
    * When records were last fetched (epoch ms); undefined while that does not tell whether
    * records arrived: not joined, or a partition paused (its new records are not fetched).
@@ -235,6 +242,9 @@ class KafkaPartitionStream implements PartitionStream {
   /** The last commit failed (a rebalance, the broker away); none went through since. */
   private commitFailing = false;
   private readonly rejoiner: Rejoiner;
+  private readonly foreign: ForeignAssignment;
+  /** Topics of the join under way that kafkajs dropped from the assignment (not subscribed). */
+  private unsubscribed: string[] = [];
 
   constructor(
     private readonly client: KafkaClient,
@@ -244,6 +254,7 @@ class KafkaPartitionStream implements PartitionStream {
     private readonly logger: Logger,
   ) {
     this.rejoiner = new Rejoiner(() => this.rejoin(), logger, `consumer group ${settings.groupId}`);
+    this.foreign = new ForeignAssignment(settings.groupId, logger);
   }
 
   start(topics: readonly string[]): Promise<void> {
@@ -376,6 +387,10 @@ class KafkaPartitionStream implements PartitionStream {
     return this.crashed;
   }
 
+  assignmentProblem(): string | undefined {
+    return this.foreign.notReady();
+  }
+
   recordsMovedAt(): number | undefined {
     return this.joined() && this.paused.size === 0 ? this.lastRecordsAt : undefined;
   }
@@ -466,8 +481,15 @@ class KafkaPartitionStream implements PartitionStream {
       retry: this.rejoiner.retry(),
       ...(maxBytesPerPartition !== undefined ? { maxBytesPerPartition } : {}),
     });
+    // NOTE: kafkajs drops the topics it was assigned but does not subscribe to before it
+    // tells of the join (they are never fetched); this event, sent just before, names them.
+    consumer.on(consumer.events.RECEIVED_UNSUBSCRIBED_TOPICS, (event) => {
+      this.unsubscribed = foreignTopics(event.payload.assignedTopics, event.payload.topicsSubscribed);
+    });
     consumer.on(consumer.events.GROUP_JOIN, (event) => {
       this.rejoiner.joined();
+      this.foreign.joined(this.unsubscribed);
+      this.unsubscribed = [];
       this.onJoin(event.payload.memberAssignment);
     });
     consumer.on(consumer.events.COMMIT_OFFSETS, () => (this.acknowledgedCommits += 1));

@@ -167,7 +167,7 @@ class ConsumerServiceRuntime {
   }
 
   report(): ServiceHealth {
-    return this.health.report(this.options.notReady?.());
+    return this.health.report(this.consumer?.assignmentProblem() ?? this.options.notReady?.());
   }
 
   connectedProducer(): RecordProducer {

@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { maskConfig } from '../config/mask.js';
+import { TopicsNotCreatedError } from '../errors.js';
 import { createAdmin, createPartitionStream, createProducer, createTopology, delivererGroupId, legacyGroupIds } from '../kafka/index.js';
 import type { InboundRecord, KafkaAdmin, PartitionStream, RecordProducer, Topology } from '../kafka/index.js';
 import type { LagSampler } from '../observability/consumer-lag.js';
@@ -131,6 +132,8 @@ class DelivererService implements Service {
   private readonly lanes = new Map<string, RunningLane>();
   private readonly laneOfTopic = new Map<string, RunningLane>();
   private readonly settings = new Map<string, PreparedDestination>();
+  /** Enabled destinations whose topics could not be created, with why: no lane, tried again every reconcileRetryMs. */
+  private readonly unmade = new Map<string, string>();
   /** Lanes taken out of service that still finish their requests in flight. */
   private readonly draining = new Set<Promise<void>>();
   /** One end-of-turn pump for every lane (end-of-turn.ts). */
@@ -198,7 +201,9 @@ class DelivererService implements Service {
     const ready = this.started && !this.stopping && (this.lanes.size === 0 || this.stream?.joined() === true);
     if (!ready) return { live: true, ready, detail: this.stopping ? 'stopping' : `waiting for the consumer group ${this.groupId} to join` };
     const foreign = this.lanes.size === 0 ? undefined : this.stream?.assignmentProblem();
-    return foreign === undefined ? { live: true, ready } : { live: true, ready: false, detail: foreign };
+    if (foreign !== undefined) return { live: true, ready: false, detail: foreign };
+    // NOTE: still ready: the other destinations deliver (docs/operations.md#topics-that-cannot-be-created).
+    return this.unmade.size === 0 ? { live: true, ready } : { live: true, ready, detail: unmadeDetail(this.unmade, this.options.reconcileRetryMs) };
   }
 
   private scheduleReconcile(config: Config): Promise<void> {
@@ -236,17 +241,18 @@ class DelivererService implements Service {
     const stale = [...this.lanes.values()].filter((running) => !this.settings.has(running.id) || running.shape !== shape);
     const missing = enabled.filter((d) => !this.lanes.has(d.id) || stale.some((r) => r.id === d.id));
     for (const running of this.lanes.values()) if (!stale.includes(running)) running.circuits.follow(this.settings.get(running.id)!);
+    this.forgetUnmade(enabled);
     if (stale.length === 0 && missing.length === 0 && (this.stream !== undefined || enabled.length === 0)) return;
     const planned = await this.createTopicsOf(config, missing);
     for (const running of stale) this.retire(running);
     for (const { id, topics } of planned) this.addLane(config, id, topics, shape);
     const topics = [...this.laneOfTopic.keys()];
     if (topics.length === 0) {
-      // No destination enabled: no consumer (kafkajs cannot run one without topics).
+      // No destination to deliver for: no consumer (kafkajs cannot run one without topics).
       const stream = this.stream;
       this.stream = undefined;
       await stream?.stop();
-      this.logger.info('no destination enabled; the delivery consumer left its group');
+      if (this.unmade.size === 0) this.logger.info('no destination enabled; the delivery consumer left its group');
       return;
     }
     if (this.stream === undefined) {
@@ -268,7 +274,11 @@ class DelivererService implements Service {
     }
   }
 
-  /** The topics of each destination to start (its retry tiers, leftovers included), created where missing. */
+  /**
+   * The topics of each destination to start (its retry tiers, leftovers included),
+   * created where missing. A destination whose topics could not all be created is left
+   * out (no lane), reported, and tried again after reconcileRetryMs: the others start.
+   */
   private async createTopicsOf(config: Config, missing: readonly { id: string }[]): Promise<{ id: string; topics: DestinationTopics }[]> {
     if (missing.length === 0) return [];
     const admin = this.admin!;
@@ -276,12 +286,63 @@ class DelivererService implements Service {
     const { names } = this.topology;
     const taken = new Set(config.destinations.flatMap((d) => [names.deliveries(d.id), names.dlq(d.id)]));
     const planned = missing.map((d) => ({ id: d.id, topics: destinationTopics(names, d.id, config.delivery.retryTiers, existing, taken) }));
-    // The leftover tiers a lane also reads exist already (they were found in `existing`).
-    await admin.ensureTopics(
-      missing.flatMap((d) => this.topology.destination(d.id, config.delivery.retryTiers)),
-      this.initial.kafka,
+    const specs = new Map(missing.map((d) => [d.id, this.topology.destination(d.id, config.delivery.retryTiers)]));
+    let failed = new Map<string, string>();
+    try {
+      // The leftover tiers a lane also reads exist already (they were found in `existing`).
+      await admin.ensureTopics([...specs.values()].flat(), this.initial.kafka);
+    } catch (error) {
+      if (!(error instanceof TopicsNotCreatedError)) throw error;
+      failed = new Map(error.failed.map((f) => [f.topic, f.reason]));
+    }
+    const made: { id: string; topics: DestinationTopics }[] = [];
+    for (const destination of planned) {
+      const reason = specs
+        .get(destination.id)!
+        .map((spec) => failed.get(spec.topic))
+        .find((r) => r !== undefined);
+      if (reason === undefined) {
+        made.push(destination);
+        this.topicsMade(destination.id);
+      } else {
+        this.topicsNotMade(destination.id, reason);
+      }
+    }
+    if (this.unmade.size > 0) this.retryUnmadeLater();
+    return made;
+  }
+
+  /** A destination's topics could not be created: no lane for it; said once per reason (log, gauge, /readyz detail). */
+  private topicsNotMade(id: string, reason: string): void {
+    const known = this.unmade.get(id);
+    this.unmade.set(id, reason);
+    this.deps.metrics.destinationTopicsUnavailable.set({ destination: id }, 1);
+    if (known === reason) return;
+    this.logger.error(
+      { destination: id, reason, retryInMs: this.options.reconcileRetryMs },
+      `could not create the topics of destination ${id} (${reason}); nothing is delivered for it until they exist (its events wait in Kafka), the other destinations deliver. Trying again every ${this.options.reconcileRetryMs} ms`,
     );
-    return planned;
+  }
+
+  private topicsMade(id: string): void {
+    if (!this.unmade.delete(id)) return;
+    this.deps.metrics.destinationTopicsUnavailable.remove({ destination: id });
+    this.logger.info({ destination: id }, `the topics of destination ${id} exist now; delivering for it`);
+  }
+
+  /** Destinations no longer enabled are no longer reported. */
+  private forgetUnmade(enabled: readonly { id: string }[]): void {
+    const ids = new Set(enabled.map((d) => d.id));
+    for (const id of [...this.unmade.keys()]) {
+      if (ids.has(id)) continue;
+      this.unmade.delete(id);
+      this.deps.metrics.destinationTopicsUnavailable.remove({ destination: id });
+    }
+  }
+
+  private retryUnmadeLater(): void {
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => void this.scheduleReconcile(this.deps.config.current()).catch(() => undefined), this.options.reconcileRetryMs);
   }
 
   private createStream(): PartitionStream {
@@ -412,4 +473,11 @@ class DelivererService implements Service {
       },
     });
   }
+}
+
+/** The /readyz detail while some destinations' topics could not be created. */
+export function unmadeDetail(unmade: ReadonlyMap<string, string>, retryMs: number): string {
+  const listed = [...unmade].slice(0, 5).map(([id, reason]) => `${id} (${reason})`);
+  const more = unmade.size > listed.length ? ` and ${unmade.size - listed.length} more` : '';
+  return `delivering for the other destinations; the topics of ${listed.join(', ')}${more} could not be created, trying again every ${retryMs} ms`;
 }

@@ -22,7 +22,11 @@ export interface GroupOffset extends CommittedOffset {
 export interface KafkaAdmin extends LagSource {
   connect(): Promise<void>;
   disconnect(): Promise<void>;
-  /** Creates the topics that do not exist yet (new ones get `layout`) and waits for their leaders; returns the created ones. */
+  /**
+   * Creates the topics that do not exist yet (new ones get `layout`), in requests the
+   * broker accepts at any scale, and waits for their leaders; returns the created ones.
+   * Throws TopicsNotCreatedError naming those it could not create (the others are made).
+   */
   ensureTopics(specs: readonly TopicSpec[], layout: TopicLayout): Promise<string[]>;
   /** How many partitions each topic has (0 for a topic that does not exist). */
   partitionCounts(topics: readonly string[]): Promise<Map<string, number>>;
@@ -54,7 +58,12 @@ export function createAdmin(client: KafkaClient): KafkaAdmin {
       await ends?.disconnect();
       await admin.disconnect();
     },
-    ensureTopics: (specs, layout) => ensureTopics(admin, [...specs], { partitions: layout.partitions, replicationFactor: layout.replicationFactor }),
+    ensureTopics: (specs, layout) =>
+      ensureTopics(admin, [...specs], {
+        partitions: layout.partitions,
+        replicationFactor: layout.replicationFactor,
+        ...(ends === undefined ? {} : { partitionEnds: (topics: string[]) => ends.partitionEnds(topics) }),
+      }),
     async partitionCounts(topics) {
       const metadata = await admin.fetchTopicMetadata({ topics: [...topics] });
       const counts = new Map(topics.map((topic) => [topic, 0]));

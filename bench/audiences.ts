@@ -59,7 +59,8 @@ const DAY = 86_400_000;
 function benchConfig(brokers: string, prefix: string, clientId: string, partitions: number, audiences: number): Config {
   return loadBenchConfig(
     {
-      kafka: { brokers: brokers.split(','), clientId, topicPrefix: prefix, partitions },
+      // NOTE: fresh consumer groups per run and side, as the client id names them.
+      kafka: { brokers: brokers.split(','), clientId, topicPrefix: prefix, groupPrefix: `${clientId}.`, partitions },
       sources: [{ id: 'web', destinations: ['d1'] }],
       destinations: ['d1', 'aud'].map((id) => ({ id, type: 'webhooks', settings: { webhooks: [{ url: `https://hooks.example.com/${id}` }] } })),
       audiences: TEN_AUDIENCES.slice(0, audiences).map((a) => ({ ...a, sources: ['web'], destinations: ['aud'] })),

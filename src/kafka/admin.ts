@@ -104,6 +104,12 @@ export function createAdmin(client: KafkaClient): KafkaAdmin {
   };
 }
 
+/** The broker refused to show or change a group to this principal (no ACL on it). */
+export function isGroupNotAuthorized(error: unknown): boolean {
+  const type = typeof error === 'object' && error !== null ? (error as { type?: unknown }).type : undefined;
+  return type === 'GROUP_AUTHORIZATION_FAILED';
+}
+
 /** The broker refused a commit because the group has members (or is rebalancing): someone runs in it. */
 export function isGroupInUse(error: unknown): boolean {
   const type = typeof error === 'object' && error !== null ? (error as { type?: unknown }).type : undefined;

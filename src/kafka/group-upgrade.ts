@@ -7,7 +7,7 @@
 // (The deliverer carries inside its partition stream instead, at each assignment:
 // partition-stream.ts, `legacyGroupOf`.)
 import type { Logger } from 'pino';
-import { isGroupInUse } from './admin.js';
+import { isGroupInUse, isGroupNotAuthorized } from './admin.js';
 import type { GroupOffset, KafkaAdmin } from './admin.js';
 
 type GroupCommits = readonly { topic: string; partitions: readonly GroupOffset[] }[];
@@ -51,7 +51,7 @@ export async function readCommitsAcross(admin: KafkaAdmin, groups: readonly stri
   const [first, ...older] = groups;
   if (first === undefined) return [];
   const current = await admin.committedOffsets(first, topics);
-  const carried = commitsToCarry(current, await readOlder(admin, first, older, topics));
+  const carried = allCommitted(current) ? [] : commitsToCarry(current, await readOlder(admin, first, older, topics));
   const byTopic = new Map(current.map((t) => [t.topic, t.partitions.map((p) => ({ ...p }))]));
   for (const c of carried) {
     const partitions = byTopic.get(c.topic) ?? [];
@@ -64,10 +64,28 @@ export async function readCommitsAcross(admin: KafkaAdmin, groups: readonly stri
   return [...byTopic].map(([topic, partitions]) => ({ topic, partitions }));
 }
 
-async function readOlder(admin: KafkaAdmin, to: string, from: readonly string[], topics: readonly string[]): Promise<{ groupId: string; commits: GroupCommits }[]> {
+const allCommitted = (commits: GroupCommits): boolean => commits.every((t) => t.partitions.every((p) => committed(p.offset)));
+
+/**
+ * The commits of the older groups. NOTE: a group this principal may not describe reads
+ * as empty, with a warning: a deployment that never ran an older version, with ACLs on
+ * its own prefix only (docs/operations.md#share-a-cluster), must still start.
+ */
+async function readOlder(admin: KafkaAdmin, to: string, from: readonly string[], topics: readonly string[], logger?: Logger): Promise<{ groupId: string; commits: GroupCommits }[]> {
   const older: { groupId: string; commits: GroupCommits }[] = [];
-  // A prefix that makes the new name equal to an old one (groupPrefix "<clientId>-") has nothing to carry.
-  for (const groupId of from) if (groupId !== to) older.push({ groupId, commits: await admin.committedOffsets(groupId, topics) });
+  for (const groupId of from) {
+    // A prefix that makes the new name equal to an old one (groupPrefix "<clientId>-") has nothing to carry.
+    if (groupId === to) continue;
+    try {
+      older.push({ groupId, commits: await admin.committedOffsets(groupId, topics) });
+    } catch (error) {
+      if (!isGroupNotAuthorized(error)) throw error;
+      logger?.warn(
+        { groupId: to, legacyGroup: groupId },
+        `not authorized to read the commits of ${groupId}, the name an older version gave consumer group ${to}: nothing is carried from it. If this deployment ran that version, grant Describe on ${groupId} (docs/operations.md#upgrade)`,
+      );
+    }
+  }
   return older;
 }
 
@@ -80,7 +98,9 @@ async function readOlder(admin: KafkaAdmin, to: string, from: readonly string[],
 export async function carryGroupCommits(admin: KafkaAdmin, options: { to: string; from: readonly string[]; topics: readonly string[]; logger: Logger }): Promise<CarriedCommit[]> {
   const { to, from, topics, logger } = options;
   const current = await admin.committedOffsets(to, topics);
-  const carried = commitsToCarry(current, await readOlder(admin, to, from, topics));
+  // NOTE: a group that committed every partition has nothing to carry: the older groups are not read.
+  if (allCommitted(current)) return [];
+  const carried = commitsToCarry(current, await readOlder(admin, to, from, topics, logger));
   if (carried.length === 0) return [];
   const byTopic = new Map<string, GroupOffset[]>();
   for (const c of carried) byTopic.set(c.topic, [...(byTopic.get(c.topic) ?? []), { partition: c.partition, offset: c.offset, metadata: c.metadata }]);

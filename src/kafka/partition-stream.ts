@@ -10,6 +10,7 @@
 // partitions (a full queue, a retry not yet due) without stopping the fetch loop.
 import type { Consumer, EachBatchPayload } from 'kafkajs';
 import type { Logger } from 'pino';
+import { isGroupNotAuthorized } from './admin.js';
 import type { GroupOffset, KafkaAdmin } from './admin.js';
 import { kafkajsOf } from './client.js';
 import type { KafkaClient } from './client.js';
@@ -245,6 +246,8 @@ class KafkaPartitionStream implements PartitionStream {
   private readonly foreign: ForeignAssignment;
   /** Topics of the join under way that kafkajs dropped from the assignment (not subscribed). */
   private unsubscribed: string[] = [];
+  /** Older groups this principal may not read (startFromLegacy): not asked again. */
+  private readonly unreadableGroups = new Set<string>();
 
   constructor(
     private readonly client: KafkaClient,
@@ -599,7 +602,7 @@ class KafkaPartitionStream implements PartitionStream {
   private async startFromLegacy(fresh: readonly { topic: string; partition: number }[]): Promise<void> {
     const legacyGroupOf = this.settings.legacyGroupOf;
     if (legacyGroupOf === undefined) return;
-    let left = fresh.map((f) => ({ ...f, chain: legacyGroupOf(f.topic) }));
+    let left = fresh.map((f) => ({ ...f, chain: legacyGroupOf(f.topic).filter((group) => !this.unreadableGroups.has(group)) }));
     for (let step = 0; left.length > 0; step++) {
       const asked = left.filter((f) => f.chain[step] !== undefined);
       if (asked.length === 0) return;
@@ -616,7 +619,13 @@ class KafkaPartitionStream implements PartitionStream {
       // destinations reads 1,000 groups; a few at a time keeps that to a second or two
       // without a burst on the broker.
       await forEachLimited([...byGroup], 16, async ([group, topics]) => {
-        const committed = await readCommits(this.settings.admin, group, [...topics].map(([topic, partitions]) => ({ topic, partitions })));
+        const committed = await readCommits(this.settings.admin, group, [...topics].map(([topic, partitions]) => ({ topic, partitions }))).catch((error: unknown) => {
+          // NOTE: a deployment that never ran an older version, with ACLs on its own prefix only, must still join.
+          if (!isGroupNotAuthorized(error)) throw error;
+          this.unreadableGroups.add(group);
+          this.logger.warn({ groupId: this.settings.groupId, legacyGroup: group }, `not authorized to read the commits of ${group}, the group an older version used: nothing is carried from it`);
+          return [];
+        });
         let carried = 0;
         for (const { topic, partitions } of committed) {
           for (const { partition, offset, metadata } of partitions) {

@@ -17,7 +17,7 @@ import vm from 'node:vm';
 import { parseCallBytes } from '../src/calls/index.js';
 import type { Config } from '../src/config/schema.js';
 import { staticConfigStore } from '../src/config/store.js';
-import { createKafka, createTopology, topicNames } from '../src/kafka/index.js';
+import { audienceRestoreGroupId, audiencesGroupId, createKafka, createTopology, topicNames } from '../src/kafka/index.js';
 import { createKafkajsProducer as createProducer, kafkajsOf } from '../src/kafka/client.js';
 import { ensureTopics } from '../src/kafka/ensure-topics.js';
 import type { Admin, Kafka, Message } from 'kafkajs';
@@ -59,7 +59,8 @@ const DAY = 86_400_000;
 function benchConfig(brokers: string, prefix: string, clientId: string, partitions: number, audiences: number): Config {
   return loadBenchConfig(
     {
-      kafka: { brokers: brokers.split(','), clientId, topicPrefix: prefix, partitions },
+      // NOTE: fresh consumer groups per run and side, as the client id names them.
+      kafka: { brokers: brokers.split(','), clientId, topicPrefix: prefix, groupPrefix: `${clientId}.`, partitions },
       sources: [{ id: 'web', destinations: ['d1'] }],
       destinations: ['d1', 'aud'].map((id) => ({ id, type: 'webhooks', settings: { webhooks: [{ url: `https://hooks.example.com/${id}` }] } })),
       audiences: TEN_AUDIENCES.slice(0, audiences).map((a) => ({ ...a, sources: ['web'], destinations: ['aud'] })),
@@ -182,7 +183,7 @@ async function memoryAndRestore(client: KafkaClient, admin: Admin, options: { pr
     kafka: client,
     topic,
     partitions: Array.from({ length: options.partitions }, (_, p) => p),
-    groupPrefix: 'bench-restore',
+    groupId: audienceRestoreGroupId(config),
     logger: silentLogger(),
     onRecord(partition, key, value) {
       let state = states.get(partition);
@@ -263,7 +264,7 @@ async function routeSide(side: RouteSide, options: { brokers: string; calls: num
   const clock = new Stopwatch();
   try {
     await waitForDrained(options.admin, routerGroupId(config), names.calls);
-    if (side !== 'router') await waitForDrained(options.admin, `${config.kafka.clientId}-audiences`, audienceTopicNames(prefix).events);
+    if (side !== 'router') await waitForDrained(options.admin, audiencesGroupId(config), audienceTopicNames(prefix).events);
     const { seconds } = clock.read();
     const { cpuSeconds } = cpuClock.read();
     const identifies = side === 'router' ? 0 : await recordsIn(options.admin, names.deliveries('aud'));

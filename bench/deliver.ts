@@ -75,7 +75,8 @@ function benchConfig(
 ): Config {
   return loadBenchConfig(
     {
-      kafka: { brokers: brokers.split(','), clientId, topicPrefix: prefix, partitions },
+      // NOTE: fresh consumer groups per run and side, as the client id names them.
+      kafka: { brokers: brokers.split(','), clientId, topicPrefix: prefix, groupPrefix: `${clientId}.`, partitions },
       delivery: { timeout, retryTiers: ['1s', '5s'], maxRetryWindow: '1m', concurrencyPerDestination: concurrency },
       sources: [{ id: 'bench' }], // a config needs a source; this bench only delivers
       destinations: Object.entries(destinations).map(([id, urls]) => ({

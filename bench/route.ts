@@ -60,7 +60,8 @@ const FANOUT_HEADER = 'bench-fanout';
 function benchConfig(brokers: string, prefix: string, clientId: string, partitions: number): Config {
   return loadBenchConfig(
     {
-      kafka: { brokers: brokers.split(','), clientId, topicPrefix: prefix, partitions },
+      // NOTE: fresh consumer groups per run and side, as the client id names them.
+      kafka: { brokers: brokers.split(','), clientId, topicPrefix: prefix, groupPrefix: `${clientId}.`, partitions },
       sources: [{ id: 'web', writeKey: 'bench-write-key', destinations: DESTINATIONS, trackFilter: { blockEvents: ['Debug Ping'] } }],
       destinations: DESTINATIONS.map((id) => ({
         id,

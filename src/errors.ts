@@ -61,6 +61,33 @@ export class TopicsNotReadyError extends SwitchyardError {
   readonly retriable = true;
 }
 
+/** A topic Switchyard could not create, and why. */
+export interface TopicFailure {
+  topic: string;
+  /** The broker's reason (or the request's), as it gave it. */
+  reason: string;
+  /** Worth trying again with nothing changed (a timeout, a controller moving); false: the broker refused it (a policy, a quota, an ACL). */
+  retriable: boolean;
+}
+
+/**
+ * Some topics could not be created (after retries of what the broker refused as
+ * transient); the others were. `failed` names each with the broker's reason.
+ */
+export class TopicsNotCreatedError extends SwitchyardError {
+  readonly code = 'TOPICS_NOT_CREATED';
+  readonly retriable: boolean;
+  constructor(
+    readonly failed: readonly TopicFailure[],
+    readonly created: readonly string[],
+  ) {
+    const shown = failed.slice(0, 5).map((f) => `${f.topic} (${f.reason})`);
+    const more = failed.length > shown.length ? ` and ${failed.length - shown.length} more` : '';
+    super(`could not create ${failed.length} topic(s): ${shown.join(', ')}${more}; check the brokers' topic policy, quotas and this principal's Create ACL, or create them beforehand`);
+    this.retriable = failed.every((f) => f.retriable);
+  }
+}
+
 /** A server that could not listen on its configured address (port taken, no permission). */
 export class ListenError extends SwitchyardError {
   readonly code = 'LISTEN_FAILED';

@@ -14,8 +14,8 @@ import type { AudienceSet } from './rules.js';
 export interface AudiencePartitionsOptions {
   kafka: KafkaClient;
   topics: AudienceTopicNames;
-  /** The consumer group; restores read in groups named after it. */
-  groupId: string;
+  /** A fresh group id for each restore (it reads without committing; src/kafka/group-ids.ts). */
+  restoreGroupId: () => string;
   output: AudienceOutputContext;
   metrics: Metrics;
   logger: Logger;
@@ -166,7 +166,7 @@ export class AudiencePartitions {
       kafka: this.options.kafka,
       topic,
       partitions: list,
-      groupPrefix: this.options.groupId,
+      groupId: this.options.restoreGroupId(),
       logger,
       onRecord: (partition, key, value) => {
         const problem = load(states.get(partition)!, key, value);

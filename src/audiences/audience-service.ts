@@ -17,7 +17,7 @@
 // written profiles already cover, which are skipped. Nothing is lost either way.
 import type { Config } from '../config/schema.js';
 import { TopicLayoutError } from '../errors.js';
-import { createTopology } from '../kafka/index.js';
+import { audienceRestoreGroupId, audiencesGroupId, createTopology, legacyGroupIds } from '../kafka/index.js';
 import { createConsumerService } from '../runtime/consumer-service.js';
 import type { ConsumerContext } from '../runtime/consumer-service.js';
 import type { RoleDeps } from '../runtime/deps.js';
@@ -78,10 +78,10 @@ export function createAudienceService(deps: RoleDeps, options: AudienceServiceOp
   const initial = deps.config.current();
   const logger = deps.logger.child({ component: 'audiences' });
   const sweepIntervalMs = options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
-  // NOTE: topic prefix and client id are read once: changing them needs a restart.
+  // NOTE: topic and group prefixes are read once: changing them needs a restart.
   const topology = createTopology(initial.kafka.topicPrefix);
   const topics = topology.audiences;
-  const groupId = `${initial.kafka.clientId}-audiences`;
+  const groupId = audiencesGroupId(initial);
 
   let set: AudienceSet = compileAudiences(initial);
   let shape = shapeOf(set);
@@ -91,7 +91,7 @@ export function createAudienceService(deps: RoleDeps, options: AudienceServiceOp
   const partitions = new AudiencePartitions({
     kafka: deps.kafka,
     topics,
-    groupId,
+    restoreGroupId: () => audienceRestoreGroupId(initial),
     output: { names: topology.names, topics, producer: () => service.producer(), metrics: deps.metrics, logger },
     metrics: deps.metrics,
     logger,
@@ -121,6 +121,7 @@ export function createAudienceService(deps: RoleDeps, options: AudienceServiceOp
     logger,
     topics: () => topology.audienceState(),
     consumer: { groupId, topics: [topics.events], fromBeginning: true, commit: { kind: 'batch-end' }, maxWaitTimeInMs: 500 },
+    upgradeFrom: [legacyGroupIds.audiences(initial)],
     lag: { intervalMs: LAG_INTERVAL_MS },
     async prepare(connected) {
       context = connected;

@@ -8,8 +8,8 @@ export interface RestoreOptions {
   kafka: KafkaClient;
   topic: string;
   partitions: readonly number[];
-  /** A group of its own per restore: kafkajs cannot read a partition without joining a group. */
-  groupPrefix: string;
+  /** A group of its own for this restore: kafkajs cannot read a partition without joining a group. */
+  groupId: string;
   /** Each changelog record in offset order; value null is a tombstone. */
   onRecord(partition: number, key: string, value: string | null): void;
   /** A partition was read to the end it had when the restore started. */
@@ -30,7 +30,7 @@ export async function restoreChangelog(options: RestoreOptions): Promise<void> {
   await readToEnd(options.kafka, {
     topic: options.topic,
     partitions: options.partitions,
-    groupPrefix: options.groupPrefix,
+    groupId: options.groupId,
     stallTimeoutMs: options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS,
     onRecord: (partition, key, value) => {
       if (key !== null) options.onRecord(partition, key.toString('utf8'), value === null ? null : value.toString('utf8'));

@@ -10,8 +10,7 @@
 //
 // Until the first fetch, and after a crash of its consumer, the cache holds nothing
 // and every call's pair is written (more records, never a pair missed).
-import { randomBytes } from 'node:crypto';
-import { createProducer, startConsumer } from '../kafka/index.js';
+import { createProducer, seenFollowerGroupId, startConsumer } from '../kafka/index.js';
 import type { ConsumerEvents, ConsumerSettings, RecordBatch, RecordProducer, RunningConsumer } from '../kafka/index.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import { onceStop, runAll } from '../runtime/service.js';
@@ -41,10 +40,10 @@ export function sourcesLeft(value: Buffer | null): string[] | undefined {
 }
 
 /** A consumer that follows `topic` from its end, committing nothing. */
-function followerConsumer(clientId: string, topic: string): ConsumerSettings {
+function followerConsumer(groupId: string, topic: string): ConsumerSettings {
   return {
     // NOTE: a group per process: every router must see every change.
-    groupId: `${clientId}-seen-${randomBytes(6).toString('hex')}`,
+    groupId,
     topics: [topic],
     fromBeginning: false,
     commit: { kind: 'none' },
@@ -111,7 +110,7 @@ export function createSeenFollower(deps: RoleDeps, cache: SeenPairCache): Servic
     async start() {
       producer = createProducer(deps.kafka);
       await producer.connect();
-      consumer = await startConsumer(deps.kafka, followerConsumer(initial.kafka.clientId, topic), followChanges, followerEvents, logger);
+      consumer = await startConsumer(deps.kafka, followerConsumer(seenFollowerGroupId(initial), topic), followChanges, followerEvents, logger);
     },
     stop: onceStop(async () => {
       cache.setFollowing(false);

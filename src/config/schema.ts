@@ -109,6 +109,8 @@ export interface Config {
     brokers: string[];
     clientId: string;
     topicPrefix: string;
+    /** Starts every consumer group id; absent: `topicPrefix` (src/kafka/group-ids.ts). */
+    groupPrefix?: string;
     partitions: number;
     replicationFactor: number;
     ssl?: boolean | Record<string, unknown>;
@@ -298,6 +300,23 @@ function checkTopicName(what: string, allowEmpty: boolean) {
     return ok(text.value);
   });
 }
+
+/**
+ * `kafka.groupPrefix`: the start of every consumer group id (docs/configuration.md#kafka).
+ * NOTE: Kafka takes almost any group id; the characters are limited to those of topic
+ * names so that one prefixed ACL pattern covers the deployment's topics and groups alike.
+ */
+const checkGroupPrefix = withInput(orFromEnv({ type: 'string', pattern: `^$|${TOPIC_NAME_PATTERN.source}` }), (value: unknown): Checked<string> => {
+  if (value === '') return ok(value);
+  const text = checkText(value);
+  if (!text.ok) return text;
+  if (!TOPIC_NAME_PATTERN.test(text.value)) {
+    return fail(
+      `${describe(value)} cannot be used: the group prefix starts every consumer group id of this deployment; use only letters, digits, ".", "_" and "-" (e.g. "staging.switchyard."), or leave groupPrefix out to use kafka.topicPrefix`,
+    );
+  }
+  return ok(text.value);
+});
 
 function checkList<T>(check: Check<T>, opts: { min?: number; max?: number } = {}) {
   const input = {
@@ -662,6 +681,7 @@ const kafkaSchema = strictObject({
   brokers: field(checkList(checkBroker, { min: 1 })).prefault([...DEFAULT_BROKERS]),
   clientId: nonEmptyText.prefault('switchyard'),
   topicPrefix: field(checkTopicName('the topic prefix', true)).prefault(DEFAULT_TOPIC_PREFIX),
+  groupPrefix: field(checkGroupPrefix).optional(),
   partitions: field(checkInt(1, 100_000)).prefault(12),
   replicationFactor: field(checkInt(1, 1_000)).prefault(1),
   ssl: field(checkSsl).optional(),

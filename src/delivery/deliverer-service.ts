@@ -1,12 +1,13 @@
 // `switchyard deliverer`: ONE consumer (the port's partition stream, group
-// `<clientId>-deliverer`) on the topics of every enabled destination, and per
+// `<groupPrefix>deliverer`) on the topics of every enabled destination, and per
 // destination a lane (destination-lane.ts: its queue, permits, circuits, rate limit),
 // created and stopped as the config changes. Whatever the number of destinations the
 // process has one consumer, one producer, one admin and one HTTP connection pool.
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { maskConfig } from '../config/mask.js';
-import { createAdmin, createPartitionStream, createProducer, createTopology } from '../kafka/index.js';
+import { TopicsNotCreatedError } from '../errors.js';
+import { createAdmin, createPartitionStream, createProducer, createTopology, delivererGroupId, legacyGroupIds } from '../kafka/index.js';
 import type { InboundRecord, KafkaAdmin, PartitionStream, RecordProducer, Topology } from '../kafka/index.js';
 import type { LagSampler } from '../observability/consumer-lag.js';
 import { startLagSampler } from '../observability/consumer-lag.js';
@@ -91,15 +92,11 @@ export function circuitPolicy(delivery: Config['delivery'], tuning: Partial<type
 }
 
 
-/** The deliverer's consumer group: `<clientId>-deliverer`, one for every destination. */
-export function delivererGroupId(config: Config): string {
-  return `${config.kafka.clientId}-deliverer`;
-}
+/** The deliverer's consumer group (`<groupPrefix>deliverer`), one for every destination: named in src/kafka/group-ids.ts. */
+export { delivererGroupId } from '../kafka/index.js';
 
 /** The group a destination had before one group served them all (`<clientId>-deliverer-<id>`): its commits seed an upgrade. */
-export function legacyDelivererGroupId(config: Config, destinationId: string): string {
-  return `${config.kafka.clientId}-deliverer-${destinationId}`;
-}
+export const legacyDelivererGroupId = legacyGroupIds.delivererOfDestination;
 
 /** One destination's lane and what it was built with. */
 interface RunningLane {
@@ -135,6 +132,8 @@ class DelivererService implements Service {
   private readonly lanes = new Map<string, RunningLane>();
   private readonly laneOfTopic = new Map<string, RunningLane>();
   private readonly settings = new Map<string, PreparedDestination>();
+  /** Enabled destinations whose topics could not be created, with why: no lane, tried again every reconcileRetryMs. */
+  private readonly unmade = new Map<string, string>();
   /** Lanes taken out of service that still finish their requests in flight. */
   private readonly draining = new Set<Promise<void>>();
   /** One end-of-turn pump for every lane (end-of-turn.ts). */
@@ -200,7 +199,11 @@ class DelivererService implements Service {
     const failure = this.stream?.failure();
     if (failure !== undefined) return { live: false, ready: false, detail: `the delivery consumer stopped for good: ${failure.message}` };
     const ready = this.started && !this.stopping && (this.lanes.size === 0 || this.stream?.joined() === true);
-    return ready ? { live: true, ready } : { live: true, ready, detail: this.stopping ? 'stopping' : `waiting for the consumer group ${this.groupId} to join` };
+    if (!ready) return { live: true, ready, detail: this.stopping ? 'stopping' : `waiting for the consumer group ${this.groupId} to join` };
+    const foreign = this.lanes.size === 0 ? undefined : this.stream?.assignmentProblem();
+    if (foreign !== undefined) return { live: true, ready: false, detail: foreign };
+    // NOTE: still ready: the other destinations deliver (docs/operations.md#topics-that-cannot-be-created).
+    return this.unmade.size === 0 ? { live: true, ready } : { live: true, ready, detail: unmadeDetail(this.unmade, this.options.reconcileRetryMs) };
   }
 
   private scheduleReconcile(config: Config): Promise<void> {
@@ -238,17 +241,18 @@ class DelivererService implements Service {
     const stale = [...this.lanes.values()].filter((running) => !this.settings.has(running.id) || running.shape !== shape);
     const missing = enabled.filter((d) => !this.lanes.has(d.id) || stale.some((r) => r.id === d.id));
     for (const running of this.lanes.values()) if (!stale.includes(running)) running.circuits.follow(this.settings.get(running.id)!);
+    this.forgetUnmade(enabled);
     if (stale.length === 0 && missing.length === 0 && (this.stream !== undefined || enabled.length === 0)) return;
     const planned = await this.createTopicsOf(config, missing);
     for (const running of stale) this.retire(running);
     for (const { id, topics } of planned) this.addLane(config, id, topics, shape);
     const topics = [...this.laneOfTopic.keys()];
     if (topics.length === 0) {
-      // No destination enabled: no consumer (kafkajs cannot run one without topics).
+      // No destination to deliver for: no consumer (kafkajs cannot run one without topics).
       const stream = this.stream;
       this.stream = undefined;
       await stream?.stop();
-      this.logger.info('no destination enabled; the delivery consumer left its group');
+      if (this.unmade.size === 0) this.logger.info('no destination enabled; the delivery consumer left its group');
       return;
     }
     if (this.stream === undefined) {
@@ -270,7 +274,11 @@ class DelivererService implements Service {
     }
   }
 
-  /** The topics of each destination to start (its retry tiers, leftovers included), created where missing. */
+  /**
+   * The topics of each destination to start (its retry tiers, leftovers included),
+   * created where missing. A destination whose topics could not all be created is left
+   * out (no lane), reported, and tried again after reconcileRetryMs: the others start.
+   */
   private async createTopicsOf(config: Config, missing: readonly { id: string }[]): Promise<{ id: string; topics: DestinationTopics }[]> {
     if (missing.length === 0) return [];
     const admin = this.admin!;
@@ -278,12 +286,63 @@ class DelivererService implements Service {
     const { names } = this.topology;
     const taken = new Set(config.destinations.flatMap((d) => [names.deliveries(d.id), names.dlq(d.id)]));
     const planned = missing.map((d) => ({ id: d.id, topics: destinationTopics(names, d.id, config.delivery.retryTiers, existing, taken) }));
-    // The leftover tiers a lane also reads exist already (they were found in `existing`).
-    await admin.ensureTopics(
-      missing.flatMap((d) => this.topology.destination(d.id, config.delivery.retryTiers)),
-      this.initial.kafka,
+    const specs = new Map(missing.map((d) => [d.id, this.topology.destination(d.id, config.delivery.retryTiers)]));
+    let failed = new Map<string, string>();
+    try {
+      // The leftover tiers a lane also reads exist already (they were found in `existing`).
+      await admin.ensureTopics([...specs.values()].flat(), this.initial.kafka);
+    } catch (error) {
+      if (!(error instanceof TopicsNotCreatedError)) throw error;
+      failed = new Map(error.failed.map((f) => [f.topic, f.reason]));
+    }
+    const made: { id: string; topics: DestinationTopics }[] = [];
+    for (const destination of planned) {
+      const reason = specs
+        .get(destination.id)!
+        .map((spec) => failed.get(spec.topic))
+        .find((r) => r !== undefined);
+      if (reason === undefined) {
+        made.push(destination);
+        this.topicsMade(destination.id);
+      } else {
+        this.topicsNotMade(destination.id, reason);
+      }
+    }
+    if (this.unmade.size > 0) this.retryUnmadeLater();
+    return made;
+  }
+
+  /** A destination's topics could not be created: no lane for it; said once per reason (log, gauge, /readyz detail). */
+  private topicsNotMade(id: string, reason: string): void {
+    const known = this.unmade.get(id);
+    this.unmade.set(id, reason);
+    this.deps.metrics.destinationTopicsUnavailable.set({ destination: id }, 1);
+    if (known === reason) return;
+    this.logger.error(
+      { destination: id, reason, retryInMs: this.options.reconcileRetryMs },
+      `could not create the topics of destination ${id} (${reason}); nothing is delivered for it until they exist (its events wait in Kafka), the other destinations deliver. Trying again every ${this.options.reconcileRetryMs} ms`,
     );
-    return planned;
+  }
+
+  private topicsMade(id: string): void {
+    if (!this.unmade.delete(id)) return;
+    this.deps.metrics.destinationTopicsUnavailable.remove({ destination: id });
+    this.logger.info({ destination: id }, `the topics of destination ${id} exist now; delivering for it`);
+  }
+
+  /** Destinations no longer enabled are no longer reported. */
+  private forgetUnmade(enabled: readonly { id: string }[]): void {
+    const ids = new Set(enabled.map((d) => d.id));
+    for (const id of [...this.unmade.keys()]) {
+      if (ids.has(id)) continue;
+      this.unmade.delete(id);
+      this.deps.metrics.destinationTopicsUnavailable.remove({ destination: id });
+    }
+  }
+
+  private retryUnmadeLater(): void {
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => void this.scheduleReconcile(this.deps.config.current()).catch(() => undefined), this.options.reconcileRetryMs);
   }
 
   private createStream(): PartitionStream {
@@ -291,9 +350,10 @@ class DelivererService implements Service {
       accept: (records: readonly InboundRecord[]) => this.laneOfTopic.get(records[0]!.topic)?.lane.accept(records),
       revoke: (topic: string, partition: number) => this.laneOfTopic.get(topic)?.lane.revoke(topic, partition) ?? [],
     };
-    const legacyGroupOf = (topic: string) => {
+    // The names older versions gave the group, most recent first (src/kafka/group-ids.ts).
+    const legacyGroupOf = (topic: string): readonly string[] => {
       const running = this.laneOfTopic.get(topic);
-      return running === undefined ? undefined : legacyDelivererGroupId(this.initial, running.id);
+      return running === undefined ? [] : [legacyGroupIds.deliverer(this.initial), legacyDelivererGroupId(this.initial, running.id)].filter((group) => group !== this.groupId);
     };
     const events = {
       onCrash: (error: Error, restart: boolean) => {
@@ -413,4 +473,11 @@ class DelivererService implements Service {
       },
     });
   }
+}
+
+/** The /readyz detail while some destinations' topics could not be created. */
+export function unmadeDetail(unmade: ReadonlyMap<string, string>, retryMs: number): string {
+  const listed = [...unmade].slice(0, 5).map(([id, reason]) => `${id} (${reason})`);
+  const more = unmade.size > listed.length ? ` and ${unmade.size - listed.length} more` : '';
+  return `delivering for the other destinations; the topics of ${listed.join(', ')}${more} could not be created, trying again every ${retryMs} ms`;
 }

@@ -1,13 +1,12 @@
 // `switchyard dlq list --destination ID [--since TIME] [--until TIME] [--limit N]`: reads
 // the dead letters without consuming them.
-import { randomBytes } from 'node:crypto';
-import { createAdmin, createTopology, scanTopic } from '../kafka/index.js';
+import { createAdmin, createTopology, dlqListGroupId, scanTopic } from '../kafka/index.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import { runAll } from '../runtime/service.js';
 import { inTimeRange, readDeadLetter } from './dead-letters.js';
 import type { DeadLetter, TimeRange } from './dead-letters.js';
 import { isDone } from './replay-ledger.js';
-import { forgetGroup, readReplayLedgers, replayGroupId } from './replay.js';
+import { forgetGroup, readReplayLedgers, replayGroups } from './replay.js';
 
 export interface ListOptions {
   destinationId: string;
@@ -37,13 +36,13 @@ export async function listDeadLetters(deps: RoleDeps, options: ListOptions): Pro
   const topic = createTopology(config.kafka.topicPrefix).names.dlq(options.destinationId);
   const limit = options.limit ?? Number.POSITIVE_INFINITY;
   const range = options.range ?? {};
-  const groupId = `${config.kafka.clientId}-dlq-list-${randomBytes(4).toString('hex')}`;
+  const groupId = dlqListGroupId(config);
   const admin = createAdmin(deps.kafka);
   let listed = 0;
   try {
     await admin.connect();
     if (!(await admin.listTopics()).includes(topic)) return { topic, listed: 0, topicExists: false };
-    const { ledgers, lows, highs } = await readReplayLedgers(admin, replayGroupId(config.kafka.clientId, options.destinationId), topic);
+    const { ledgers, lows, highs } = await readReplayLedgers(admin, replayGroups(config, options.destinationId), topic);
     const ends = new Map([...highs].filter(([partition, high]) => high > (lows.get(partition) ?? 0n)));
     if (ends.size === 0 || limit <= 0) return { topic, listed: 0, topicExists: true };
     await scanTopic(deps.kafka, {

@@ -1,10 +1,9 @@
 // `switchyard replay --destination ID [--since TIME] [--until TIME] [--limit N] [--dry-run]`:
 // moves dead letters back to `deliveries.<id>` with fresh attempt headers.
-import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { ReplayLedgerFullError } from '../errors.js';
-import { createAdmin, createProducer, createTopology, scanTopic } from '../kafka/index.js';
+import { carryGroupCommits, createAdmin, createProducer, createTopology, legacyGroupIds, readCommitsAcross, replayDryRunGroupId, replayGroupId, scanTopic } from '../kafka/index.js';
 import type { KafkaAdmin, OutboundRecord, RecordProducer, ScannedBatch } from '../kafka/index.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import { runAll } from '../runtime/service.js';
@@ -30,19 +29,25 @@ export interface ReplayOptions {
   stallTimeoutMs?: number | undefined;
 }
 
-/** The replay's consumer group: `<clientId>-replay-<destinationId>`. */
-export function replayGroupId(clientId: string, destinationId: string): string {
-  return `${clientId}-replay-${destinationId}`;
+/** The replay's consumer group (`<groupPrefix>replay.<destination id>`): named in src/kafka/group-ids.ts. */
+export { replayGroupId } from '../kafka/index.js';
+
+/**
+ * The replay group of a destination, then the name older versions gave it: a partition
+ * the first never committed is read from the second (an upgrade not carried over yet).
+ */
+export function replayGroups(config: Config, destinationId: string): [string, string] {
+  return [replayGroupId(config, destinationId), legacyGroupIds.replay(config, destinationId)];
 }
 
-/** Where each DLQ partition's replay stands, from the replay group's commits. */
+/** Where each DLQ partition's replay stands, from the commits of the replay group (`groups`: its name, then older ones). */
 export async function readReplayLedgers(
   admin: KafkaAdmin,
-  groupId: string,
+  groups: readonly string[],
   dlq: string,
 ): Promise<{ ledgers: Map<number, ReplayLedger>; lows: Map<number, bigint>; highs: Map<number, bigint> }> {
   const ends = await admin.partitionEnds(dlq);
-  const [committed] = await admin.committedOffsets(groupId, [dlq]);
+  const [committed] = await readCommitsAcross(admin, groups, [dlq]);
   const byPartition = new Map((committed?.partitions ?? []).map((p) => [p.partition, p]));
   const ledgers = new Map<number, ReplayLedger>();
   const lows = new Map<number, bigint>();
@@ -101,13 +106,13 @@ class DeadLetterReplay {
     const { names } = createTopology(this.config.kafka.topicPrefix);
     this.dlq = names.dlq(options.destinationId);
     this.target = names.deliveries(options.destinationId);
-    this.groupId = replayGroupId(this.config.kafka.clientId, options.destinationId);
+    this.groupId = replayGroupId(this.config, options.destinationId);
     this.logger = deps.logger.child({ component: 'replay', destination: options.destinationId });
     this.limit = options.limit ?? Number.POSITIVE_INFINITY;
     this.range = options.range ?? {};
     this.dryRun = options.dryRun === true;
     this.admin = createAdmin(deps.kafka);
-    this.scanGroup = this.dryRun ? `${this.groupId}-dry-run-${randomBytes(4).toString('hex')}` : this.groupId;
+    this.scanGroup = this.dryRun ? replayDryRunGroupId(this.config, options.destinationId) : this.groupId;
   }
 
   async run(): Promise<number> {
@@ -140,7 +145,11 @@ class DeadLetterReplay {
     } else {
       await this.admin.ensureTopics([{ topic: this.target }, { topic: this.dlq }], this.config.kafka);
     }
-    const { ledgers, highs } = await readReplayLedgers(this.admin, this.groupId, this.dlq);
+    const groups = replayGroups(this.config, this.options.destinationId);
+    // NOTE: before the scan joins the group: an upgrade's first replay carries the ledger
+    // of the old group name over, so nothing replayed before is moved again.
+    if (!this.dryRun) await carryGroupCommits(this.admin, { to: this.groupId, from: groups.slice(1), topics: [this.dlq], logger: this.logger });
+    const { ledgers, highs } = await readReplayLedgers(this.admin, groups, this.dlq);
     this.ledgers = ledgers;
     return new Map([...highs].filter(([partition, high]) => high > ledgers.get(partition)!.position));
   }

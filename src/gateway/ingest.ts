@@ -125,10 +125,11 @@ function ingestBatch(input: IngestInput, receivedAtText: string): IngestResult {
       'not_object',
     );
   }
-  const batch = body.batch;
+  // NOTE: `batch` null or absent is an empty batch (docs/http-api.md#routes): analytics-go
+  // v2 sends {"batch":null,…} when it closes with nothing left to flush.
+  const batch = body.batch ?? [];
   if (!Array.isArray(batch)) {
-    const what = batch === undefined ? 'has no "batch" field' : `has "batch" as ${describe(batch)}, not a list`;
-    return requestError(400, 'invalid_request', `body ${what}: send {"batch":[{"type":"track",...}, ...]}`, 'bad_field');
+    return requestError(400, 'invalid_request', `body has "batch" as ${describe(batch)}, not a list: send {"batch":[{"type":"track",...}, ...]}`, 'bad_field');
   }
   if (batch.length > MAX_BATCH_CALLS) {
     return requestError(

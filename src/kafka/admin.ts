@@ -22,7 +22,11 @@ export interface GroupOffset extends CommittedOffset {
 export interface KafkaAdmin extends LagSource {
   connect(): Promise<void>;
   disconnect(): Promise<void>;
-  /** Creates the topics that do not exist yet (new ones get `layout`) and waits for their leaders; returns the created ones. */
+  /**
+   * Creates the topics that do not exist yet (new ones get `layout`), in requests the
+   * broker accepts at any scale, and waits for their leaders; returns the created ones.
+   * Throws TopicsNotCreatedError naming those it could not create (the others are made).
+   */
   ensureTopics(specs: readonly TopicSpec[], layout: TopicLayout): Promise<string[]>;
   /** How many partitions each topic has (0 for a topic that does not exist). */
   partitionCounts(topics: readonly string[]): Promise<Map<string, number>>;
@@ -35,6 +39,12 @@ export interface KafkaAdmin extends LagSource {
    * Without it (another kafkajs), read per topic with `committedOffsets`.
    */
   committedOffsetsOf?(groupId: string, partitions: readonly { topic: string; partitions: readonly number[] }[]): Promise<{ topic: string; partitions: GroupOffset[] }[]>;
+  /**
+   * Commits offsets with their metadata for a group nobody is a member of (the upgrade
+   * from older group names, group-upgrade.ts). The broker refuses it while the group
+   * has members: the error's `type` says so (isGroupInUse).
+   */
+  commitOffsets(groupId: string, commits: readonly { topic: string; partitions: readonly GroupOffset[] }[]): Promise<void>;
   /** Removes consumer groups (their commits); a group still in use is refused by the broker. */
   deleteGroups(groupIds: readonly string[]): Promise<void>;
 }
@@ -48,7 +58,12 @@ export function createAdmin(client: KafkaClient): KafkaAdmin {
       await ends?.disconnect();
       await admin.disconnect();
     },
-    ensureTopics: (specs, layout) => ensureTopics(admin, [...specs], { partitions: layout.partitions, replicationFactor: layout.replicationFactor }),
+    ensureTopics: (specs, layout) =>
+      ensureTopics(admin, [...specs], {
+        partitions: layout.partitions,
+        replicationFactor: layout.replicationFactor,
+        ...(ends === undefined ? {} : { partitionEnds: (topics: string[]) => ends.partitionEnds(topics) }),
+      }),
     async partitionCounts(topics) {
       const metadata = await admin.fetchTopicMetadata({ topics: [...topics] });
       const counts = new Map(topics.map((topic) => [topic, 0]));
@@ -70,10 +85,35 @@ export function createAdmin(client: KafkaClient): KafkaAdmin {
           partitionEndsOf: (topics: readonly string[]) => ends.partitionEnds(topics),
           committedOffsetsOf: (groupId: string, partitions: readonly { topic: string; partitions: readonly number[] }[]) => ends.committedOffsets(groupId, partitions),
         }),
+    async commitOffsets(groupId, commits) {
+      const list = commits.map((t) => ({ topic: t.topic, partitions: t.partitions.map((p) => ({ partition: p.partition, offset: p.offset, metadata: p.metadata })) }));
+      if (ends !== undefined) {
+        await retryingTransient(() => ends.commitOffsets(groupId, list));
+        return;
+      }
+      // NOTE: another kafkajs than the pinned one (no cluster to reach): its admin commits
+      // the offsets without their metadata, so a takeover may redo the finished records
+      // the metadata listed (duplicates, never a loss).
+      for (const { topic, partitions } of list) {
+        if (partitions.length > 0) await admin.setOffsets({ groupId, topic, partitions: partitions.map((p) => ({ partition: p.partition, offset: p.offset })) });
+      }
+    },
     async deleteGroups(groupIds) {
       await admin.deleteGroups([...groupIds]);
     },
   };
+}
+
+/** The broker refused to show or change a group to this principal (no ACL on it). */
+export function isGroupNotAuthorized(error: unknown): boolean {
+  const type = typeof error === 'object' && error !== null ? (error as { type?: unknown }).type : undefined;
+  return type === 'GROUP_AUTHORIZATION_FAILED';
+}
+
+/** The broker refused a commit because the group has members (or is rebalancing): someone runs in it. */
+export function isGroupInUse(error: unknown): boolean {
+  const type = typeof error === 'object' && error !== null ? (error as { type?: unknown }).type : undefined;
+  return type === 'UNKNOWN_MEMBER_ID' || type === 'ILLEGAL_GENERATION' || type === 'REBALANCE_IN_PROGRESS';
 }
 
 const TRANSIENT_TRIES = 5;

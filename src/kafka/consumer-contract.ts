@@ -54,6 +54,12 @@ export interface ConsumerSettings {
 
 
 export interface RunningConsumer {
+  /**
+   * Why the member is not ready although joined: its latest assignment held partitions
+   * of topics it does not read (a group id shared with another deployment;
+   * foreign-assignment.ts). Undefined while the assignment is its own.
+   */
+  assignmentProblem(): string | undefined;
   /** Stops fetching; resolves once the batches in hand are finished (and committed). */
   stop(): Promise<void>;
   /** Stops (if not yet) and leaves the group. */

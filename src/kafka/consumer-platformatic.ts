@@ -20,6 +20,7 @@ import type { Logger } from 'pino';
 import { CONSUMER_HEARTBEAT_INTERVAL_MS, CONSUMER_SESSION_TIMEOUT_MS } from './client.js';
 import type { KafkaClient } from './client.js';
 import { commitUntilDone } from './commit.js';
+import { ForeignAssignment, foreignTopics } from './foreign-assignment.js';
 import type { BatchHandler, ConsumerEvents, ConsumerSettings, RecordBatch, RunningConsumer } from './consumer-contract.js';
 import { fromPlatformaticMessage, platformaticOptions } from './platformatic-client.js';
 
@@ -67,6 +68,7 @@ export async function startPlatformaticConsumer(
     throw error;
   }
   return {
+    assignmentProblem: () => runtime.foreign.notReady(),
     stop: () => runtime.stop(),
     async disconnect() {
       await runtime.stop();
@@ -90,6 +92,7 @@ class StreamRuntime {
   private restartTimer: NodeJS.Timeout | undefined;
   private readonly idle = new Set<() => void>();
   private readonly concurrency: number;
+  readonly foreign: ForeignAssignment;
 
   constructor(
     private readonly consumer: Consumer,
@@ -99,6 +102,7 @@ class StreamRuntime {
     private readonly logger: Logger,
   ) {
     this.concurrency = Math.max(1, settings.partitionsConsumedConcurrently ?? 1);
+    this.foreign = new ForeignAssignment(settings.groupId, logger);
     consumer.on('consumer:group:join', (payload) => this.onJoin(payload.memberId, payload.assignments ?? consumer.assignments ?? []));
   }
 
@@ -120,12 +124,20 @@ class StreamRuntime {
     if (onFetch) stream.on('fetch', () => onFetch());
   }
 
+  /**
+   * NOTE: this client takes whatever the group's leader assigns, topics it does not
+   * subscribe to included (a leader of another deployment sharing the group id assigns
+   * its own topics): those partitions are left out here, never consumed nor committed.
+   */
   private onJoin(memberId: string, assignments: readonly GroupAssignment[]): void {
     this.epoch += 1;
-    this.assigned = new Set(assignments.flatMap((a) => a.partitions.map((p) => keyOf(a.topic, p))));
+    const subscribed = new Set(this.settings.topics);
+    const own = assignments.filter((a) => subscribed.has(a.topic));
+    this.foreign.joined(foreignTopics(assignments.map((a) => a.topic), subscribed));
+    this.assigned = new Set(own.flatMap((a) => a.partitions.map((p) => keyOf(a.topic, p))));
     this.dropQueued();
     this.restartDelayMs = RESTART_DELAY_MS;
-    this.events.onJoin?.(Object.fromEntries(assignments.map((a) => [a.topic, [...a.partitions]])), memberId);
+    this.events.onJoin?.(Object.fromEntries(own.map((a) => [a.topic, [...a.partitions]])), memberId);
   }
 
   private dropQueued(): void {

@@ -13,6 +13,7 @@ import { commitUntilDone } from './commit.js';
 import type { BatchHandler, ConsumerEvents, ConsumerSettings, RecordBatch, RunningConsumer } from './consumer-contract.js';
 import { startPlatformaticConsumer } from './consumer-platformatic.js';
 import { Rejoiner } from './crash-restart.js';
+import { ForeignAssignment, foreignTopics } from './foreign-assignment.js';
 import { offsetAfter } from './records.js';
 import type { InboundRecord, RecordHeaders } from './records.js';
 
@@ -56,7 +57,8 @@ export async function startConsumer(
     partitionsConsumedConcurrently: settings.partitionsConsumedConcurrently ?? 1,
     eachBatch: (payload: EachBatchPayload) => runBatch(payload, settings, handler, state, logger),
   };
-  listen(consumer, events, rejoiner);
+  const foreign = new ForeignAssignment(settings.groupId, logger);
+  listen(consumer, events, rejoiner, foreign);
   try {
     await consumer.connect();
     await consumer.subscribe({ topics: [...settings.topics], fromBeginning: settings.fromBeginning });
@@ -68,6 +70,7 @@ export async function startConsumer(
     throw error;
   }
   return {
+    assignmentProblem: () => foreign.notReady(),
     async stop() {
       state.stopping = true;
       await rejoiner.stop();
@@ -82,10 +85,18 @@ export async function startConsumer(
 }
 
 /** The role's events; a crash that `rejoiner` takes care of is reported as one with a restart. */
-function listen(consumer: Consumer, events: ConsumerEvents, rejoiner: Rejoiner): void {
+function listen(consumer: Consumer, events: ConsumerEvents, rejoiner: Rejoiner, foreign: ForeignAssignment): void {
   const { onJoin, onCrash, onStop, onFetch } = events;
+  // NOTE: kafkajs drops the topics it was assigned but does not subscribe to (with a
+  // warning) before it tells of the join; this event, sent just before, names them.
+  let unsubscribed: string[] = [];
+  consumer.on(consumer.events.RECEIVED_UNSUBSCRIBED_TOPICS, (event) => {
+    unsubscribed = foreignTopics(event.payload.assignedTopics, event.payload.topicsSubscribed);
+  });
   consumer.on(consumer.events.GROUP_JOIN, (event) => {
     rejoiner.joined();
+    foreign.joined(unsubscribed);
+    unsubscribed = [];
     onJoin?.(event.payload.memberAssignment, event.payload.memberId);
   });
   consumer.on(consumer.events.CRASH, (event) => {

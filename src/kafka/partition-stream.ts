@@ -10,11 +10,13 @@
 // partitions (a full queue, a retry not yet due) without stopping the fetch loop.
 import type { Consumer, EachBatchPayload } from 'kafkajs';
 import type { Logger } from 'pino';
+import { isGroupNotAuthorized } from './admin.js';
 import type { GroupOffset, KafkaAdmin } from './admin.js';
 import { kafkajsOf } from './client.js';
 import type { KafkaClient } from './client.js';
 import { commitUntilDone, isGenerationLost } from './commit.js';
 import { Rejoiner } from './crash-restart.js';
+import { ForeignAssignment, foreignTopics } from './foreign-assignment.js';
 import { PartitionProgress } from './offset-progress.js';
 import type { InboundRecord, RecordHeaders } from './records.js';
 
@@ -61,10 +63,11 @@ export interface PartitionStreamSettings {
   idleAfterMs?: number;
   maxBytesPerPartition?: number;
   /**
-   * The group that consumed `topic` before this one, if any: a partition with no commit
-   * in this group starts from that group's commit (an upgrade keeps its progress).
+   * The groups that consumed `topic` before this one (older versions' names), most
+   * recent first: a partition with no commit in this group starts from the commit of
+   * the first of them that has one, with its metadata (an upgrade keeps its progress).
    */
-  legacyGroupOf?: (topic: string) => string | undefined;
+  legacyGroupOf?: (topic: string) => readonly string[];
 }
 
 export interface StreamEvents {
@@ -110,6 +113,12 @@ export interface PartitionStream {
   revokeTopic(topic: string): void;
   /** Joined, and not crashed since. */
   joined(): boolean;
+  /**
+   * Why the member is not ready although joined: its latest assignment held partitions
+   * of topics it does not read (a group id shared with another deployment;
+   * foreign-assignment.ts). Undefined while the assignment is its own.
+   */
+  assignmentProblem(): string | undefined;
   /**
    * When records were last fetched (epoch ms); undefined while that does not tell whether
    * records arrived: not joined, or a partition paused (its new records are not fetched).
@@ -234,6 +243,11 @@ class KafkaPartitionStream implements PartitionStream {
   /** The last commit failed (a rebalance, the broker away); none went through since. */
   private commitFailing = false;
   private readonly rejoiner: Rejoiner;
+  private readonly foreign: ForeignAssignment;
+  /** Topics of the join under way that kafkajs dropped from the assignment (not subscribed). */
+  private unsubscribed: string[] = [];
+  /** Older groups this principal may not read (startFromLegacy): not asked again. */
+  private readonly unreadableGroups = new Set<string>();
 
   constructor(
     private readonly client: KafkaClient,
@@ -243,6 +257,7 @@ class KafkaPartitionStream implements PartitionStream {
     private readonly logger: Logger,
   ) {
     this.rejoiner = new Rejoiner(() => this.rejoin(), logger, `consumer group ${settings.groupId}`);
+    this.foreign = new ForeignAssignment(settings.groupId, logger);
   }
 
   start(topics: readonly string[]): Promise<void> {
@@ -375,6 +390,10 @@ class KafkaPartitionStream implements PartitionStream {
     return this.crashed;
   }
 
+  assignmentProblem(): string | undefined {
+    return this.foreign.notReady();
+  }
+
   recordsMovedAt(): number | undefined {
     return this.joined() && this.paused.size === 0 ? this.lastRecordsAt : undefined;
   }
@@ -465,8 +484,15 @@ class KafkaPartitionStream implements PartitionStream {
       retry: this.rejoiner.retry(),
       ...(maxBytesPerPartition !== undefined ? { maxBytesPerPartition } : {}),
     });
+    // NOTE: kafkajs drops the topics it was assigned but does not subscribe to before it
+    // tells of the join (they are never fetched); this event, sent just before, names them.
+    consumer.on(consumer.events.RECEIVED_UNSUBSCRIBED_TOPICS, (event) => {
+      this.unsubscribed = foreignTopics(event.payload.assignedTopics, event.payload.topicsSubscribed);
+    });
     consumer.on(consumer.events.GROUP_JOIN, (event) => {
       this.rejoiner.joined();
+      this.foreign.joined(this.unsubscribed);
+      this.unsubscribed = [];
       this.onJoin(event.payload.memberAssignment);
     });
     consumer.on(consumer.events.COMMIT_OFFSETS, () => (this.acknowledgedCommits += 1));
@@ -565,38 +591,57 @@ class KafkaPartitionStream implements PartitionStream {
   }
 
   /**
-   * NOTE: the upgrade from one group per destination (`<clientId>-deliverer-<id>`): a
-   * partition this group never committed starts where the old group stopped, not at the
-   * start of the log (which would deliver the topic's whole retention again).
+   * NOTE: the upgrade from older group names (legacyGroupOf: `<clientId>-deliverer`,
+   * then the per-destination `<clientId>-deliverer-<id>` of older versions still): a
+   * partition this group never committed starts where the first of them that committed
+   * it stopped, skipping what its metadata lists as finished, not at the start of the
+   * log (which would deliver the topic's whole retention again). The next commit makes
+   * it this group's own. At each assignment, so a destination enabled again later
+   * starts where the old group left it too.
    */
   private async startFromLegacy(fresh: readonly { topic: string; partition: number }[]): Promise<void> {
     const legacyGroupOf = this.settings.legacyGroupOf;
-    if (legacyGroupOf === undefined || fresh.length === 0) return;
-    const byGroup = new Map<string, Set<string>>();
-    for (const { topic } of fresh) {
-      const group = legacyGroupOf(topic);
-      if (group !== undefined) byGroup.set(group, (byGroup.get(group) ?? new Set()).add(topic));
-    }
-    const wanted = new Set(fresh.map((f) => keyOf(f.topic, f.partition)));
-    const partitionsOf = new Map<string, number[]>();
-    for (const { topic, partition } of fresh) partitionsOf.set(topic, [...(partitionsOf.get(topic) ?? []), partition]);
-    // NOTE: one group per destination: a first start at 1,000 destinations reads 1,000
-    // groups; a few at a time keeps that to a second or two without a burst on the broker.
-    await forEachLimited([...byGroup], 16, async ([group, topics]) => {
-      const assigned = [...topics].map((topic) => ({ topic, partitions: partitionsOf.get(topic) ?? [] }));
-      const committed = await readCommits(this.settings.admin, group, assigned);
-      for (const { topic, partitions } of committed) {
-        for (const { partition, offset } of partitions) {
-          const key = keyOf(topic, partition);
-          const progress = this.progress.get(key);
-          if (!wanted.has(key) || progress === undefined || BigInt(offset) < 0n) continue;
-          progress.startAt(offset);
-          this.markDirty(key);
-          this.consumer?.seek({ topic, partition, offset });
-          this.logger.info({ topic, partition, offset, legacyGroup: group }, 'partition starts from the commit of the per-destination group it replaces');
-        }
+    if (legacyGroupOf === undefined) return;
+    let left = fresh.map((f) => ({ ...f, chain: legacyGroupOf(f.topic).filter((group) => !this.unreadableGroups.has(group)) }));
+    for (let step = 0; left.length > 0; step++) {
+      const asked = left.filter((f) => f.chain[step] !== undefined);
+      if (asked.length === 0) return;
+      const byGroup = new Map<string, Map<string, number[]>>();
+      for (const { topic, partition, chain } of asked) {
+        const group = chain[step]!;
+        const topics = byGroup.get(group) ?? new Map<string, number[]>();
+        topics.set(topic, [...(topics.get(topic) ?? []), partition]);
+        byGroup.set(group, topics);
       }
-    });
+      const wanted = new Set(asked.map((f) => keyOf(f.topic, f.partition)));
+      const found = new Set<string>();
+      // NOTE: one group per destination in the oldest versions: a first start at 1,000
+      // destinations reads 1,000 groups; a few at a time keeps that to a second or two
+      // without a burst on the broker.
+      await forEachLimited([...byGroup], 16, async ([group, topics]) => {
+        const committed = await readCommits(this.settings.admin, group, [...topics].map(([topic, partitions]) => ({ topic, partitions }))).catch((error: unknown) => {
+          // NOTE: a deployment that never ran an older version, with ACLs on its own prefix only, must still join.
+          if (!isGroupNotAuthorized(error)) throw error;
+          this.unreadableGroups.add(group);
+          this.logger.warn({ groupId: this.settings.groupId, legacyGroup: group }, `not authorized to read the commits of ${group}, the group an older version used: nothing is carried from it`);
+          return [];
+        });
+        let carried = 0;
+        for (const { topic, partitions } of committed) {
+          for (const { partition, offset, metadata } of partitions) {
+            const key = keyOf(topic, partition);
+            if (!wanted.has(key) || found.has(key) || !this.progress.has(key) || BigInt(offset) < 0n) continue;
+            found.add(key);
+            this.progress.set(key, new PartitionProgress(offset, metadata));
+            this.markDirty(key);
+            this.consumer?.seek({ topic, partition, offset });
+            carried += 1;
+          }
+        }
+        if (carried > 0) this.logger.info({ groupId: this.settings.groupId, legacyGroup: group, partitions: carried }, `${carried} partition(s) start from the commits of ${group}, the group an older version used`);
+      });
+      left = asked.filter((f) => !found.has(keyOf(f.topic, f.partition)));
+    }
   }
 
   /** Hands the batch's new records to the role at once and lets kafkajs fetch on. */

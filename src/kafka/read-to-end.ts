@@ -1,6 +1,5 @@
 // Reads partitions of a topic from their beginning to the end they had when the read
 // started (what is written after that is not waited for): the restore of a changelog.
-import { randomBytes } from 'node:crypto';
 import { TopicLayoutError } from '../errors.js';
 import { kafkajsOf } from './client.js';
 import type { KafkaClient } from './client.js';
@@ -8,8 +7,8 @@ import type { KafkaClient } from './client.js';
 export interface ReadToEndOptions {
   topic: string;
   partitions: readonly number[];
-  /** A group of its own per read (`<groupPrefix>-restore-<random>`): kafkajs cannot read a partition without joining a group. */
-  groupPrefix: string;
+  /** A group of its own for this read, never committed to: kafkajs cannot read a partition without joining a group. */
+  groupId: string;
   /** Each record in offset order (value null is a tombstone). */
   onRecord(partition: number, key: Buffer | null, value: Buffer | null): void;
   /** A partition was read to its end. */
@@ -48,7 +47,7 @@ export async function readToEnd(client: KafkaClient, options: ReadToEndOptions):
   if (pending.size === 0) return;
 
   const consumer = kafkajsOf(client).consumer({
-    groupId: `${options.groupPrefix}-restore-${randomBytes(6).toString('hex')}`,
+    groupId: options.groupId,
     allowAutoTopicCreation: false,
     maxBytesPerPartition: 8 * 1024 * 1024,
     maxWaitTimeInMs: 250,

@@ -25,6 +25,12 @@ interface KafkajsCluster {
     offsetFetch(request: { groupId: string; topics: { topic: string; partitions: { partition: number }[] }[] }): Promise<{
       responses: { topic: string; partitions: { partition: number; offset: string; metadata: string | null }[] }[];
     }>;
+    offsetCommit(request: {
+      groupId: string;
+      groupGenerationId: number;
+      memberId: string;
+      topics: { topic: string; partitions: { partition: number; offset: string; metadata: string | null }[] }[];
+    }): Promise<unknown>;
   }>;
 }
 
@@ -50,6 +56,12 @@ export interface TopicEnds {
   partitionEnds(topics: readonly string[]): Promise<Map<string, PartitionEnds[]>>;
   /** The group's commits (offset, metadata) of exactly these partitions, with no metadata request. */
   committedOffsets(groupId: string, partitions: readonly { topic: string; partitions: readonly number[] }[]): Promise<GroupCommits>;
+  /**
+   * Commits offsets and metadata for a group that has no member (generation -1, no
+   * member id: what Kafka calls a simple consumer's commit). The broker refuses it while
+   * the group has members (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION or REBALANCE_IN_PROGRESS).
+   */
+  commitOffsets(groupId: string, commits: GroupCommits): Promise<void>;
   disconnect(): Promise<void>;
 }
 
@@ -122,6 +134,13 @@ export function createTopicEnds(kafka: Kafka): TopicEnds | undefined {
       }
       await send();
       return commits;
+    },
+    async commitOffsets(groupId, commits) {
+      const c = await connected();
+      const coordinator = await c.findGroupCoordinator({ groupId });
+      const topics = commits.filter((t) => t.partitions.length > 0);
+      if (topics.length === 0) return;
+      await coordinator.offsetCommit({ groupId, groupGenerationId: -1, memberId: '', topics });
     },
     async disconnect() {
       connecting = undefined;

@@ -24,6 +24,8 @@ export interface Metrics {
   deletions: Counter<'result'>;
   /** Per webhook URL, by its index in the destination's list (never the URL: it may carry a token). */
   circuitState: Gauge<'destination' | 'url_index'>;
+  /** 1 while a destination's topics could not be created (the deliverer delivers nothing for it and tries again). */
+  destinationTopicsUnavailable: Gauge<'destination'>;
   /** Config file changes: `applied`, or `refused` (a bad file; the running config kept). */
   configReloads: Counter<'result'>;
   buildInfo: Gauge<'version'>;
@@ -132,6 +134,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       name: 'switchyard_circuit_state',
       help: 'Circuit breaker of each webhook URL (by index): 0 closed, 1 open (skipped, no requests), 2 half-open (a probe is out).',
       labelNames: ['destination', 'url_index'],
+      registers,
+    }),
+    destinationTopicsUnavailable: new Gauge({
+      name: 'switchyard_destination_topics_unavailable',
+      help: 'Destinations whose topics could not be created (1): nothing is delivered for them until they exist; the deliverer tries again every 5 s.',
+      labelNames: ['destination'],
       registers,
     }),
     configReloads: configReloadsCounter(registers),

@@ -6,7 +6,7 @@
 import type { AudienceHook } from '../audiences/router-hook.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from 'pino';
-import { MAX_TOPIC_BYTES_PER_SEND, createTopology } from '../kafka/index.js';
+import { MAX_TOPIC_BYTES_PER_SEND, createTopology, legacyGroupIds, routerGroupId } from '../kafka/index.js';
 import type { ConsumerSettings, RecordBatch, TopicEnsurer, TopicNames, Topology } from '../kafka/index.js';
 import { createConsumerService } from '../runtime/consumer-service.js';
 import type { RoleDeps } from '../runtime/deps.js';
@@ -68,10 +68,8 @@ export interface RouterDeps extends RoleDeps {
   tuning?: Partial<RouterTuning>;
 }
 
-/** The router's consumer group: `<clientId>-router`. */
-export function routerGroupId(config: Config): string {
-  return `${config.kafka.clientId}-router`;
-}
+/** The router's consumer group (`<groupPrefix>router`): named with every other group in src/kafka/group-ids.ts. */
+export { routerGroupId } from '../kafka/index.js';
 
 /** The router's topics and routing table, following config reloads. */
 class RouterConfig {
@@ -158,6 +156,7 @@ export function createRouterService(deps: RouterDeps): Service {
     logger,
     topics: (config) => topology.router(config),
     consumer: routerConsumerSettings(groupId, consumed, tuning),
+    upgradeFrom: [legacyGroupIds.router(initial)],
     // One send in flight per partition in hand: each batch's send leaves at once.
     producer: { maxConcurrentSends: tuning.partitionsConsumedConcurrently, maxTopicBytesPerSend: tuning.maxTopicBytesPerSend },
     lag: { intervalMs: tuning.lagIntervalMs },

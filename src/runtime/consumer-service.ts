@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { NotStartedError } from '../errors.js';
-import { TopicEnsurer, createAdmin, createProducer, startConsumer } from '../kafka/index.js';
+import { TopicEnsurer, carryGroupCommits, createAdmin, createProducer, startConsumer } from '../kafka/index.js';
 import type { BatchHandler, ConsumerEvents, ConsumerSettings, KafkaAdmin, ProducerOptions, RecordProducer, RunningConsumer, TopicSpec } from '../kafka/index.js';
 import { startLagSampler } from '../observability/consumer-lag.js';
 import type { LagGroup, LagSampler } from '../observability/consumer-lag.js';
@@ -30,6 +30,12 @@ export interface ConsumerServiceOptions {
   /** The role's logger. */
   logger: Logger;
   consumer: ConsumerSettings;
+  /**
+   * The names the consumer's group had in older versions, most recent first: before it
+   * joins, the group takes their commits for the partitions it never committed
+   * (src/kafka/group-upgrade.ts), so an upgrade neither redoes nor skips anything.
+   */
+  upgradeFrom?: readonly string[];
   /** The topics to create before anything starts, from the topology. */
   topics(config: Config): TopicSpec[];
   producer?: ProducerOptions;
@@ -99,6 +105,8 @@ class ConsumerServiceRuntime {
     await producer.connect();
     const context: ConsumerContext = { admin, producer, topics };
     await this.options.prepare?.(context);
+    const { groupId, topics: consumed } = this.options.consumer;
+    if (this.options.upgradeFrom !== undefined) await carryGroupCommits(admin, { to: groupId, from: this.options.upgradeFrom, topics: consumed, logger });
     this.consumer = await startConsumer(deps.kafka, this.options.consumer, this.options.handler(context), this.events(), logger);
     this.startLag(admin);
     const onChange = this.options.onConfigChange;
@@ -159,7 +167,7 @@ class ConsumerServiceRuntime {
   }
 
   report(): ServiceHealth {
-    return this.health.report(this.options.notReady?.());
+    return this.health.report(this.consumer?.assignmentProblem() ?? this.options.notReady?.());
   }
 
   connectedProducer(): RecordProducer {

@@ -111,13 +111,13 @@ async function pace(options: {
 }
 
 /** The consumer groups and topics that must reach zero lag for the run to be drained. */
-function lagGroups(topology: Topology, clientId: string, prefix: string, tiers: readonly string[]): { groupId: string; topics: string[] }[] {
+function lagGroups(topology: Topology, prefix: string, tiers: readonly string[]): { groupId: string; topics: string[] }[] {
   const names = topicNames(prefix);
   const enabled = topology.destinations.filter((d) => d.enabled);
   return [
-    { groupId: `${clientId}-router`, topics: [names.calls, names.deletions] },
+    { groupId: `${prefix}router`, topics: [names.calls, names.deletions] },
     // One group for every destination (src/delivery/deliverer-service.ts).
-    { groupId: `${clientId}-deliverer`, topics: enabled.flatMap((d) => [names.deliveries(d.id), ...tiers.map((tier) => names.retry(d.id, tier))]) },
+    { groupId: `${prefix}deliverer`, topics: enabled.flatMap((d) => [names.deliveries(d.id), ...tiers.map((tier) => names.retry(d.id, tier))]) },
   ];
 }
 
@@ -493,7 +493,7 @@ async function waitForDrain(run: ChaosRun, loadEndedAt: number, faultRecords: re
   const { profile, say } = run;
   const lastFaultEndedAt = Math.max(0, ...faultRecords.map((r) => r.endedAtMs));
   const quietFrom = Math.max(loadEndedAt, lastFaultEndedAt);
-  const groups = lagGroups(run.topology, run.clientId, `chaos-${run.runTag}.`, profile.delivery.retryTiers);
+  const groups = lagGroups(run.topology, `chaos-${run.runTag}.`, profile.delivery.retryTiers);
   const deadline = quietFrom + profile.drainTimeoutMs;
   let drained: Drained = { drainMs: undefined, drainAfterLastFaultMs: undefined, behind: [] };
   let lastReport = 0;

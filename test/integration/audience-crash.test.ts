@@ -85,14 +85,14 @@ describe('audiences survive a SIGKILL of the router mid-stream', () => {
     const announcedAtKill = await total(names.deliveries('aud'));
     // The kill landed mid-stream (else this proves nothing).
     expect(announcedAtKill).toBeLessThan(expected.length);
-    expect((await lag(`${clientId}-router`, names.calls)) + (await lag(`${clientId}-audiences`, events))).toBeGreaterThan(0);
+    expect((await lag(`${prefix}router`, names.calls)) + (await lag(`${prefix}audiences`, events))).toBeGreaterThan(0);
 
     // NOTE: the new process joins both groups only once the killed member's session
     // has timed out (30 s): that wait is most of this test's time.
     const second = await startRole('router', file);
     daemons.push(second);
-    await waitFor(async () => (await lag(`${clientId}-router`, names.calls)) === 0, { timeoutMs: 45_000, what: 'the router to finish the calls' });
-    await waitFor(async () => (await lag(`${clientId}-audiences`, events)) === 0, { timeoutMs: 45_000, what: 'the audience processor to finish' });
+    await waitFor(async () => (await lag(`${prefix}router`, names.calls)) === 0, { timeoutMs: 45_000, what: 'the router to finish the calls' });
+    await waitFor(async () => (await lag(`${prefix}audiences`, events)) === 0, { timeoutMs: 45_000, what: 'the audience processor to finish' });
 
     const messages = await tk.readAll(names.deliveries('aud'));
     const byId = new Map<string, string>();

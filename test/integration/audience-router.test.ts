@@ -112,11 +112,11 @@ class World {
    * identify is written): after that nothing more arrives.
    */
   async drained(): Promise<void> {
-    await waitFor(async () => (await this.lag(`${this.clientId}-router`, this.names.calls)) === 0, {
+    await waitFor(async () => (await this.lag(`${this.prefix}router`, this.names.calls)) === 0, {
       timeoutMs: 45_000,
       what: `the router to commit every call in ${this.names.calls}`,
     });
-    await waitFor(async () => (await this.lag(`${this.clientId}-audiences`, this.audienceTopics.events)) === 0, {
+    await waitFor(async () => (await this.lag(`${this.prefix}audiences`, this.audienceTopics.events)) === 0, {
       timeoutMs: 45_000,
       what: `the audience processor to commit every record in ${this.audienceTopics.events}`,
     });

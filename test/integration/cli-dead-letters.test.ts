@@ -4,6 +4,8 @@
 import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAdmin, createKafka } from '../../src/kafka/index.js';
+import { silentLogger } from '../../src/observability/logger.js';
 import { writeConfigFile } from '../support/daemon.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import { waitFor } from '../support/wait-for.js';
@@ -108,7 +110,7 @@ const LETTERS: Letter[] = [
 
 describe('switchyard dlq list', () => {
   it('prints exactly the letters in the DLQ, by time range and limit, as JSON or lines, without consuming them', async () => {
-    const { file, clientId, dlq, deadLetteredAt } = await setUp(LETTERS);
+    const { file, prefix, dlq, deadLetteredAt } = await setUp(LETTERS);
 
     const all = await run(['dlq', 'list', '--destination', 'hooks', '--json', '--config', file]);
     expect(all.err).toContain(`7 dead letter(s) of "hooks" in ${dlq}`);
@@ -153,7 +155,7 @@ describe('switchyard dlq list', () => {
     expect(limited.err).toContain('stopped at --limit 2');
 
     // Nothing was consumed: no group kept a position, and the replay still finds all seven.
-    const groups = (await kafka.admin.listGroups()).groups.map((g) => g.groupId).filter((g) => g.startsWith(clientId));
+    const groups = (await kafka.admin.listGroups()).groups.map((g) => g.groupId).filter((g) => g.startsWith(prefix));
     expect(groups).toEqual([]);
     const dry = await run(['replay', '--destination', 'hooks', '--dry-run', '--config', file]);
     expect(dry.out).toContain('dry run: would replay 7 dead letter(s) of "hooks"; moved none');
@@ -220,15 +222,58 @@ describe('switchyard replay by time range', () => {
   });
 });
 
+describe('switchyard replay after an upgrade from the <clientId>-replay-<id> group name', () => {
+  it('lists and skips the letters the old group recorded as moved, moves the others once, and records them in the new group', async () => {
+    const { file, clientId, prefix, dlq } = await setUp(LETTERS);
+    // What a replay of the version before recorded: partition 0 (d-1, d-3, d-5, d-7 at
+    // offsets 0-3) moved d-1 and d-5; partition 1 (d-2, d-4, d-6) moved d-2 and d-4.
+    const admin = createAdmin(createKafka({ brokers: testBrokers(), clientId, topicPrefix: prefix, partitions: 2, replicationFactor: 1 }, silentLogger()));
+    await admin.connect();
+    try {
+      await admin.commitOffsets(`${clientId}-replay-hooks`, [
+        {
+          topic: dlq,
+          partitions: [
+            { partition: 0, offset: '1', metadata: 'replayed:2' },
+            { partition: 1, offset: '2', metadata: 'replayed:' },
+          ],
+        },
+      ]);
+    } finally {
+      await admin.disconnect();
+    }
+    const target = `${prefix}deliveries.hooks`;
+
+    const listed = await run(['dlq', 'list', '--destination', 'hooks', '--config', file]);
+    expect(listed.code).toBe(0);
+    const marked = listed.out.split('\n').filter((l) => l.includes('  replayed  ')).map((l) => l.split('  ')[1]).sort();
+    expect(marked).toEqual(['d-1', 'd-2', 'd-4', 'd-5']);
+
+    const replay = await run(['replay', '--destination', 'hooks', '--config', file]);
+    expect(replay.code).toBe(0);
+    expect(replay.out).toContain('replayed 3 dead letter(s) of "hooks" back to delivery');
+    expect((await kafka.readAll(target, { atLeast: 3 })).map((m) => m.headers['message-id']).sort()).toEqual(['d-3', 'd-6', 'd-7']);
+    const [committed] = await kafka.admin.fetchOffsets({ groupId: `${prefix}replay.hooks`, topics: [dlq] });
+    expect(committed?.partitions.map((p) => [p.partition, p.offset]).sort()).toEqual([
+      [0, '4'],
+      [1, '3'],
+    ]);
+
+    const again = await run(['replay', '--destination', 'hooks', '--config', file]);
+    expect(again.out).toContain('replayed 0 dead letter(s) of "hooks" back to delivery');
+    expect(await kafka.readAll(target, { atLeast: 3, settleMs: 300 })).toHaveLength(3);
+  });
+});
+
 describe('a replay that cannot record what it moved', () => {
   it('moves nothing and exits 2 saying what to run, when earlier ranged replays left too many stretches', async () => {
-    const { file, clientId, prefix, dlq } = await setUp(LETTERS);
+    const { file, prefix, dlq } = await setUp(LETTERS);
     // Earlier ranged replays (simulated): every other offset far above the letters, in
     // partition 0 — as many separate stretches as a commit's metadata can hold (3,900 of
     // the broker's 4,096 characters), so that no further one can be recorded.
     const stretches = Array.from({ length: 555 }, (_, i) => String(100_000 + 2 * i)).join(',');
     expect(stretches.length).toBeGreaterThan(3_800);
-    const group = kafka.kafka.consumer({ groupId: `${clientId}-replay-hooks` });
+    const group = kafka.kafka.consumer({ groupId: `${prefix}replay.hooks` });
     await group.connect();
     await group.subscribe({ topics: [dlq], fromBeginning: true });
     let committed = false;

@@ -121,7 +121,7 @@ describe('fuzzed calls: a router process consuming them', () => {
     }
     for (let i = 0; i < records.length; i += 200) await kafka.produce(names.calls, records.slice(i, i + 200));
 
-    const groupId = `${clientId}-router`;
+    const groupId = `${prefix}router`;
     await waitFor(
       async () => {
         const [committed] = await kafka.admin.fetchOffsets({ groupId, topics: [names.calls] });

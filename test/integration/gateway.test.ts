@@ -359,14 +359,52 @@ describe('gateway', () => {
     expect(kept!.headers.error).toMatch(/^malformed_json: body is not valid JSON/);
   });
 
-  it('answers 400 to a batch request without a batch list', async () => {
-    const answer = await post(running.base, '/v1/batch', { calls: [] }, { writeKey: WEB_KEY });
+  it('answers 200 and writes nothing to a batch that is null (analytics-go v2 closing with an empty buffer), empty or absent', async () => {
+    const admin = testKafka().admin();
+    await admin.connect();
+    const total = async () => {
+      let sum = 0;
+      for (const topic of [callsTopic, invalidTopic]) for (const p of await admin.fetchTopicOffsets(topic)) sum += Number(p.high);
+      return sum;
+    };
+    try {
+      const before = await total();
+      const okBefore = (await running.metrics.gatewayRequests.get()).values.filter((v) => v.labels.status === '200').reduce((sum, v) => sum + v.value, 0);
+      // Byte for byte what gopkg.in/segmentio/analytics-go.v2 (v2.0.0) sends from Close()
+      // when its last flush left the buffer empty (Go's encoding of its Batch struct).
+      const goClose = '{"context":{"library":{"name":"analytics-go","version":"2.0.0"}},"batch":null,"messageId":"0b0c3d9c-7f6e-4a53-8d55-2b4f7f1f6a10","sentAt":"2026-05-01T12:00:00+0000"}';
+      const closing = await post(running.base, '/v1/batch', goClose, { writeKey: WEB_KEY, headers: { 'user-agent': 'analytics-go (version: 2.0.0)' } });
+      expect(closing.status).toBe(200);
+      expect(closing.json).toEqual({ success: true });
+      for (const [path, body] of [
+        ['/v1/batch', { batch: [] }],
+        ['/v1/import', { batch: null }],
+        ['/v1/import', { context: { library: { name: 'analytics-go', version: '2.0.0' } } }],
+      ] as const) {
+        const answer = await post(running.base, path, body, { writeKey: WEB_KEY });
+        expect(answer.status, `${path} ${JSON.stringify(body)}`).toBe(200);
+        expect(answer.json).toEqual({ success: true });
+      }
+      // Counted as requests, not as invalid calls; nothing written anywhere.
+      const okAfter = (await running.metrics.gatewayRequests.get()).values.filter((v) => v.labels.status === '200').reduce((sum, v) => sum + v.value, 0);
+      expect(okAfter - okBefore).toBe(4);
+      expect(await total()).toBe(before);
+    } finally {
+      await admin.disconnect();
+    }
+  });
+
+  it('answers 400 to a batch request whose batch is not a list, and keeps it', async () => {
+    const marker = randomName('not-a-list');
+    const answer = await post(running.base, '/v1/batch', { batch: { type: 'identify', userId: marker } }, { writeKey: WEB_KEY });
     expect(answer.status).toBe(400);
     expect(answer.json).toEqual({
       success: false,
       code: 'invalid_request',
-      message: 'body has no "batch" field: send {"batch":[{"type":"track",...}, ...]} (the request is kept in calls.invalid)',
+      message: 'body has "batch" as an object, not a list: send {"batch":[{"type":"track",...}, ...]} (the request is kept in calls.invalid)',
     });
+    const [kept] = await recordsFor(invalidTopic, marker, 1);
+    expect(kept!.headers.error).toMatch(/^bad_field: body has "batch" as an object, not a list/);
   });
 
   it.each([

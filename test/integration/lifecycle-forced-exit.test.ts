@@ -61,14 +61,14 @@ async function startStuckDaemon(shutdownTimeout: string): Promise<{ daemon: Daem
 }
 
 /** Deliveries the deliverer's group has committed (the hanging ones must not be). */
-async function committedDeliveries(clientId: string, prefix: string): Promise<number> {
-  const [topic] = await kafka.admin.fetchOffsets({ groupId: `${clientId}-deliverer`, topics: [`${prefix}deliveries.hooks`] });
+async function committedDeliveries(prefix: string): Promise<number> {
+  const [topic] = await kafka.admin.fetchOffsets({ groupId: `${prefix}deliverer`, topics: [`${prefix}deliveries.hooks`] });
   return topic!.partitions.reduce((sum, p) => sum + Math.max(0, Number(p.offset)), 0);
 }
 
 describe('forced exit', () => {
   it('a second SIGTERM during a slow drain exits non-zero at once', async () => {
-    const { daemon, clientId, prefix } = await startStuckDaemon('25s');
+    const { daemon, prefix } = await startStuckDaemon('25s');
     daemon.kill('SIGTERM');
     // Intake and routing have stopped; the deliverer waits on the hanging requests.
     await daemon.waitForLog((line) => line.msg === 'router stopped', 'the drain to reach the deliverer', 10_000);
@@ -78,11 +78,11 @@ describe('forced exit', () => {
     expect(Date.now() - secondAt).toBeLessThan(3_000);
     expect(daemon.logs.some((line) => line.msg === 'second signal: exiting now')).toBe(true);
     expect(daemon.logs.some((line) => line.msg === 'stopped cleanly')).toBe(false);
-    expect(await committedDeliveries(clientId, prefix)).toBe(0);
+    expect(await committedDeliveries(prefix)).toBe(0);
   });
 
   it('a drain longer than shutdownTimeout is cut off with a non-zero exit', async () => {
-    const { daemon, clientId, prefix } = await startStuckDaemon('2s');
+    const { daemon, prefix } = await startStuckDaemon('2s');
     const signalAt = Date.now();
     daemon.kill('SIGTERM');
     expect(await daemon.exited).toBe(2);
@@ -91,6 +91,6 @@ describe('forced exit', () => {
     expect(tookMs).toBeLessThan(10_000);
     const timedOut = daemon.logs.find((line) => line.msg === 'shutdown timed out; exiting with work possibly uncommitted (it will be redelivered)');
     expect(timedOut).toMatchObject({ level: 50, timeoutMs: 2_000 });
-    expect(await committedDeliveries(clientId, prefix)).toBe(0);
+    expect(await committedDeliveries(prefix)).toBe(0);
   });
 });

@@ -1,10 +1,10 @@
 // The port's partition stream on a real broker: records finished out of order are
 // committed with the finished ones above the commit in its metadata, and a member that
-// takes the partition over skips them; the deliverer's upgrade from one group per
-// destination starts where the old group stopped.
+// takes the partition over skips them; the deliverer's upgrade from older group names
+// (one group per destination, then `<clientId>-deliverer`) starts where the old group stopped.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDelivererService, delivererGroupId, legacyDelivererGroupId } from '../../src/delivery/deliverer-service.js';
-import { createAdmin, createKafka, createPartitionStream, decodeFinished } from '../../src/kafka/index.js';
+import { createAdmin, createKafka, createPartitionStream, decodeFinished, isGroupInUse } from '../../src/kafka/index.js';
 import type { InboundRecord, KafkaAdmin, PartitionStream } from '../../src/kafka/index.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { testConfig, testRoleDeps } from '../support/config.js';
@@ -182,6 +182,67 @@ describe('upgrade from one consumer group per destination', () => {
     } finally {
       await deliverer.stop();
       await receiver.close();
+    }
+  });
+
+  it('from <clientId>-deliverer: starts at its commit, skips what its metadata lists as finished, and takes it over the per-destination group', async () => {
+    const prefix = randomPrefix();
+    const clientId = randomName('upgrade');
+    const receiver = await startReceiver();
+    const config = testConfig(minimalConfig(prefix, clientId, receiver.url()));
+    const topic = `${prefix}deliveries.x`;
+    const admin = createAdmin(createKafka(config.kafka, silentLogger()));
+    await admin.connect();
+    try {
+      await admin.ensureTopics([{ topic }], { partitions: 1, replicationFactor: 1 });
+      const body = (id: string) => `{"version":1,"type":"track","userId":"u","messageId":"${id}","timestamp":"2026-05-01T12:00:00.000Z","event":"E"}`;
+      await kafka.produce(
+        topic,
+        ids(10).map((id) => ({ key: 'u', value: body(id), headers: { 'source-id': 'web', 'message-id': id, attempt: '0', 'first-attempt-at': '' } })),
+      );
+      // The version before: one group for every destination, e-0..e-3 done and e-5 and e-7
+      // finished out of order (the metadata: runs of 1 at 1 past the commit, then 1 past that).
+      const metadata = 'sy1:1.1,1.1';
+      expect(decodeFinished(4n, metadata)).toEqual([5n, 7n]);
+      await admin.commitOffsets(`${clientId}-deliverer`, [{ topic, partitions: [{ partition: 0, offset: '4', metadata }] }]);
+      // Older still, and behind it: not used while the newer old group has a commit.
+      await admin.commitOffsets(legacyDelivererGroupId(config, 'x'), [{ topic, partitions: [{ partition: 0, offset: '2', metadata: null }] }]);
+
+      const deliverer = createDelivererService(testRoleDeps(config), { sampleIntervalMs: 60_000 });
+      try {
+        await deliverer.start();
+        await waitFor(async () => (await kafka.admin.fetchOffsets({ groupId: delivererGroupId(config), topics: [topic] }))[0]?.partitions[0]?.offset === '10', {
+          what: 'the new group to commit the partition to its end',
+        });
+        const delivered = receiver.requests.map((r) => (JSON.parse(r.text) as { messageId: string }).messageId);
+        expect(delivered.sort()).toEqual(['e-4', 'e-6', 'e-8', 'e-9']);
+      } finally {
+        await deliverer.stop();
+      }
+    } finally {
+      await admin.disconnect();
+      await receiver.close();
+    }
+  });
+
+  it('a simple commit into a group with a member is refused by the broker, so an upgrade never moves a running group back', async () => {
+    const prefix = randomPrefix();
+    const config = testConfig(minimalConfig(prefix, randomName('upgrade')));
+    const topic = `${prefix}deliveries.x`;
+    const admin = createAdmin(createKafka(config.kafka, silentLogger()));
+    await admin.connect();
+    const deliverer = createDelivererService(testRoleDeps(config), { sampleIntervalMs: 60_000 });
+    try {
+      await deliverer.start();
+      await waitFor(() => deliverer.health().ready, { what: 'the deliverer to join its group' });
+      const refused = await admin.commitOffsets(delivererGroupId(config), [{ topic, partitions: [{ partition: 0, offset: '0', metadata: null }] }]).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(isGroupInUse(refused)).toBe(true);
+    } finally {
+      await deliverer.stop();
+      await admin.disconnect();
     }
   });
 });

@@ -18,7 +18,7 @@ describe('router crash (SIGKILL mid-stream)', () => {
   const prefix = randomPrefix();
   const names = topicNames(prefix);
   const clientId = randomName('crash');
-  const groupId = `${clientId}-router`;
+  const groupId = `${prefix}router`;
   let file: string;
 
   const total = async (topic: string) =>

@@ -11,10 +11,11 @@ export interface DedicatedBroker {
   stop(): Promise<void>;
 }
 
-export async function startDedicatedBroker(): Promise<DedicatedBroker> {
+/** `heapMb`: the broker's JVM heap (384 MB by default: ten thousand partitions want more). */
+export async function startDedicatedBroker(options: { heapMb?: number } = {}): Promise<DedicatedBroker> {
   // @ts-expect-error -- plain ESM script shared with `npm run kafka` and `npm start`
   const { startBroker } = (await import('../../scripts/kafka/broker.mjs')) as {
-    startBroker(options?: { log?: (line: string) => void; inMemory?: boolean }): Promise<DedicatedBroker>;
+    startBroker(options?: { log?: (line: string) => void; inMemory?: boolean; heapMb?: number }): Promise<DedicatedBroker>;
   };
-  return startBroker({ log: (line) => process.stderr.write(`${line}\n`), inMemory: true });
+  return startBroker({ log: (line) => process.stderr.write(`${line}\n`), inMemory: true, ...options });
 }

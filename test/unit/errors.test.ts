@@ -6,6 +6,7 @@ import {
   SendTimeoutError,
   SwitchyardError,
   TopicLayoutError,
+  TopicsNotCreatedError,
   TopicsNotReadyError,
 } from '../../src/errors.js';
 import { SendTimeoutError as CoalescerSendTimeoutError } from '../../src/gateway/send-coalescer.js';
@@ -26,6 +27,23 @@ describe('the errors that cross a module', () => {
     ],
     ['topic layout', new TopicLayoutError('topic a has 3 partitions but b has 1'), 'TOPIC_LAYOUT', false, 'topic a has 3 partitions but b has 1'],
     ['topics not ready', new TopicsNotReadyError('no leader'), 'TOPICS_NOT_READY', true, 'no leader'],
+    [
+      'topics not created (refused)',
+      new TopicsNotCreatedError([{ topic: 'p.deliveries.a', reason: 'POLICY_VIOLATION: Request parameters do not satisfy the configured policy', retriable: false }], ['p.deliveries.b']),
+      'TOPICS_NOT_CREATED',
+      false,
+      "could not create 1 topic(s): p.deliveries.a (POLICY_VIOLATION: Request parameters do not satisfy the configured policy); check the brokers' topic policy, quotas and this principal's Create ACL, or create them beforehand",
+    ],
+    [
+      'topics not created (transient, many)',
+      new TopicsNotCreatedError(
+        Array.from({ length: 7 }, (_, i) => ({ topic: `t${i}`, reason: 'timeout', retriable: true })),
+        [],
+      ),
+      'TOPICS_NOT_CREATED',
+      true,
+      "could not create 7 topic(s): t0 (timeout), t1 (timeout), t2 (timeout), t3 (timeout), t4 (timeout) and 2 more; check the brokers' topic policy, quotas and this principal's Create ACL, or create them beforehand",
+    ],
     [
       'listen failed',
       new ListenError('the gateway', '0.0.0.0:8080', refused, 'set gateway.port to a free port or stop what holds it'),

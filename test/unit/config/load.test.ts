@@ -388,6 +388,13 @@ describe('a config with one problem is refused, naming the path', () => {
       'only letters, digits, ".", "_" and "-"',
     ],
     [
+      'a group prefix that cannot start a group id an ACL pattern covers',
+      (d) => (d.kafka = { groupPrefix: 'staging/switchyard' }),
+      'kafka.groupPrefix',
+      'the group prefix starts every consumer group id of this deployment; use only letters, digits, ".", "_" and "-"',
+    ],
+    ['a group prefix that is not a string', (d) => (d.kafka = { groupPrefix: 7 }), 'kafka.groupPrefix', 'must be a string, got number 7'],
+    [
       'destination ids that differ only by "." and "_"',
       (d) => d.destinations.push({ ...structuredClone(d.destinations[0]), id: 'hooks_main' }, { ...structuredClone(d.destinations[0]), id: 'hooks.main' }),
       'destinations[2].id',

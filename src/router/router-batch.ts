@@ -3,19 +3,20 @@
 // next record would not fit and at the end, and marked done once acknowledged.
 import type { AudienceEventOut, AudienceHook, PendingPair } from '../audiences/router-hook.js';
 import { HEADER, SendBuffer, headerText, recordBytes } from '../kafka/index.js';
-import type { InboundRecord, RecordBatch, RecordProducer, TopicNames } from '../kafka/index.js';
+import type { InboundRecord, OutboundRecord, RecordBatch, RecordProducer, TopicNames } from '../kafka/index.js';
 import type { Metrics } from '../observability/metrics.js';
 import { SpanKind, endSpan, formatTraceparent, startHopSpan, tracingActive } from '../observability/tracing.js';
 import type { Span } from '../observability/tracing.js';
 import type { Logger } from 'pino';
 import { invalidRecord } from './invalid-records.js';
 import type { InvalidOutcome } from './invalid-records.js';
-import { planCall } from './plan-call.js';
+import { planShapedCall } from './plan-call.js';
 import type { RoutedCall } from './plan-call.js';
 import { planDeletion } from './plan-deletion.js';
 import type { PlannedDeletion } from './plan-deletion.js';
 import { RouterTally } from './router-tally.js';
 import type { RoutingTable } from './routing-table.js';
+import type { ShapingErrorLog } from './shaping-errors.js';
 
 /**
  * Called for every deletion request once its delete bodies are acknowledged and
@@ -32,6 +33,8 @@ export interface RouterBatchContext {
   metrics: Metrics;
   logger: Logger;
   maxTopicBytesPerSend: number;
+  /** Where destinations' failing filters and transforms are logged, once a minute each (shared by every batch). */
+  shapingErrors: ShapingErrorLog;
   onDeletion?: DeletionHook;
   audiences?: AudienceHook;
 }
@@ -91,7 +94,9 @@ export class RouterBatch {
     const { batch } = this;
     try {
       for (const record of batch.records) {
-        const outcome = this.isDeletions ? planDeletion(record, this.routing) : planCall(record, this.routing);
+        let outcome = this.isDeletions ? planDeletion(record, this.routing) : planShapedCall(record, this.routing);
+        // NOTE: a promise only when a destination's expression needs JSONata's own evaluation.
+        if (outcome instanceof Promise) outcome = await outcome;
         if (outcome.kind === 'invalid') await this.addInvalid(record, outcome);
         else if (outcome.kind === 'routed') await this.addCall(outcome);
         else await this.addDeletion(record, outcome);
@@ -153,14 +158,13 @@ export class RouterBatch {
   }
 
   private async addCall(routed: RoutedCall): Promise<void> {
-    const { body } = routed;
     const { out, context } = this;
     // AUDIENCES HOOK: the call's audience record goes into the same send as its deliveries.
     const audience = context.audiences?.event(routed);
     const audienceBytes = audience ? recordBytes(audience.message.key, audience.message.value, undefined) : 0;
-    const bytes = body !== null ? recordBytes(routed.key, body, routed.headers) : 0;
+    const deliveries = this.deliveriesOf(routed);
     let fits = audience === undefined || out.fits(audience.topic, audienceBytes);
-    if (body !== null) for (const d of routed.decisions) if (d.routed && !out.fits(d.target.topic, bytes)) fits = false;
+    for (const d of deliveries) if (!out.fits(d.topic, d.bytes)) fits = false;
     if (!fits) {
       // NOTE: the pair this call claimed is in no batch yet: a failed flush must hand
       // it back too, or it stays pending and is never written.
@@ -171,13 +175,7 @@ export class RouterBatch {
     }
     const span = startCallSpan(routed, this.batch.topic);
     if (span !== undefined) this.spans.push(span);
-    if (body !== null) {
-      // Every destination gets the same record (key, body, headers, timestamp): one render.
-      const delivery = { key: routed.key, value: body, headers: routed.headers, timestamp: routed.timestamp };
-      for (const d of routed.decisions) {
-        if (d.routed) out.add(d.target.topic, delivery, bytes);
-      }
-    }
+    for (const d of deliveries) out.add(d.topic, d.record, d.bytes);
     if (audience) {
       out.add(audience.topic, audience.message, audienceBytes);
       if (audience.pair !== undefined) this.pairs.push(audience.pair);
@@ -185,11 +183,36 @@ export class RouterBatch {
     this.tallyCall(routed);
   }
 
-  private tallyCall(routed: RoutedCall): void {
-    this.tally.callReceived(routed.source.id, routed.type);
+  /**
+   * One record per routed destination: the same record (key, body, headers, timestamp:
+   * one render) for all that get the shared body, its own for a reshaped one.
+   */
+  private deliveriesOf(routed: RoutedCall): { topic: string; record: OutboundRecord; bytes: number }[] {
+    const { key, headers, timestamp, body } = routed;
+    let shared: { record: OutboundRecord; bytes: number } | undefined;
+    const deliveries: { topic: string; record: OutboundRecord; bytes: number }[] = [];
     for (const d of routed.decisions) {
-      if (d.routed) this.tally.eventRouted(routed.source.id, d.target.id);
-      else this.tally.eventFiltered(routed.source.id, d.target.id, d.reason);
+      if (!d.routed) continue;
+      if (d.body !== undefined) {
+        deliveries.push({ topic: d.target.topic, record: { key, value: d.body, headers, timestamp }, bytes: recordBytes(key, d.body, headers) });
+      } else if (body !== null) {
+        shared ??= { record: { key, value: body, headers, timestamp }, bytes: recordBytes(key, body, headers) };
+        deliveries.push({ topic: d.target.topic, ...shared });
+      }
+    }
+    return deliveries;
+  }
+
+  private tallyCall(routed: RoutedCall): void {
+    const source = routed.source.id;
+    this.tally.callReceived(source, routed.type);
+    for (const d of routed.decisions) {
+      if (d.routed) {
+        this.tally.eventRouted(source, d.target.id);
+        continue;
+      }
+      this.tally.eventFiltered(source, d.target.id, d.reason);
+      if (d.reason === 'transform_error') this.context.shapingErrors.failed(source, d, { topic: this.batch.topic, ...routed.origin });
     }
   }
 

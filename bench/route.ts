@@ -34,6 +34,12 @@
 // @platformatic/kafka consumer runtime and producer (that client has no eachBatch: the
 // batching is the port's, so this is the bare cost of that client plus its batching).
 //
+// A side `router+shaping` is the router with a filter and a transform on each of the
+// three destinations (docs/webhooks.md#shaping), different on each, every filter true
+// for the events it sees (so both sides write the same records and events/s compare
+// like for like: the cost of evaluating, not the saving of writing less). Target: at
+// least 0.7x the events/s of `router`.
+//
 // Starts its own local broker unless KAFKA_BROKERS is set.
 import { randomBytes } from 'node:crypto';
 import { audienceTopicNames } from '../src/audiences/records.js';
@@ -57,7 +63,14 @@ import { Stopwatch, benchOptions, formatTable, loadBenchConfig, log, recordsIn, 
 const DESTINATIONS = ['d1', 'd2', 'd3'];
 const FANOUT_HEADER = 'bench-fanout';
 
-function benchConfig(brokers: string, prefix: string, clientId: string, partitions: number): Config {
+/** The `router+shaping` side's settings: a filter and a transform per destination, each filter true for the bench's routed calls. */
+const SHAPING: Record<string, { filter: string; transform: string }> = {
+  d1: { filter: 'type = "identify" or properties.total > 50', transform: '{"user": userId, "name": event, "total": properties.total}' },
+  d2: { filter: 'type in ["track", "identify"]', transform: '{"id": messageId, "user": userId, "type": type, "currency": properties.currency, "plan": traits.plan}' },
+  d3: { filter: '$exists(context.ip) and $not(event = "Debug Ping")', transform: '{"user": userId, "at": timestamp, "event": event, "ip": context.ip}' },
+};
+
+function benchConfig(brokers: string, prefix: string, clientId: string, partitions: number, shaping = false): Config {
   return loadBenchConfig(
     {
       // NOTE: fresh consumer groups per run and side, as the client id names them.
@@ -66,7 +79,7 @@ function benchConfig(brokers: string, prefix: string, clientId: string, partitio
       destinations: DESTINATIONS.map((id) => ({
         id,
         type: 'webhooks',
-        settings: { webhooks: [{ url: `https://hooks.example.com/${id}` }], sharedSecret: 'bench-secret' },
+        settings: { webhooks: [{ url: `https://hooks.example.com/${id}` }], sharedSecret: 'bench-secret', ...(shaping ? SHAPING[id] : {}) },
       })),
     },
     'bench-route.yaml',
@@ -312,7 +325,7 @@ async function waitForCondition(check: () => boolean, what: string, timeoutMs = 
   }
 }
 
-const SIDES = ['passthrough', 'passthrough-platformatic', 'router', 'router-kafkajs', 'passthrough+headers', 'router+seen', 'router+seen-warm'];
+const SIDES = ['passthrough', 'passthrough-platformatic', 'router', 'router-kafkajs', 'passthrough+headers', 'router+seen', 'router+seen-warm', 'router+shaping'];
 const SEEN_SIDES: Record<string, 'cold' | 'warm'> = { 'router+seen': 'cold', 'router+seen-warm': 'warm' };
 
 export async function main(args: string[]): Promise<void> {
@@ -357,7 +370,14 @@ export async function main(args: string[]): Promise<void> {
         const clock = new Stopwatch();
         const groupId = `bench-${run}-${side}-${round}`;
         const seconds = side.startsWith('router')
-          ? await runRouter(benchConfig(broker.brokers, prefix, groupId, partitions), admin, tuning, SEEN_SIDES[side] ?? 'off', n, side === 'router-kafkajs' ? 'kafkajs' : 'platformatic')
+          ? await runRouter(
+              benchConfig(broker.brokers, prefix, groupId, partitions, side === 'router+shaping'),
+              admin,
+              tuning,
+              SEEN_SIDES[side] ?? 'off',
+              n,
+              side === 'router-kafkajs' ? 'kafkajs' : 'platformatic',
+            )
           : side === 'passthrough-platformatic'
             ? await runPortPassthrough(createKafka(setup.kafka, silentLogger(), { kind: 'platformatic' }), admin, names.calls, passOutputs, groupId, tuning)
             : await runPassthrough(kafka, admin, names.calls, passOutputs, groupId, tuning, side === 'passthrough+headers');
@@ -404,6 +424,9 @@ export async function main(args: string[]): Promise<void> {
     out.push(`every run (seconds): ${sides.map((side) => `${side} ${rows.filter((r) => r.side === side).map((r) => r.seconds.toFixed(2)).join('/')}`).join('; ')}`);
     if (sides.includes('router') && sides.includes('router+seen-warm')) {
       out.push(`ratio router+seen-warm/router: ${ratio('router+seen-warm', 'router')} (target ≥ 0.95×: the seen-sources state with known pairs)`);
+    }
+    if (sides.includes('router') && sides.includes('router+shaping')) {
+      out.push(`ratio router+shaping/router: ${ratio('router+shaping', 'router')} (target ≥ 0.70× events/s: a filter and a transform on each of 3 destinations)`);
     }
     if (sides.includes('router') && sides.includes('router+seen')) {
       out.push(`ratio router+seen/router: ${ratio('router+seen', 'router')} (cold cache: a seen record per new pair)`);

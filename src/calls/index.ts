@@ -8,7 +8,7 @@ export {
   withMessageId,
 } from './call.js';
 export type { Call, CallType, CallWithMessageId, InvalidReason, ParseResult } from './call.js';
-export { BODY_VERSION, renderAudienceIdentify, renderBody, renderDeleteBody, routingKey } from './render.js';
+export { BODY_VERSION, bodyObject, renderAudienceIdentify, renderBody, renderDeleteBody, routingKey } from './render.js';
 export type { AudienceIdentify } from './render.js';
 export { signBody } from './signature.js';
 export { MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, formatTimestamp, parseTimestamp } from './timestamp.js';

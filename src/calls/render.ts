@@ -27,6 +27,27 @@ export const BODY_VERSION = 1;
  * id derived from topic, partition and offset so a re-processed call keeps its id).
  */
 export function renderBody(call: CallWithMessageId, fallbackTimestampMs: number): string {
+  return JSON.stringify(bodyFields(call, fallbackTimestampMs));
+}
+
+/**
+ * The webhook body as an object: exactly what `JSON.parse(renderBody(…))` gives (the
+ * same keys in the same order, absent fields left out), without rendering and
+ * parsing. Its free-form objects are the call's own: shared, never to be modified.
+ * What a destination's filter and transform read (docs/webhooks.md#shaping).
+ */
+export function bodyObject(call: CallWithMessageId, fallbackTimestampMs: number): Record<string, unknown> {
+  const fields = bodyFields(call, fallbackTimestampMs);
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(fields)) {
+    const value = fields[key];
+    if (value !== undefined) out[key] = value;
+  }
+  return out;
+}
+
+/** The body's fields in the contract's order; absent ones are undefined (JSON.stringify leaves them out). */
+function bodyFields(call: CallWithMessageId, fallbackTimestampMs: number): Record<string, unknown> {
   const messageId = call.messageId;
   // NOTE: the type promises a messageId; this guards against casts and plain-JS callers.
   if (typeof messageId !== 'string' || messageId === '') {
@@ -35,7 +56,7 @@ export function renderBody(call: CallWithMessageId, fallbackTimestampMs: number)
   const timestamp = formatTimestamp(call.timestampMs ?? fallbackTimestampMs);
   switch (call.type) {
     case 'identify':
-      return JSON.stringify({
+      return {
         version: BODY_VERSION,
         type: 'identify',
         userId: call.userId,
@@ -44,9 +65,9 @@ export function renderBody(call: CallWithMessageId, fallbackTimestampMs: number)
         timestamp,
         traits: call.traits,
         context: call.context,
-      });
+      };
     case 'track':
-      return JSON.stringify({
+      return {
         version: BODY_VERSION,
         type: 'track',
         userId: call.userId,
@@ -56,9 +77,9 @@ export function renderBody(call: CallWithMessageId, fallbackTimestampMs: number)
         event: call.event,
         properties: call.properties,
         context: call.context,
-      });
+      };
     case 'page':
-      return JSON.stringify({
+      return {
         version: BODY_VERSION,
         type: 'page',
         userId: call.userId,
@@ -69,9 +90,9 @@ export function renderBody(call: CallWithMessageId, fallbackTimestampMs: number)
         category: call.category,
         properties: call.properties,
         context: call.context,
-      });
+      };
     case 'screen':
-      return JSON.stringify({
+      return {
         version: BODY_VERSION,
         type: 'screen',
         userId: call.userId,
@@ -81,9 +102,9 @@ export function renderBody(call: CallWithMessageId, fallbackTimestampMs: number)
         name: call.name,
         properties: call.properties,
         context: call.context,
-      });
+      };
     case 'group':
-      return JSON.stringify({
+      return {
         version: BODY_VERSION,
         type: 'group',
         userId: call.userId,
@@ -93,10 +114,10 @@ export function renderBody(call: CallWithMessageId, fallbackTimestampMs: number)
         groupId: call.groupId,
         traits: call.traits,
         context: call.context,
-      });
+      };
     case 'alias':
       // The seed names the two identity fields with a space, exactly so.
-      return JSON.stringify({
+      return {
         version: BODY_VERSION,
         type: 'alias',
         anonymousId: call.anonymousId,
@@ -105,7 +126,7 @@ export function renderBody(call: CallWithMessageId, fallbackTimestampMs: number)
         'Previous ID': call.previousId,
         'User ID': call.userId,
         context: call.context,
-      });
+      };
   }
 }
 

@@ -9,6 +9,8 @@
 // the file should be reported at once.
 
 import { z } from 'zod';
+import { compileExpression, propertyPathProblem } from '../shaping/index.js';
+import type { ShapingSettings } from '../shaping/index.js';
 import { DURATION_PATTERN, parseDuration } from './duration.js';
 import { snakeCase } from './snake-case.js';
 
@@ -28,7 +30,7 @@ export interface DestinationConfig {
     sharedSecrets?: string[];
     signing: SigningScheme;
     rateLimit?: RateLimitConfig;
-  };
+  } & ShapingSettings;
 }
 
 /** `settings.rateLimit`: paces a destination's requests (a token bucket per deliverer process). */
@@ -795,6 +797,60 @@ function signingProblems(settings: Record<string, unknown>): Problem[] {
 
 const STANDARD_SECRET_INPUT: InputSchema = orFromEnv({ type: 'string', pattern: STANDARD_SECRET_PATTERN.source });
 
+// ---------------------------------------------------------------------------
+// Router-side shaping of a destination (docs/webhooks.md#shaping): filter, sample,
+// dropProperties / allowProperties, transform. Kept together: the keys go into
+// destination settings below as one spread.
+
+function checkExpression(value: unknown): Checked<string> {
+  const text = checkText(value);
+  if (!text.ok) return text;
+  const compiled = compileExpression(text.value);
+  if (!compiled.ok) return fail(`is not a JSONata expression that compiles: ${compiled.error}; fix the expression (see docs/webhooks.md#shaping)`);
+  return ok(text.value);
+}
+checkExpression.input = { type: 'string', minLength: 1, description: 'a JSONata expression over the webhook body (docs/webhooks.md#shaping)' };
+
+/** A fraction from 0 to 1 (also as a string, for `${NAME}` values). */
+function checkFraction(value: unknown): Checked<number> {
+  const n = typeof value === 'string' && /^\d+(\.\d+)?$/.test(value) ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isFinite(n) || n < 0 || n > 1) {
+    return fail(`must be a fraction from 0 to 1 (0.1 keeps one event in ten), got ${describe(value)}`);
+  }
+  return ok(n);
+}
+checkFraction.input = { anyOf: [{ type: 'number', minimum: 0, maximum: 1 }, { type: 'string', pattern: '^\\d+(\\.\\d+)?$' }, FROM_ENV] };
+
+function checkPropertyPath(list: 'dropProperties' | 'allowProperties') {
+  return withInput({ type: 'string', minLength: 1 }, (value: unknown): Checked<string> => {
+    const text = checkText(value);
+    if (!text.ok) return text;
+    const problem = propertyPathProblem(list, text.value);
+    return problem === undefined ? ok(text.value) : fail(problem);
+  });
+}
+
+const shapingKeys = {
+  filter: field(checkExpression).optional(),
+  sample: field(checkFraction).optional(),
+  dropProperties: field(checkList(checkPropertyPath('dropProperties'), { min: 1 })).optional(),
+  allowProperties: field(checkList(checkPropertyPath('allowProperties'), { min: 1 })).optional(),
+  transform: field(checkExpression).optional(),
+};
+
+function shapingSettingProblems(settings: Record<string, unknown>): Problem[] {
+  if (settings.dropProperties === undefined || settings.allowProperties === undefined) return [];
+  return [
+    {
+      path: ['allowProperties'],
+      message: 'give dropProperties or allowProperties, not both: allowProperties keeps only the listed keys of properties and traits, dropProperties removes the listed paths',
+    },
+  ];
+}
+
+/** In JSON Schema: not both lists (beside the settings' other `not`, so in an `allOf`). */
+const SHAPING_INPUT_RULES = [{ not: { required: ['dropProperties', 'allowProperties'], properties: { dropProperties: true, allowProperties: true } } }];
+
 const destinationSchema = strictObject({
   id: field(checkTopicName('a destination id', false)),
   type: field((value): Checked<'webhooks'> =>
@@ -818,15 +874,18 @@ const destinationSchema = strictObject({
     sharedSecret: nonEmptyText.optional(),
     sharedSecrets: field(checkList(checkText, { min: 1, max: MAX_SHARED_SECRETS })).optional(),
     signing: field(oneOf(['segment', 'standard'] as const)).prefault('segment'),
+    ...shapingKeys,
   }).superRefine(
     (settings, ctx) => {
       for (const problem of signingProblems(settings)) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path });
+      for (const problem of shapingSettingProblems(settings)) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path });
     },
     // Run even when a webhook entry is bad, so every problem shows at once.
     { when: (payload) => isPlainObject(payload.value) },
   ).meta({
     // NOTE: `properties` beside each `required` only names the keys (ajv's strict mode wants them).
     not: { required: ['sharedSecret', 'sharedSecrets'], properties: { sharedSecret: true, sharedSecrets: true } },
+    allOf: SHAPING_INPUT_RULES,
     if: { properties: { signing: { const: 'standard' } }, required: ['signing'] },
     then: {
       anyOf: [

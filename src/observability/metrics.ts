@@ -66,7 +66,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     }),
     eventsFiltered: new Counter({
       name: 'switchyard_events_filtered_total',
-      help: 'Events not routed to a connected destination, by reason (integrations, track_filter, disabled).',
+      help: 'Events not routed to a connected destination, by reason (integrations, track_filter, disabled, destination_filter, sample, transform_error).',
       labelNames: ['source', 'destination', 'reason'],
       registers,
     }),

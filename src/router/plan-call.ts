@@ -1,16 +1,19 @@
 // One record of `<prefix>calls` → what the router writes for it: the rendered body
-// and the destinations it goes to, or the reason it goes to `calls.invalid`. Pure:
-// no Kafka, no metrics, no clock beyond the `nowMs` it is given.
-import { parseCallBytes, renderBody, routingKey, withMessageId } from '../calls/index.js';
+// and the destinations it goes to, or the reason it goes to `calls.invalid`; then each
+// destination's shaping (filter, sample, property lists, transform). Pure: no Kafka,
+// no metrics, no clock beyond the `nowMs` it is given.
+import { bodyObject, parseCallBytes, renderBody, routingKey, withMessageId } from '../calls/index.js';
 import type { Call, CallType } from '../calls/index.js';
 import { HEADER, freshDeliveryHeaders, headerText, headerValue } from '../kafka/index.js';
 import type { RecordHeaders } from '../kafka/index.js';
+import { ShapingInput, shape } from '../shaping/index.js';
+import type { Shaped, Shaping } from '../shaping/index.js';
 import { internalError, invalid } from './invalid-records.js';
 import type { InboundRecord, InvalidOutcome } from './invalid-records.js';
 import { recordMessageId, recordTimestampMs } from './record-ids.js';
 import { decideRoutes } from './routing-rules.js';
 import type { RouteDecision } from './routing-rules.js';
-import type { RoutingSource, RoutingTable } from './routing-table.js';
+import type { RouteTarget, RoutingSource, RoutingTable } from './routing-table.js';
 
 export interface RoutedCall {
   kind: 'routed';
@@ -18,11 +21,17 @@ export interface RoutedCall {
   type: CallType;
   /** The call's own messageId, or the one derived from the record. */
   messageId: string;
-  /** One per destination connected to the source; `routed: false` ones say why not. */
+  /**
+   * One per destination connected to the source; `routed: false` ones say why not.
+   * After `shapeRoutes`, the destinations' shaping is in them too.
+   */
   decisions: RouteDecision[];
   /** The Kafka key of the deliveries: userId, else anonymousId. */
   key: Buffer;
-  /** The webhook body, rendered once for every destination; null when no destination gets it. */
+  /**
+   * The webhook body, rendered once for every destination that gets it as it is; null
+   * when none does (all filtered, or each makes its own bytes: `decision.body`).
+   */
   body: Buffer | null;
   /** Delivery headers, one object shared by every destination's record. */
   headers: RecordHeaders;
@@ -84,8 +93,10 @@ function plan(record: InboundRecord, table: RoutingTable, nowMs: () => number): 
   const receivedAtMs = recordTimestampMs(record.timestamp, now);
   const messageId = call.messageId ?? recordMessageId(record.topic, record.partition, record.offset, record.timestamp);
   const decisions = decideRoutes(call, source.source);
-  // A call that every destination filters out is counted, never rendered.
-  const body = decisions.some((d) => d.routed) ? Buffer.from(renderBody(withMessageId(call, messageId), receivedAtMs), 'utf8') : null;
+  // A call that every destination filters out is counted, never rendered; nor is it
+  // when each destination that gets it makes its own bytes.
+  const shared = decisions.some((d) => d.routed && d.target.shaping?.reshapes !== true);
+  const body = shared ? Buffer.from(renderBody(withMessageId(call, messageId), receivedAtMs), 'utf8') : null;
 
   let timestamp = String(receivedAtMs);
   let receivedAt: Buffer | undefined;
@@ -116,6 +127,75 @@ function plan(record: InboundRecord, table: RoutingTable, nowMs: () => number): 
     receivedAtMs,
     origin: { partition: record.partition, offset: record.offset },
   };
+}
+
+/**
+ * `planCall`, then the shaping of each routed destination (`shapeRoutes`): the
+ * decisions exactly as the router writes them (the trace's view of a call, too).
+ * Synchronous unless an expression needs JSONata's own evaluation.
+ */
+export function planShapedCall(record: InboundRecord, table: RoutingTable, nowMs: () => number = Date.now): CallOutcome | Promise<CallOutcome> {
+  const outcome = planCall(record, table, nowMs);
+  if (outcome.kind !== 'routed') return outcome;
+  const pending = shapeRoutes(outcome);
+  return pending === undefined ? outcome : pending.then(() => outcome);
+}
+
+/**
+ * Applies each routed destination's shaping (docs/webhooks.md#shaping) to its decision,
+ * in place: filtered and sampled-out ones become `routed: false` (`destination_filter`,
+ * `sample`), a failed expression `transform_error` with its error, and a reshaped one
+ * carries its own `body`. The body object is made once and shared; the sample point
+ * likewise. Returns a promise only when some expression needs JSONata's own
+ * (asynchronous) evaluation: destinations without shaping cost nothing here.
+ */
+export function shapeRoutes(routed: RoutedCall): Promise<void> | undefined {
+  const { decisions } = routed;
+  let input: ShapingInput | undefined;
+  let pending: Promise<void>[] | undefined;
+  for (let i = 0; i < decisions.length; i++) {
+    const decision = decisions[i]!;
+    const shaping = decision.target.shaping;
+    if (!decision.routed || shaping === undefined) continue;
+    input ??= new ShapingInput(() => bodyObject(withMessageId(routed.call, routed.messageId), routed.receivedAtMs), routed.messageId);
+    const shaped = shapeSafely(shaping, input);
+    if (shaped instanceof Promise) {
+      (pending ??= []).push(
+        shaped.then((s) => {
+          decisions[i] = shapedDecision(decision.target, s);
+        }),
+      );
+    } else {
+      decisions[i] = shapedDecision(decision.target, shaped);
+    }
+  }
+  return pending === undefined ? undefined : Promise.all(pending).then(() => undefined);
+}
+
+function shapedDecision(target: RouteTarget, shaped: Shaped): RouteDecision {
+  switch (shaped.kind) {
+    case 'send':
+      return shaped.body === undefined ? { target, routed: true } : { target, routed: true, body: shaped.body };
+    case 'filtered':
+      return { target, routed: false, reason: shaped.reason };
+    case 'failed':
+      return { target, routed: false, reason: 'transform_error', error: `${shaped.stage} failed: ${shaped.error}` };
+  }
+}
+
+/** A bug in shaping fails that destination's event, not the call (nor the batch). */
+function shapeSafely(shaping: Shaping, input: ShapingInput): Shaped | Promise<Shaped> {
+  const failed = (error: unknown): Shaped => ({
+    kind: 'failed',
+    stage: 'transform',
+    error: `the router failed while shaping this event (${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}); report it`,
+  });
+  try {
+    const shaped = shape(shaping, input);
+    return shaped instanceof Promise ? shaped.catch(failed) : shaped;
+  } catch (error) {
+    return failed(error);
+  }
 }
 
 /**

@@ -16,6 +16,7 @@ import { RouterBatch } from './router-batch.js';
 import type { DeletionHook, RouterBatchContext } from './router-batch.js';
 import { compileRoutingTable } from './routing-table.js';
 import type { RoutingTable } from './routing-table.js';
+import { ShapingErrorLog } from './shaping-errors.js';
 
 export type { DeletionHook } from './router-batch.js';
 
@@ -148,6 +149,7 @@ export function createRouterService(deps: RouterDeps): Service {
   const routing = new RouterConfig(deps, topology, logger);
   const groupId = routerGroupId(initial);
   const consumed = [routing.names.calls, routing.names.deletions];
+  const shapingErrors = new ShapingErrorLog(logger);
 
   const service = createConsumerService({
     name: 'router',
@@ -168,6 +170,7 @@ export function createRouterService(deps: RouterDeps): Service {
         metrics: deps.metrics,
         logger,
         maxTopicBytesPerSend: tuning.maxTopicBytesPerSend,
+        shapingErrors,
         ...(deps.onDeletion ? { onDeletion: deps.onDeletion } : {}),
         ...(deps.audiences ? { audiences: deps.audiences } : {}),
       };

@@ -2,12 +2,19 @@
 import type { Call } from '../calls/index.js';
 import type { CompiledTrackFilter, RouteTarget, RoutingSource } from './routing-table.js';
 
-/** Why a connected destination does not get an event (the `reason` label of events_filtered). */
-export type FilterReason = 'disabled' | 'integrations' | 'track_filter';
+/**
+ * Why a connected destination does not get an event (the `reason` label of
+ * events_filtered): the routing rules here, then the destination's shaping
+ * (plan-call.ts, `shapeRoutes`): its `filter`, its `sample`, or an expression that
+ * failed on this call.
+ */
+export type FilterReason = 'disabled' | 'integrations' | 'track_filter' | 'destination_filter' | 'sample' | 'transform_error';
 
 export type RouteDecision =
-  | { target: RouteTarget; routed: true }
-  | { target: RouteTarget; routed: false; reason: FilterReason };
+  /** `body`: this destination's own bytes (a property list or transform made them); else the call's shared body. */
+  | { target: RouteTarget; routed: true; body?: Buffer }
+  /** `error` (transform_error only): what failed, for the log and the trace; it quotes none of the call's values. */
+  | { target: RouteTarget; routed: false; reason: FilterReason; error?: string };
 
 /**
  * Whether a call's `integrations` object lets it reach the destination named

@@ -1,8 +1,11 @@
 // The config's sources and destinations, compiled once per config version into the
 // lookups the router's hot path needs: source by id and by write key, each source's
-// destinations with their topic, and track filters as sets.
+// destinations with their topic and shaping (JSONata compiled here, once per config
+// version), and track filters as sets.
 import type { Config } from '../config/schema.js';
 import type { TopicNames } from '../kafka/index.js';
+import { compileShaping } from '../shaping/index.js';
+import type { Shaping } from '../shaping/index.js';
 
 /** The destination's name in a call's `integrations` (the seed: "Webhooks"). */
 export const WEBHOOKS_CATALOG_NAME = 'Webhooks';
@@ -14,6 +17,8 @@ export interface RouteTarget {
   topic: string;
   /** The key that addresses this destination in `integrations`. */
   catalogName: string;
+  /** Its filter, sample, property lists and transform (docs/webhooks.md#shaping); absent when it has none. */
+  shaping?: Shaping;
 }
 
 export type CompiledTrackFilter =
@@ -41,12 +46,15 @@ export interface RoutingTable {
 export function compileRoutingTable(config: Config, names: TopicNames): RoutingTable {
   const destinationsById = new Map<string, RouteTarget>();
   for (const destination of config.destinations) {
-    destinationsById.set(destination.id, {
+    const target: RouteTarget = {
       id: destination.id,
       enabled: destination.enabled,
       topic: names.deliveries(destination.id),
       catalogName: WEBHOOKS_CATALOG_NAME,
-    });
+    };
+    const shaping = compileShaping(destination.settings);
+    if (shaping !== undefined) target.shaping = shaping;
+    destinationsById.set(destination.id, target);
   }
   const sources: RoutingSource[] = [];
   const sourcesById = new Map<string, RoutingSource>();

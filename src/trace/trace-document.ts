@@ -46,7 +46,8 @@ export function traceDocument(who: TraceSubject, window: { sinceMs: number; unti
 
 /**
  * For a person: a heading, then per call a line (time, type, event, source, message id)
- * and a line per destination (state, attempts, next attempt, last error).
+ * and a line per destination (state, attempts, next attempt, last error); the destinations
+ * the call's source does not feed share one line.
  */
 export function traceText(document: TraceDocument): string {
   const who = 'userId' in document ? `user ${JSON.stringify(document.userId)}` : `anonymous id ${JSON.stringify(document.anonymousId)}`;
@@ -56,11 +57,19 @@ export function traceText(document: TraceDocument): string {
     const what = [message.type ?? '(no type)', ...(message.event === undefined ? [] : [JSON.stringify(message.event)])].join(' ');
     lines.push(`${message.receivedAt}  ${what}  source ${message.source ?? '(unknown)'}  message ${message.messageId ?? '(none)'}`);
     if (message.invalid !== undefined) lines.push(`  invalid: ${message.invalid}`);
-    const width = Math.max(0, ...message.destinations.map((d) => d.id.length));
-    for (const d of message.destinations) lines.push(`  ${d.id.padEnd(width)}  ${destinationText(d)}`);
+    const unconnected = message.destinations.filter((d) => d.reason === 'not_connected').map((d) => d.id);
+    const shown = message.destinations.filter((d) => d.reason !== 'not_connected');
+    const width = Math.max(0, ...shown.map((d) => d.id.length));
+    for (const d of shown) lines.push(`  ${d.id.padEnd(width)}  ${destinationText(d)}`);
+    if (unconnected.length > 0) lines.push(`  not connected to source ${message.source ?? '(unknown)'}: ${listed(unconnected)}`);
   }
   lines.push('', `${document.messages.length} call(s)`);
   return `${lines.join('\n')}\n`;
+}
+
+/** NOTE: a config of many destinations would bury the others: at most 10 ids, then how many in all. */
+function listed(ids: readonly string[]): string {
+  return ids.length <= 10 ? ids.join(', ') : `${ids.slice(0, 10).join(', ')}, … (${ids.length} in all)`;
 }
 
 function destinationText(d: TraceDestination): string {

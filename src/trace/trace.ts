@@ -19,7 +19,7 @@ import type { DeliveryStage } from './destination-state.js';
 import { traceDocument, traceMessage } from './trace-document.js';
 import type { TraceDocument } from './trace-document.js';
 import type { TraceQuery } from './trace-query.js';
-import { tracedCalls } from './traced-calls.js';
+import { NOT_CONNECTED, tracedCalls } from './traced-calls.js';
 import type { TracedCall, Window } from './traced-calls.js';
 import { retentionNote } from './trace-notes.js';
 
@@ -171,7 +171,8 @@ async function readDestinations(
   existing: ReadonlySet<string>,
   notes: string[],
 ): Promise<{ stages: Map<string, Map<string, DeliveryStage[]>>; scanned: number }> {
-  const ids = [...new Set(routed.flatMap((c) => c.routes.map((r) => r.id)))];
+  // NOTE: a destination the call's source does not feed is not read: it is `not_connected` whatever it holds.
+  const ids = [...new Set(routed.flatMap((c) => c.routes.filter((r) => r.verdict.routed || r.verdict.reason !== NOT_CONNECTED).map((r) => r.id)))];
   if (ids.length === 0) return { stages: new Map(), scanned: 0 };
   const { config } = run;
   // Every other destination's topics, so that an id such as `a.retry.1m` is not taken for a tier of `a`.

@@ -20,9 +20,15 @@ export interface TracedCall {
   receivedAtMs: number;
   /** Why the call was not routed: the `error` of its `calls.invalid` record, or the router's reason under the current config. */
   invalid?: string;
-  /** One per destination connected to the call's source, in the source's order (none for an invalid call). */
+  /**
+   * One per destination of the config: those connected to the call's source in the source's
+   * order, then the others (`not_connected`) in the config's; none for an invalid call.
+   */
   routes: { id: string; verdict: RoutingVerdict }[];
 }
+
+/** The reason of a destination the call's source does not feed. */
+export const NOT_CONNECTED = 'not_connected';
 
 /** The window of receipt times: `sinceMs <= t < untilMs`. */
 export interface Window {
@@ -73,6 +79,8 @@ function plannedCall(topic: string, record: ScannedRecord, table: RoutingTable, 
     // NOTE: every reason the router gives flows through as it names it (docs/follow-a-message.md#states).
     routes: outcome.decisions.map((d) => ({ id: d.target.id, verdict: d.routed ? { routed: true } : { routed: false, reason: d.reason } })),
   };
+  const connected = new Set(call.routes.map((r) => r.id));
+  for (const id of table.destinationsById.keys()) if (!connected.has(id)) call.routes.push({ id, verdict: { routed: false, reason: NOT_CONNECTED } });
   if (outcome.type === 'track' && outcome.call.event !== undefined) call.event = outcome.call.event;
   return call;
 }

@@ -74,6 +74,8 @@ describe('switchyard trace and GET /v1/trace', () => {
       destinations: [
         { id: 'hooks', type: 'webhooks', settings: { webhooks: [{ url: receiver.url('/hooks') }] } },
         { id: 'paused', type: 'webhooks', enabled: false, settings: { webhooks: [{ url: receiver.url('/paused') }] } },
+        // Fed by no source.
+        { id: 'crm', type: 'webhooks', settings: { webhooks: [{ url: receiver.url('/crm') }] } },
       ],
     });
     daemon = await startRole('all', file);
@@ -132,13 +134,14 @@ describe('switchyard trace and GET /v1/trace', () => {
     expect(doc.messages.map((m) => m.messageId)).toEqual(['m-ok', 'm-retry', 'm-dead', 'm-int', 'm-ping', 'm-bad']);
     const byId = new Map(doc.messages.map((m) => [m.messageId, m]));
     const disabled = { id: 'paused', state: 'filtered', reason: 'disabled' };
+    const unconnected = { id: 'crm', state: 'filtered', reason: 'not_connected' };
     expect(byId.get('m-ok')).toEqual({
       messageId: 'm-ok',
       type: 'track',
       event: 'Order Completed',
       source: 'web',
       receivedAt: expect.stringMatching(ISO),
-      destinations: [{ id: 'hooks', state: 'delivered', attempts: 1 }, disabled],
+      destinations: [{ id: 'hooks', state: 'delivered', attempts: 1 }, disabled, unconnected],
     });
     const retry = byId.get('m-retry')!.destinations[0]!;
     expect(retry).toEqual({ id: 'hooks', state: 'retrying', attempts: 2, lastError: `${url}: 503 Service Unavailable`, nextAttemptAt: expect.stringMatching(ISO) });
@@ -147,8 +150,8 @@ describe('switchyard trace and GET /v1/trace', () => {
     expect(dueInMs).toBeLessThanOrEqual(3_600_000);
     const dead = byId.get('m-dead')!.destinations[0]!;
     expect(dead).toEqual({ id: 'hooks', state: 'dead_lettered', attempts: 1, lastError: `${url}: 400 Bad Request`, deadLetteredAt: expect.stringMatching(ISO) });
-    expect(byId.get('m-int')!.destinations).toEqual([{ id: 'hooks', state: 'filtered', reason: 'integrations' }, disabled]);
-    expect(byId.get('m-ping')).toMatchObject({ event: 'Debug Ping', destinations: [{ id: 'hooks', state: 'filtered', reason: 'track_filter' }, disabled] });
+    expect(byId.get('m-int')!.destinations).toEqual([{ id: 'hooks', state: 'filtered', reason: 'integrations' }, disabled, unconnected]);
+    expect(byId.get('m-ping')).toMatchObject({ event: 'Debug Ping', destinations: [{ id: 'hooks', state: 'filtered', reason: 'track_filter' }, disabled, unconnected] });
     expect(byId.get('m-bad')).toEqual({
       messageId: 'm-bad',
       type: 'track',
@@ -176,6 +179,7 @@ describe('switchyard trace and GET /v1/trace', () => {
     expect(lines).toContainEqual(`  hooks   retrying       attempts 2  next attempt ${retry.nextAttemptAt}  last error: ${url}: 503 Service Unavailable`);
     expect(lines).toContainEqual(`  hooks   dead_lettered  attempts 1  at ${dead.deadLetteredAt}  last error: ${url}: 400 Bad Request`);
     expect(lines).toContainEqual('  paused  filtered       by disabled');
+    expect(lines).toContainEqual('  not connected to source web: crm');
     expect(lines).toContainEqual(expect.stringMatching(/^ {2}invalid: missing_event: /));
     expect(text.out.endsWith('\n6 call(s)\n')).toBe(true);
   });
@@ -201,6 +205,7 @@ describe('switchyard trace and GET /v1/trace', () => {
         destinations: [
           { id: 'hooks', state: 'delivered', attempts: 1 },
           { id: 'paused', state: 'filtered', reason: 'disabled' },
+          { id: 'crm', state: 'filtered', reason: 'not_connected' },
         ],
       },
     ]);

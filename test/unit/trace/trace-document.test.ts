@@ -10,6 +10,7 @@ const delivered = traceMessage(
   [
     { id: 'hooks-main', state: 'retrying', attempts: 3, lastError: 'https://hooks.example.com: 503 Service Unavailable', nextAttemptAt: '2026-05-01T14:05:00.000Z' },
     { id: 'crm', state: 'filtered', reason: 'integrations' },
+    ...Array.from({ length: 12 }, (_, i) => ({ id: `d${i}`, state: 'filtered' as const, reason: 'not_connected' })),
   ],
 );
 const invalid = traceMessage({ messageId: null, type: null, source: null, receivedAtMs: T0 + 1_000, invalid: 'malformed_json: not JSON', routes: [] }, []);
@@ -22,7 +23,9 @@ describe('the trace document', () => {
       '{"userId":"u-1","since":"2026-05-01T11:00:00.000Z","until":"2026-05-01T12:01:00.000Z","reasonsFrom":"current config","messages":[' +
         '{"messageId":"m-1","type":"track","event":"Order Completed","source":"web","receivedAt":"2026-05-01T12:00:00.000Z","destinations":[' +
         '{"id":"hooks-main","state":"retrying","attempts":3,"lastError":"https://hooks.example.com: 503 Service Unavailable","nextAttemptAt":"2026-05-01T14:05:00.000Z"},' +
-        '{"id":"crm","state":"filtered","reason":"integrations"}]},' +
+        '{"id":"crm","state":"filtered","reason":"integrations"},' +
+        Array.from({ length: 12 }, (_, i) => `{"id":"d${i}","state":"filtered","reason":"not_connected"}`).join(',') +
+        ']},' +
         '{"messageId":null,"type":null,"source":null,"receivedAt":"2026-05-01T12:00:01.000Z","invalid":"malformed_json: not JSON","destinations":[]}]}',
     );
     expect(Object.keys(traceDocument({ kind: 'anonymousId', id: 'a-7' }, window, []))).toEqual(['anonymousId', 'since', 'until', 'reasonsFrom', 'messages']);
@@ -37,6 +40,7 @@ describe('the trace document', () => {
         '2026-05-01T12:00:00.000Z  track "Order Completed"  source web  message m-1',
         '  hooks-main  retrying       attempts 3  next attempt 2026-05-01T14:05:00.000Z  last error: https://hooks.example.com: 503 Service Unavailable',
         '  crm         filtered       by integrations',
+        '  not connected to source web: d0, d1, d2, d3, d4, d5, d6, d7, d8, d9, … (12 in all)',
         '',
         '2026-05-01T12:00:01.000Z  (no type)  source (unknown)  message (none)',
         '  invalid: malformed_json: not JSON',

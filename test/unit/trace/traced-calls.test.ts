@@ -49,6 +49,15 @@ describe('tracedCalls', () => {
     ]);
   });
 
+  it("lists the destinations the call's source does not feed after its own, as not_connected", () => {
+    const [call] = trace([scanned(track('m-7', 'Order Completed'), { headers: { 'source-id': 'app' } })]);
+    expect(call!.routes).toEqual([
+      { id: 'main', verdict: { routed: true } },
+      { id: 'other', verdict: { routed: false, reason: 'not_connected' } },
+      { id: 'off', verdict: { routed: false, reason: 'not_connected' } },
+    ]);
+  });
+
   it('gives a call without messageId the id the router derives; no event for other types', () => {
     const [call] = trace([scanned('{"type":"page","userId":"u-1","name":"Home"}', { offset: 7n })]);
     expect(call).toMatchObject({ messageId: recordMessageId(NAMES.calls, 2, '7', String(T0)), type: 'page', source: 'web' });

@@ -25,7 +25,7 @@ import type { KafkaClient, OutboundRecord } from '../src/kafka/index.js';
 import { kafkajsOf } from '../src/kafka/client.js';
 import { ensureTopics } from '../src/kafka/ensure-topics.js';
 import { silentLogger } from '../src/observability/logger.js';
-import { traceCalls } from '../src/trace/trace.js';
+import { traceUser } from '../src/trace/trace.js';
 import { Stopwatch, benchOptions, deliveryMessage, formatTable, loadBenchConfig, log, startOrReuseBroker } from './support.js';
 
 const HOUR = 3_600_000;
@@ -145,7 +145,7 @@ export async function main(args: string[]): Promise<void> {
     const user = 'user-7';
     const deps = { config: staticConfigStore(config), kafka: client };
     const trace = (sinceMs: number) => async () => {
-      const result = await traceCalls(deps, { who: { kind: 'userId', id: user }, sinceMs });
+      const result = await traceUser(deps, { who: { kind: 'userId', id: user }, sinceMs });
       const states = new Map<string, number>();
       for (const m of result.document.messages) for (const d of m.destinations) states.set(d.state, (states.get(d.state) ?? 0) + 1);
       return { scanned: result.scanned, found: `${result.document.messages.length} calls: ${[...states].map(([s, k]) => `${k} ${s}`).join(', ')}` };

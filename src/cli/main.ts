@@ -16,7 +16,7 @@ import { createAdminServer } from '../admin/admin-server.js';
 import { tracingRequest } from '../observability/tracing.js';
 import type { TracingSdk } from '../observability/tracing-sdk.js';
 import { createDeletionRequester } from '../admin/deletion-requests.js';
-import { traceCalls } from '../trace/trace.js';
+import { traceUser } from '../trace/trace.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import type { Service } from '../runtime/service.js';
 import { runServices } from '../runtime/run-services.js';
@@ -103,7 +103,7 @@ export async function main(argv: string[], env: Record<string, string | undefine
     logger,
     health: () => roles.map((s) => ({ name: s.name, ...s.health() })),
     deletions: deletions.handle,
-    trace: (query) => traceCalls(deps, query),
+    trace: (query) => traceUser(deps, query),
   });
   return runServices({
     services: [admin, ...roles],

@@ -3,7 +3,7 @@ import { listDeadLetters } from '../delivery/list-dead-letters.js';
 import { replayDeadLetters } from '../delivery/replay.js';
 import { deadLetterJson, deadLetterLine } from '../delivery/dead-letters.js';
 import type { RoleDeps } from '../runtime/deps.js';
-import { traceCalls } from '../trace/trace.js';
+import { traceUser } from '../trace/trace.js';
 import { traceText } from '../trace/trace-document.js';
 import type { TraceQuery } from '../trace/trace-query.js';
 import type { LetterQuery } from './args.js';
@@ -53,7 +53,7 @@ export async function runReplay(deps: RoleDeps, query: LetterQuery, dryRun: bool
  * notes, and what was read, go to stderr.
  */
 export async function runTrace(deps: RoleDeps, query: TraceQuery, json: boolean, io: CommandIo): Promise<number> {
-  const { document, notes, scanned } = await traceCalls(deps, query);
+  const { document, notes, scanned } = await traceUser(deps, query);
   for (const note of notes) io.stderr.write(`note: ${note}\n`);
   io.stdout.write(json ? `${JSON.stringify(document)}\n` : traceText(document));
   if (document.messages.length === 0) {

@@ -1,4 +1,4 @@
-// What happened to one call at one destination (docs/tracing.md#states), decided from
+// What happened to one call at one destination (docs/follow-a-message.md#states), decided from
 // what a trace read: the call's routing decision under the current config, and the
 // records of it in the destination's topic, retry tiers and dead letters, each with its
 // headers and whether the deliverer's group has finished it. Pure.
@@ -6,7 +6,7 @@ import { formatTimestamp } from '../calls/index.js';
 
 export type TraceState = 'delivered' | 'retrying' | 'dead_lettered' | 'pending' | 'filtered';
 
-/** One destination's line of a traced call, keys in the documented order (docs/tracing.md#the-document). */
+/** One destination's line of a traced call, keys in the documented order (docs/follow-a-message.md#the-document). */
 export interface TraceDestination {
   id: string;
   state: TraceState;

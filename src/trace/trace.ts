@@ -52,7 +52,7 @@ export interface TraceResult {
 const DEFAULT_CONNECT_TIMEOUT_MS = 15_000;
 
 /** The trace of `query`'s calls; throws KafkaUnavailableError when Kafka does not answer. */
-export async function traceCalls(deps: TraceDeps, query: TraceQuery, options: TraceOptions = {}): Promise<TraceResult> {
+export async function traceUser(deps: TraceDeps, query: TraceQuery, options: TraceOptions = {}): Promise<TraceResult> {
   const config = deps.config.current();
   const nowMs = options.nowMs ?? Date.now();
   const admin = createAdmin(deps.kafka);
@@ -108,13 +108,13 @@ interface TraceRun {
 }
 
 async function readTrace(run: TraceRun): Promise<TraceResult> {
-  const { config, query, nowMs, existing } = run;
+  const { config, query, nowMs } = run;
   const names = createTopology(config.kafka.topicPrefix).names;
   const key = Buffer.from(query.who.id, 'utf8');
   const notes: string[] = [];
   const window: Window = { sinceMs: query.sinceMs, untilMs: query.untilMs ?? Number.POSITIVE_INFINITY };
 
-  const callReads = await readKey(run, key, [names.calls, names.callsInvalid], existing, query.sinceMs, query.untilMs, notes);
+  const callReads = await readKey(run, key, [names.calls, names.callsInvalid], query.sinceMs, query.untilMs, notes);
   const readOf = (topic: string) => callReads.find((r) => r.range.topic === topic);
   let calls = tracedCalls(
     {
@@ -128,7 +128,7 @@ async function readTrace(run: TraceRun): Promise<TraceResult> {
   if (query.messageId !== undefined) calls = calls.filter((c) => c.messageId === query.messageId);
 
   const routed = calls.filter((c) => c.invalid === undefined);
-  const { stages, scanned } = await readDestinations(run, key, routed, names, existing, notes);
+  const { stages, scanned } = await readDestinations(run, key, routed, names, notes);
   const messages = calls.map((call) =>
     traceMessage(
       call,
@@ -144,13 +144,12 @@ async function readKey(
   run: TraceRun,
   key: Buffer,
   topics: readonly string[],
-  existing: ReadonlySet<string>,
   sinceMs: number,
   untilMs: number | undefined,
   notes: string[],
 ): Promise<KeyRecords[]> {
-  const present = topics.filter((topic) => existing.has(topic));
-  for (const topic of topics) if (!existing.has(topic)) notes.push(`topic ${topic} does not exist (nothing was written to it yet, or kafka.topicPrefix is not the deployment's)`);
+  const present = topics.filter((topic) => run.existing.has(topic));
+  for (const topic of topics) if (!run.existing.has(topic)) notes.push(`topic ${topic} does not exist (nothing was written to it yet, or kafka.topicPrefix is not the deployment's)`);
   if (present.length === 0) return [];
   const counts = await run.admin.partitionCounts(present);
   const asks = present.map((topic) => ({ topic, partition: partitionOfKey(key, counts.get(topic) ?? 1), sinceMs, untilMs }));
@@ -168,13 +167,12 @@ async function readDestinations(
   key: Buffer,
   routed: readonly TracedCall[],
   names: TopicNames,
-  existing: ReadonlySet<string>,
   notes: string[],
 ): Promise<{ stages: Map<string, Map<string, DeliveryStage[]>>; scanned: number }> {
   // NOTE: a destination the call's source does not feed is not read: it is `not_connected` whatever it holds.
   const ids = [...new Set(routed.flatMap((c) => c.routes.filter((r) => r.verdict.routed || r.verdict.reason !== NOT_CONNECTED).map((r) => r.id)))];
   if (ids.length === 0) return { stages: new Map(), scanned: 0 };
-  const { config } = run;
+  const { config, existing } = run;
   // Every other destination's topics, so that an id such as `a.retry.1m` is not taken for a tier of `a`.
   const taken = new Set(config.destinations.flatMap((d) => [names.deliveries(d.id), names.dlq(d.id)]));
   const plan = ids.map((id) => destinationTopics(names, id, config.delivery.retryTiers, [...existing], taken));
@@ -191,8 +189,8 @@ async function readDestinations(
   // or dead letter written before that commit, so within the ends read next.
   const commits = await groupCommits(run, present.filter((topic) => where.get(topic) !== 'dead_letter').map((topic) => ({ topic, partitions: [partitionOf(topic)] })));
   // The router stamps its records with the receipt time: none is older than the oldest call.
-  const sinceMs = Math.min(...routed.map((c) => c.receivedAtMs));
-  const reads = await readKey(run, key, [...where.keys()], existing, sinceMs, undefined, notes);
+  const sinceMs = routed.reduce((oldest, c) => Math.min(oldest, c.receivedAtMs), Number.POSITIVE_INFINITY);
+  const reads = await readKey(run, key, [...where.keys()], sinceMs, undefined, notes);
   const stages = new Map<string, Map<string, DeliveryStage[]>>();
   plan.forEach((topics, i) => {
     const mine = [topics.main, ...topics.retries.map((r) => r.topic), topics.dlq];

@@ -2,41 +2,23 @@
 // and a real receiver: one user's calls end delivered, retrying, dead-lettered, filtered by
 // `integrations`, by the track filter and by a disabled destination, or invalid; another
 // user's calls in the same partitions never show; the CLI and the admin API agree.
-import { spawn } from 'node:child_process';
-import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KafkaUnavailableError } from '../../src/errors.js';
 import { partitionOfKey } from '../../src/kafka/index.js';
-import { traceCalls } from '../../src/trace/trace.js';
+import { traceUser } from '../../src/trace/trace.js';
 import type { TraceDocument } from '../../src/trace/trace-document.js';
 import { testConfig, testRoleDeps } from '../support/config.js';
-import { killAll, startRole, writeConfigFile } from '../support/daemon.js';
+import { killAll, runCli as cli, startRole, writeConfigFile } from '../support/daemon.js';
 import type { Daemon } from '../support/daemon.js';
 import { randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import { startReceiver } from '../support/receiver.js';
 import type { Receiver } from '../support/receiver.js';
 import { waitFor } from '../support/wait-for.js';
 
-const ROOT = resolve(import.meta.dirname, '..', '..');
 const PARTITIONS = 3;
 const TOKEN = 'trace-test-admin-token-0001';
 const WRITE_KEY = 'wk-trace-test-0001';
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-
-interface Run {
-  code: number | null;
-  out: string;
-  err: string;
-}
-
-function cli(args: string[]): Promise<Run> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
-  return new Promise((done) => child.once('close', (code) => done({ code, out, err })));
-}
 
 /** Another user id whose records share every partition with `userId`'s (so the trace must tell them apart by key). */
 function neighbourOf(userId: string): string {
@@ -182,7 +164,8 @@ describe('switchyard trace and GET /v1/trace', () => {
     expect(lines).toContainEqual('  not connected to source web: crm');
     expect(lines).toContainEqual(expect.stringMatching(/^ {2}invalid: missing_event: /));
     expect(text.out.endsWith('\n6 call(s)\n')).toBe(true);
-  });
+    // Two CLI runs (each starts Node with tsx) besides the wait: generous on a busy machine.
+  }, 120_000);
 
   it('follows one message, and a user known only by anonymousId', async () => {
     const one = (await (await get(`userId=${encodeURIComponent(user)}&messageId=m-retry`)).json()) as TraceDocument;
@@ -236,7 +219,7 @@ describe('switchyard trace and GET /v1/trace', () => {
       sources: [{ id: 'web', destinations: ['hooks'] }],
       destinations: [{ id: 'hooks', type: 'webhooks', settings: { webhooks: [{ url: receiver.url('/hooks') }] } }],
     });
-    const failed = await traceCalls(testRoleDeps(config), { who: { kind: 'userId', id: user }, sinceMs: Date.now() - 3_600_000 }, { connectTimeoutMs: 1_000 }).catch((e: unknown) => e);
+    const failed = await traceUser(testRoleDeps(config), { who: { kind: 'userId', id: user }, sinceMs: Date.now() - 3_600_000 }, { connectTimeoutMs: 1_000 }).catch((e: unknown) => e);
     expect(failed).toBeInstanceOf(KafkaUnavailableError);
     expect((failed as Error).message).toContain('(Kafka at 127.0.0.1:9: check kafka.brokers or $KAFKA_BROKERS and that the broker is up, then trace again)');
   });

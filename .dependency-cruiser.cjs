@@ -5,7 +5,7 @@
 //   3 kafka          src/kafka/ (the port)
 //   4 runtime        src/runtime/
 //   5 roles          src/gateway/, src/router/, src/delivery/, src/audiences/
-//   6 admin          src/admin/
+//   6 admin, trace   src/admin/, src/trace/ (operator reads across the roles)
 //   7 cli            src/cli/ (the composition root: imports anything)
 // Run by `npm run lint` (and so by `npm test`). Type-only imports count too.
 //
@@ -18,7 +18,7 @@ const OBSERVABILITY = '^src/observability/';
 const KAFKA = '^src/kafka/';
 const RUNTIME = '^src/runtime/';
 const ROLES = '^src/(gateway|router|delivery|audiences)/';
-const ADMIN = '^src/admin/';
+const ADMIN = '^src/(admin|trace)/';
 const CLI = '^src/cli/';
 
 /** Layer by layer: what each may NOT import (everything above it). */
@@ -95,8 +95,8 @@ module.exports = {
     ...forbidden('observability-imports-down', 'observability/ imports only the base (the lag sampler takes its own LagSource interface)', OBSERVABILITY, anyOf(ABOVE.observability)),
     ...forbidden('kafka-imports-down', 'kafka/ (the port) imports only the base and observability/', KAFKA, anyOf(ABOVE.kafka)),
     ...forbidden('runtime-imports-down', 'runtime/ imports only kafka/, observability/ and the base', RUNTIME, anyOf(ABOVE.runtime)),
-    ...forbidden('roles-import-down', 'a role imports runtime/, kafka/, observability/ and the base, never admin/ or cli/', ROLES, anyOf(ABOVE.roles)),
-    ...forbidden('admin-imports-down', 'admin/ imports the roles and below, never cli/', ADMIN, anyOf(ABOVE.admin)),
+    ...forbidden('roles-import-down', 'a role imports runtime/, kafka/, observability/ and the base, never admin/, trace/ or cli/', ROLES, anyOf(ABOVE.roles)),
+    ...forbidden('admin-imports-down', 'admin/ and trace/ import the roles and below (and each other), never cli/', ADMIN, anyOf(ABOVE.admin)),
     ...forbidden(
       'roles-do-not-import-each-other',
       'gateway/, router/, delivery/ and audiences/ share code through lower layers, not through each other (hooks are listed exceptions)',

@@ -107,3 +107,9 @@ export class NotStartedError extends SwitchyardError {
   readonly code = 'NOT_STARTED';
   readonly retriable = false;
 }
+
+/** Kafka did not answer a one-shot read (a trace) in time, or failed it: the brokers may come back. */
+export class KafkaUnavailableError extends SwitchyardError {
+  readonly code = 'KAFKA_UNAVAILABLE';
+  readonly retriable = true;
+}

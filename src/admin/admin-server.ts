@@ -9,6 +9,8 @@ import { onceStop } from '../runtime/service.js';
 import { DELETIONS_PATH, serveDeletion } from './deletions.js';
 import type { DeletionHandler } from './deletions.js';
 import { send } from './respond.js';
+import { createTraceRoute, TRACE_PATH } from './trace-route.js';
+import type { TraceHandler } from './trace-route.js';
 
 export interface AdminServer extends Service {
   port(): number;
@@ -26,9 +28,11 @@ export function createAdminServer(options: {
   logger: Logger;
   health: () => ServiceHealth[];
   deletions?: DeletionHandler;
+  trace?: TraceHandler;
 }): AdminServer {
   const { logger } = options;
   let server: Server | undefined;
+  const serveTrace = createTraceRoute({ token: options.token, trace: options.trace, logger });
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? '/').split('?')[0];
@@ -44,6 +48,10 @@ export function createAdminServer(options: {
     }
     if (path === DELETIONS_PATH) {
       await serveDeletion(req, res, { token: options.token, deletions: options.deletions, logger });
+      return;
+    }
+    if (path === TRACE_PATH) {
+      await serveTrace(req, res);
       return;
     }
     send(res, 404, { success: false, code: 'not_found', message: `no route ${req.method} ${path}; try /metrics, /healthz, /readyz` });

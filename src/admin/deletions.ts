@@ -1,9 +1,9 @@
 // `POST /v1/deletions` (docs/kafka.md, docs/admin-api.md): authenticated by the admin
 // token, the body checked, then handed to the role's DeletionHandler (the writer of
 // `<prefix>deletions` in deletion-requests.ts).
-import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import { authorizeAdmin } from './admin-auth.js';
 import { send } from './respond.js';
 
 /** Handles `POST /v1/deletions` once the body is authenticated and parsed. */
@@ -17,13 +17,6 @@ export interface DeletionRequest {
 export const DELETIONS_PATH = '/v1/deletions';
 
 const MAX_ADMIN_BODY_BYTES = 64 * 1024;
-
-function tokenMatches(header: string | undefined, token: string): boolean {
-  if (!header?.startsWith('Bearer ')) return false;
-  const given = Buffer.from(header.slice('Bearer '.length));
-  const expected = Buffer.from(token);
-  return given.length === expected.length && timingSafeEqual(given, expected);
-}
 
 async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
@@ -67,15 +60,7 @@ export async function serveDeletion(
     send(res, 405, { success: false, code: 'method_not_allowed', message: 'use POST /v1/deletions' });
     return;
   }
-  const token = options.token();
-  if (!token) {
-    send(res, 503, { success: false, code: 'admin_disabled', message: 'admin.token is not set in the config; set it to use the admin API' });
-    return;
-  }
-  if (!tokenMatches(req.headers.authorization, token)) {
-    send(res, 401, { success: false, code: 'unauthorized', message: 'send Authorization: Bearer <admin.token>' });
-    return;
-  }
+  if (!authorizeAdmin(req, res, options.token())) return;
   if (!options.deletions) {
     send(res, 503, { success: false, code: 'unavailable', message: 'deletions are not handled by this role; call the router or gateway admin port' });
     return;

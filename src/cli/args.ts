@@ -1,19 +1,23 @@
 // The command line of docs/cli.md: which command, which options, and the help text of
 // each. Pure: main.ts reads argv and env and acts on the result.
 import { parseArgs } from 'node:util';
+import { CLI_FIELD_NAMES, parseTraceQuery } from '../trace/trace-query.js';
+import type { TraceQuery } from '../trace/trace-query.js';
 import { parseTimeRange } from './time-range.js';
 import type { TimeRange } from './time-range.js';
 
 export const ROLE_COMMANDS = ['gateway', 'router', 'deliverer', 'all'] as const;
 export type RoleCommand = (typeof ROLE_COMMANDS)[number];
 
-type OptionName = 'config' | 'destination' | 'since' | 'until' | 'limit' | 'dry-run' | 'json';
+type OptionName = 'config' | 'destination' | 'since' | 'until' | 'limit' | 'dry-run' | 'json' | 'user' | 'anonymous-id' | 'message';
 
 interface CommandSpec {
   name: string;
   summary: string;
   usage: string;
   options: readonly OptionName[];
+  /** This command's own help of an option, where the shared one does not fit. */
+  optionHelp?: Partial<Record<OptionName, string>>;
   example: string;
   notes?: string;
 }
@@ -26,6 +30,9 @@ const OPTION_HELP: Record<OptionName, string> = {
   limit: '--limit N           at most N letters (oldest first within each partition)',
   'dry-run': '--dry-run           print the letters it would move, move none',
   json: '--json              one JSON object per line: {"messageId","deadLetteredAt","attempts","error","offset","partition"}',
+  user: '--user ID           the userId whose calls to follow',
+  'anonymous-id': '--anonymous-id ID   the anonymousId whose calls to follow (the key of calls without a userId)',
+  message: '--message ID        only the call with this messageId',
 };
 
 const TIME_NOTE = 'TIME is ISO 8601 (2026-05-01T12:00:00Z) or a duration back from now (30m, 2h, 7d).';
@@ -71,6 +78,21 @@ export const COMMANDS: readonly CommandSpec[] = [
     example: 'switchyard dlq list --destination hooks-main --since 1d --json --config /etc/switchyard/switchyard.yaml',
     notes: `${TIME_NOTE} The time of a letter is its last-attempt-at header, else its Kafka timestamp.`,
   },
+  {
+    name: 'trace',
+    summary: "say what happened to each of a user's calls at each destination, and why",
+    usage: 'switchyard trace --user ID | --anonymous-id ID [--message ID] [--since TIME] [--until TIME] [--json] [--config PATH]',
+    options: ['user', 'anonymous-id', 'message', 'since', 'until', 'json', 'config'],
+    optionHelp: {
+      since: '--since TIME        calls received at or after TIME (default 24h)',
+      until: '--until TIME        calls received before TIME (default: up to now)',
+      json: '--json              one JSON document: {"userId","since","until","reasonsFrom","messages":[…]}',
+    },
+    example: 'switchyard trace --user u-1 --since 2h --config /etc/switchyard/switchyard.yaml',
+    notes:
+      `${TIME_NOTE} Reads the user's partition of calls, calls.invalid and each destination's topics over the window; writes nothing. ` +
+      'Filter reasons come from the config given, as it is now. Notes (a window cut short by retention) go to stderr.',
+  },
 ];
 
 export function programHelp(): string {
@@ -101,7 +123,7 @@ export function commandHelp(spec: CommandSpec): string {
     `usage: ${spec.usage}`,
     '',
     'options:',
-    ...spec.options.map((o) => `  ${OPTION_HELP[o]}`),
+    ...spec.options.map((o) => `  ${spec.optionHelp?.[o] ?? OPTION_HELP[o]}`),
     `  --help              this help`,
     ...(spec.notes ? ['', spec.notes] : []),
     '',
@@ -124,7 +146,8 @@ export type Invocation =
   | { kind: 'role'; role: RoleCommand; config: string | undefined }
   | { kind: 'check-config'; config: string | undefined }
   | { kind: 'replay'; config: string | undefined; query: LetterQuery; dryRun: boolean }
-  | { kind: 'dlq-list'; config: string | undefined; query: LetterQuery; json: boolean };
+  | { kind: 'dlq-list'; config: string | undefined; query: LetterQuery; json: boolean }
+  | { kind: 'trace'; config: string | undefined; query: TraceQuery; json: boolean };
 
 function usageError(message: string, spec?: CommandSpec): Invocation {
   const hint = spec ? `see: switchyard ${spec.name} --help` : 'see: switchyard --help';
@@ -148,6 +171,9 @@ export function parseCommandLine(argv: readonly string[], nowMs: number): Invoca
         limit: { type: 'string' },
         'dry-run': { type: 'boolean' },
         json: { type: 'boolean' },
+        user: { type: 'string' },
+        'anonymous-id': { type: 'string' },
+        message: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean' },
       },
@@ -179,6 +205,12 @@ export function parseCommandLine(argv: readonly string[], nowMs: number): Invoca
 
   if ((ROLE_COMMANDS as readonly string[]).includes(spec.name)) return { kind: 'role', role: spec.name as RoleCommand, config: values.config };
   if (spec.name === 'check-config') return { kind: 'check-config', config: values.config };
+  if (spec.name === 'trace') {
+    const fields = { userId: values.user, anonymousId: values['anonymous-id'], messageId: values.message, since: values.since, until: values.until };
+    const parsed = parseTraceQuery(fields, CLI_FIELD_NAMES, nowMs);
+    if (!parsed.ok) return usageError(`switchyard trace: ${parsed.message}`, spec);
+    return { kind: 'trace', config: values.config, query: parsed.query, json: values.json === true };
+  }
 
   const query = letterQuery(spec, values, nowMs);
   if (!query.ok) return usageError(`switchyard ${spec.name}: ${query.message}`, spec);

@@ -16,13 +16,14 @@ import { createAdminServer } from '../admin/admin-server.js';
 import { tracingRequest } from '../observability/tracing.js';
 import type { TracingSdk } from '../observability/tracing-sdk.js';
 import { createDeletionRequester } from '../admin/deletion-requests.js';
+import { traceUser } from '../trace/trace.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import type { Service } from '../runtime/service.js';
 import { runServices } from '../runtime/run-services.js';
 import { VERSION } from '../version.js';
 import { parseCommandLine } from './args.js';
 import type { Invocation } from './args.js';
-import { runDlqList, runReplay } from './operator-commands.js';
+import { runDlqList, runReplay, runTrace } from './operator-commands.js';
 import { guardedOutput } from './output.js';
 import { ROLE_FACTORIES } from './roles.js';
 
@@ -70,7 +71,7 @@ export async function main(argv: string[], env: Record<string, string | undefine
   }
   const initial = loaded.config;
 
-  if (invocation.kind === 'replay' || invocation.kind === 'dlq-list') {
+  if (invocation.kind === 'replay' || invocation.kind === 'dlq-list' || invocation.kind === 'trace') {
     return runOperatorCommand(invocation, configFile, initial, env);
   }
 
@@ -102,6 +103,7 @@ export async function main(argv: string[], env: Record<string, string | undefine
     logger,
     health: () => roles.map((s) => ({ name: s.name, ...s.health() })),
     deletions: deletions.handle,
+    trace: (query) => traceUser(deps, query),
   });
   return runServices({
     services: [admin, ...roles],
@@ -116,19 +118,21 @@ export async function main(argv: string[], env: Record<string, string | undefine
   });
 }
 
+const OPERATOR_COMMAND_NAME = { replay: 'replay', 'dlq-list': 'dlq list', trace: 'trace' } as const;
+
 /**
- * `dlq list` and `replay`: one-shot, on the config as loaded (no reload), with logs on
- * stderr so that stdout carries only what they print.
+ * `dlq list`, `replay` and `trace`: one-shot, on the config as loaded (no reload), with
+ * logs on stderr so that stdout carries only what they print.
  */
 async function runOperatorCommand(
-  invocation: Extract<Invocation, { kind: 'replay' | 'dlq-list' }>,
+  invocation: Extract<Invocation, { kind: 'replay' | 'dlq-list' | 'trace' }>,
   configFile: string,
   config: Config,
   env: Record<string, string | undefined>,
 ): Promise<number> {
-  const name = invocation.kind === 'replay' ? 'replay' : 'dlq list';
-  const destination = invocation.query.destination;
-  if (!config.destinations.some((d) => d.id === destination)) {
+  const name = OPERATOR_COMMAND_NAME[invocation.kind];
+  const destination = invocation.kind === 'trace' ? undefined : invocation.query.destination;
+  if (destination !== undefined && !config.destinations.some((d) => d.id === destination)) {
     const known = config.destinations.map((d) => d.id).join(', ') || 'none';
     stderr.write(`switchyard ${name}: ${configFile}: destinations: no destination has id "${destination}" (the config has: ${known}); give one of those with --destination\n`);
     return EXIT_CONFIG;
@@ -138,6 +142,7 @@ async function runOperatorCommand(
   const deps: RoleDeps = { config: staticConfigStore(config), kafka: createKafka(config.kafka, logger, { kind: kafkaClientKindFromEnv(env) }), metrics: createMetrics({ defaultMetrics: false }), logger };
   const io = { stdout, stderr };
   try {
+    if (invocation.kind === 'trace') return await runTrace(deps, invocation.query, invocation.json, io);
     return invocation.kind === 'replay'
       ? await runReplay(deps, invocation.query, invocation.dryRun, io)
       : await runDlqList(deps, invocation.query, invocation.json, io);

@@ -1,8 +1,11 @@
-// `switchyard dlq list` and `switchyard replay`: what they print and how they exit.
+// `switchyard dlq list`, `switchyard replay` and `switchyard trace`: what they print and how they exit.
 import { listDeadLetters } from '../delivery/list-dead-letters.js';
 import { replayDeadLetters } from '../delivery/replay.js';
 import { deadLetterJson, deadLetterLine } from '../delivery/dead-letters.js';
 import type { RoleDeps } from '../runtime/deps.js';
+import { traceUser } from '../trace/trace.js';
+import { traceText } from '../trace/trace-document.js';
+import type { TraceQuery } from '../trace/trace-query.js';
 import type { LetterQuery } from './args.js';
 import type { LineOutput } from './output.js';
 import { describeTimeRange } from './time-range.js';
@@ -42,5 +45,22 @@ export async function runReplay(deps: RoleDeps, query: LetterQuery, dryRun: bool
   const range = describeTimeRange(query.range);
   const which = `${moved} dead letter(s) of "${query.destination}"${range ? ` ${range}` : ''}`;
   io.stdout.write(dryRun ? `dry run: would replay ${which}; moved none\n` : `replayed ${which} back to delivery\n`);
+  return 0;
+}
+
+/**
+ * Prints the trace of a user's calls (text, or the one JSON document with `--json`); the
+ * notes, and what was read, go to stderr.
+ */
+export async function runTrace(deps: RoleDeps, query: TraceQuery, json: boolean, io: CommandIo): Promise<number> {
+  const { document, notes, scanned } = await traceUser(deps, query);
+  for (const note of notes) io.stderr.write(`note: ${note}\n`);
+  io.stdout.write(json ? `${JSON.stringify(document)}\n` : traceText(document));
+  if (document.messages.length === 0) {
+    const which = query.messageId === undefined ? 'no call' : `no call with messageId ${JSON.stringify(query.messageId)}`;
+    const who = `${query.who.kind === 'userId' ? 'user' : 'anonymous id'} ${JSON.stringify(query.who.id)}`;
+    io.stderr.write(`${which} of ${who} was received from ${document.since} until ${document.until}; widen the window with --since, or check the id\n`);
+  }
+  io.stderr.write(`read ${scanned} record(s) in the partitions that hold this user's records\n`);
   return 0;
 }

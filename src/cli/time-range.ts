@@ -1,22 +1,18 @@
 // TIME arguments of `switchyard dlq list` and `replay` (docs/cli.md): an ISO 8601 time, or a
 // duration back from now written as in the config (`30m`, `2h`, `7d`). Pure.
-import { formatTimestamp, parseTimestamp } from '../calls/index.js';
-import { parseDuration } from '../config/duration.js';
+import { formatTimestamp } from '../calls/index.js';
+import { parseTimeArgument, TIME_ARGUMENT_HELP } from '../config/time-argument.js';
 import type { TimeRange } from '../delivery/dead-letters.js';
 
 export type { TimeRange };
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
 
-const TIME_HELP = 'give an ISO 8601 time (2026-05-01T12:00:00Z) or a duration back from now (30m, 2h, 7d)';
-
 /** Epoch milliseconds for one TIME argument, read against `nowMs`. */
 export function parseTimeArg(option: string, text: string, nowMs: number): Parsed<number> {
-  const back = parseDuration(text);
-  if (back !== undefined) return { ok: true, value: nowMs - back };
-  const at = parseTimestamp(text);
+  const at = parseTimeArgument(text, nowMs);
   if (at !== undefined) return { ok: true, value: at };
-  return { ok: false, message: `--${option} ${JSON.stringify(text)} is not a time: ${TIME_HELP}` };
+  return { ok: false, message: `--${option} ${JSON.stringify(text)} is not a time: ${TIME_ARGUMENT_HELP}` };
 }
 
 /** `--since` and `--until` together; refuses an empty range, which would match nothing by mistake. */

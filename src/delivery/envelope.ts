@@ -93,17 +93,23 @@ function carried(original: RecordHeaders | undefined, receivedAtMs: number | und
   return out;
 }
 
-/** For `deliveries.<id>.retry.<tier>`: `source-id`, `message-id`, `traceparent`, `received-at` carried. */
+/**
+ * For `deliveries.<id>.retry.<tier>`: `source-id`, `message-id`, `traceparent`, `received-at`
+ * carried; `error` says why the attempt failed, as a dead letter's does (what
+ * `switchyard trace` shows as the last error: docs/follow-a-message.md).
+ */
 export function retryHeaders(
   original: RecordHeaders | undefined,
-  stage: { attemptsMade: number; firstAttemptAtMs: number; dueAtMs: number; receivedAtMs?: number | undefined },
+  stage: { attemptsMade: number; firstAttemptAtMs: number; dueAtMs: number; error?: string | undefined; receivedAtMs?: number | undefined },
 ): RecordHeaders {
-  return {
+  const headers: RecordHeaders = {
     ...carried(original, stage.receivedAtMs),
     [HEADER.attempt]: String(stage.attemptsMade),
     [HEADER.firstAttemptAt]: formatTimestamp(stage.firstAttemptAtMs),
     [HEADER.dueAt]: String(stage.dueAtMs),
   };
+  if (stage.error !== undefined) headers[HEADER.error] = stage.error;
+  return headers;
 }
 
 /** For `deliveries.<id>.dlq`: the originals plus why and when. */

@@ -70,7 +70,7 @@ export class RetryOrDeadLetter {
       this.policy,
     );
     if (step.kind === 'retry') {
-      const headers = retryHeaders(failed.record.headers, { attemptsMade, firstAttemptAtMs, dueAtMs: step.dueAtMs, receivedAtMs: envelope.receivedAtMs });
+      const headers = retryHeaders(failed.record.headers, { attemptsMade, firstAttemptAtMs, dueAtMs: step.dueAtMs, error, receivedAtMs: envelope.receivedAtMs });
       await this.write(this.topicOfTier.get(step.tier.name)!, failed.record, headers);
       this.options.counters.retryScheduled();
       this.options.logger.debug({ attempt: attemptsMade, tier: step.tier.name, dueInMs: step.dueAtMs - lastAttemptAtMs, error }, 'not delivered; retry scheduled');

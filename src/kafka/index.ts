@@ -20,6 +20,7 @@ export { commitUntilDone, isGenerationLost, isRetriable } from './commit.js';
 export type { CommitRetryOptions } from './commit.js';
 export * from './scan-topic.js';
 export * from './read-to-end.js';
+export * from './key-scan.js';
 export { applyIdleTimerFix } from './idle-timer-fix.js';
 
 export * from './partition-stream.js';

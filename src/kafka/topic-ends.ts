@@ -66,20 +66,31 @@ export interface TopicEnds {
 }
 
 /**
+ * kafkajs's own cluster factory (brokers, metadata, leaders: what its admin and consumers
+ * are built on), or undefined in another kafkajs than the pinned 2.2.4, which keeps it
+ * behind a private symbol. Used here and by the key reads of key-scan.ts.
+ */
+export function clusterFactoryOf(kafka: Kafka): (<C>(options: { allowAutoTopicCreation: boolean; metadataMaxAge: number }) => C) | undefined {
+  const symbol = Object.getOwnPropertySymbols(kafka).find((s) => s.description === 'private:Kafka:createCluster');
+  if (symbol === undefined) return undefined;
+  const createCluster = (kafka as unknown as Record<symbol, unknown>)[symbol];
+  if (typeof createCluster !== 'function') return undefined;
+  return <C>(options: { allowAutoTopicCreation: boolean; metadataMaxAge: number }) => (createCluster as (options: object) => C)(options);
+}
+
+/**
  * NOTE: kafkajs (2.2.4, pinned) keeps its cluster factory behind a private symbol.
  * When it is not there (another kafkajs), `undefined`: callers fall back to the
  * admin's per-topic requests.
  */
 export function createTopicEnds(kafka: Kafka): TopicEnds | undefined {
-  const symbol = Object.getOwnPropertySymbols(kafka).find((s) => s.description === 'private:Kafka:createCluster');
-  if (symbol === undefined) return undefined;
-  const createCluster = (kafka as unknown as Record<symbol, unknown>)[symbol];
-  if (typeof createCluster !== 'function') return undefined;
+  const createCluster = clusterFactoryOf(kafka);
+  if (createCluster === undefined) return undefined;
   let cluster: KafkajsCluster | undefined;
   let connecting: Promise<KafkajsCluster> | undefined;
   const connected = (): Promise<KafkajsCluster> => {
     connecting ??= (async () => {
-      const made = (createCluster as (options: object) => KafkajsCluster)({ allowAutoTopicCreation: false, metadataMaxAge: 60_000 });
+      const made = createCluster<KafkajsCluster>({ allowAutoTopicCreation: false, metadataMaxAge: 60_000 });
       await made.connect();
       cluster = made;
       return made;

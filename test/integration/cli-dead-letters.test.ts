@@ -1,32 +1,14 @@
 // `switchyard dlq list` and `switchyard replay --since/--until/--dry-run`, run as the
 // operator runs them (a child process) against dead letters written straight to a DLQ
 // topic of the real broker, each with its own time of dead-lettering.
-import { spawn } from 'node:child_process';
-import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdmin, createKafka } from '../../src/kafka/index.js';
 import { silentLogger } from '../../src/observability/logger.js';
-import { writeConfigFile } from '../support/daemon.js';
+import { runCli as run, writeConfigFile } from '../support/daemon.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import { waitFor } from '../support/wait-for.js';
 
-const ROOT = resolve(import.meta.dirname, '..', '..');
 const HOUR = 3_600_000;
-
-interface Run {
-  code: number | null;
-  out: string;
-  err: string;
-}
-
-function run(args: string[]): Promise<Run> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
-  return new Promise((resolveRun) => child.once('close', (code) => resolveRun({ code, out, err })));
-}
 
 let kafka: Awaited<ReturnType<typeof createTestKafka>>;
 beforeAll(async () => {

@@ -79,6 +79,23 @@ export function startDaemon(args: string[], env: Record<string, string> = {}): D
   };
 }
 
+/** What a one-shot command printed, and how it exited. */
+export interface CliRun {
+  code: number | null;
+  out: string;
+  err: string;
+}
+
+/** Runs `switchyard <args>` (an operator command) as a child process, to its end. */
+export function runCli(args: string[]): Promise<CliRun> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
+  return new Promise((resolveRun) => child.once('close', (code) => resolveRun({ code, out, err })));
+}
+
 /** Starts a role and waits until it logged "started". */
 export async function startRole(role: string, configFile: string, env: Record<string, string> = {}): Promise<Daemon> {
   const daemon = startDaemon([role, '--config', configFile], env);

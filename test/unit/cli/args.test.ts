@@ -26,6 +26,14 @@ describe('parseCommandLine', () => {
       ['dlq', 'list', '--destination', 'hooks', '--json', '--config', 'c.yaml', '--since', '30m'],
       { kind: 'dlq-list', config: 'c.yaml', json: true, query: { destination: 'hooks', limit: undefined, range: { sinceMs: NOW - 1_800_000 } } },
     ],
+    [
+      ['trace', '--user', 'u-1'],
+      { kind: 'trace', config: undefined, json: false, query: { who: { kind: 'userId', id: 'u-1' }, messageId: undefined, sinceMs: NOW - 86_400_000, untilMs: undefined } },
+    ],
+    [
+      ['trace', '--anonymous-id', 'a-7', '--message', 'm-1', '--since', '2h', '--until', '2026-05-01T11:30:00Z', '--json', '--config', 'c.yaml'],
+      { kind: 'trace', config: 'c.yaml', json: true, query: { who: { kind: 'anonymousId', id: 'a-7' }, messageId: 'm-1', sinceMs: NOW - 7_200_000, untilMs: Date.UTC(2026, 4, 1, 11, 30) } },
+    ],
   ])('%j', (argv, expected) => {
     expect(parseCommandLine(argv, NOW)).toEqual(expected);
   });
@@ -69,6 +77,11 @@ describe('parseCommandLine', () => {
     [['dlq', 'list', '--destination', 'h', '--since', '1h', '--until', '2h'], 'is not before --until'],
     [['gateway', '--bogus'], "Unknown option '--bogus'"],
     [['replay', '--destination'], "Option '--destination <value>' argument missing"],
+    [['trace'], 'switchyard trace: give either --user ID or --anonymous-id ID'],
+    [['trace', '--user', 'u', '--anonymous-id', 'a'], 'give either --user ID or --anonymous-id ID'],
+    [['trace', '--user', 'u', '--since', 'last week'], '--since "last week" is not a time'],
+    [['trace', '--user', 'u', '--destination', 'hooks'], '--destination is not an option of this command'],
+    [['dlq', 'list', '--destination', 'h', '--user', 'u'], '--user is not an option of this command'],
   ])('%j is a usage error: %s', (argv, message) => {
     const text = usageError(argv);
     expect(text).toContain(message);

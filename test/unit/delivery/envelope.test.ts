@@ -77,7 +77,7 @@ const text = (headers: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, Buffer.isBuffer(v) ? v.toString() : v]));
 
 describe('outgoing headers', () => {
-  it('a retry carries the originals with the new stage', () => {
+  it('a retry carries the originals with the new stage, and why the attempt failed', () => {
     expect(text(retryHeaders(original, { attemptsMade: 3, firstAttemptAtMs: T0, dueAtMs: T0 + 200 }))).toEqual({
       'source-id': 'web',
       'message-id': 'm-1',
@@ -86,6 +86,17 @@ describe('outgoing headers', () => {
       attempt: '3',
       'first-attempt-at': '2026-05-01T12:00:00.000Z',
       'due-at': String(T0 + 200),
+    });
+    // The old stage's error never travels on; the new one says why this attempt failed.
+    expect(text(retryHeaders(original, { attemptsMade: 3, firstAttemptAtMs: T0, dueAtMs: T0 + 200, error: 'http://h/x: 503 Service Unavailable' }))).toEqual({
+      'source-id': 'web',
+      'message-id': 'm-1',
+      traceparent: '00-aa-bb-01',
+      'received-at': '1777636740000',
+      attempt: '3',
+      'first-attempt-at': '2026-05-01T12:00:00.000Z',
+      'due-at': String(T0 + 200),
+      error: 'http://h/x: 503 Service Unavailable',
     });
   });
 

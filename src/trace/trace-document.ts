@@ -1,0 +1,83 @@
+// The answer of a trace, as `switchyard trace --json` prints it and `GET /v1/trace`
+// returns it (docs/follow-a-message.md#the-document), and the same for a person. Pure.
+import { formatTimestamp } from '../calls/index.js';
+import type { TraceDestination } from './destination-state.js';
+import type { TracedCall } from './traced-calls.js';
+import type { TraceSubject } from './trace-query.js';
+
+/** Filter reasons are those of the config the trace ran with, not of the config a call met. */
+export const REASONS_FROM = 'current config';
+
+export interface TraceMessage {
+  messageId: string | null;
+  type: string | null;
+  event?: string;
+  source: string | null;
+  receivedAt: string;
+  invalid?: string;
+  destinations: TraceDestination[];
+}
+
+/** `userId` or `anonymousId` (as asked) first, then the window, then the calls, oldest first. */
+export type TraceDocument = ({ userId: string } | { anonymousId: string }) & {
+  since: string;
+  until: string;
+  reasonsFrom: typeof REASONS_FROM;
+  messages: TraceMessage[];
+};
+
+/** One call's entry, keys in the documented order. */
+export function traceMessage(call: TracedCall, destinations: TraceDestination[]): TraceMessage {
+  return {
+    messageId: call.messageId,
+    type: call.type,
+    ...(call.event === undefined ? {} : { event: call.event }),
+    source: call.source,
+    receivedAt: formatTimestamp(call.receivedAtMs),
+    ...(call.invalid === undefined ? {} : { invalid: call.invalid }),
+    destinations,
+  };
+}
+
+export function traceDocument(who: TraceSubject, window: { sinceMs: number; untilMs: number }, messages: TraceMessage[]): TraceDocument {
+  const head = who.kind === 'userId' ? { userId: who.id } : { anonymousId: who.id };
+  return { ...head, since: formatTimestamp(window.sinceMs), until: formatTimestamp(window.untilMs), reasonsFrom: REASONS_FROM, messages };
+}
+
+/**
+ * For a person: a heading, then per call a line (time, type, event, source, message id)
+ * and a line per destination (state, attempts, next attempt, last error); the destinations
+ * the call's source does not feed share one line.
+ */
+export function traceText(document: TraceDocument): string {
+  const who = 'userId' in document ? `user ${JSON.stringify(document.userId)}` : `anonymous id ${JSON.stringify(document.anonymousId)}`;
+  const lines = [`calls of ${who} received from ${document.since} until ${document.until} (filter reasons from the ${document.reasonsFrom})`];
+  for (const message of document.messages) {
+    lines.push('');
+    const what = [message.type ?? '(no type)', ...(message.event === undefined ? [] : [JSON.stringify(message.event)])].join(' ');
+    lines.push(`${message.receivedAt}  ${what}  source ${message.source ?? '(unknown)'}  message ${message.messageId ?? '(none)'}`);
+    if (message.invalid !== undefined) lines.push(`  invalid: ${message.invalid}`);
+    const unconnected = message.destinations.filter((d) => d.reason === 'not_connected').map((d) => d.id);
+    const shown = message.destinations.filter((d) => d.reason !== 'not_connected');
+    const width = Math.max(0, ...shown.map((d) => d.id.length));
+    for (const d of shown) lines.push(`  ${d.id.padEnd(width)}  ${destinationText(d)}`);
+    if (unconnected.length > 0) lines.push(`  not connected to source ${message.source ?? '(unknown)'}: ${listed(unconnected)}`);
+  }
+  lines.push('', `${document.messages.length} call(s)`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** NOTE: a config of many destinations would bury the others: at most 10 ids, then how many in all. */
+function listed(ids: readonly string[]): string {
+  return ids.length <= 10 ? ids.join(', ') : `${ids.slice(0, 10).join(', ')}, … (${ids.length} in all)`;
+}
+
+function destinationText(d: TraceDestination): string {
+  const parts: string[] = [d.state.padEnd(13)];
+  if (d.reason !== undefined) parts.push(`by ${d.reason}`);
+  if (d.attempts !== undefined) parts.push(`attempts ${d.attempts}`);
+  if (d.nextAttemptAt !== undefined) parts.push(`next attempt ${d.nextAttemptAt}`);
+  if (d.deadLetteredAt !== undefined) parts.push(`at ${d.deadLetteredAt}`);
+  if (d.lastError !== undefined) parts.push(`last error: ${d.lastError}`);
+  return parts.join('  ').trimEnd();
+}

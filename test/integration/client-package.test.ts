@@ -61,12 +61,13 @@ afterAll(async () => {
 });
 
 describe('switchyard-client from npm pack, in an empty project', () => {
-  it('the tarball holds the bundled module, its declarations and package.json, nothing else', () => {
+  it('the tarball holds the bundled module, its declarations, package.json and the licence, nothing else', () => {
     const files = packed.files.map((f) => f.path).sort();
     expect(files).toContain('package.json');
+    expect(files).toContain('LICENSE');
     expect(files).toContain('dist/index.js');
     expect(files).toContain('dist/index.d.ts');
-    for (const file of files) expect(file, file).toMatch(/^(package\.json|README\.md|dist\/index\.js|dist\/[a-z-]+\.d\.ts)$/);
+    for (const file of files) expect(file, file).toMatch(/^(package\.json|README\.md|LICENSE|dist\/index\.js|dist\/[a-z-]+\.d\.ts)$/);
   });
 
   it('installs with no dependency at all (@platformatic/kafka and kafkajs are optional peers)', async () => {

@@ -1,5 +1,5 @@
 // The CLI's own manners: --version, --help, and no stack trace when its reader goes away.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -30,6 +30,13 @@ describe('switchyard --version and --help', () => {
   it('prints the version of package.json', async () => {
     const result = await run(['--version']);
     expect(result).toMatchObject({ code: 0, out: `switchyard ${VERSION}\n`, err: '' });
+  });
+
+  it('runs as bin/switchyard in this checkout (the compiled dist/), with nothing installed', () => {
+    const result = spawnSync('bin/switchyard', ['--version'], { cwd: ROOT, encoding: 'utf8' });
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toBe(`switchyard ${VERSION}\n`);
+    expect(result.status).toBe(0);
   });
 
   it('prints the program help and each command help, with an example, exit 0', async () => {

@@ -108,6 +108,22 @@ describe('switchyard check-config', () => {
     expect(err).toContain('nope');
   });
 
+  it("works as the runbook's deploy step writes it (docs/operations.md#deploy), on the example overlay", () => {
+    const doc = readFileSync(join(ROOT, 'docs/operations.md'), 'utf8');
+    const start = doc.indexOf('\n## Deploy\n');
+    const deploy = doc.slice(start, doc.indexOf('\n## ', start + 1));
+    const step = deploy
+      .split('\n')
+      .map((line) => line.trim())
+      .find((line) => line.includes('bin/switchyard check-config'));
+    expect(step).toBeDefined();
+    // Only PATH: the secrets come from the overlay's env file, as the step says.
+    const result = spawnSync('sh', ['-c', step!.replaceAll('<env>', 'example')], { cwd: ROOT, encoding: 'utf8', env: { PATH: process.env.PATH } });
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toBe('config OK\n');
+    expect(result.status).toBe(0);
+  });
+
   it('rejects an unknown command with usage and exit code 1', () => {
     const { code, err } = run(['frobnicate']);
     expect(code).toBe(1);

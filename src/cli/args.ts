@@ -14,6 +14,8 @@ interface CommandSpec {
   summary: string;
   usage: string;
   options: readonly OptionName[];
+  /** This command's own line for an option, where it differs from OPTION_HELP's. */
+  optionHelp?: Partial<Record<OptionName, string>>;
   example: string;
   notes?: string;
 }
@@ -23,7 +25,7 @@ const OPTION_HELP: Record<OptionName, string> = {
   destination: '--destination ID    the destination whose dead letters to use (its id in the config)',
   since: '--since TIME        only letters dead-lettered at or after TIME',
   until: '--until TIME        only letters dead-lettered before TIME',
-  limit: '--limit N           at most N letters (oldest first within each partition)',
+  limit: '--limit N           at most N letters (in the order each partition holds them)',
   'dry-run': '--dry-run           print the letters it would move, move none',
   json: '--json              one JSON object per line: {"messageId","deadLetteredAt","attempts","error","offset","partition"}',
 };
@@ -60,7 +62,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     options: ['destination', 'since', 'until', 'limit', 'dry-run', 'config'],
     example: 'switchyard replay --destination hooks-main --since 2h --dry-run --config /etc/switchyard/switchyard.yaml',
     notes:
-      `${TIME_NOTE} Prints every letter it moves and how many. A letter is moved once: a later replay skips the letters an earlier one moved, and never the ones it left out of its range. ` +
+      `${TIME_NOTE} Prints every letter it moves and how many. A letter is moved at most once: a later replay skips the letters an earlier replay moved, ` +
+      "and still moves the ones an earlier replay's range or --limit left out. " +
       'A duration counts back from when the command starts: give ISO times to move exactly what a dry run showed.',
   },
   {
@@ -68,8 +71,9 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: "list a destination's dead letters (time, message id, attempts, error per URL) without consuming them",
     usage: 'switchyard dlq list --destination ID [--since TIME] [--until TIME] [--limit N] [--json] [--config PATH]',
     options: ['destination', 'since', 'until', 'limit', 'json', 'config'],
+    optionHelp: { limit: '--limit N           only the N oldest letters in the range' },
     example: 'switchyard dlq list --destination hooks-main --since 1d --json --config /etc/switchyard/switchyard.yaml',
-    notes: `${TIME_NOTE} The time of a letter is its last-attempt-at header, else its Kafka timestamp.`,
+    notes: `${TIME_NOTE} Letters are listed oldest first; the time of a letter is its last-attempt-at header, else its Kafka timestamp.`,
   },
 ];
 
@@ -101,7 +105,7 @@ export function commandHelp(spec: CommandSpec): string {
     `usage: ${spec.usage}`,
     '',
     'options:',
-    ...spec.options.map((o) => `  ${OPTION_HELP[o]}`),
+    ...spec.options.map((o) => `  ${spec.optionHelp?.[o] ?? OPTION_HELP[o]}`),
     `  --help              this help`,
     ...(spec.notes ? ['', spec.notes] : []),
     '',

@@ -135,34 +135,31 @@ function usageError(message: string, spec?: CommandSpec): Invocation {
   return { kind: 'usage-error', message: `${message}\nusage: ${spec ? spec.usage : 'switchyard <command> [options]'}\n${hint}` };
 }
 
+const PARSE_OPTIONS = {
+  config: { type: 'string' },
+  destination: { type: 'string' },
+  since: { type: 'string' },
+  until: { type: 'string' },
+  limit: { type: 'string' },
+  'dry-run': { type: 'boolean' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
+} as const;
+
 /** Reads argv (without node and the script) into what to run; `nowMs` anchors `--since 2h`. */
 export function parseCommandLine(argv: readonly string[], nowMs: number): Invocation {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      tokens: true,
-      options: {
-        config: { type: 'string' },
-        destination: { type: 'string' },
-        since: { type: 'string' },
-        until: { type: 'string' },
-        limit: { type: 'string' },
-        'dry-run': { type: 'boolean' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-        version: { type: 'boolean' },
-      },
-    });
-  } catch (error) {
-    return usageError(`switchyard: ${(error as Error).message}`);
-  }
-  const { values, positionals, tokens } = parsed;
-  if (values.version) return { kind: 'version' };
+  // NOTE: not strict: node's own messages for an unknown option or a missing value name
+  // neither the command nor its options ("To specify a positional argument starting with
+  // a '-', place it at the end of the command after '--'"); badOption() says it in our terms.
+  const parsed = parseArgs({ args: [...argv], allowPositionals: true, strict: false, tokens: true, options: PARSE_OPTIONS });
+  const { positionals, tokens } = parsed;
+  const values = parsed.values as OptionValues;
+  if (values.version === true) return { kind: 'version' };
   if (positionals.length === 0) {
-    return values.help ? { kind: 'help', text: programHelp() } : usageError('switchyard: no command given');
+    if (values.help === true) return { kind: 'help', text: programHelp() };
+    const bad = badOption(tokens, undefined);
+    return usageError(bad === undefined ? 'switchyard: no command given' : `switchyard: ${bad}`);
   }
   const spec = findCommand(positionals);
   if (!spec) {
@@ -174,12 +171,11 @@ export function parseCommandLine(argv: readonly string[], nowMs: number): Invoca
     }
     return usageError(`switchyard: unknown command "${positionals[0]}"; the commands are ${COMMANDS.map((c) => c.name).join(', ')}`);
   }
-  if (values.help) return { kind: 'help', text: commandHelp(spec) };
+  if (values.help === true) return { kind: 'help', text: commandHelp(spec) };
+  const bad = badOption(tokens, spec);
+  if (bad !== undefined) return usageError(`switchyard ${spec.name}: ${bad}`, spec);
   const extra = positionals.slice(spec.name.split(' ').length);
   if (extra.length > 0) return usageError(`switchyard ${spec.name}: unexpected argument "${extra[0]}"`, spec);
-  const given = new Set(tokens.filter((t) => t.kind === 'option').map((t) => t.name));
-  const foreign = [...given].filter((name) => name !== 'help' && !(spec.options as readonly string[]).includes(name));
-  if (foreign.length > 0) return usageError(`switchyard ${spec.name}: --${foreign[0]} is not an option of this command`, spec);
 
   if ((ROLE_COMMANDS as readonly string[]).includes(spec.name)) return { kind: 'role', role: spec.name as RoleCommand, config: values.config };
   if (spec.name === 'check-config') return { kind: 'check-config', config: values.config };
@@ -188,6 +184,35 @@ export function parseCommandLine(argv: readonly string[], nowMs: number): Invoca
   if (!query.ok) return usageError(`switchyard ${spec.name}: ${query.message}`, spec);
   if (spec.name === 'replay') return { kind: 'replay', config: values.config, query: query.value, dryRun: values['dry-run'] === true };
   return { kind: 'dlq-list', config: values.config, query: query.value, json: values.json === true };
+}
+
+type OptionValues = { [name in keyof typeof PARSE_OPTIONS]?: (typeof PARSE_OPTIONS)[name]['type'] extends 'string' ? string : boolean };
+
+type Token = ReturnType<typeof parseArgs>['tokens'] extends (infer T)[] | undefined ? T : never;
+
+/**
+ * The first option the command cannot take, said in its own terms: unknown, not one of
+ * this command's, a value missing or given to a flag. Undefined when all are fine.
+ */
+function badOption(tokens: readonly Token[], spec: CommandSpec | undefined): string | undefined {
+  const own = spec ? spec.options : [];
+  const optionsText = own.length > 0 ? `its options are ${own.map((o) => `--${o}`).join(', ')} (and --help)` : 'see --help for the commands and their options';
+  for (const token of tokens) {
+    if (token.kind !== 'option' || token.name === 'help') continue;
+    const name = token.name as OptionName | 'version';
+    const known = Object.hasOwn(PARSE_OPTIONS, name);
+    if (!known) return `unknown option ${token.rawName}; ${optionsText}`;
+    if (name === 'version') continue;
+    if (spec && !own.includes(name)) return `--${name} is not an option of this command; ${optionsText}`;
+    const wantsValue = PARSE_OPTIONS[name].type === 'string';
+    if (wantsValue && (token.value === undefined || (!token.inlineValue && token.value.startsWith('-')))) {
+      const form = OPTION_HELP[name].split(/\s+/).slice(0, 2).join(' ');
+      if (token.value === undefined) return `${token.rawName} needs a value: ${form}`;
+      return `${token.rawName} needs a value: ${form} (${token.value} follows it; write a value that starts with "-" as --${name}=${token.value})`;
+    }
+    if (!wantsValue && token.inlineValue) return `--${name} takes no value (give --${name} alone, not --${name}=${token.value ?? ''})`;
+  }
+  return undefined;
 }
 
 function findCommand(positionals: readonly string[]): CommandSpec | undefined {

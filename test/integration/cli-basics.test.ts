@@ -58,6 +58,12 @@ describe('switchyard --version and --help', () => {
         'usage: switchyard replay --destination ID [--since TIME] [--until TIME] [--limit N] [--dry-run] [--config PATH]\n' +
         'see: switchyard replay --help\n',
     );
+    const bogus = await run(['all', '--bogus']);
+    expect(bogus).toMatchObject({
+      code: 1,
+      out: '',
+      err: 'switchyard all: unknown option --bogus; its options are --config (and --help)\nusage: switchyard all [--config PATH]\nsee: switchyard all --help\n',
+    });
   });
 });
 

@@ -90,8 +90,14 @@ function portFree(port: number): Promise<boolean> {
  */
 function npmStart(args: string[], via: 'npm' | 'script' = 'npm'): Run {
   // The environment of a user's shell: without the run's shared broker (npm start starts
-  // a broker of its own) and without the npm_* settings of an outer `npm test`.
+  // a broker of its own), without the npm_* settings of an outer `npm test`, and without
+  // the node_modules/.bin an outer npm put first on PATH, so npm runs on the machine's
+  // own Node (perhaps older than engines.node) as it does for a user.
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'KAFKA_BROKERS' && !name.toLowerCase().startsWith('npm_')));
+  env.PATH = (process.env.PATH ?? '')
+    .split(':')
+    .filter((dir) => !/node_modules\/\.bin\/?$/.test(dir))
+    .join(':');
   const own = ['--state-dir', stateDir, '--config', config, ...args];
   const [command, argv] = via === 'npm' ? ['npm', ['start', '--', ...own]] : [process.execPath, [join(ROOT, 'scripts', 'start.mjs'), ...own]];
   const child = spawn(command, argv, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -1,9 +1,16 @@
 # syntax=docker/dockerfile:1
+# Build, check and push: docs/operations.md#build-and-push-the-image (scripts/check-image.sh).
+#
+# The Node base image of both stages. A registry mirror, or a vetted copy of the same
+# image, can stand in for Docker Hub's:
+#   docker build --build-arg NODE_IMAGE=mirror.example.com/library/node:24-bookworm-slim .
+ARG NODE_IMAGE=node:24-bookworm-slim
+
 # Build stage: compile TypeScript with the dev dependencies.
 # NOTE: the image's Node 24 is the runtime. --ignore-scripts also skips the postinstall
 # that provisions a Node on older machines (scripts/provision-node.mjs); on 24 it would
 # provision nothing anyway.
-FROM node:24-bookworm-slim AS build
+FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
@@ -12,7 +19,7 @@ COPY src ./src
 RUN npx tsc -p tsconfig.build.json
 
 # Runtime stage: production dependencies and the compiled output only.
-FROM node:24-bookworm-slim
+FROM ${NODE_IMAGE}
 ENV NODE_ENV=production
 # NOTE: 64 MB semi-spaces for V8's young generation, more than its default: the roles
 # allocate a short-lived object graph per call and event, and with the default the router
@@ -25,6 +32,10 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY config ./config
+COPY LICENSE ./
+LABEL org.opencontainers.image.title="switchyard" \
+      org.opencontainers.image.description="Kafka-based event router: Segment-spec calls in, signed webhooks out" \
+      org.opencontainers.image.licenses="Apache-2.0"
 RUN ln -s /app/dist/cli/main.js /usr/local/bin/switchyard && chmod +x /app/dist/cli/main.js
 # NOTE: a fixed non-root uid so Kubernetes' runAsNonRoot can verify it.
 RUN groupadd --gid 10001 switchyard && useradd --uid 10001 --gid 10001 --no-create-home --shell /usr/sbin/nologin switchyard

@@ -8,6 +8,15 @@
 // It stops everything it started on Ctrl-C, SIGTERM, SIGHUP (a closed terminal), when
 // its parent ends, and when its output goes away (`npm start | tee log`, then Ctrl-C);
 // a reaper process stops the broker and the daemon should this script itself be killed.
+// NOTE: package.json runs it as `exec node scripts/start.mjs`. npm runs a script through
+// `sh -c` and passes a SIGINT or SIGTERM sent to its own pid (pm2, systemd, a test) only
+// to that shell, which waits for its child or dies without telling it; with `exec` the
+// shell becomes this script, so the signal lands here. A SIGHUP ends npm itself: this
+// script then sees its parent gone (PARENT_POLL_MS).
+//
+// Its own lines (`start: …`) go to stdout with the daemon's logs and the webhooks, so
+// `npm start | tee log` keeps them; usage errors and the reasons it could not start go
+// to stderr, and so does everything once stdout is gone.
 // The broker's data lives in .cache/npm-start/kafka and is kept across runs (--fresh
 // starts from nothing); .cache/npm-start/instance.json names the running instance.
 import { spawn, spawnSync } from 'node:child_process';
@@ -20,9 +29,11 @@ import { canListen, isAlive, isAliveAs, listenerOf, terminate } from './processe
 import { startReaper } from './reaper.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-/** A path as the user best reads it: relative to where they are, unless that climbs out. */
+/** Where the user typed `npm start`: npm runs scripts in the package's folder and names the user's in INIT_CWD. */
+const userDir = process.env.INIT_CWD ?? process.cwd();
+/** A path as the user best reads it: relative to userDir, unless that climbs out. */
 const shown = (path) => {
-  const rel = relative(process.cwd(), path);
+  const rel = relative(userDir, path);
   return rel && !rel.startsWith('..') ? rel : path;
 };
 
@@ -56,6 +67,7 @@ function guardedStream(stream, onGone) {
   };
   stream.on('error', markGone);
   return {
+    gone: () => gone,
     write(text) {
       if (gone) return;
       try {
@@ -85,7 +97,7 @@ function parseArgs(argv) {
         break;
       case '--config':
         if (!value) throw new UsageError('--config needs a path');
-        options.config = resolve(value);
+        options.config = resolve(userDir, value);
         i++;
         break;
       case '--kafka-port':
@@ -99,7 +111,7 @@ function parseArgs(argv) {
         break;
       case '--state-dir':
         if (!value) throw new UsageError('--state-dir needs a path');
-        options.stateDir = resolve(value);
+        options.stateDir = resolve(userDir, value);
         i++;
         break;
       case '--help':
@@ -198,7 +210,10 @@ async function main() {
   };
   const out = guardedStream(process.stdout, () => stop('its output went away'));
   const err = guardedStream(process.stderr, () => stop('its output went away'));
-  const say = (line) => err.write(`start: ${line}\n`);
+  /** Progress: to stdout, with everything else the run prints (stderr once stdout is gone). */
+  const say = (line) => (out.gone() ? err : out).write(`start: ${line}\n`);
+  /** Why it could not start or run: to stderr. */
+  const complain = (line) => err.write(`start: ${line}\n`);
   // From here on a signal, the parent's end or a closed output stops what was started.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => stop(signal));
   const parent = process.ppid;
@@ -222,7 +237,7 @@ async function main() {
   if (ownBroker) env.KAFKA_BROKERS = `127.0.0.1:${options.kafkaPort || 9092}`;
   const loaded = loadConfigFile(options.config, env);
   if (!loaded.ok) {
-    for (const line of loaded.errors) say(line);
+    for (const line of loaded.errors) complain(line);
     return EXIT_USAGE;
   }
   const config = loaded.config;
@@ -231,7 +246,7 @@ async function main() {
   const record = { start: process.pid, startedAt: new Date().toISOString(), config: options.config };
   const claim = claimInstance(instanceFile, record);
   if (!claim.ok) {
-    say(describeOther(instanceFile, claim.other, claim.alive));
+    complain(describeOther(instanceFile, claim.other, claim.alive));
     return EXIT_USAGE;
   }
   const saveRecord = () => writeFileSync(instanceFile, JSON.stringify(record));
@@ -252,7 +267,7 @@ async function main() {
   for (const { port, host, what } of wanted) {
     if (port !== 0 && !(await canListen(port, host))) {
       releaseInstance();
-      say(await describeTakenPort(port, host, what));
+      complain(await describeTakenPort(port, host, what));
       return EXIT_USAGE;
     }
   }
@@ -360,7 +375,7 @@ async function main() {
     say(
       `switchyard all (pid ${daemonPid}): gateway http://127.0.0.1:${config.gateway.port}, admin http://127.0.0.1:${config.admin.port}/metrics`,
     );
-    say(`for the CLI against this Kafka: KAFKA_BROKERS=${brokers} npx switchyard dlq list --destination hooks-main --config ${shown(options.config)}`);
+    say(`for the CLI against this Kafka: KAFKA_BROKERS=${brokers} ${shown(join(root, 'bin', 'switchyard'))} dlq list --destination hooks-main --config ${shown(options.config)}`);
     say('Ctrl-C stops everything');
 
     const stopped = new Promise((resolveStop) => {
@@ -369,13 +384,13 @@ async function main() {
     });
     const ended = await Promise.race([stopped, daemonExited.then((exit) => ({ exit }))]);
     if (ended.exit) {
-      say(`switchyard exited (${ended.exit.signal ?? ended.exit.code})`);
+      complain(`switchyard exited (${ended.exit.signal ?? ended.exit.code})`);
       return await stopEverything(undefined, ended.exit.code || EXIT_RUNTIME);
     }
     return await stopEverything(ended.why, 0);
   } catch (error) {
     if (stopRequested) return await stopEverything(stopRequested, 0);
-    say(error.message);
+    complain(error.message);
     return await stopEverything(undefined, EXIT_RUNTIME);
   }
 }

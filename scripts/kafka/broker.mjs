@@ -13,6 +13,7 @@ import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { stripVTControlCharacters } from 'node:util';
 import { canListen } from '../processes.mjs';
 import { startReaper } from '../reaper.mjs';
 
@@ -34,11 +35,15 @@ export function ensureKafkaJars({ log = (line) => process.stderr.write(`${line}\
   if (existsSync(marker)) return lib;
   log(`kafka: resolving Apache Kafka ${version} jars from Maven Central into ${lib} (first run only)`);
   mkdirSync(lib, { recursive: true });
+  // NOTE: Debian's Maven 3.8 prints colour resets (ESC[0m) even with -B and
+  // -Dstyle.color=never, so its output is taken and passed on without escape codes.
   const mvn = spawnSync(
     'mvn',
-    ['-q', '-B', '-f', pomFile, 'dependency:copy-dependencies', `-DoutputDirectory=${lib}`, '-DincludeScope=runtime'],
-    { stdio: ['ignore', 2, 2] },
+    ['-q', '-B', '-Dstyle.color=never', '-f', pomFile, 'dependency:copy-dependencies', `-DoutputDirectory=${lib}`, '-DincludeScope=runtime'],
+    { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
   );
+  const said = stripVTControlCharacters(`${mvn.stdout ?? ''}${mvn.stderr ?? ''}`);
+  for (const line of said.split('\n')) if (line.trim() !== '') log(`maven: ${line.trimEnd()}`);
   if (mvn.error) {
     throw new Error(`kafka: could not run Maven (${mvn.error.message}); install Maven and Java 17+, or set KAFKA_BROKERS to an existing broker`);
   }

@@ -16,7 +16,7 @@ interface CommandSpec {
   summary: string;
   usage: string;
   options: readonly OptionName[];
-  /** This command's own help of an option, where the shared one does not fit. */
+  /** This command's own line for an option, where it differs from OPTION_HELP's. */
   optionHelp?: Partial<Record<OptionName, string>>;
   example: string;
   notes?: string;
@@ -27,7 +27,7 @@ const OPTION_HELP: Record<OptionName, string> = {
   destination: '--destination ID    the destination whose dead letters to use (its id in the config)',
   since: '--since TIME        only letters dead-lettered at or after TIME',
   until: '--until TIME        only letters dead-lettered before TIME',
-  limit: '--limit N           at most N letters (oldest first within each partition)',
+  limit: '--limit N           at most N letters (in the order each partition holds them)',
   'dry-run': '--dry-run           print the letters it would move, move none',
   json: '--json              one JSON object per line: {"messageId","deadLetteredAt","attempts","error","offset","partition"}',
   user: '--user ID           the userId whose calls to follow',
@@ -67,7 +67,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     options: ['destination', 'since', 'until', 'limit', 'dry-run', 'config'],
     example: 'switchyard replay --destination hooks-main --since 2h --dry-run --config /etc/switchyard/switchyard.yaml',
     notes:
-      `${TIME_NOTE} Prints every letter it moves and how many. A letter is moved once: a later replay skips the letters an earlier one moved, and never the ones it left out of its range. ` +
+      `${TIME_NOTE} Prints every letter it moves and how many. A letter is moved at most once: a later replay skips the letters an earlier replay moved, ` +
+      "and still moves the ones an earlier replay's range or --limit left out. " +
       'A duration counts back from when the command starts: give ISO times to move exactly what a dry run showed.',
   },
   {
@@ -75,8 +76,9 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: "list a destination's dead letters (time, message id, attempts, error per URL) without consuming them",
     usage: 'switchyard dlq list --destination ID [--since TIME] [--until TIME] [--limit N] [--json] [--config PATH]',
     options: ['destination', 'since', 'until', 'limit', 'json', 'config'],
+    optionHelp: { limit: '--limit N           only the N oldest letters in the range' },
     example: 'switchyard dlq list --destination hooks-main --since 1d --json --config /etc/switchyard/switchyard.yaml',
-    notes: `${TIME_NOTE} The time of a letter is its last-attempt-at header, else its Kafka timestamp.`,
+    notes: `${TIME_NOTE} Letters are listed oldest first; the time of a letter is its last-attempt-at header, else its Kafka timestamp.`,
   },
   {
     name: 'trace',
@@ -154,37 +156,34 @@ function usageError(message: string, spec?: CommandSpec): Invocation {
   return { kind: 'usage-error', message: `${message}\nusage: ${spec ? spec.usage : 'switchyard <command> [options]'}\n${hint}` };
 }
 
+const PARSE_OPTIONS = {
+  config: { type: 'string' },
+  destination: { type: 'string' },
+  since: { type: 'string' },
+  until: { type: 'string' },
+  limit: { type: 'string' },
+  'dry-run': { type: 'boolean' },
+  json: { type: 'boolean' },
+  user: { type: 'string' },
+  'anonymous-id': { type: 'string' },
+  message: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
+} as const;
+
 /** Reads argv (without node and the script) into what to run; `nowMs` anchors `--since 2h`. */
 export function parseCommandLine(argv: readonly string[], nowMs: number): Invocation {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      tokens: true,
-      options: {
-        config: { type: 'string' },
-        destination: { type: 'string' },
-        since: { type: 'string' },
-        until: { type: 'string' },
-        limit: { type: 'string' },
-        'dry-run': { type: 'boolean' },
-        json: { type: 'boolean' },
-        user: { type: 'string' },
-        'anonymous-id': { type: 'string' },
-        message: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-        version: { type: 'boolean' },
-      },
-    });
-  } catch (error) {
-    return usageError(`switchyard: ${(error as Error).message}`);
-  }
-  const { values, positionals, tokens } = parsed;
-  if (values.version) return { kind: 'version' };
+  // NOTE: not strict: node's own messages for an unknown option or a missing value name
+  // neither the command nor its options ("To specify a positional argument starting with
+  // a '-', place it at the end of the command after '--'"); badOption() says it in our terms.
+  const parsed = parseArgs({ args: [...argv], allowPositionals: true, strict: false, tokens: true, options: PARSE_OPTIONS });
+  const { positionals, tokens } = parsed;
+  const values = parsed.values as OptionValues;
+  if (values.version === true) return { kind: 'version' };
   if (positionals.length === 0) {
-    return values.help ? { kind: 'help', text: programHelp() } : usageError('switchyard: no command given');
+    if (values.help === true) return { kind: 'help', text: programHelp() };
+    const bad = badOption(tokens, undefined);
+    return usageError(bad === undefined ? 'switchyard: no command given' : `switchyard: ${bad}`);
   }
   const spec = findCommand(positionals);
   if (!spec) {
@@ -196,12 +195,11 @@ export function parseCommandLine(argv: readonly string[], nowMs: number): Invoca
     }
     return usageError(`switchyard: unknown command "${positionals[0]}"; the commands are ${COMMANDS.map((c) => c.name).join(', ')}`);
   }
-  if (values.help) return { kind: 'help', text: commandHelp(spec) };
+  if (values.help === true) return { kind: 'help', text: commandHelp(spec) };
+  const bad = badOption(tokens, spec);
+  if (bad !== undefined) return usageError(`switchyard ${spec.name}: ${bad}`, spec);
   const extra = positionals.slice(spec.name.split(' ').length);
   if (extra.length > 0) return usageError(`switchyard ${spec.name}: unexpected argument "${extra[0]}"`, spec);
-  const given = new Set(tokens.filter((t) => t.kind === 'option').map((t) => t.name));
-  const foreign = [...given].filter((name) => name !== 'help' && !(spec.options as readonly string[]).includes(name));
-  if (foreign.length > 0) return usageError(`switchyard ${spec.name}: --${foreign[0]} is not an option of this command`, spec);
 
   if ((ROLE_COMMANDS as readonly string[]).includes(spec.name)) return { kind: 'role', role: spec.name as RoleCommand, config: values.config };
   if (spec.name === 'check-config') return { kind: 'check-config', config: values.config };
@@ -216,6 +214,35 @@ export function parseCommandLine(argv: readonly string[], nowMs: number): Invoca
   if (!query.ok) return usageError(`switchyard ${spec.name}: ${query.message}`, spec);
   if (spec.name === 'replay') return { kind: 'replay', config: values.config, query: query.value, dryRun: values['dry-run'] === true };
   return { kind: 'dlq-list', config: values.config, query: query.value, json: values.json === true };
+}
+
+type OptionValues = { [name in keyof typeof PARSE_OPTIONS]?: (typeof PARSE_OPTIONS)[name]['type'] extends 'string' ? string : boolean };
+
+type Token = ReturnType<typeof parseArgs>['tokens'] extends (infer T)[] | undefined ? T : never;
+
+/**
+ * The first option the command cannot take, said in its own terms: unknown, not one of
+ * this command's, a value missing or given to a flag. Undefined when all are fine.
+ */
+function badOption(tokens: readonly Token[], spec: CommandSpec | undefined): string | undefined {
+  const own = spec ? spec.options : [];
+  const optionsText = own.length > 0 ? `its options are ${own.map((o) => `--${o}`).join(', ')} (and --help)` : 'see --help for the commands and their options';
+  for (const token of tokens) {
+    if (token.kind !== 'option' || token.name === 'help') continue;
+    const name = token.name as OptionName | 'version';
+    const known = Object.hasOwn(PARSE_OPTIONS, name);
+    if (!known) return `unknown option ${token.rawName}; ${optionsText}`;
+    if (name === 'version') continue;
+    if (spec && !own.includes(name)) return `--${name} is not an option of this command; ${optionsText}`;
+    const wantsValue = PARSE_OPTIONS[name].type === 'string';
+    if (wantsValue && (token.value === undefined || (!token.inlineValue && token.value.startsWith('-')))) {
+      const form = OPTION_HELP[name].split(/\s+/).slice(0, 2).join(' ');
+      if (token.value === undefined) return `${token.rawName} needs a value: ${form}`;
+      return `${token.rawName} needs a value: ${form} (${token.value} follows it; write a value that starts with "-" as --${name}=${token.value})`;
+    }
+    if (!wantsValue && token.inlineValue) return `--${name} takes no value (give --${name} alone, not --${name}=${token.value ?? ''})`;
+  }
+  return undefined;
 }
 
 function findCommand(positionals: readonly string[]): CommandSpec | undefined {

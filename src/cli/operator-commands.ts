@@ -15,7 +15,7 @@ export interface CommandIo {
   stderr: LineOutput;
 }
 
-/** Prints each dead letter in the range (a line, or JSON with `--json`), then how many to stderr. */
+/** Prints each dead letter in the range, oldest first (a line, or JSON with `--json`), then how many (to stderr with `--json`). */
 export async function runDlqList(deps: RoleDeps, query: LetterQuery, json: boolean, io: CommandIo): Promise<number> {
   const result = await listDeadLetters(deps, {
     destinationId: query.destination,
@@ -26,7 +26,8 @@ export async function runDlqList(deps: RoleDeps, query: LetterQuery, json: boole
   });
   const where = result.topicExists ? result.topic : `${result.topic} (the topic does not exist yet: nothing was dead-lettered)`;
   const range = describeTimeRange(query.range);
-  const summary = `${result.listed} dead letter(s) of "${query.destination}"${range ? ` ${range}` : ''} in ${where}${query.limit !== undefined && result.listed >= query.limit ? ` (stopped at --limit ${query.limit})` : ''}\n`;
+  const limited = result.inRange > result.listed && query.limit !== undefined ? ` (the ${result.listed} oldest of ${result.inRange}: --limit ${query.limit})` : '';
+  const summary = `${result.listed} dead letter(s) of "${query.destination}"${range ? ` ${range}` : ''} in ${where}${limited}\n`;
   // NOTE: with --json, stdout carries only the JSON lines, so that it can be piped to jq.
   (json ? io.stderr : io.stdout).write(summary);
   return 0;

@@ -12,16 +12,18 @@ import type { Config } from './schema.js';
 type Env = Record<string, string | undefined>;
 
 /**
- * Prints the resolved config (secrets masked) and returns 0, or prints every problem and
- * returns 1. `warn` gets what is valid but will not work as the file may expect.
+ * Prints the resolved config (secrets masked) to `out` and returns 0, or every problem to
+ * `problems` and returns 1; `problems` also gets what is valid but will not work as the
+ * file may expect (warnings). So `check-config > resolved.yaml` keeps only the config,
+ * and the problems show on the terminal (docs/cli.md#operator-commands).
  */
-export function runCheckConfig(file: string, env: Env, out: (line: string) => void, warn: (line: string) => void = out): number {
+export function runCheckConfig(file: string, env: Env, out: (line: string) => void, problems: (line: string) => void): number {
   const result = loadConfigFile(file, env);
   if (!result.ok) {
-    for (const error of result.errors) out(error);
+    for (const error of result.errors) problems(error);
     return 1;
   }
-  for (const warning of configWarnings(result.config)) warn(`${file}: warning: ${warning}`);
+  for (const warning of configWarnings(result.config)) problems(`${file}: warning: ${warning}`);
   out(`# ${file}: valid. Resolved config with defaults applied; durations in milliseconds; secrets shown as ****.`);
   const text = stringify(maskConfig(result.config), { lineWidth: 0 });
   for (const line of text.trimEnd().split('\n')) out(line);

@@ -34,9 +34,12 @@ export function watchedConfigStore(options: {
 }): ConfigStore {
   let config = options.initial;
   const listeners = new Set<ConfigListener>();
+  /** Versions of the file refused since the last good one: the log says when the file is good again. */
+  let refused = 0;
   const reload = () => {
     const result = loadConfigFile(options.file, options.env);
     if (!result.ok) {
+      refused += 1;
       options.logger.error(
         { file: options.file, errors: result.errors },
         `config reload refused: ${result.errors.length} problem(s) in ${options.file}; keeping the running config. Fix the file and save it again.`,
@@ -44,7 +47,17 @@ export function watchedConfigStore(options: {
       options.onReload?.('refused');
       return;
     }
-    if (JSON.stringify(result.config) === JSON.stringify(config)) return;
+    const unchanged = JSON.stringify(result.config) === JSON.stringify(config);
+    if (refused > 0) {
+      // NOTE: a fix that goes back to the running config changes nothing and counts neither
+      // applied nor refused (docs/metrics.md), so this line is what says the problem is over.
+      options.logger.info(
+        { file: options.file, refusedBefore: refused },
+        `config file valid again after ${refused} refused version(s); ${unchanged ? 'it matches the running config: nothing to apply' : 'applying it'}`,
+      );
+      refused = 0;
+    }
+    if (unchanged) return;
     const previous = config;
     config = result.config;
     options.logger.info({ file: options.file }, 'config reloaded');

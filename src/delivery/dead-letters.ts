@@ -65,6 +65,56 @@ export function readDeadLetter(record: DeadLetterRecord): DeadLetter {
   };
 }
 
+/**
+ * The order `dlq list` prints letters in (docs/cli.md#operator-commands): oldest first by
+ * dead-lettering time, letters without a time last; ties by partition, then offset.
+ */
+export function compareByTime(a: DeadLetter, b: DeadLetter): number {
+  const at = a.deadLetteredAtMs ?? Number.POSITIVE_INFINITY;
+  const bt = b.deadLetteredAtMs ?? Number.POSITIVE_INFINITY;
+  if (at !== bt) return at < bt ? -1 : 1;
+  if (a.partition !== b.partition) return a.partition - b.partition;
+  return a.offset < b.offset ? -1 : a.offset > b.offset ? 1 : 0;
+}
+
+/**
+ * Collects letters read in any order (partitions interleave, and a partition's letters
+ * are in the order they were written, not strictly by time) and gives back the `limit`
+ * oldest, oldest first; every one without a limit.
+ * NOTE: with a limit it holds at most twice that many at once (it drops the newer half
+ * when full); without one, every letter added, until the end.
+ */
+export class OldestLetters<T extends { letter: DeadLetter }> {
+  private kept: T[] = [];
+  /** How many letters were added in all. */
+  seen = 0;
+
+  constructor(private readonly limit = Number.POSITIVE_INFINITY) {}
+
+  add(entry: T): void {
+    this.seen += 1;
+    if (this.limit <= 0) return;
+    this.kept.push(entry);
+    if (this.kept.length >= 2 * this.limit) this.trim();
+  }
+
+  /** How many letters it holds now. */
+  get held(): number {
+    return this.kept.length;
+  }
+
+  /** The kept letters, oldest first. */
+  oldest(): T[] {
+    this.trim();
+    return this.kept;
+  }
+
+  private trim(): void {
+    this.kept.sort((a, b) => compareByTime(a.letter, b.letter));
+    if (this.kept.length > this.limit) this.kept.length = this.limit;
+  }
+}
+
 /** One line of `dlq list --json`, with the keys in the order of docs/cli.md. */
 export function deadLetterJson(letter: DeadLetter): string {
   return JSON.stringify({

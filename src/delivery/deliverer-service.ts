@@ -244,7 +244,10 @@ class DelivererService implements Service {
     this.forgetUnmade(enabled);
     if (stale.length === 0 && missing.length === 0 && (this.stream !== undefined || enabled.length === 0)) return;
     const planned = await this.createTopicsOf(config, missing);
-    for (const running of stale) this.retire(running);
+    for (const running of stale) {
+      this.retire(running);
+      this.logger.info({ destination: running.id }, this.settings.has(running.id) ? 'delivery settings changed; restarting its lane' : 'destination left the config or was disabled; its lane stopped');
+    }
     for (const { id, topics } of planned) this.addLane(config, id, topics, shape);
     const topics = [...this.laneOfTopic.keys()];
     if (topics.length === 0) {
@@ -440,11 +443,12 @@ class DelivererService implements Service {
       .catch((error: unknown) => this.logger.error({ err: error, destination: running.id }, 'a destination lane did not stop cleanly'))
       .finally(() => this.draining.delete(drained));
     this.draining.add(drained);
-    this.logger.info({ destination: running.id }, this.settings.has(running.id) ? 'delivery settings changed; restarting its lane' : 'destination left the config or was disabled; its lane stopped');
   }
 
   private async stopAllLanes(): Promise<void> {
+    const destinations = [...this.lanes.keys()];
     for (const running of [...this.lanes.values()]) this.retire(running);
+    if (destinations.length > 0) this.logger.info({ destinations }, 'stopping: each destination lane finishes its requests in flight');
     await Promise.all(this.draining);
   }
 

@@ -3,7 +3,7 @@
 import { createAdmin, createTopology, dlqListGroupId, scanTopic } from '../kafka/index.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import { runAll } from '../runtime/service.js';
-import { inTimeRange, readDeadLetter } from './dead-letters.js';
+import { OldestLetters, inTimeRange, readDeadLetter } from './dead-letters.js';
 import type { DeadLetter, TimeRange } from './dead-letters.js';
 import { isDone } from './replay-ledger.js';
 import { forgetGroup, readReplayLedgers, replayGroups } from './replay.js';
@@ -12,7 +12,7 @@ export interface ListOptions {
   destinationId: string;
   range?: TimeRange | undefined;
   limit?: number | undefined;
-  /** Told of each letter in the range, in offset order per partition; `replayed`: a replay already moved it. */
+  /** Told of each letter listed, oldest first (once the whole range was read); `replayed`: a replay already moved it. */
   onLetter(letter: DeadLetter, replayed: boolean): void;
   /** Checked between batches: true ends the listing early (the output went away). */
   shouldStop?: (() => boolean) | undefined;
@@ -22,6 +22,8 @@ export interface ListOptions {
 export interface ListResult {
   topic: string;
   listed: number;
+  /** Letters in the range, listed or left out by the limit. */
+  inRange: number;
   /** False when the DLQ topic does not exist yet: nothing was ever dead-lettered. */
   topicExists: boolean;
 }
@@ -29,7 +31,10 @@ export interface ListResult {
 /**
  * Reads `deliveries.<id>.dlq` up to its high watermarks with a consumer group of its own
  * that never commits (and is deleted afterwards), so the replay group's position and
- * every other reader stay as they were.
+ * every other reader stay as they were; then lists the letters in the range by time,
+ * the `limit` oldest.
+ * NOTE: letters are held until the whole range is read, to print them by time (with a
+ * limit, at most twice the limit at once): a few hundred bytes each (mostly the error).
  */
 export async function listDeadLetters(deps: RoleDeps, options: ListOptions): Promise<ListResult> {
   const config = deps.config.current();
@@ -38,13 +43,13 @@ export async function listDeadLetters(deps: RoleDeps, options: ListOptions): Pro
   const range = options.range ?? {};
   const groupId = dlqListGroupId(config);
   const admin = createAdmin(deps.kafka);
-  let listed = 0;
+  const letters = new OldestLetters<{ letter: DeadLetter; replayed: boolean }>(limit);
   try {
     await admin.connect();
-    if (!(await admin.listTopics()).includes(topic)) return { topic, listed: 0, topicExists: false };
+    if (!(await admin.listTopics()).includes(topic)) return { topic, listed: 0, inRange: 0, topicExists: false };
     const { ledgers, lows, highs } = await readReplayLedgers(admin, replayGroups(config, options.destinationId), topic);
     const ends = new Map([...highs].filter(([partition, high]) => high > (lows.get(partition) ?? 0n)));
-    if (ends.size === 0 || limit <= 0) return { topic, listed: 0, topicExists: true };
+    if (ends.size === 0 || limit <= 0) return { topic, listed: 0, inRange: 0, topicExists: true };
     await scanTopic(deps.kafka, {
       topic,
       groupId,
@@ -53,16 +58,18 @@ export async function listDeadLetters(deps: RoleDeps, options: ListOptions): Pro
       onBatch: async (batch) => {
         const ledger = ledgers.get(batch.partition);
         for (const record of batch.records) {
-          if (listed >= limit) break;
           const letter = readDeadLetter(record);
-          if (!inTimeRange(range, letter.deadLetteredAtMs)) continue;
-          options.onLetter(letter, ledger !== undefined && isDone(ledger, record.offset));
-          listed += 1;
+          if (inTimeRange(range, letter.deadLetteredAtMs)) letters.add({ letter, replayed: ledger !== undefined && isDone(ledger, record.offset) });
         }
-        return listed >= limit || options.shouldStop?.() === true ? 'stop' : 'more';
+        return options.shouldStop?.() === true ? 'stop' : 'more';
       },
     });
-    return { topic, listed, topicExists: true };
+    const oldest = letters.oldest();
+    for (const { letter, replayed } of oldest) {
+      if (options.shouldStop?.() === true) break;
+      options.onLetter(letter, replayed);
+    }
+    return { topic, listed: oldest.length, inRange: letters.seen, topicExists: true };
   } finally {
     await runAll([async () => forgetGroup(admin, groupId), () => admin.disconnect()]);
   }

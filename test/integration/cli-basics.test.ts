@@ -1,5 +1,5 @@
 // The CLI's own manners: --version, --help, and no stack trace when its reader goes away.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -32,6 +32,13 @@ describe('switchyard --version and --help', () => {
     expect(result).toMatchObject({ code: 0, out: `switchyard ${VERSION}\n`, err: '' });
   });
 
+  it('runs as bin/switchyard in this checkout (the compiled dist/), with nothing installed', () => {
+    const result = spawnSync('bin/switchyard', ['--version'], { cwd: ROOT, encoding: 'utf8' });
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toBe(`switchyard ${VERSION}\n`);
+    expect(result.status).toBe(0);
+  });
+
   it('prints the program help and each command help, with an example, exit 0', async () => {
     const program = await run(['--help']);
     expect(program.code).toBe(0);
@@ -51,6 +58,12 @@ describe('switchyard --version and --help', () => {
         'usage: switchyard replay --destination ID [--since TIME] [--until TIME] [--limit N] [--dry-run] [--config PATH]\n' +
         'see: switchyard replay --help\n',
     );
+    const bogus = await run(['all', '--bogus']);
+    expect(bogus).toMatchObject({
+      code: 1,
+      out: '',
+      err: 'switchyard all: unknown option --bogus; its options are --config (and --help)\nusage: switchyard all [--config PATH]\nsee: switchyard all --help\n',
+    });
   });
 });
 

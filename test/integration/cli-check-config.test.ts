@@ -28,11 +28,14 @@ const example = parse(readFileSync(join(ROOT, 'config/example.yaml'), 'utf8')) a
 
 describe('switchyard check-config', () => {
   it('accepts the example config and masks its secrets', () => {
-    const { code, out } = run(['check-config', '--config', 'config/example.yaml'], {
+    const { code, out, err } = run(['check-config', '--config', 'config/example.yaml'], {
       HOOKS_MAIN_SECRET: 'very-secret-value-1',
       WEB_WRITE_KEY: 'write-key-value-2',
     });
     expect(code).toBe(0);
+    expect(err).toBe('');
+    // stdout is the resolved config alone: `check-config > resolved.yaml` is YAML.
+    expect((parse(out) as { destinations: { id: string }[] }).destinations.map((d) => d.id)).toContain('hooks-main');
     expect(out).toContain('hooks-main');
     expect(out).not.toContain('very-secret-value-1');
     expect(out).not.toContain('write-key-value-2');
@@ -44,13 +47,14 @@ describe('switchyard check-config', () => {
     expect(code).toBe(0);
   });
 
-  it('names a missing file and exits 1', () => {
+  it('names a missing file on stderr and exits 1', () => {
     const { code, out, err } = run(['check-config', '--config', '/nonexistent/switchyard.yaml']);
     expect(code).toBe(1);
-    expect(out + err).toContain('/nonexistent/switchyard.yaml');
+    expect(out).toBe('');
+    expect(err).toContain('/nonexistent/switchyard.yaml');
   });
 
-  it('reports every problem of a broken file with its path and exits 1', () => {
+  it('reports every problem of a broken file with its path on stderr, nothing on stdout, and exits 1', () => {
     const broken = structuredClone(example) as Record<string, unknown> & typeof example;
     const hooks = broken.destinations[0]!.settings.webhooks;
     broken.destinations[0]!.settings.webhooks = [...hooks, ...hooks, ...hooks, ...hooks, ...hooks, ...hooks];
@@ -58,8 +62,9 @@ describe('switchyard check-config', () => {
     (broken as Record<string, unknown>).kafkaa = {};
     const file = writeYaml(broken);
     const { code, out, err } = run(['check-config', '--config', file]);
-    const text = out + err;
+    const text = err;
     expect(code).toBe(1);
+    expect(out).toBe('');
     expect(text).toContain('destinations[0].settings.webhooks');
     expect(text).toContain('destinations[1].settings.webhooks[0].url');
     expect(text).toContain('kafkaa');
@@ -71,7 +76,8 @@ describe('switchyard check-config', () => {
     writeFileSync(file, '# nothing here yet\n');
     const { code, out, err } = run(['check-config', '--config', file]);
     expect(code).toBe(1);
-    expect((out + err).trim()).toBe(
+    expect(out).toBe('');
+    expect(err.trim()).toBe(
       `${file}: (file): is empty; a config needs at least one source (and kafka.brokers, unless localhost:9092 or KAFKA_BROKERS is right); start from config/example.yaml`,
     );
   });
@@ -80,7 +86,8 @@ describe('switchyard check-config', () => {
     const file = writeYaml({ kafka: { brokers: ['localhost:9092'] }, destinations: example.destinations });
     const { code, out, err } = run(['check-config', '--config', file]);
     expect(code).toBe(1);
-    expect(out + err).toContain(`${file}: sources: needs at least one source`);
+    expect(out).toBe('');
+    expect(err).toContain(`${file}: sources: needs at least one source`);
   });
 
   it('warns on stderr, and exits 0, for a webhook URL the private-network guard will refuse', () => {
@@ -99,6 +106,22 @@ describe('switchyard check-config', () => {
     const { code, err } = run(['router', '--config', file]);
     expect(code).toBe(1);
     expect(err).toContain('nope');
+  });
+
+  it("works as the runbook's deploy step writes it (docs/operations.md#deploy), on the example overlay", () => {
+    const doc = readFileSync(join(ROOT, 'docs/operations.md'), 'utf8');
+    const start = doc.indexOf('\n## Deploy\n');
+    const deploy = doc.slice(start, doc.indexOf('\n## ', start + 1));
+    const step = deploy
+      .split('\n')
+      .map((line) => line.trim())
+      .find((line) => line.includes('bin/switchyard check-config'));
+    expect(step).toBeDefined();
+    // Only PATH: the secrets come from the overlay's env file, as the step says.
+    const result = spawnSync('sh', ['-c', step!.replaceAll('<env>', 'example')], { cwd: ROOT, encoding: 'utf8', env: { PATH: process.env.PATH } });
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toBe('config OK\n');
+    expect(result.status).toBe(0);
   });
 
   it('rejects an unknown command with usage and exit code 1', () => {

@@ -29,11 +29,13 @@ let work: string;
 let project: string;
 let packed: PackResult;
 let receiver: Receiver;
+/** What npm printed to stderr while installing the tarball. */
+let installOutput: string;
 const version = (JSON.parse(await readFile(join(packageDir, 'package.json'), 'utf8')) as { version: string }).version;
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'switchyard-client-pack-'));
-  // npm pack runs the package's prepare script, so this tests a fresh build of the source.
+  // npm pack runs the package's prepack script, so this tests a fresh build of the source.
   const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', work], {
     cwd: packageDir,
     env: cleanEnv(),
@@ -46,11 +48,11 @@ beforeAll(async () => {
   project = join(work, 'app');
   await run('mkdir', [project]);
   await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true, type: 'module' }));
-  await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', join(work, packed.filename)], {
+  ({ stderr: installOutput } = await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', join(work, packed.filename)], {
     cwd: project,
     env: cleanEnv(),
     timeout: 120_000,
-  });
+  }));
   receiver = await startReceiver();
   receiver.reply({ status: 200, body: '{"success":true}' });
 }, 240_000);
@@ -61,12 +63,17 @@ afterAll(async () => {
 });
 
 describe('switchyard-client from npm pack, in an empty project', () => {
-  it('the tarball holds the bundled module, its declarations and package.json, nothing else', () => {
+  it('the tarball holds the bundled module, its declarations, package.json and the licence, nothing else', () => {
     const files = packed.files.map((f) => f.path).sort();
     expect(files).toContain('package.json');
+    expect(files).toContain('LICENSE');
     expect(files).toContain('dist/index.js');
     expect(files).toContain('dist/index.d.ts');
-    for (const file of files) expect(file, file).toMatch(/^(package\.json|README\.md|dist\/index\.js|dist\/[a-z-]+\.d\.ts)$/);
+    for (const file of files) expect(file, file).toMatch(/^(package\.json|README\.md|LICENSE|dist\/index\.js|dist\/[a-z-]+\.d\.ts)$/);
+  });
+
+  it('installs without a warning (no install script for npm to ask about)', () => {
+    expect(installOutput).not.toMatch(/npm warn/i);
   });
 
   it('installs with no dependency at all (@platformatic/kafka and kafkajs are optional peers)', async () => {

@@ -125,7 +125,15 @@ describe('deliverer config reload under load', () => {
     // The removed one may redo what was in flight when it was taken out, no more.
     expect(counts.removed).toBeLessThanOrEqual(IN_FLIGHT);
 
+    // Each lane change logged what happened to it; the stop, one line, not a "restart" per lane.
+    const laneLines = () => deliverer.logs.filter((line) => typeof line.msg === 'string' && line.msg.includes('lane')).map((line) => `${String(line.destination ?? '')}: ${String(line.msg)}`);
+    expect(laneLines()).toEqual(['removed: destination left the config or was disabled; its lane stopped']);
     deliverer.kill('SIGTERM');
     expect(await deliverer.exited).toBe(0);
+    await deliverer.waitForLog((line) => line.msg === 'stopped cleanly', 'the deliverer to log its clean stop');
+    expect(laneLines()).toEqual([
+      'removed: destination left the config or was disabled; its lane stopped',
+      ': stopping: each destination lane finishes its requests in flight',
+    ]);
   });
 });

@@ -1,12 +1,15 @@
-// `npm start` as a user runs it: `node scripts/start.mjs`, with its own Kafka broker (a
-// JVM), the demo receiver and `switchyard all`. Each way it can be ended must leave no
-// broker and no daemon behind (checked by pid), a second start beside a running one
-// must say so and exit non-zero, and a healthy start prints no error-level log line.
+// `npm start` as a user runs it: `npm start -- …` (npm, then `node scripts/start.mjs`),
+// with its own Kafka broker (a JVM), the demo receiver and `switchyard all`. Each way it
+// can be ended must leave no broker, no daemon and no listener behind (checked by pid and
+// port): SIGINT, SIGTERM and SIGHUP sent to npm's pid alone (as pm2, systemd or a closed
+// terminal do), its output pipe closing, and the script itself killed outright. A second
+// start beside a running one must say so and exit non-zero, a healthy start prints no
+// error-level log line, and the CLI line it prints works as printed.
 //
 // NOTE: every port is a free one and the state folder a temporary one, so this test
 // never meets a real `npm start` (9092, 8080, 9464, 4000, .cache/npm-start) or the run's
 // shared broker.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -35,6 +38,7 @@ interface Run {
 let stateDir: string;
 let config: string;
 let gatewayPort: number;
+let adminPort: number;
 let receiverPort: number;
 const runs: Run[] = [];
 const pidsSeen: number[] = [];
@@ -65,15 +69,38 @@ function running(pid: number): boolean {
   }
 }
 
-function npmStart(args: string[]): Run {
-  const env = { ...process.env };
-  // The run's shared broker is not npm start's: start a broker of its own.
-  delete env.KAFKA_BROKERS;
-  const child = spawn(process.execPath, [join(ROOT, 'scripts', 'start.mjs'), '--state-dir', stateDir, '--config', config, ...args], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
+/** The stat field after the command name: state is the first (0), the parent's pid the second. */
+function parentOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+}
+
+/** True when something could listen on 127.0.0.1:port now. */
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolveFree) => {
+    const server = createServer();
+    server.once('error', () => resolveFree(false));
+    server.listen({ port, host: '127.0.0.1', exclusive: true }, () => server.close(() => resolveFree(true)));
   });
+}
+
+/**
+ * Starts the stack. `npm`: `npm start -- …`, as a user types it (the child is npm, whose
+ * pid process managers signal); `script`: `node scripts/start.mjs …` directly.
+ */
+function npmStart(args: string[], via: 'npm' | 'script' = 'npm'): Run {
+  // The environment of a user's shell: without the run's shared broker (npm start starts
+  // a broker of its own), without the npm_* settings of an outer `npm test`, and without
+  // the node_modules/.bin an outer npm put first on PATH, so npm runs on the machine's
+  // own Node (perhaps older than engines.node) as it does for a user.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'KAFKA_BROKERS' && !name.toLowerCase().startsWith('npm_')));
+  env.PATH = (process.env.PATH ?? '')
+    .split(':')
+    .filter((dir) => !/node_modules\/\.bin\/?$/.test(dir))
+    .join(':');
+  const own = ['--state-dir', stateDir, '--config', config, ...args];
+  const [command, argv] = via === 'npm' ? ['npm', ['start', '--', ...own]] : [process.execPath, [join(ROOT, 'scripts', 'start.mjs'), ...own]];
+  const child = spawn(command, argv, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
@@ -110,6 +137,21 @@ async function expectAllGone(instance: Instance): Promise<void> {
     if (typeof pid !== 'number') continue;
     await waitFor(() => !running(pid), { timeoutMs: 60_000, what: `${name} (pid ${pid}) to be gone` });
   }
+  // Nothing listens any more where the stack did.
+  for (const port of [gatewayPort, adminPort, receiverPort]) expect(await portFree(port), `port ${port} free`).toBe(true);
+}
+
+/** How the run ended, or a failure naming what did not end it. */
+async function endOf(run: Run, what: string): Promise<number | string> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`npm start still runs 60 s after ${what}; its output:\n${run.stdout().slice(-2000)}`)), 60_000);
+  });
+  try {
+    return await Promise.race([run.exited, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** After a failed test: nothing of this run may survive into the next test. */
@@ -132,7 +174,7 @@ beforeAll(async () => {
   execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
   stateDir = mkdtempSync(join(tmpdir(), 'switchyard-npm-start-'));
   gatewayPort = await freePort();
-  const adminPort = await freePort();
+  adminPort = await freePort();
   receiverPort = await freePort();
   // The example config on free ports (its webhooks name the demo receiver's port).
   const example = readFileSync(join(ROOT, 'config', 'example.yaml'), 'utf8');
@@ -158,29 +200,58 @@ const portArgs = () => ['--kafka-port', '0', '--receiver-port', String(receiverP
 
 describe('npm start', () => {
   it(
-    'starts clean (no error-level line), refuses a second start beside it, and leaves nothing behind on SIGHUP',
+    'starts clean (no error-level line), prints a CLI line that works as printed, refuses a second start beside it, and leaves nothing behind on SIGHUP to npm',
     async () => {
       const run = npmStart(['--fresh', ...portArgs()]);
       try {
         const instance = await started(run);
-        expect(run.stderr()).toContain('with empty data');
-        expect(run.stderr()).toMatch(/KAFKA_BROKERS=127\.0\.0\.1:\d+ /);
+        // `exec` in package.json: npm's child is the script itself, not a shell in between.
+        expect(parentOf(instance.start)).toBe(run.child.pid);
+        // Its own lines go to stdout with the rest (`npm start | tee log` keeps them).
+        expect(run.stdout()).toContain('start: starting a local Kafka broker with empty data');
         const loud = levels(run.stdout()).filter((line) => line.level >= 50);
         expect(loud, 'error-level lines on a healthy start').toEqual([]);
 
-        const second = npmStart(portArgs());
+        // The line for the CLI runs the checkout's own command, and works as printed.
+        const hint = /^start: for the CLI against this Kafka: (KAFKA_BROKERS=127\.0\.0\.1:\d+ bin\/switchyard dlq list .*)$/m.exec(run.stdout());
+        expect(hint, run.stdout().slice(-2000)).not.toBeNull();
+        const cli = spawnSync('sh', ['-c', hint![1]!], { cwd: ROOT, encoding: 'utf8', env: { PATH: process.env.PATH } });
+        expect(cli.stderr).toBe('');
+        expect(cli.stdout).toMatch(/^0 dead letter\(s\) of "hooks-main" in switchyard\.deliveries\.hooks-main\.dlq/);
+        expect(cli.status).toBe(0);
+
+        const second = npmStart(portArgs(), 'script');
         expect(await second.exited).toBe(1);
         expect(second.stderr()).toContain(`another npm start is running from this folder`);
         expect(second.stderr()).toContain(`kill ${instance.start}`);
         // The first one is untouched.
         expect(running(instance.broker) && running(instance.daemon)).toBe(true);
 
+        // SIGHUP ends npm itself; the script sees its parent gone and stops the rest.
         run.child.kill('SIGHUP');
-        expect(await run.exited).toBe(0);
-        // npm start waits for both before it exits: they are gone already.
+        expect(await endOf(run, "SIGHUP to npm's pid")).toBe('SIGHUP');
+        await expectAllGone(instance);
+        expect(run.stdout()).toContain(`start: stopping (its parent (pid ${run.child.pid}) ended)`);
+      } finally {
+        await forceEnd(run);
+      }
+    },
+    START_TIMEOUT_MS + 60_000,
+  );
+
+  it.each(['SIGINT', 'SIGTERM'] as const)(
+    'leaves nothing behind on %s to npm alone (a process manager signals only its pid)',
+    async (signal) => {
+      const run = npmStart(portArgs());
+      try {
+        const instance = await started(run);
+        run.child.kill(signal);
+        // npm passes the signal on and ends with the script, which waits for the daemon and the broker.
+        expect(await endOf(run, `${signal} to npm's pid`)).toBe(0);
         expect(running(instance.broker)).toBe(false);
         expect(running(instance.daemon)).toBe(false);
         await expectAllGone(instance);
+        expect(run.stdout()).toContain(`start: stopping (${signal})`);
       } finally {
         await forceEnd(run);
       }
@@ -194,7 +265,7 @@ describe('npm start', () => {
       const run = npmStart(portArgs());
       try {
         const instance = await started(run);
-        expect(run.stderr()).toContain('on the data kept in');
+        expect(run.stdout()).toContain('start: starting a local Kafka broker on the data kept in');
         // The reader goes away; the next thing npm start prints (the webhook) hits EPIPE.
         run.child.stdout!.destroy();
         const response = await fetch(`http://127.0.0.1:${gatewayPort}/v1/track`, {
@@ -203,8 +274,9 @@ describe('npm start', () => {
           body: JSON.stringify({ userId: 'u-1', event: 'Order Completed', messageId: 'npm-start-pipe-1' }),
         });
         expect(response.status).toBe(200);
-        expect(await run.exited).toBe(0);
-        expect(run.stderr()).toContain('stopping (its output went away)');
+        expect(await endOf(run, 'its output pipe closed')).toBe(0);
+        // With stdout gone, its last lines go to stderr.
+        expect(run.stderr()).toContain('start: stopping (its output went away)');
         expect(running(instance.broker)).toBe(false);
         expect(running(instance.daemon)).toBe(false);
         await expectAllGone(instance);
@@ -216,9 +288,9 @@ describe('npm start', () => {
   );
 
   it(
-    'leaves nothing behind when it is killed outright (SIGKILL): its reaper stops the daemon and the broker',
+    'leaves nothing behind when the script is killed outright (SIGKILL): its reaper stops the daemon and the broker',
     async () => {
-      const run = npmStart(portArgs());
+      const run = npmStart(portArgs(), 'script');
       try {
         const instance = await started(run);
         run.child.kill('SIGKILL');

@@ -3,7 +3,10 @@
 //   re-exported by src/call-model.ts) inlined, so the package has no dependency;
 //   kafkajs stays an import that runs only when the Kafka transport is used.
 // - dist/*.d.ts: the package's declarations, which must not reach outside it.
-// Runs on `npm ci` / `npm install` in the repository (prepare) and on `npm pack`.
+// Runs on `npm pack` (prepack) and `npm run build`.
+// NOTE: prepack, not prepare: an installed package that has a prepare script makes npm 11
+// warn about install scripts "not yet covered by allowScripts" in every application that
+// installs the tarball, though npm never runs it there.
 import { execFileSync } from 'node:child_process';
 import { cp, readdir, readFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';

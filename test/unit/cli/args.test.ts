@@ -75,17 +75,33 @@ describe('parseCommandLine', () => {
     [['replay', '--destination', 'h', '--since', 'yesterday'], '--since "yesterday" is not a time'],
     [['dlq', 'list', '--destination', 'h', '--until', '2026-02-30'], '--until "2026-02-30" is not a time'],
     [['dlq', 'list', '--destination', 'h', '--since', '1h', '--until', '2h'], 'is not before --until'],
-    [['gateway', '--bogus'], "Unknown option '--bogus'"],
-    [['replay', '--destination'], "Option '--destination <value>' argument missing"],
+    [['gateway', '--bogus'], 'switchyard gateway: unknown option --bogus; its options are --config (and --help)'],
+    [['all', '-x'], 'switchyard all: unknown option -x; its options are --config (and --help)'],
+    [['dlq', 'list', '--destination', 'h', '--bogus=1'], 'unknown option --bogus; its options are --destination, --since, --until, --limit, --json, --config (and --help)'],
+    [['--bogus'], 'switchyard: unknown option --bogus; see --help for the commands and their options'],
+    [['replay', '--destination'], 'switchyard replay: --destination needs a value: --destination ID\n'],
+    [['all', '--config'], 'switchyard all: --config needs a value: --config PATH\n'],
+    [['dlq', 'list', '--destination', '--json'], '--destination needs a value: --destination ID (--json follows it; write a value that starts with "-" as --destination=--json)'],
+    [['dlq', 'list', '--destination', 'h', '--json=yes'], 'switchyard dlq list: --json takes no value (give --json alone, not --json=yes)'],
     [['trace'], 'switchyard trace: give either --user ID or --anonymous-id ID'],
     [['trace', '--user', 'u', '--anonymous-id', 'a'], 'give either --user ID or --anonymous-id ID'],
     [['trace', '--user', 'u', '--since', 'last week'], '--since "last week" is not a time'],
-    [['trace', '--user', 'u', '--destination', 'hooks'], '--destination is not an option of this command'],
-    [['dlq', 'list', '--destination', 'h', '--user', 'u'], '--user is not an option of this command'],
+    [['trace', '--user', 'u', '--destination', 'hooks'], 'switchyard trace: unknown option --destination; its options are --user, --anonymous-id, --message, --since, --until, --json, --config (and --help)'],
+    [['dlq', 'list', '--destination', 'h', '--user', 'u'], 'unknown option --user; its options are --destination'],
   ])('%j is a usage error: %s', (argv, message) => {
     const text = usageError(argv);
     expect(text).toContain(message);
     expect(text).toMatch(/\nusage: switchyard .*\nsee: switchyard .*--help$/);
+  });
+
+  it("never passes on node's own parseArgs wording", () => {
+    for (const argv of [['all', '--bogus'], ['all', '--config'], ['dlq', 'list', '--json=1'], ['replay', '--destination', '--dry-run'], ['-z']]) {
+      expect(usageError(argv)).not.toMatch(/Unknown option '|argument missing|positional argument|does not take an argument|ambiguous/);
+    }
+  });
+
+  it('takes a value that starts with "-" when written with =', () => {
+    expect(parseCommandLine(['dlq', 'list', '--destination=-odd-id'], NOW)).toMatchObject({ kind: 'dlq-list', query: { destination: '-odd-id' } });
   });
 
   it('names the command in its usage errors and points at its help', () => {

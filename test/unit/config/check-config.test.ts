@@ -9,10 +9,12 @@ import type { Config } from '../../../src/config/schema.js';
 
 const EXAMPLE = fileURLToPath(new URL('../../../config/example.yaml', import.meta.url));
 
-function run(file: string, env: Record<string, string | undefined>): { code: number; lines: string[] } {
+/** `lines`: what went to stdout; `problems`: what went to stderr. */
+function run(file: string, env: Record<string, string | undefined>): { code: number; lines: string[]; problems: string[] } {
   const lines: string[] = [];
-  const code = runCheckConfig(file, env, (line) => lines.push(line));
-  return { code, lines };
+  const problems: string[] = [];
+  const code = runCheckConfig(file, env, (line) => lines.push(line), (line) => problems.push(line));
+  return { code, lines, problems };
 }
 
 describe('runCheckConfig', () => {
@@ -20,8 +22,9 @@ describe('runCheckConfig', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('prints the resolved config as YAML with secrets masked, and returns 0', () => {
-    const { code, lines } = run(EXAMPLE, { HOOKS_MAIN_SECRET: 'very-secret-value', KAFKA_BROKERS: 'k1:9092' });
+    const { code, lines, problems } = run(EXAMPLE, { HOOKS_MAIN_SECRET: 'very-secret-value', KAFKA_BROKERS: 'k1:9092' });
     expect(code).toBe(0);
+    expect(problems).toEqual([]);
     const text = lines.join('\n');
     expect(text).not.toContain('very-secret-value');
     expect(text).not.toContain('dev-admin-token');
@@ -34,12 +37,13 @@ describe('runCheckConfig', () => {
     expect(printed.audiences[0]?.name).toBe('High Value Users');
   });
 
-  it('prints every problem and returns 1', () => {
+  it('prints every problem to the problems stream, nothing to the output, and returns 1', () => {
     const file = join(dir, 'bad.yaml');
     writeFileSync(file, 'gateway: { prot: 1 }\ndelivery: { timeout: fast }\nsources: [{ id: web }]\n');
-    const { code, lines } = run(file, {});
+    const { code, lines, problems } = run(file, {});
     expect(code).toBe(1);
-    expect(lines).toEqual([
+    expect(lines).toEqual([]);
+    expect(problems).toEqual([
       `${file}: gateway.prot: unknown key "prot"; did you mean "port"?`,
       expect.stringMatching(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: delivery\\.timeout: "fast" is not a duration`)),
     ]);
@@ -86,9 +90,10 @@ describe('runCheckConfig', () => {
   });
 
   it('returns 1 for a missing file', () => {
-    const { code, lines } = run(join(dir, 'nope.yaml'), {});
+    const { code, lines, problems } = run(join(dir, 'nope.yaml'), {});
     expect(code).toBe(1);
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toContain('nope.yaml');
+    expect(lines).toEqual([]);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toContain('nope.yaml');
   });
 });

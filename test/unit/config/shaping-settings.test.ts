@@ -102,8 +102,10 @@ describe('check-config', () => {
     const path = join(dir, 'bad.yaml');
     writeFileSync(path, file({ transform: '{"user": userId,' }));
     const lines: string[] = [];
-    expect(runCheckConfig(path, {}, (line) => lines.push(line))).toBe(1);
-    expect(lines).toEqual([
+    const problems: string[] = [];
+    expect(runCheckConfig(path, {}, (line) => lines.push(line), (line) => problems.push(line))).toBe(1);
+    expect(lines).toEqual([]);
+    expect(problems).toEqual([
       `${path}: destinations[2].settings.transform: is not a JSONata expression that compiles: Expected ":" before end of expression (JSONata S0203, at character 16); fix the expression (see docs/webhooks.md#shaping)`,
     ]);
   });
@@ -112,7 +114,7 @@ describe('check-config', () => {
     const path = join(dir, 'good.yaml');
     writeFileSync(path, file({ transform: '{"user": userId}', sample: 0.5 }));
     const lines: string[] = [];
-    expect(runCheckConfig(path, {}, (line) => lines.push(line))).toBe(0);
+    expect(runCheckConfig(path, {}, (line) => lines.push(line), () => undefined)).toBe(0);
     expect(lines.map((l) => l.trim())).toContain(`transform: '{"user": userId}'`);
     expect(lines.map((l) => l.trim())).toContain('sample: 0.5');
   });

@@ -233,12 +233,14 @@ describe('switchyard replay after an upgrade from the <clientId>-replay-<id> gro
     const listed = await run(['dlq', 'list', '--destination', 'hooks', '--config', file]);
     expect(listed.code).toBe(0);
     const marked = listed.out.split('\n').filter((l) => l.includes('  replayed  ')).map((l) => l.split('  ')[1]).sort();
-    expect(marked).toEqual(['d-1', 'd-2', 'd-4', 'd-5']);
+    // Partition 0 holds d-2, d-6, d-4, d-7 and partition 1 d-1, d-3, d-5 (LETTERS): the old
+    // group moved partition 0's offsets 0 and 2 and partition 1's below 2.
+    expect(marked).toEqual(['d-1', 'd-2', 'd-3', 'd-4']);
 
     const replay = await run(['replay', '--destination', 'hooks', '--config', file]);
     expect(replay.code).toBe(0);
     expect(replay.out).toContain('replayed 3 dead letter(s) of "hooks" back to delivery');
-    expect((await kafka.readAll(target, { atLeast: 3 })).map((m) => m.headers['message-id']).sort()).toEqual(['d-3', 'd-6', 'd-7']);
+    expect((await kafka.readAll(target, { atLeast: 3 })).map((m) => m.headers['message-id']).sort()).toEqual(['d-5', 'd-6', 'd-7']);
     const [committed] = await kafka.admin.fetchOffsets({ groupId: `${prefix}replay.hooks`, topics: [dlq] });
     expect(committed?.partitions.map((p) => [p.partition, p.offset]).sort()).toEqual([
       [0, '4'],

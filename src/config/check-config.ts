@@ -2,9 +2,8 @@
 // show what it resolved to, so an operator can check defaults and `${ENV}` values
 // before a deploy without exposing secrets in CI logs.
 
-import { isIP } from 'node:net';
 import { stringify } from 'yaml';
-import { addressKindText, blockedAddressKind, isLocalhostName } from '../delivery/private-network.js';
+import { describeRefusal, isLocalhostName, judgeAddress } from '../network/address-rule.js';
 import { formatPath, loadConfigFile } from './load.js';
 import { maskConfig } from './mask.js';
 import type { Config } from './schema.js';
@@ -40,11 +39,12 @@ export function configWarnings(config: Config): string[] {
     destination.settings.webhooks.forEach((hook, j) => {
       const host = new URL(hook.url).hostname;
       const bare = host.startsWith('[') ? host.slice(1, -1) : host;
-      const kind = isIP(bare) !== 0 ? blockedAddressKind(bare) : isLocalhostName(bare) ? 'loopback' : undefined;
-      if (kind === undefined) return;
+      const verdict = judgeAddress(bare);
+      const refusal = verdict !== undefined ? (verdict.allowed ? undefined : describeRefusal(verdict)) : isLocalhostName(bare) ? 'a loopback address' : undefined;
+      if (refusal === undefined) return;
       const path = formatPath(['destinations', i, 'settings', 'webhooks', j, 'url']);
       warnings.push(
-        `${path}: ${bare} is ${addressKindText(kind)} and delivery.blockPrivateNetworks is on, so every request to this URL will be refused (outcome blocked, dead-lettered); use a public address, or turn the guard off`,
+        `${path}: ${bare} is ${refusal} and delivery.blockPrivateNetworks is on, so every request to this URL will be refused (outcome blocked, dead-lettered); use a public address, or turn the guard off`,
       );
     });
   });

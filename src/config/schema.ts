@@ -121,7 +121,7 @@ export interface Config {
     retryTiers: RetryTier[];
     maxRetryWindowMs: number;
     concurrencyPerDestination: number;
-    /** Refuse to connect to loopback, private, link-local, unique-local and metadata addresses. */
+    /** Connect only to global unicast addresses (src/network/address-rule.ts). */
     blockPrivateNetworks: boolean;
   };
   /** YAML key `shutdownTimeout`. */

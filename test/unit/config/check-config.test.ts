@@ -72,7 +72,7 @@ describe('runCheckConfig', () => {
     const guard = 'and delivery.blockPrivateNetworks is on, so every request to this URL will be refused (outcome blocked, dead-lettered); use a public address, or turn the guard off';
     expect(warnings).toEqual([
       `${file}: warning: destinations[0].settings.webhooks[0].url: 127.0.0.1 is a loopback address ${guard}`,
-      `${file}: warning: destinations[0].settings.webhooks[2].url: ::ffff:a01:203 is a private address ${guard}`,
+      `${file}: warning: destinations[0].settings.webhooks[2].url: ::ffff:a01:203 is a private address (IPv4-mapped of 10.1.2.3) ${guard}`,
       `${file}: warning: destinations[0].settings.webhooks[3].url: localhost is a loopback address ${guard}`,
       `${file}: warning: destinations[0].settings.webhooks[4].url: 169.254.169.254 is the cloud metadata address ${guard}`,
     ]);

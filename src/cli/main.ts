@@ -5,7 +5,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { loadConfigFile } from '../config/load.js';
 import { secretsOf } from '../config/mask.js';
-import { runCheckConfig } from '../config/check-config.js';
+import { configWarnings, runCheckConfig } from '../config/check-config.js';
 import { staticConfigStore, watchedConfigStore } from '../config/store.js';
 import type { Config } from '../config/schema.js';
 import { createKafka, isKafkaClientError, kafkaClientKindFromEnv } from '../kafka/index.js';
@@ -76,6 +76,7 @@ export async function main(argv: string[], env: Record<string, string | undefine
 
   let secrets = secretsOf(initial);
   const logger = createLogger({ level: env.LOG_LEVEL ?? initial.log.level, secrets: () => secrets });
+  for (const warning of configWarnings(initial)) logger.warn(`${configFile}: ${warning}`);
   const metrics = createMetrics();
   const config = watchedConfigStore({
     file: configFile,

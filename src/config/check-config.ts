@@ -5,7 +5,7 @@
 import { stringify } from 'yaml';
 import { describeRefusal, isLocalhostName, judgeAddress } from '../network/address-rule.js';
 import { formatPath, loadConfigFile } from './load.js';
-import { maskConfig } from './mask.js';
+import { MIN_SCRUBBED_SECRET_LENGTH, maskConfig, shortSecretsOf } from './mask.js';
 import type { Config } from './schema.js';
 
 type Env = Record<string, string | undefined>;
@@ -21,10 +21,26 @@ export function runCheckConfig(file: string, env: Env, out: (line: string) => vo
     return 1;
   }
   for (const warning of configWarnings(result.config)) warn(`${file}: warning: ${warning}`);
-  out(`# ${file}: valid. Resolved config with defaults applied; durations in milliseconds; secrets shown as ****.`);
+  out(`# ${file}: valid. Resolved config with defaults applied; durations in milliseconds; secrets shown as ****, webhook URLs as their origin.`);
   const text = stringify(maskConfig(result.config), { lineWidth: 0 });
   for (const line of text.trimEnd().split('\n')) out(line);
   return 0;
+}
+
+/**
+ * What is valid but will not work as the file may expect: secrets too short for the
+ * logs to find them in text, and (with `delivery.blockPrivateNetworks` on) webhook URLs
+ * whose host is a refused address as written.
+ */
+export function configWarnings(config: Config): string[] {
+  return [...shortSecretWarnings(config), ...guardWarnings(config)];
+}
+
+function shortSecretWarnings(config: Config): string[] {
+  return shortSecretsOf(config).map(
+    ({ path }) =>
+      `${path}: is shorter than ${MIN_SCRUBBED_SECRET_LENGTH} characters, so the logs mask it only in fields named for it, not wherever it might appear in a message; use a longer secret`,
+  );
 }
 
 /**
@@ -32,7 +48,7 @@ export function runCheckConfig(file: string, env: Env, out: (line: string) => vo
  * as written (an IP address, or localhost): every request to them will be refused. Names
  * are not resolved here: what they resolve to when a request goes out is what counts.
  */
-export function configWarnings(config: Config): string[] {
+function guardWarnings(config: Config): string[] {
   if (!config.delivery.blockPrivateNetworks) return [];
   const warnings: string[] = [];
   config.destinations.forEach((destination, i) => {

@@ -4,6 +4,7 @@
 
 import { readFileSync } from 'node:fs';
 import { parseDocument, type YAMLError } from 'yaml';
+import { MASK, secretTextsOf } from './mask.js';
 import { configSchema, crossCheck, isPlainObject, type Config, type IssuePath, type Problem } from './schema.js';
 
 export type LoadResult = { ok: true; config: Config } | { ok: false; errors: string[] };
@@ -21,11 +22,18 @@ export function formatPath(path: readonly PropertyKey[]): string {
   return out === '' ? '(top level)' : out;
 }
 
+/** Paths of secrets (docs/operations.md#security), as formatPath writes them. */
+const SECRET_PATH = /^(admin\.token|kafka\.sasl\.password|kafka\.ssl\.(key|cert|passphrase|pfx)|sources\[\d+\]\.writeKey|destinations\[\d+\]\.settings\.sharedSecrets?(\[\d+\])?)$/;
+
 // `$${` (a literal "${"), `${NAME}`, `${NAME:-default}`, or a "${" that is none of them.
 const REFERENCE = /\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$\{/g;
 
-function interpolateString(text: string, env: Env, path: IssuePath, problems: Problem[]): string {
-  return text.replace(REFERENCE, (match, name: string | undefined, fallback: string | undefined) => {
+/** Where a value came out empty from a `${NAME}` whose variable is set but empty, and that NAME. */
+type EmptyReferences = Map<string, string>;
+
+function interpolateString(text: string, env: Env, path: IssuePath, problems: Problem[], empty: EmptyReferences): string {
+  let emptyName: string | undefined;
+  const out = text.replace(REFERENCE, (match, name: string | undefined, fallback: string | undefined) => {
     if (match === '$${') return '${';
     if (name === undefined) {
       problems.push({
@@ -39,14 +47,16 @@ function interpolateString(text: string, env: Env, path: IssuePath, problems: Pr
     // since Kubernetes manifests often set a variable to "" rather than omit it.
     if (fallback !== undefined) return value === undefined || value === '' ? fallback : value;
     if (value === undefined) {
-      problems.push({
-        path,
-        message: `environment variable ${name} is not set; set it, or give a default with \${${name}:-value}`,
-      });
+      // NOTE: a secret gets no default: a default token is a token everyone knows.
+      const advice = SECRET_PATH.test(formatPath(path)) ? 'set it (a secret has no default)' : `set it, or give a default with \${${name}:-value}`;
+      problems.push({ path, message: `environment variable ${name} is not set; ${advice}` });
       return match;
     }
+    if (value === '') emptyName = name;
     return value;
   });
+  if (out === '' && emptyName !== undefined) empty.set(formatPath(path), emptyName);
+  return out;
 }
 
 /**
@@ -54,8 +64,8 @@ function interpolateString(text: string, env: Env, path: IssuePath, problems: Pr
  * keys). It runs after YAML parsing, so a value containing quotes, colons or newlines
  * cannot change the document's structure.
  */
-function interpolate(value: unknown, env: Env, path: IssuePath, problems: Problem[], ancestors: Set<unknown>): unknown {
-  if (typeof value === 'string') return interpolateString(value, env, path, problems);
+function interpolate(value: unknown, env: Env, path: IssuePath, problems: Problem[], ancestors: Set<unknown>, empty: EmptyReferences): unknown {
+  if (typeof value === 'string') return interpolateString(value, env, path, problems, empty);
   const isCollection = Array.isArray(value) || (isPlainObject(value) && [Object.prototype, null].includes(Object.getPrototypeOf(value)));
   if (!isCollection) return value;
   // A YAML alias can point at its own ancestor (`a: &x [*x]`); walking that would never end.
@@ -65,9 +75,9 @@ function interpolate(value: unknown, env: Env, path: IssuePath, problems: Proble
   }
   ancestors.add(value);
   const copy = Array.isArray(value)
-    ? value.map((item, i) => interpolate(item, env, [...path, i], problems, ancestors))
+    ? value.map((item, i) => interpolate(item, env, [...path, i], problems, ancestors, empty))
     : Object.fromEntries(
-        Object.entries(value).map(([k, v]) => [k, interpolate(v, env, [...path, k], problems, ancestors)]),
+        Object.entries(value).map(([k, v]) => [k, interpolate(v, env, [...path, k], problems, ancestors, empty)]),
       );
   ancestors.delete(value);
   return copy;
@@ -157,7 +167,8 @@ export function parseConfigText(text: string, file: string, env: Env): LoadResul
   if (parsed === null || parsed === undefined) return { ok: false, errors: [`${file}: (file): ${EMPTY_FILE}`] };
 
   const envProblems: Problem[] = [];
-  let raw = interpolate(parsed, env, [], envProblems, new Set());
+  const emptyReferences: EmptyReferences = new Map();
+  let raw = interpolate(parsed, env, [], envProblems, new Set(), emptyReferences);
 
   // docs/cli.md: KAFKA_BROKERS (comma-separated host:port) overrides kafka.brokers.
   // An empty variable counts as unset, as Kubernetes manifests often leave it "".
@@ -177,11 +188,31 @@ export function parseConfigText(text: string, file: string, env: Env): LoadResul
   ];
   if (all.length === 0 && config !== undefined) return { ok: true, config };
 
+  // NOTE: messages at secret paths never quote the value (schema.ts); this also takes out
+  // any secret a message elsewhere would quote (a secret pasted under the wrong key).
+  const secrets = secretTextsOf(raw);
   const errors = sortByPlace(all).map((p) => {
+    const where = formatPath(p.path);
     const fromEnv = overridden && p.path[0] === 'kafka' && p.path[1] === 'brokers' ? ' (the value comes from KAFKA_BROKERS)' : '';
-    return `${file}: ${formatPath(p.path)}: ${p.message}${fromEnv}`;
+    const emptyName = emptyReferences.get(where);
+    const message =
+      emptyName !== undefined && p.message === 'must not be empty'
+        ? `is empty: the environment variable ${emptyName} is set but empty; give it a value`
+        : p.message;
+    return `${file}: ${where}: ${withoutSecrets(message, secrets)}${fromEnv}`;
   });
   return { ok: false, errors: [...new Set(errors)] };
+}
+
+/** Secrets shorter than this are not searched for in messages (they would match by chance); their own messages never quote them. */
+const MIN_MASKED_IN_MESSAGES = 4;
+
+function withoutSecrets(message: string, secrets: readonly string[]): string {
+  let out = message;
+  for (const secret of secrets) {
+    if (secret.length >= MIN_MASKED_IN_MESSAGES && out.includes(secret)) out = out.split(secret).join(MASK);
+  }
+  return out;
 }
 
 export function loadConfigFile(file: string, env: Env): LoadResult {

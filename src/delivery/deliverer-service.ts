@@ -5,7 +5,6 @@
 // process has one consumer, one producer, one admin and one HTTP connection pool.
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
-import { maskConfig } from '../config/mask.js';
 import { createAdmin, createPartitionStream, createProducer, createTopology } from '../kafka/index.js';
 import type { InboundRecord, KafkaAdmin, PartitionStream, RecordProducer, Topology } from '../kafka/index.js';
 import type { LagSampler } from '../observability/consumer-lag.js';
@@ -233,7 +232,7 @@ class DelivererService implements Service {
    */
   private async reconcile(config: Config): Promise<void> {
     const enabled = config.destinations.filter((d) => d.enabled);
-    this.prepareSettings(config, enabled);
+    this.prepareSettings(enabled);
     const shape = JSON.stringify(config.delivery);
     const stale = [...this.lanes.values()].filter((running) => !this.settings.has(running.id) || running.shape !== shape);
     const missing = enabled.filter((d) => !this.lanes.has(d.id) || stale.some((r) => r.id === d.id));
@@ -261,13 +260,9 @@ class DelivererService implements Service {
   }
 
   /** Settings first: running lanes take new URLs, headers and secrets with their next event. */
-  private prepareSettings(config: Config, enabled: readonly Config['destinations'][number][]): void {
-    const masked = maskConfig(config) as Config;
+  private prepareSettings(enabled: readonly Config['destinations'][number][]): void {
     this.settings.clear();
-    for (const destination of enabled) {
-      const maskedDestination = masked.destinations.find((d) => d.id === destination.id)!;
-      this.settings.set(destination.id, prepareDestination(destination, maskedDestination));
-    }
+    for (const destination of enabled) this.settings.set(destination.id, prepareDestination(destination));
   }
 
   /** The topics of each destination to start (its retry tiers, leftovers included), created where missing. */

@@ -14,7 +14,7 @@ import type { Metrics } from '../../src/observability/metrics.js';
 import type { Service } from '../../src/runtime/service.js';
 import { testConfig } from '../support/config.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
-import { startReceiver, staysQuiet } from '../support/receiver.js';
+import { printedUrl, startReceiver, staysQuiet } from '../support/receiver.js';
 import type { Receiver } from '../support/receiver.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -186,7 +186,7 @@ describe("Segment's status rules", () => {
     receivers[id]!.reply({ status });
     await produce(id, [`${id}-1`]);
     const [dead] = await kafka.readAll(`${prefix}deliveries.${id}.dlq`, { atLeast: 1, timeoutMs: 30_000 });
-    expect(dead!.headers.error).toBe(`${receivers[id]!.url()}: ${reason}`);
+    expect(dead!.headers.error).toBe(`${printedUrl(receivers[id]!.url())}: ${reason}`);
     expect(dead!.headers.attempt).toBe('1');
     expect(dead!.text).toBe(trackBody(`${id}-1`));
     // Longer than both tiers: a retry would have come by now.

@@ -197,7 +197,8 @@ class DelivererService implements Service {
 
   health(): ServiceHealth {
     const failure = this.stream?.failure();
-    if (failure !== undefined) return { live: false, ready: false, detail: `the delivery consumer stopped for good: ${failure.message}` };
+    // NOTE: the detail names what is down, never the error's text (logged at fatal).
+    if (failure !== undefined) return { live: false, ready: false, detail: 'the delivery consumer (Kafka) stopped for good (the log has the error): restart the process' };
     const ready = this.started && !this.stopping && (this.lanes.size === 0 || this.stream?.joined() === true);
     return ready ? { live: true, ready } : { live: true, ready, detail: this.stopping ? 'stopping' : `waiting for the consumer group ${this.groupId} to join` };
   }

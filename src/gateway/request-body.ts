@@ -206,8 +206,17 @@ class BodyReader {
     if (!this.ended) this.settle({ ok: false, aborted: true });
   };
 
-  /** The body's pace, checked when it could first fall behind and again at each new deadline. */
+  /**
+   * The body's pace, checked when it could first fall behind and again at each new
+   * deadline. NOTE: timers run before the loop's I/O poll, so after a stall (a burst of
+   * work, a GC pause) bytes already in the socket would not be counted yet: the check
+   * waits one loop turn (setImmediate runs after the poll), as http-sender.ts's deadline does.
+   */
   private readonly checkPace = (): void => {
+    if (!this.settled && !this.ended) setImmediate(this.judgePace);
+  };
+
+  private readonly judgePace = (): void => {
     if (this.settled || this.ended) return;
     const deadline = bodyDeadlineMs(this.startedMs, this.rawBytes, this.pace);
     const now = Date.now();

@@ -20,6 +20,7 @@
 // The broker's data lives in .cache/npm-start/kafka and is kept across runs (--fresh
 // starts from nothing); .cache/npm-start/instance.json names the running instance.
 import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -233,6 +234,10 @@ async function main() {
   // The config as the daemon will read it, to check its ports before starting anything.
   const { loadConfigFile } = await import(pathToFileURL(join(root, 'dist', 'config', 'load.js')).href);
   const env = { ...process.env };
+  // The example config has no built-in admin token (docs/operations.md#security): unless
+  // the user set one, this run gets a random one, kept in the state folder for curl.
+  const adminTokenGenerated = !env.SWITCHYARD_ADMIN_TOKEN;
+  if (adminTokenGenerated) env.SWITCHYARD_ADMIN_TOKEN = randomBytes(24).toString('hex');
   const ownBroker = !env.KAFKA_BROKERS;
   if (ownBroker) env.KAFKA_BROKERS = `127.0.0.1:${options.kafkaPort || 9092}`;
   const loaded = loadConfigFile(options.config, env);
@@ -250,6 +255,8 @@ async function main() {
     return EXIT_USAGE;
   }
   const saveRecord = () => writeFileSync(instanceFile, JSON.stringify(record));
+  const adminTokenFile = join(options.stateDir, 'admin-token');
+  if (adminTokenGenerated) writeFileSync(adminTokenFile, `${env.SWITCHYARD_ADMIN_TOKEN}\n`, { mode: 0o600 });
   const releaseInstance = () => {
     try {
       if (JSON.parse(readFileSync(instanceFile, 'utf8')).start === process.pid) rmSync(instanceFile, { force: true });
@@ -353,7 +360,7 @@ async function main() {
 
     daemon = spawn(process.execPath, [cli, 'all', '--config', options.config], {
       cwd: root,
-      env: { ...process.env, KAFKA_BROKERS: brokers },
+      env: { ...process.env, KAFKA_BROKERS: brokers, SWITCHYARD_ADMIN_TOKEN: env.SWITCHYARD_ADMIN_TOKEN },
       // NOTE: its output passes through this script rather than being inherited: when
       // the reader goes away only this script notices (and stops everything), instead of
       // the daemon dying on EPIPE mid-drain while the broker runs on.
@@ -376,6 +383,9 @@ async function main() {
       `switchyard all (pid ${daemonPid}): gateway http://127.0.0.1:${config.gateway.port}, admin http://127.0.0.1:${config.admin.port}/metrics`,
     );
     say(`for the CLI against this Kafka: KAFKA_BROKERS=${brokers} ${shown(join(root, 'bin', 'switchyard'))} dlq list --destination hooks-main --config ${shown(options.config)}`);
+    if (adminTokenGenerated) {
+      say(`admin API token for this run (SWITCHYARD_ADMIN_TOKEN was not set): curl -H "Authorization: Bearer $(cat ${shown(adminTokenFile)})" ...`);
+    }
     say('Ctrl-C stops everything');
 
     const stopped = new Promise((resolveStop) => {

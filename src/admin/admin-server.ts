@@ -82,7 +82,7 @@ export function createAdminServer(options: {
         });
       });
       http.on('error', (error) => logger.error({ err: error }, 'admin server error'));
-      logger.info({ port: (server.address() as AddressInfo).port }, 'admin server listening');
+      logger.info({ host: options.host, port: (server.address() as AddressInfo).port, adminApi: options.token() === undefined ? 'off (no admin.token)' : 'on' }, 'admin server listening');
     },
     stop: onceStop(async () => {
       if (!server) return;

@@ -58,7 +58,7 @@ export function createSeenFollower(deps: RoleDeps, cache: SeenPairCache): Servic
   const logger = deps.logger.child({ component: 'seen-follower' });
   let consumer: RunningConsumer | undefined;
   let producer: RecordProducer | undefined;
-  let failed: string | undefined;
+  let failed = false;
 
   const writeAgain = async (pairs: { userId: string; sourceId: string }[]): Promise<void> => {
     const messages = pairs.map((p) => audienceSeenMessage(p.userId, p.sourceId));
@@ -94,13 +94,13 @@ export function createSeenFollower(deps: RoleDeps, cache: SeenPairCache): Servic
   const followerEvents: ConsumerEvents = {
     onFetch: () => {
       if (!cache.following) logger.debug({ topic }, 'following user.sources; the seen-pair cache is on');
-      failed = undefined;
+      failed = false;
       cache.setFollowing(true);
     },
     onCrash: (error, restart) => {
       // Changes may be missed until it is back: cache nothing meanwhile.
       cache.setFollowing(false);
-      failed = String(error);
+      failed = true;
       logger.warn({ err: error, restart }, `reading ${topic} failed; every call's source is written until it is back`);
     },
   };
@@ -118,7 +118,8 @@ export function createSeenFollower(deps: RoleDeps, cache: SeenPairCache): Servic
     }),
     health(): ServiceHealth {
       // Not following costs writes, not correctness: never a reason to take the router out.
-      return failed === undefined ? { live: true, ready: true } : { live: true, ready: true, detail: `not following ${topic}: ${failed}` };
+      // NOTE: the detail names what is down, never the error's text (logged when it happened).
+      return !failed ? { live: true, ready: true } : { live: true, ready: true, detail: `not following ${topic} (Kafka; the log has the error)` };
     },
   };
 }

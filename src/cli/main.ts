@@ -5,7 +5,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { loadConfigFile } from '../config/load.js';
 import { secretsOf } from '../config/mask.js';
-import { runCheckConfig } from '../config/check-config.js';
+import { configWarnings, runCheckConfig } from '../config/check-config.js';
 import { staticConfigStore, watchedConfigStore } from '../config/store.js';
 import type { Config } from '../config/schema.js';
 import { createKafka, isKafkaClientError, kafkaClientKindFromEnv } from '../kafka/index.js';
@@ -63,7 +63,8 @@ export async function main(argv: string[], env: Record<string, string | undefine
     );
   }
 
-  const loaded = loadConfigFile(configFile, env);
+  const operatorCommand = invocation.kind === 'replay' || invocation.kind === 'dlq-list' || invocation.kind === 'trace';
+  const loaded = loadConfigFile(configFile, env, { adminApi: !operatorCommand });
   if (!loaded.ok) {
     for (const error of loaded.errors) stderr.write(`${error}\n`);
     stderr.write(`switchyard: ${loaded.errors.length} problem(s) in the config; nothing started\n`);
@@ -71,12 +72,13 @@ export async function main(argv: string[], env: Record<string, string | undefine
   }
   const initial = loaded.config;
 
-  if (invocation.kind === 'replay' || invocation.kind === 'dlq-list' || invocation.kind === 'trace') {
+  if (operatorCommand) {
     return runOperatorCommand(invocation, configFile, initial, env);
   }
 
   let secrets = secretsOf(initial);
   const logger = createLogger({ level: env.LOG_LEVEL ?? initial.log.level, secrets: () => secrets });
+  for (const warning of configWarnings(initial)) logger.warn(`${configFile}: ${warning}`);
   const metrics = createMetrics();
   const config = watchedConfigStore({
     file: configFile,

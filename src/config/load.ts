@@ -4,11 +4,21 @@
 
 import { readFileSync } from 'node:fs';
 import { parseDocument, type YAMLError } from 'yaml';
+import { MASK, secretTextsOf } from './mask.js';
 import { configSchema, crossCheck, isPlainObject, type Config, type IssuePath, type Problem } from './schema.js';
 
 export type LoadResult = { ok: true; config: Config } | { ok: false; errors: string[] };
 
 type Env = Record<string, string | undefined>;
+
+export interface LoadOptions {
+  /**
+   * False for a command that serves no admin API (`dlq list`, `replay`, `trace`): an
+   * `admin.token` whose variable is not set is then left out instead of refused, so an
+   * operator needs only the secrets the command uses (docs/cli.md#operator-commands).
+   */
+  adminApi?: boolean;
+}
 
 /** `destinations[0].settings.webhooks[1].url`; `(top level)` for the root. */
 export function formatPath(path: readonly PropertyKey[]): string {
@@ -21,11 +31,18 @@ export function formatPath(path: readonly PropertyKey[]): string {
   return out === '' ? '(top level)' : out;
 }
 
+/** Paths of secrets (docs/operations.md#security), as formatPath writes them. */
+const SECRET_PATH = /^(admin\.token|kafka\.sasl\.password|kafka\.ssl\.(key|cert|passphrase|pfx)|sources\[\d+\]\.writeKey|destinations\[\d+\]\.settings\.sharedSecrets?(\[\d+\])?)$/;
+
 // `$${` (a literal "${"), `${NAME}`, `${NAME:-default}`, or a "${" that is none of them.
 const REFERENCE = /\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$\{/g;
 
-function interpolateString(text: string, env: Env, path: IssuePath, problems: Problem[]): string {
-  return text.replace(REFERENCE, (match, name: string | undefined, fallback: string | undefined) => {
+/** Where a value came out empty from a `${NAME}` whose variable is set but empty, and that NAME. */
+type EmptyReferences = Map<string, string>;
+
+function interpolateString(text: string, env: Env, path: IssuePath, problems: Problem[], empty: EmptyReferences): string {
+  let emptyName: string | undefined;
+  const out = text.replace(REFERENCE, (match, name: string | undefined, fallback: string | undefined) => {
     if (match === '$${') return '${';
     if (name === undefined) {
       problems.push({
@@ -39,14 +56,16 @@ function interpolateString(text: string, env: Env, path: IssuePath, problems: Pr
     // since Kubernetes manifests often set a variable to "" rather than omit it.
     if (fallback !== undefined) return value === undefined || value === '' ? fallback : value;
     if (value === undefined) {
-      problems.push({
-        path,
-        message: `environment variable ${name} is not set; set it, or give a default with \${${name}:-value}`,
-      });
+      // NOTE: a secret gets no default: a default token is a token everyone knows.
+      const advice = SECRET_PATH.test(formatPath(path)) ? 'set it (a secret has no default)' : `set it, or give a default with \${${name}:-value}`;
+      problems.push({ path, message: `environment variable ${name} is not set; ${advice}` });
       return match;
     }
+    if (value === '') emptyName = name;
     return value;
   });
+  if (out === '' && emptyName !== undefined) empty.set(formatPath(path), emptyName);
+  return out;
 }
 
 /**
@@ -54,8 +73,8 @@ function interpolateString(text: string, env: Env, path: IssuePath, problems: Pr
  * keys). It runs after YAML parsing, so a value containing quotes, colons or newlines
  * cannot change the document's structure.
  */
-function interpolate(value: unknown, env: Env, path: IssuePath, problems: Problem[], ancestors: Set<unknown>): unknown {
-  if (typeof value === 'string') return interpolateString(value, env, path, problems);
+function interpolate(value: unknown, env: Env, path: IssuePath, problems: Problem[], ancestors: Set<unknown>, empty: EmptyReferences): unknown {
+  if (typeof value === 'string') return interpolateString(value, env, path, problems, empty);
   const isCollection = Array.isArray(value) || (isPlainObject(value) && [Object.prototype, null].includes(Object.getPrototypeOf(value)));
   if (!isCollection) return value;
   // A YAML alias can point at its own ancestor (`a: &x [*x]`); walking that would never end.
@@ -65,9 +84,9 @@ function interpolate(value: unknown, env: Env, path: IssuePath, problems: Proble
   }
   ancestors.add(value);
   const copy = Array.isArray(value)
-    ? value.map((item, i) => interpolate(item, env, [...path, i], problems, ancestors))
+    ? value.map((item, i) => interpolate(item, env, [...path, i], problems, ancestors, empty))
     : Object.fromEntries(
-        Object.entries(value).map(([k, v]) => [k, interpolate(v, env, [...path, k], problems, ancestors)]),
+        Object.entries(value).map(([k, v]) => [k, interpolate(v, env, [...path, k], problems, ancestors, empty)]),
       );
   ancestors.delete(value);
   return copy;
@@ -134,7 +153,7 @@ function sortByPlace(problems: Problem[]): Problem[] {
 const EMPTY_FILE =
   'is empty; a config needs at least one source (and kafka.brokers, unless localhost:9092 or KAFKA_BROKERS is right); start from config/example.yaml';
 
-export function parseConfigText(text: string, file: string, env: Env): LoadResult {
+export function parseConfigText(text: string, file: string, env: Env, options: LoadOptions = {}): LoadResult {
   const doc = parseDocument(text, { prettyErrors: true });
   // Warnings (an unknown `!tag`, say) are refused too: a config that means something
   // other than it looks is worse than one that does not load.
@@ -156,8 +175,10 @@ export function parseConfigText(text: string, file: string, env: Env): LoadResul
   // ConfigMap key that did not mount; defaults alone route nothing.
   if (parsed === null || parsed === undefined) return { ok: false, errors: [`${file}: (file): ${EMPTY_FILE}`] };
 
+  if (options.adminApi === false) parsed = withoutUnsetAdminToken(parsed, env);
   const envProblems: Problem[] = [];
-  let raw = interpolate(parsed, env, [], envProblems, new Set());
+  const emptyReferences: EmptyReferences = new Map();
+  let raw = interpolate(parsed, env, [], envProblems, new Set(), emptyReferences);
 
   // docs/cli.md: KAFKA_BROKERS (comma-separated host:port) overrides kafka.brokers.
   // An empty variable counts as unset, as Kubernetes manifests often leave it "".
@@ -177,14 +198,43 @@ export function parseConfigText(text: string, file: string, env: Env): LoadResul
   ];
   if (all.length === 0 && config !== undefined) return { ok: true, config };
 
+  // NOTE: messages at secret paths never quote the value (schema.ts); this also takes out
+  // any secret a message elsewhere would quote (a secret pasted under the wrong key).
+  const secrets = secretTextsOf(raw);
   const errors = sortByPlace(all).map((p) => {
+    const where = formatPath(p.path);
     const fromEnv = overridden && p.path[0] === 'kafka' && p.path[1] === 'brokers' ? ' (the value comes from KAFKA_BROKERS)' : '';
-    return `${file}: ${formatPath(p.path)}: ${p.message}${fromEnv}`;
+    const emptyName = emptyReferences.get(where);
+    const message =
+      emptyName !== undefined && p.message === 'must not be empty'
+        ? `is empty: the environment variable ${emptyName} is set but empty; give it a value`
+        : p.message;
+    return `${file}: ${where}: ${withoutSecrets(message, secrets)}${fromEnv}`;
   });
   return { ok: false, errors: [...new Set(errors)] };
 }
 
-export function loadConfigFile(file: string, env: Env): LoadResult {
+/** The document without `admin.token` when it is exactly a `${NAME}` whose variable is not set. */
+function withoutUnsetAdminToken(parsed: unknown, env: Env): unknown {
+  if (!isPlainObject(parsed) || !isPlainObject(parsed.admin) || typeof parsed.admin.token !== 'string') return parsed;
+  const reference = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/.exec(parsed.admin.token);
+  if (reference === null || env[reference[1]!] !== undefined) return parsed;
+  const { token: _unset, ...admin } = parsed.admin;
+  return { ...parsed, admin };
+}
+
+/** Secrets shorter than this are not searched for in messages (they would match by chance); their own messages never quote them. */
+const MIN_MASKED_IN_MESSAGES = 4;
+
+function withoutSecrets(message: string, secrets: readonly string[]): string {
+  let out = message;
+  for (const secret of secrets) {
+    if (secret.length >= MIN_MASKED_IN_MESSAGES && out.includes(secret)) out = out.split(secret).join(MASK);
+  }
+  return out;
+}
+
+export function loadConfigFile(file: string, env: Env, options: LoadOptions = {}): LoadResult {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -200,5 +250,5 @@ export function loadConfigFile(file: string, env: Env): LoadResult {
             : `cannot be read (${(error as Error).message})`;
     return { ok: false, errors: [`${file}: (file): ${why}`] };
   }
-  return parseConfigText(text, file, env);
+  return parseConfigText(text, file, env, options);
 }

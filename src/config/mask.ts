@@ -1,89 +1,134 @@
-// Secrets in the config, for printing it (`check-config`) and for scrubbing logs.
-// One walk finds them for both uses, so the two lists cannot drift apart.
+// Secrets in the config, for printing it (`check-config`) and for scrubbing logs
+// (docs/operations.md#security). One walk finds them for both uses, so the two lists
+// cannot drift apart. Webhook URLs are printed as their origin without user info
+// (`webhookLabel`): user info, path and query often carry a token (Slack's
+// `/services/T…/B…/secret`, `?sig=…`).
 
+import { SENSITIVE_NAME } from './schema.js';
 import type { Config } from './schema.js';
 
 export const MASK = '****';
 
+/**
+ * Secrets shorter than this are never searched for in log text (masking every "abc" of
+ * a line would garble the logs, and a short secret shows up by chance): they are
+ * masked by the name of the field that holds them (the logger's redact paths), and
+ * `check-config` warns about them.
+ */
+export const MIN_SCRUBBED_SECRET_LENGTH = 8;
+
 /** TLS options (as kafkajs passes them to tls.connect) that hold private material. */
 const SSL_SECRET_KEYS = new Set(['key', 'cert', 'passphrase', 'pfx']);
 
-/**
- * Static webhook headers that look like credentials (`Authorization`, `X-Api-Key`,
- * `X-Auth-Token`, ...). Receivers often authenticate with one of these instead of the
- * signature; masking a harmless header by mistake costs less than printing a token.
- */
-const SENSITIVE_NAME = /auth|token|secret|key|passw|cookie|session|credential|signature/i;
+/** A secret and where it is in the config (`sources[0].writeKey`), for warnings that must not quote it. */
+export interface FoundSecret {
+  path: string;
+  value: string;
+}
 
-function stringsIn(value: unknown, out: string[]): void {
-  if (typeof value === 'string') {
-    if (value !== '') out.push(value);
-  } else if (Array.isArray(value)) {
-    for (const item of value) stringsIn(item, out);
-  } else if (typeof value === 'object' && value !== null) {
-    for (const item of Object.values(value)) stringsIn(item, out);
+/** A webhook URL as it may be printed: its origin, without user info, path or query. */
+export function printableUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    // URL.origin never holds user info; it is "null" for schemes the config refuses.
+    return parsed.origin === 'null' ? '(a URL that is not http or https)' : parsed.origin;
+  } catch {
+    return '(a URL that does not parse)';
   }
 }
 
-/** `https://user:pass@host/x?token=t` → `https://user:****@host/x?token=****`, collecting the secrets. */
-function maskUrl(text: string, found: string[]): string {
+/** How a URL of a destination is named in logs, dead letters and errors: `webhooks[1] https://hooks.example.com`. */
+export function webhookLabel(index: number, url: string): string {
+  return `webhooks[${index}] ${printableUrl(url)}`;
+}
+
+function stringsIn(value: unknown, path: string, out: FoundSecret[]): void {
+  if (typeof value === 'string') {
+    if (value !== '') out.push({ path, value });
+  } else if (Array.isArray(value)) {
+    value.forEach((item, i) => stringsIn(item, `${path}[${i}]`, out));
+  } else if (typeof value === 'object' && value !== null) {
+    for (const [key, item] of Object.entries(value)) stringsIn(item, `${path}.${key}`, out);
+  }
+}
+
+/** Every part of a URL that may be secret: user info, path, query, each query value (raw and decoded). */
+function urlSecrets(text: string, path: string, out: FoundSecret[]): void {
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    return text;
+    out.push({ path, value: text });
+    return;
   }
-  let changed = false;
-  if (url.password !== '') {
-    found.push(url.password, decodeURIComponent(url.password));
-    url.password = MASK;
-    changed = true;
-  }
-  for (const [name, value] of [...url.searchParams]) {
-    if (value !== '' && SENSITIVE_NAME.test(name)) {
-      found.push(value, encodeURIComponent(value));
-      url.searchParams.set(name, MASK);
-      changed = true;
+  const add = (value: string) => {
+    if (value === '' || value === '/') return;
+    out.push({ path, value });
+    try {
+      const decoded = decodeURIComponent(value);
+      if (decoded !== value) out.push({ path, value: decoded });
+    } catch {
+      // not percent-encoded text: the raw form is enough
     }
-  }
-  // Only re-serialize when something was masked: URL normalizes what it prints.
-  return changed ? url.toString() : text;
+  };
+  add(url.username);
+  add(url.password);
+  add(url.pathname);
+  add(`${url.pathname}${url.search}`);
+  add(url.search.slice(1));
+  add(url.hash.slice(1));
+  // Each query value as written (add() puts the decoded form beside it).
+  for (const pair of url.search.slice(1).split('&')) if (pair.includes('=')) add(pair.slice(pair.indexOf('=') + 1));
 }
 
-/** Replaces every secret in `copy` (a deep copy of a Config) and returns the originals. */
-function maskInPlace(copy: Config): string[] {
-  const found: string[] = [];
-  const take = <T>(value: T): T | typeof MASK => {
-    stringsIn(value, found);
+/** The URL as check-config prints it: its origin, and `/****` when anything else was hidden. */
+function maskedUrl(text: string): string {
+  const origin = printableUrl(text);
+  try {
+    const url = new URL(text);
+    const hidden = url.username !== '' || url.password !== '' || url.pathname !== '/' || url.search !== '' || url.hash !== '';
+    return hidden ? `${origin}/${MASK}` : origin;
+  } catch {
+    return origin;
+  }
+}
+
+/** Replaces every secret in `copy` (a deep copy of a Config) and returns the originals with their paths. */
+function maskInPlace(copy: Config): FoundSecret[] {
+  const found: FoundSecret[] = [];
+  const take = <T>(value: T, path: string): T | typeof MASK => {
+    stringsIn(value, path, found);
     return MASK;
   };
 
-  if (copy.admin.token !== undefined) copy.admin.token = take(copy.admin.token);
-  if (copy.kafka.sasl !== undefined) copy.kafka.sasl.password = take(copy.kafka.sasl.password);
+  if (copy.admin.token !== undefined) copy.admin.token = take(copy.admin.token, 'admin.token');
+  if (copy.kafka.sasl !== undefined) copy.kafka.sasl.password = take(copy.kafka.sasl.password, 'kafka.sasl.password');
   const ssl = copy.kafka.ssl;
   if (typeof ssl === 'object') {
     for (const key of Object.keys(ssl)) {
-      if (SSL_SECRET_KEYS.has(key) && ssl[key] !== undefined) ssl[key] = take(ssl[key]);
+      if (SSL_SECRET_KEYS.has(key) && ssl[key] !== undefined) ssl[key] = take(ssl[key], `kafka.ssl.${key}`);
     }
   }
-  for (const source of copy.sources) {
-    if (source.writeKey !== undefined) source.writeKey = take(source.writeKey);
-  }
-  for (const destination of copy.destinations) {
+  copy.sources.forEach((source, i) => {
+    if (source.writeKey !== undefined) source.writeKey = take(source.writeKey, `sources[${i}].writeKey`);
+  });
+  copy.destinations.forEach((destination, i) => {
     const settings = destination.settings;
-    if (settings.sharedSecret !== undefined) settings.sharedSecret = take(settings.sharedSecret);
-    if (settings.sharedSecrets !== undefined) settings.sharedSecrets = settings.sharedSecrets.map(take);
-    for (const webhook of settings.webhooks) {
-      webhook.url = maskUrl(webhook.url, found);
+    const at = `destinations[${i}].settings`;
+    if (settings.sharedSecret !== undefined) settings.sharedSecret = take(settings.sharedSecret, `${at}.sharedSecret`);
+    if (settings.sharedSecrets !== undefined) settings.sharedSecrets = settings.sharedSecrets.map((secret, j) => take(secret, `${at}.sharedSecrets[${j}]`));
+    settings.webhooks.forEach((webhook, j) => {
+      urlSecrets(webhook.url, `${at}.webhooks[${j}].url`, found);
+      webhook.url = maskedUrl(webhook.url);
       for (const [name, value] of Object.entries(webhook.headers)) {
-        if (SENSITIVE_NAME.test(name)) webhook.headers[name] = take(value);
+        if (SENSITIVE_NAME.test(name)) webhook.headers[name] = take(value, `${at}.webhooks[${j}].headers.${name}`);
       }
-    }
-  }
+    });
+  });
   return found;
 }
 
-/** A deep copy of `config` for printing, with every secret replaced by "****". */
+/** A deep copy of `config` for printing, with every secret replaced by "****" and URLs cut to their origin. */
 export function maskConfig(config: Config): unknown {
   const copy = structuredClone(config);
   maskInPlace(copy);
@@ -95,6 +140,53 @@ export function maskConfig(config: Config): unknown {
  * that replaces them in order never leaves part of a longer secret behind.
  */
 export function secretsOf(config: Config): string[] {
-  const found = maskInPlace(structuredClone(config));
+  const found = maskInPlace(structuredClone(config)).map((secret) => secret.value);
   return [...new Set(found)].sort((a, b) => b.length - a.length);
+}
+
+/** Secrets too short to be searched for in logs (MIN_SCRUBBED_SECRET_LENGTH), with where they are. */
+export function shortSecretsOf(config: Config): FoundSecret[] {
+  return maskInPlace(structuredClone(config)).filter((secret) => secret.value.length < MIN_SCRUBBED_SECRET_LENGTH && !secret.path.endsWith('.url'));
+}
+
+/**
+ * The secret values of a config document before it is checked (any shape, any type):
+ * what a message about the document must not quote. Scalars at secret paths (numbers
+ * too: `password: 98765432`), the secret parts of webhook URLs; each also as JSON
+ * quotes it. Longest first.
+ */
+export function secretTextsOf(raw: unknown): string[] {
+  const found: FoundSecret[] = [];
+  const scalar = (value: unknown, path: string) => {
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint') stringsIn(String(value), path, found);
+    else if (Array.isArray(value)) value.forEach((item, i) => scalar(item, `${path}[${i}]`));
+  };
+  const doc = record(raw);
+  const kafka = record(doc.kafka);
+  scalar(record(doc.admin).token, 'admin.token');
+  scalar(record(kafka.sasl).password, 'kafka.sasl.password');
+  const ssl = record(kafka.ssl);
+  for (const key of SSL_SECRET_KEYS) scalar(ssl[key], `kafka.ssl.${key}`);
+  list(doc.sources).forEach((source, i) => scalar(record(source).writeKey, `sources[${i}].writeKey`));
+  list(doc.destinations).forEach((destination, i) => {
+    const settings = record(record(destination).settings);
+    scalar(settings.sharedSecret, 'sharedSecret');
+    scalar(settings.sharedSecrets, 'sharedSecrets');
+    list(settings.webhooks).forEach((webhook, j) => {
+      const { url, headers } = record(webhook);
+      if (typeof url === 'string') urlSecrets(url, `destinations[${i}].settings.webhooks[${j}].url`, found);
+      for (const [name, value] of Object.entries(record(headers))) if (SENSITIVE_NAME.test(name)) scalar(value, name);
+    });
+  });
+  const texts = new Set<string>();
+  for (const { value } of found) texts.add(value).add(JSON.stringify(value).slice(1, -1));
+  return [...texts].sort((a, b) => b.length - a.length);
+}
+
+function record(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+function list(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [];
 }

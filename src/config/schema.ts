@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { compileExpression, propertyPathProblem } from '../shaping/index.js';
 import type { ShapingSettings } from '../shaping/index.js';
 import { DURATION_PATTERN, parseDuration } from './duration.js';
+import { isLoopbackHost } from '../network/address-rule.js';
 import { snakeCase } from './snake-case.js';
 
 export interface WebhookEntry {
@@ -125,7 +126,7 @@ export interface Config {
     retryTiers: RetryTier[];
     maxRetryWindowMs: number;
     concurrencyPerDestination: number;
-    /** Refuse to connect to loopback, private, link-local, unique-local and metadata addresses. */
+    /** Connect only to global unicast addresses (src/network/address-rule.ts). */
     blockPrivateNetworks: boolean;
   };
   /** YAML key `shutdownTimeout`. */
@@ -200,6 +201,26 @@ export function describe(value: unknown): string {
   return `${typeof value} ${String(value)}`;
 }
 
+/**
+ * How a secret's value reads in an error message: its type only. NOTE: a value at a
+ * secret path is never quoted (check-config output and the log of a refused reload end
+ * up in CI logs and log stores); docs/operations.md#security.
+ */
+export function describeSecret(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null (an empty value)';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a mapping';
+  return `a ${typeof value} (not shown: it is a secret)`;
+}
+
+/**
+ * Static webhook headers that look like credentials (`Authorization`, `X-Api-Key`,
+ * `X-Auth-Token`, ...). Receivers often authenticate with one of these instead of the
+ * signature; masking a harmless header by mistake costs less than printing a token.
+ */
+export const SENSITIVE_NAME = /auth|token|secret|key|passw|cookie|session|credential|signature/i;
+
 // ---------------------------------------------------------------------------
 // What each check accepts, as JSON Schema: config/switchyard.schema.json (npm run
 // schema) is generated from these, so an editor can check a file as it is written.
@@ -235,6 +256,15 @@ function checkText(value: unknown): Checked<string> {
   return ok(value);
 }
 checkText.input = { type: 'string', minLength: 1 };
+
+/** A secret (a token, a password, a write key): as checkText, but never quoted in a message. */
+function checkSecret(value: unknown): Checked<string> {
+  if (value === undefined) return fail(REQUIRED);
+  if (typeof value !== 'string') return fail(`must be a string, got ${describeSecret(value)}; quote it in YAML`);
+  if (value.length === 0) return fail('must not be empty');
+  return ok(value);
+}
+checkSecret.input = checkText.input;
 
 // NOTE: integers and booleans also accept their string form, because a value that
 // comes from `${ENV_VAR}` interpolation is always a string (interpolation happens
@@ -320,7 +350,7 @@ const checkGroupPrefix = withInput(orFromEnv({ type: 'string', pattern: `^$|${TO
   return ok(text.value);
 });
 
-function checkList<T>(check: Check<T>, opts: { min?: number; max?: number } = {}) {
+function checkList<T>(check: Check<T>, opts: { min?: number; max?: number; secret?: boolean } = {}) {
   const input = {
     type: 'array',
     items: check.input ?? {},
@@ -329,7 +359,7 @@ function checkList<T>(check: Check<T>, opts: { min?: number; max?: number } = {}
   };
   return withInput(input, (value: unknown): Checked<T[]> => {
     if (value === undefined) return fail(REQUIRED);
-    if (!Array.isArray(value)) return fail(`must be a list, got ${describe(value)}`);
+    if (!Array.isArray(value)) return fail(`must be a list, got ${opts.secret === true ? describeSecret(value) : describe(value)}`);
     const problems: Problem[] = [];
     if (opts.min !== undefined && value.length < opts.min) {
       problems.push({ path: [], message: `needs at least ${opts.min} ${opts.min === 1 ? 'entry' : 'entries'}, got ${value.length}` });
@@ -365,14 +395,13 @@ checkBroker.input = orFromEnv({ type: 'string', pattern: BROKER_PATTERN.source, 
 function checkWebhookUrl(value: unknown): Checked<string> {
   const text = checkText(value);
   if (!text.ok) return text;
-  const expected = `${describe(value)} must be an absolute http:// or https:// URL`;
+  // NOTE: the URL is not quoted: its user info, path or query may hold a token.
+  const expected = 'must be an absolute http:// or https:// URL';
   // NOTE: the WHATWG parser accepts "http:host" and "http:/host" for special schemes;
   // insisting on the literal "//" keeps the URL what the operator sees.
   if (!/^https?:\/\//i.test(text.value)) {
-    const hint = /^[a-z][a-z0-9+.-]*:/i.test(text.value)
-      ? ''
-      : `; add the scheme, e.g. ${JSON.stringify(`https://${text.value}`)}`;
-    return fail(expected + hint);
+    const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(text.value)?.[1];
+    return fail(scheme !== undefined ? `${expected}, not ${JSON.stringify(`${scheme}://`)}` : `${expected}; add the scheme, e.g. https://<host>/<path>`);
   }
   let url: URL;
   try {
@@ -427,7 +456,8 @@ function checkHeaders(value: unknown): Checked<Record<string, string>> {
     }
     seen.set(lower, name);
     if (typeof headerValue !== 'string') {
-      problems.push({ path: [name], message: `header value must be a string, got ${describe(headerValue)}; quote it in YAML` });
+      const got = SENSITIVE_NAME.test(name) ? describeSecret(headerValue) : describe(headerValue);
+      problems.push({ path: [name], message: `header value must be a string, got ${got}; quote it in YAML` });
       continue;
     }
     const bad = headerValueProblem(headerValue);
@@ -676,6 +706,7 @@ function list<T extends z.ZodType>(element: T, whenMissing = REQUIRED) {
 }
 
 const nonEmptyText = field(checkText);
+const secretText = field(checkSecret);
 const idList = field(checkList(checkText));
 const port = field(checkInt(0, 65535));
 
@@ -690,7 +721,7 @@ const kafkaSchema = strictObject({
   sasl: strictObject({
     mechanism: field(oneOf(['plain', 'scram-sha-256', 'scram-sha-512'] as const)),
     username: nonEmptyText,
-    password: nonEmptyText,
+    password: secretText,
   }).optional(),
 });
 
@@ -740,7 +771,7 @@ const trackFilterSchema = strictObject({
 
 const sourceSchema = strictObject({
   id: nonEmptyText,
-  writeKey: nonEmptyText.optional(),
+  writeKey: secretText.optional(),
   destinations: idList.prefault([]),
   trackFilter: trackFilterSchema.optional(),
 });
@@ -871,8 +902,8 @@ const destinationSchema = strictObject({
       // The count is wrong whatever the entries hold; report it alongside their problems.
       { when: (payload) => Array.isArray(payload.value) },
     ).meta({ minItems: 1, maxItems: MAX_WEBHOOKS }),
-    sharedSecret: nonEmptyText.optional(),
-    sharedSecrets: field(checkList(checkText, { min: 1, max: MAX_SHARED_SECRETS })).optional(),
+    sharedSecret: secretText.optional(),
+    sharedSecrets: field(checkList(checkSecret, { min: 1, max: MAX_SHARED_SECRETS, secret: true })).optional(),
     signing: field(oneOf(['segment', 'standard'] as const)).prefault('segment'),
     ...shapingKeys,
   }).superRefine(
@@ -904,6 +935,29 @@ const audienceSchema = strictObject({
   rule: field((value) => checkAudienceRule(value), AUDIENCE_RULE_REF),
 });
 
+/** The admin port listens on loopback unless `admin.host` says otherwise (docs/configuration.md#admin). */
+export const DEFAULT_ADMIN_HOST = '127.0.0.1';
+/** The shortest admin token accepted on a host other machines can reach. */
+export const MIN_ADMIN_TOKEN_LENGTH = 16;
+
+/**
+ * Why `token` cannot guard an admin port bound to `host`, or undefined. On loopback any
+ * token (or none) will do; elsewhere anyone who reaches the port can try it, so it must
+ * be long and not a placeholder printed in the examples. NOTE: the token is not quoted.
+ */
+function adminTokenProblem(host: string, token: string | undefined): string | undefined {
+  if (token === undefined || isLoopbackHost(host)) return undefined;
+  const where = `admin.host is ${JSON.stringify(host)}, reachable from other machines`;
+  const generate = 'generate one with `openssl rand -hex 32`, or bind the admin port to 127.0.0.1';
+  if (token === 'dev-admin-token' || /^change-?me/i.test(token)) {
+    return `is a placeholder from the examples and ${where}: set a token of your own; ${generate}`;
+  }
+  if (token.length < MIN_ADMIN_TOKEN_LENGTH) {
+    return `is shorter than ${MIN_ADMIN_TOKEN_LENGTH} characters and ${where}: anyone who reaches the port could guess it; ${generate}`;
+  }
+  return undefined;
+}
+
 const NO_SOURCE =
   'needs at least one source (where calls come from: an id, a writeKey and the destinations it feeds); see config/example.yaml';
 
@@ -915,9 +969,14 @@ export const configSchema: z.ZodType<Config> = strictObject({
   gateway: listenerSchema(8080).prefault({}),
   admin: strictObject({
     port: port.prefault(9464),
-    host: nonEmptyText.prefault('0.0.0.0'),
-    token: nonEmptyText.optional(),
-  }).prefault({}),
+    host: nonEmptyText.prefault(DEFAULT_ADMIN_HOST),
+    token: secretText.optional(),
+  })
+    .superRefine((admin, ctx) => {
+      const problem = adminTokenProblem(admin.host, admin.token);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem, path: ['token'] });
+    })
+    .prefault({}),
   delivery: deliverySchema.prefault({}),
   shutdownTimeout: field(checkDuration).prefault('25s'),
   log: strictObject({

@@ -5,7 +5,6 @@
 // process has one consumer, one producer, one admin and one HTTP connection pool.
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
-import { maskConfig } from '../config/mask.js';
 import { TopicsNotCreatedError } from '../errors.js';
 import { createAdmin, createPartitionStream, createProducer, createTopology, delivererGroupId, legacyGroupIds } from '../kafka/index.js';
 import type { InboundRecord, KafkaAdmin, PartitionStream, RecordProducer, Topology } from '../kafka/index.js';
@@ -197,7 +196,8 @@ class DelivererService implements Service {
 
   health(): ServiceHealth {
     const failure = this.stream?.failure();
-    if (failure !== undefined) return { live: false, ready: false, detail: `the delivery consumer stopped for good: ${failure.message}` };
+    // NOTE: the detail names what is down, never the error's text (logged at fatal).
+    if (failure !== undefined) return { live: false, ready: false, detail: 'the delivery consumer (Kafka) stopped for good (the log has the error): restart the process' };
     const ready = this.started && !this.stopping && (this.lanes.size === 0 || this.stream?.joined() === true);
     if (!ready) return { live: true, ready, detail: this.stopping ? 'stopping' : `waiting for the consumer group ${this.groupId} to join` };
     const foreign = this.lanes.size === 0 ? undefined : this.stream?.assignmentProblem();
@@ -236,7 +236,7 @@ class DelivererService implements Service {
    */
   private async reconcile(config: Config): Promise<void> {
     const enabled = config.destinations.filter((d) => d.enabled);
-    this.prepareSettings(config, enabled);
+    this.prepareSettings(enabled);
     const shape = JSON.stringify(config.delivery);
     const stale = [...this.lanes.values()].filter((running) => !this.settings.has(running.id) || running.shape !== shape);
     const missing = enabled.filter((d) => !this.lanes.has(d.id) || stale.some((r) => r.id === d.id));
@@ -268,13 +268,9 @@ class DelivererService implements Service {
   }
 
   /** Settings first: running lanes take new URLs, headers and secrets with their next event. */
-  private prepareSettings(config: Config, enabled: readonly Config['destinations'][number][]): void {
-    const masked = maskConfig(config) as Config;
+  private prepareSettings(enabled: readonly Config['destinations'][number][]): void {
     this.settings.clear();
-    for (const destination of enabled) {
-      const maskedDestination = masked.destinations.find((d) => d.id === destination.id)!;
-      this.settings.set(destination.id, prepareDestination(destination, maskedDestination));
-    }
+    for (const destination of enabled) this.settings.set(destination.id, prepareDestination(destination));
   }
 
   /**

@@ -1,4 +1,5 @@
 // A destination's settings turned, once per config, into what each delivery needs.
+import { webhookLabel } from '../config/mask.js';
 import type { DestinationConfig, RateLimitConfig } from '../config/schema.js';
 import { USER_AGENT } from '../version.js';
 import type { FanOutTarget } from './fan-out.js';
@@ -9,7 +10,7 @@ import type { Signer } from './signing.js';
 export interface PreparedDestination {
   id: string;
   targets: FanOutTarget[];
-  /** The URLs as they may be printed (dead-letter `error`, logs), by target index. */
+  /** The URLs as they may be printed (dead-letter `error`, logs), by target index: `webhooks[1] https://hooks.example.com`. */
   printableUrls: string[];
   /** Adds the signature headers of an attempt; undefined without a secret. */
   sign?: Signer;
@@ -17,15 +18,12 @@ export interface PreparedDestination {
 }
 
 /**
- * `masked` is the same destination from `maskConfig`: its URLs have passwords and
- * token-like query values replaced, for the dead-letter `error` header.
- *
  * Headers, in this order (docs/webhooks.md): Content-Type, User-Agent, the entry's static
  * headers; the signature headers (signing.ts) and traceparent are added per attempt.
  * A URL with user:password also gets the Basic `Authorization` it stands for (undici
  * does not derive it), unless the entry sets Authorization itself.
  */
-export function prepareDestination(destination: DestinationConfig, masked: DestinationConfig): PreparedDestination {
+export function prepareDestination(destination: DestinationConfig): PreparedDestination {
   const targets = destination.settings.webhooks.map((hook): FanOutTarget => {
     const headers: Record<string, string> = {
       'content-type': 'application/json',
@@ -40,7 +38,9 @@ export function prepareDestination(destination: DestinationConfig, masked: Desti
     }
     return { target: webhookTarget(hook.url), headers };
   });
-  const printableUrls = destination.settings.webhooks.map((hook, i) => masked.settings.webhooks[i]?.url ?? '(url hidden)');
+  // NOTE: only the origin and the index: user info, path and query may hold a token
+  // (docs/webhooks.md#reading-dead-letters).
+  const printableUrls = destination.settings.webhooks.map((hook, i) => webhookLabel(i, hook.url));
   const { sharedSecret, sharedSecrets, signing, rateLimit } = destination.settings;
   const sign = createSigner(signing, sharedSecrets ?? (sharedSecret === undefined ? [] : [sharedSecret]));
   return { id: destination.id, targets, printableUrls, ...(sign === undefined ? {} : { sign }), ...(rateLimit === undefined ? {} : { rateLimit }) };

@@ -135,8 +135,8 @@ const MAX_REASON_CHARS = 300;
 
 /**
  * The dead letter's `error`: `<url>: <reason>` per URL, joined by "; ". URLs are given
- * as masked for printing (no passwords or token-like query values); reasons are kept
- * to one line.
+ * as printed (`webhooks[1] https://hooks.example.com`: index and origin, no user info,
+ * path or query); reasons are kept to one line.
  */
 export function describeFailures(failures: readonly { url: string; reason: string }[]): string {
   return failures

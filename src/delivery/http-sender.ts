@@ -1,10 +1,13 @@
 // The one module that owns undici. The rest of the deliverer talks to `HttpSender`:
 // send(target, body, headers) → an AttemptResult value.
+import { isIP } from 'node:net';
 import { Agent, buildConnector } from 'undici';
 import type { Dispatcher } from 'undici';
+import { judgeAddress } from '../network/address-rule.js';
 import type { AttemptResult } from './classify.js';
 import { classifyError, classifyStatus, timedOut } from './classify.js';
-import { guardedLookup, refuseLiteralAddress } from './private-network.js';
+import { BlockedAddressError, guardedLookup, refuseLiteralAddress } from './private-network.js';
+import type { ConnectTo, ResolveAll } from './private-network.js';
 
 /** A webhook URL, parsed once per config. */
 export interface WebhookTarget {
@@ -33,8 +36,14 @@ export interface HttpSenderOptions {
   timeoutMs: number;
   /** Response bodies are read and thrown away up to this many bytes; past it the connection is dropped. */
   maxResponseBodyBytes?: number;
-  /** `delivery.blockPrivateNetworks`: refuse to connect to loopback, private, link-local, ... addresses. */
+  /** `delivery.blockPrivateNetworks`: connect only to global unicast addresses (src/network/address-rule.ts). */
   blockPrivateNetworks?: boolean;
+  /**
+   * Tests only: the resolver names go through, and where a socket really connects once
+   * the guard let an address through (a loopback listener, so that a guard that fails
+   * shows up as a request there, never as traffic leaving the machine).
+   */
+  network?: { resolve: ResolveAll; connectTo: ConnectTo };
 }
 
 /** Node's default keeps connections 5 s; receivers usually keep them longer. */
@@ -153,18 +162,27 @@ function expireNow(attempt: Attempt): void {
 }
 
 /**
- * undici's own connector, with every address checked before the socket connects to it:
- * a host that is an IP address here, a name in the DNS lookup the socket makes. NOTE:
- * the lookup is the socket's own, so the address checked is the address connected to
- * (no second resolution that DNS rebinding could answer differently). Node skips the
- * lookup for an IP address, hence the check of the host first.
+ * undici's own connector, with every address checked before the socket connects to it
+ * (`guard`): a host that is an IP address here, a name in the DNS lookup the socket
+ * makes. NOTE: the lookup is the socket's own, so the address checked is the address
+ * connected to (no second resolution that DNS rebinding could answer differently). Node
+ * skips the lookup for an IP address, hence the check of the host first; text node takes
+ * for an address but the rule cannot read is refused (fail closed).
  */
-function guardedConnector(timeoutMs: number): buildConnector.connector {
-  const connect = buildConnector({ timeout: timeoutMs, lookup: guardedLookup() });
+function checkingConnector(timeoutMs: number, guard: boolean, network: HttpSenderOptions['network']): buildConnector.connector {
+  const connect = buildConnector({ timeout: timeoutMs, lookup: guardedLookup({ guard, ...network }) });
   return (options, callback) => {
-    const refused = refuseLiteralAddress(options.hostname);
-    if (refused !== undefined) {
-      callback(refused, null);
+    const host = options.hostname.startsWith('[') ? options.hostname.slice(1, -1) : options.hostname;
+    const family = isIP(host);
+    if (guard && family !== 0) {
+      const refused = refuseLiteralAddress(host) ?? (judgeAddress(host) === undefined ? new BlockedAddressError(host, host, undefined) : undefined);
+      if (refused !== undefined) {
+        callback(refused, null);
+        return;
+      }
+    }
+    if (network !== undefined && family !== 0) {
+      connect({ ...options, hostname: network.connectTo({ address: host, family }).address }, callback);
       return;
     }
     connect(options, callback);
@@ -188,7 +206,10 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
   const agent = new Agent({
     keepAliveTimeout: KEEP_ALIVE_MS,
     keepAliveMaxTimeout: 10 * KEEP_ALIVE_MS,
-    connect: options.blockPrivateNetworks === true ? guardedConnector(backstopMs) : { timeout: backstopMs },
+    connect:
+      options.blockPrivateNetworks === true || options.network !== undefined
+        ? checkingConnector(backstopMs, options.blockPrivateNetworks === true, options.network)
+        : { timeout: backstopMs },
     headersTimeout: backstopMs,
     bodyTimeout: backstopMs,
   });

@@ -55,12 +55,30 @@ export function createSigner(scheme: SigningScheme, secrets: readonly string[]):
     return bytes;
   });
   return (body, messageId, nowMs, headers) => {
-    const id = messageId !== undefined && messageId !== '' ? messageId : fallbackMessageId(body);
+    const id = messageId !== undefined && messageId !== '' ? webhookId(messageId) : fallbackMessageId(body);
     const timestamp = Math.floor(nowMs / 1000);
     headers['webhook-id'] = id;
     headers['webhook-timestamp'] = String(timestamp);
     headers['webhook-signature'] = keys.map((key) => standardSignature(key, id, timestamp, body)).join(' ');
   };
+}
+
+/** A messageId a header carries unchanged: 1 to 256 printable ASCII characters, no space at either end. */
+const HEADER_SAFE_ID = /^[\x21-\x7e](?:[\x20-\x7e]{0,254}[\x21-\x7e])?$/;
+
+/**
+ * The `webhook-id` of a messageId (docs/webhooks.md#standard-webhooks): the messageId
+ * itself, or, when a header cannot carry it unchanged (a control character, anything
+ * outside printable ASCII, a space at either end, over 256 characters), `msg_sha256_`
+ * and 32 hex digits of the SHA-256 of its UTF-8. NOTE: undici refuses control
+ * characters in a header, and receivers read other bytes as Latin-1 or UTF-8 as they
+ * please, so the id they verify would differ from the one signed; the event would be
+ * dead-lettered for its id alone. The mapped id is the same on every attempt (receivers
+ * drop duplicates by it); the body keeps the messageId as it is.
+ */
+export function webhookId(messageId: string): string {
+  if (HEADER_SAFE_ID.test(messageId)) return messageId;
+  return `msg_sha256_${createHash('sha256').update(messageId, 'utf8').digest('hex').slice(0, 32)}`;
 }
 
 /**

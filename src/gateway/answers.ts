@@ -13,6 +13,7 @@ export type GatewayErrorCode =
   | 'request_too_large'
   | 'call_too_large'
   | 'too_many_calls'
+  | 'write_too_large'
   | 'unauthorized'
   | 'not_found'
   | 'method_not_allowed'

@@ -18,17 +18,33 @@ import { onceStop, runAll } from '../runtime/service.js';
 import { createCallWriter } from './call-writer.js';
 import type { CallWriter } from './call-writer.js';
 import { GatewayIntake } from './intake.js';
+import { DEFAULT_BODY_PACE } from './request-body.js';
+import type { BodyPace } from './request-body.js';
 import { serveRequest } from './request-handler.js';
 import type { RequestContext } from './request-handler.js';
 import { createResponder } from './responder.js';
+import { authorizeHeader } from './write-key.js';
 
 export interface GatewayOptions {
   /** The gateway's clock (epoch ms): `receivedAt` and the skew correction. Tests pin it. */
   now?: () => number;
   /** Id for calls without a messageId; a random UUID by default. */
   newMessageId?: () => string;
-  /** Requests handled at once; over it, 503 with Retry-After. Default 256 (at most 128 MB of bodies). */
+  /**
+   * Requests with a known write key in the Authorization header handled at once; over it,
+   * 503 with Retry-After. Default 256 (at most 128 MB of bodies).
+   */
   maxInFlightRequests?: number;
+  /**
+   * Requests without an Authorization header (the write key in the body) handled at once,
+   * in a pool of their own: callers without a key cannot take the slots of those with
+   * one. Default 32.
+   */
+  maxInFlightKeyInBody?: number;
+  /** Connections open at once; more are closed as they arrive. Default 4,096. */
+  maxConnections?: number;
+  /** How fast a body must arrive (request-body.ts). Default: first byte within 5 s, then 8 KB/s. */
+  bodyPace?: BodyPace;
   /** How long a send may wait for Kafka's acknowledgement before the answer is 503. Default 10 s. */
   sendTimeoutMs?: number;
   /**
@@ -73,16 +89,20 @@ export function createGatewayService(deps: RoleDeps, options: GatewayOptions = {
     logger,
     now: options.now ?? Date.now,
     newMessageId: options.newMessageId ?? randomUUID,
+    bodyPace: options.bodyPace ?? DEFAULT_BODY_PACE,
   };
   const intake = new GatewayIntake({
     host: initial.gateway.host,
     port: initial.gateway.port,
     maxInFlight: options.maxInFlightRequests ?? 256,
+    maxInFlightKeyInBody: options.maxInFlightKeyInBody ?? 32,
+    maxConnections: options.maxConnections ?? 4_096,
+    authorize: (req) => authorizeHeader(deps.config.current(), req.headers.authorization),
     headersTimeoutMs: options.headersTimeoutMs ?? 10_000,
     requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
     drainTimeoutMs: options.drainTimeoutMs ?? 10_000,
     callsTopic: topics.calls,
-    serve: (req, res, route, span, traceparent) => serveRequest(context, req, res, route, span, traceparent),
+    serve: (req, res, route, sourceId, span, traceparent) => serveRequest(context, req, res, route, sourceId, span, traceparent),
     reply,
     metrics,
     logger,
@@ -109,18 +129,20 @@ function gatewayHealth(intake: GatewayIntake, writer: CallWriter): ServiceHealth
   const listening = intake.listening();
   const stopping = intake.stopping();
   const connected = writer.connected();
-  const lastSendError = writer.lastSendError();
+  const sendFailed = writer.lastSendError() !== undefined;
   // NOTE: a failing send does not make the gateway unready: every replica shares
   // the brokers, and taking them all out of the balancer would turn a 503 with
   // Retry-After (which clients honour) into connection errors.
+  // NOTE: /readyz is not authenticated: it names the dependency that is down, never its
+  // error text (the log has that).
   const detail = stopping
     ? 'stopping'
     : !listening
       ? 'not listening'
       : !connected
         ? 'Kafka producer not connected'
-        : lastSendError !== undefined
-          ? `last send to Kafka failed: ${lastSendError}`
+        : sendFailed
+          ? 'Kafka: the last send failed'
           : undefined;
   return { live: true, ready: listening && connected && !stopping, ...(detail ? { detail } : {}) };
 }

@@ -25,6 +25,13 @@ import type { Route } from './routes.js';
 /** Calls in one batch request, at most (docs/http-api.md). */
 export const MAX_BATCH_CALLS = 2500;
 
+/**
+ * The most one request may write, keys and values of its records in all: 1 MiB
+ * (docs/http-api.md#limits). NOTE: the request's `context` is copied into every call, so
+ * without it a 500 KB body of 2,500 calls could write 2,500 × 32 KB = 80 MB.
+ */
+export const MAX_REQUEST_WRITE_BYTES = 1024 * 1024;
+
 export interface IngestInput {
   route: Route;
   /** The request body, parsed once. */
@@ -64,7 +71,7 @@ export type IngestResult =
   | {
       ok: false;
       status: 400 | 413;
-      code: 'invalid_request' | 'too_many_calls' | 'call_too_large';
+      code: 'invalid_request' | 'too_many_calls' | 'call_too_large' | 'write_too_large';
       message: string;
       /** The reason recorded when the whole body is kept in `calls.invalid`. */
       reason: InvalidReason;
@@ -143,12 +150,55 @@ function ingestBatch(input: IngestInput, receivedAtText: string): IngestResult {
   if ('ok' in shared) return shared;
   const accepted: AcceptedCall[] = [];
   const rejected: RejectedCall[] = [];
+  const written = new WrittenBytes();
   for (let index = 0; index < batch.length; index++) {
     const outcome = prepareCall(batch[index], index, route, shared);
     if ('reason' in outcome) rejected.push(outcome);
     else accepted.push(outcome);
+    // Stops at the first call over the cap: the rest is not worth preparing.
+    if (written.over(outcome, accepted, rejected)) {
+      return requestError(
+        413,
+        'write_too_large',
+        `the calls as stored come to more than ${MAX_REQUEST_WRITE_BYTES} bytes (1 MiB, the most one request may write; the request's "context" is copied into each of its ${batch.length} calls); nothing was written: send fewer calls per request, or a smaller context`,
+        'too_large',
+      );
+    }
   }
   return { ok: true, accepted, rejected };
+}
+
+type Outcome = AcceptedCall | RejectedCall;
+
+/**
+ * The bytes a request's records take (keys and values), against MAX_REQUEST_WRITE_BYTES.
+ * A UTF-16 unit is 1 to 3 UTF-8 bytes: the bytes are counted exactly only once the
+ * units alone can no longer tell, which a request under about 340 KB never reaches.
+ */
+class WrittenBytes {
+  private units = 0;
+  private exact: number | undefined;
+
+  /** Counts `outcome` (already in `accepted` or `rejected`); true once the request is over the cap. */
+  over(outcome: Outcome, accepted: readonly Outcome[], rejected: readonly Outcome[]): boolean {
+    if (this.exact !== undefined) {
+      this.exact += recordBytes(outcome);
+      return this.exact > MAX_REQUEST_WRITE_BYTES;
+    }
+    this.units += (outcome.key?.length ?? 0) + (outcome.value?.length ?? 0);
+    if (this.units * 3 <= MAX_REQUEST_WRITE_BYTES) return false;
+    if (this.units > MAX_REQUEST_WRITE_BYTES) return true;
+    let exact = 0;
+    for (const each of accepted) exact += recordBytes(each);
+    for (const each of rejected) exact += recordBytes(each);
+    this.exact = exact;
+    return exact > MAX_REQUEST_WRITE_BYTES;
+  }
+}
+
+/** A record's key and value in UTF-8 bytes (a rejected call that cannot be serialized: the body, kept once, is not counted). */
+function recordBytes(outcome: Outcome): number {
+  return (outcome.key === null ? 0 : Buffer.byteLength(outcome.key, 'utf8')) + (outcome.value === undefined ? 0 : Buffer.byteLength(outcome.value, 'utf8'));
 }
 
 /** What a batch request's `context`, `integrations` and `sentAt` give each call; or the refusal of the request. */
@@ -282,7 +332,7 @@ function idText(value: unknown): string | undefined {
 
 function requestError(
   status: 400 | 413,
-  code: 'invalid_request' | 'too_many_calls' | 'call_too_large',
+  code: 'invalid_request' | 'too_many_calls' | 'call_too_large' | 'write_too_large',
   message: string,
   reason: InvalidReason,
 ): IngestResult {

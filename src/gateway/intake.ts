@@ -1,6 +1,7 @@
 // The gateway's HTTP intake (node:http): which requests are taken at all (route,
-// method, stopping, in-flight limit), the request's trace span, errors before a
-// request exists, and the drain on stop.
+// method, stopping, the write key of the Authorization header, in-flight limits), the
+// connection cap, the request's trace span, errors before a request exists, and the
+// drain on stop.
 import { createServer, STATUS_CODES } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -15,6 +16,7 @@ import type { GatewayErrorCode } from './answers.js';
 import type { Responder } from './responder.js';
 import { OTHER_ROUTE_LABEL, ROUTE_PATHS, matchRoute } from './routes.js';
 import type { Route } from './routes.js';
+import type { HeaderAuthorization } from './write-key.js';
 
 /** Request headers larger than this get node's 431. Node's own default, made explicit. */
 const MAX_HEADER_BYTES = 16 * 1024;
@@ -29,14 +31,38 @@ const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 /** Retry-After (seconds) when overloaded or stopping: another replica can take the request now. */
 const BUSY_RETRY_AFTER_SECONDS = 1;
 
-/** Serves a request the intake took; `traceparent` is what its records carry. */
-export type ServeRequest = (req: IncomingMessage, res: ServerResponse, route: Route, span: Span | undefined, traceparent: string | undefined) => Promise<void>;
+/** How often at most a refused connection (over the connection cap) is logged. */
+const DROPPED_LOG_INTERVAL_MS = 60_000;
+
+/**
+ * Serves a request the intake took; `sourceId` is the source its Authorization header
+ * named (undefined: the write key is to be read from the body); `traceparent` is what
+ * its records carry.
+ */
+export type ServeRequest = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: Route,
+  sourceId: string | undefined,
+  span: Span | undefined,
+  traceparent: string | undefined,
+) => Promise<void>;
 
 export interface IntakeOptions {
   host: string;
   port: number;
-  /** Requests handled at once; over it, 503 with Retry-After. */
+  /** Requests with a known write key in the Authorization header handled at once; over it, 503 with Retry-After. */
   maxInFlight: number;
+  /**
+   * Requests without an Authorization header (the key may be in the body) handled at
+   * once: a pool of their own, so that callers without a key cannot take the slots of
+   * those with one. Over it, 503 with Retry-After and the connection closed.
+   */
+  maxInFlightKeyInBody: number;
+  /** Connections open at once; more are closed as they arrive. */
+  maxConnections: number;
+  /** The write key of a request's Authorization header, checked before anything shared is taken. */
+  authorize: (req: IncomingMessage) => HeaderAuthorization;
   headersTimeoutMs: number;
   requestTimeoutMs: number;
   /** On close, how long in-flight requests may take to finish before their connections are cut. */
@@ -52,8 +78,12 @@ export interface IntakeOptions {
 export class GatewayIntake {
   private server: Server | undefined;
   private closing = false;
-  /** Requests being served (body, Kafka): bounded by maxInFlight. */
+  /** Requests being served (body, Kafka) with a key in the header: bounded by maxInFlight. */
   private serving = 0;
+  /** Requests being served whose key is to be read from the body: bounded by maxInFlightKeyInBody. */
+  private servingKeyInBody = 0;
+  private dropped = 0;
+  private lastDropLogMs = -Infinity;
   /** Responses not yet finished, quick refusals included: what a close waits for. */
   private open = 0;
   private onDrained: (() => void) | undefined;
@@ -86,6 +116,10 @@ export class GatewayIntake {
       },
       (req, res) => this.onRequest(req, res),
     );
+    // NOTE: over the cap node closes a new connection at once; every connection costs a
+    // file descriptor and buffers whether or not it ever sends a request.
+    http.maxConnections = this.options.maxConnections;
+    http.on('drop', () => this.onDropped());
     http.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => this.onClientError(error, socket));
     this.server = http;
     await new Promise<void>((resolve, reject) => {
@@ -124,18 +158,30 @@ export class GatewayIntake {
       this.open -= 1;
       if (this.open === 0 && this.onDrained !== undefined) this.onDrained();
     });
-    const route = this.admit(req, res);
-    if (route === undefined) return;
-    this.serving += 1;
-    res.once('close', () => {
-      this.serving -= 1;
-    });
-    this.dispatch(req, res, route);
+    const admitted = this.admit(req, res);
+    if (admitted === undefined) return;
+    const { route, sourceId } = admitted;
+    if (sourceId === undefined) {
+      this.servingKeyInBody += 1;
+      res.once('close', () => {
+        this.servingKeyInBody -= 1;
+      });
+    } else {
+      this.serving += 1;
+      res.once('close', () => {
+        this.serving -= 1;
+      });
+    }
+    this.dispatch(req, res, route, sourceId);
   }
 
-  /** The request's route when the gateway takes it; else undefined, answered (404, 405, 503). */
-  private admit(req: IncomingMessage, res: ServerResponse): Route | undefined {
-    const { reply, maxInFlight } = this.options;
+  /**
+   * The request's route and the source its Authorization header names (undefined: the
+   * key is in the body) when the gateway takes it; else undefined, answered (401, 404,
+   * 405, 503). NOTE: the header's write key is checked before a slot is taken.
+   */
+  private admit(req: IncomingMessage, res: ServerResponse): { route: Route; sourceId: string | undefined } | undefined {
+    const { reply, maxInFlight, maxInFlightKeyInBody } = this.options;
     const route = matchRoute(req.url);
     if (route === undefined) {
       const path = (req.url ?? '').split('?')[0]?.slice(0, 100) ?? '';
@@ -155,17 +201,46 @@ export class GatewayIntake {
       });
       return undefined;
     }
-    if (this.serving >= maxInFlight) {
+    const auth = this.options.authorize(req);
+    if (auth.kind === 'refused') {
+      // The body is not read: the connection goes with the answer.
+      reply.fail(res, route.template, 401, 'unauthorized', auth.message, { connection: 'close' });
+      return undefined;
+    }
+    if (auth.kind === 'source') {
+      if (this.serving < maxInFlight) return { route, sourceId: auth.sourceId };
       reply.fail(res, route.template, 503, 'overloaded', `this gateway already handles ${maxInFlight} requests: send the request again after the Retry-After delay`, {
         'retry-after': String(BUSY_RETRY_AFTER_SECONDS),
       });
       return undefined;
     }
-    return route;
+    if (this.servingKeyInBody < maxInFlightKeyInBody) return { route, sourceId: undefined };
+    reply.fail(
+      res,
+      route.template,
+      503,
+      'overloaded',
+      `this gateway already reads ${maxInFlightKeyInBody} requests that carry the write key in the body: send the request again after the Retry-After delay, or send the key as the HTTP Basic user name (Authorization: Basic base64("<write key>:"))`,
+      { 'retry-after': String(BUSY_RETRY_AFTER_SECONDS), connection: 'close' },
+    );
+    return undefined;
+  }
+
+  /** A connection over maxConnections, closed by node: logged at most once a minute, with the count since. */
+  private onDropped(): void {
+    this.dropped += 1;
+    const now = Date.now();
+    if (now - this.lastDropLogMs < DROPPED_LOG_INTERVAL_MS) return;
+    this.options.logger.warn(
+      { dropped: this.dropped, maxConnections: this.options.maxConnections },
+      `connections refused: ${this.options.maxConnections} connections are open (the gateway's cap); add replicas if these are real clients`,
+    );
+    this.dropped = 0;
+    this.lastDropLogMs = now;
   }
 
   /** Serves a taken request inside its span; a request that throws is answered 500. */
-  private dispatch(req: IncomingMessage, res: ServerResponse, route: Route): void {
+  private dispatch(req: IncomingMessage, res: ServerResponse, route: Route, sourceId: string | undefined): void {
     const { logger, reply } = this.options;
     const incoming = traceparentHeader(req.headers.traceparent);
     // The request's span (tracing on): a child of the caller's traceparent; its own
@@ -177,7 +252,7 @@ export class GatewayIntake {
           'messaging.destination.name': this.options.callsTopic,
         })
       : undefined;
-    this.options.serve(req, res, route, span, outgoingTraceparent(span, incoming)).then(
+    this.options.serve(req, res, route, sourceId, span, outgoingTraceparent(span, incoming)).then(
       // 499: the client went away before an answer (as in the request metric).
       () => endRequestSpan(span, res.headersSent ? res.statusCode : 499),
       (error: unknown) => {

@@ -1,7 +1,9 @@
 /**
  * Reading a request body within the limits of docs/http-api.md: at most 500 KB after
  * decompression, gzip streamed through zlib so that a small compressed body that
- * inflates to gigabytes (a gzip bomb) stops at the limit instead of exhausting memory.
+ * inflates to gigabytes (a gzip bomb) stops at the limit instead of exhausting memory;
+ * and at a pace (BodyPace), so that a connection trickling its body cannot hold a slot
+ * for the whole request timeout.
  */
 import { isUtf8 } from 'node:buffer';
 import type { Readable } from 'node:stream';
@@ -18,13 +20,36 @@ export const MAX_REQUEST_BYTES = 500 * 1024;
  */
 export const MAX_DISCARD_BYTES = 4 * MAX_REQUEST_BYTES;
 
-export type BodyErrorCode = 'request_too_large' | 'invalid_gzip' | 'unsupported_encoding';
+/**
+ * How fast a body must arrive, as Apache's mod_reqtimeout counts it: the first byte
+ * within `firstByteTimeoutMs` of the headers, and by then at least `minBytesPerSecond`
+ * on average (each `minBytesPerSecond` bytes received buy one more second). Below it:
+ * 408 and the connection closed. The request timeout (30 s) bounds it all.
+ */
+export interface BodyPace {
+  firstByteTimeoutMs: number;
+  minBytesPerSecond: number;
+}
+
+/**
+ * NOTE: 5 s to the first byte and 8 KB/s let a client on a poor mobile link send a full
+ * 500 KB batch (EDGE uploads at 20 KB/s and more), while a connection that trickles its
+ * body holds a slot for seconds, not for the 30 s request timeout.
+ */
+export const DEFAULT_BODY_PACE: BodyPace = { firstByteTimeoutMs: 5_000, minBytesPerSecond: 8 * 1024 };
+
+/** When a body that started arriving at `startMs` and has brought `bytes` so far is too slow (epoch ms). */
+export function bodyDeadlineMs(startMs: number, bytes: number, pace: BodyPace): number {
+  return startMs + pace.firstByteTimeoutMs + (bytes * 1000) / pace.minBytesPerSecond;
+}
+
+export type BodyErrorCode = 'request_too_large' | 'invalid_gzip' | 'unsupported_encoding' | 'request_timeout';
 
 export type BodyResult =
   | { ok: true; bytes: Buffer }
   | {
       ok: false;
-      status: 400 | 413 | 415;
+      status: 400 | 408 | 413 | 415;
       code: BodyErrorCode;
       message: string;
       /** Answer with `Connection: close` instead of reading the rest of the body. */
@@ -62,7 +87,7 @@ function tooLarge(what: string, closeConnection: boolean): BodyResult {
  * {@link MAX_REQUEST_BYTES}. Never destroys the source: on a refusal it is switched to
  * discarding the rest, so the answer reaches the client and the connection stays usable.
  */
-export function readRequestBody(source: Readable, head: BodyHead, limitBytes = MAX_REQUEST_BYTES): Promise<BodyResult> {
+export function readRequestBody(source: Readable, head: BodyHead, pace: BodyPace = DEFAULT_BODY_PACE, limitBytes = MAX_REQUEST_BYTES): Promise<BodyResult> {
   const encoding = encodingOf(head.contentEncoding);
   if (encoding === undefined) {
     return Promise.resolve({
@@ -79,7 +104,7 @@ export function readRequestBody(source: Readable, head: BodyHead, limitBytes = M
     return Promise.resolve(tooLarge(what, declared > MAX_DISCARD_BYTES));
   }
 
-  return new BodyReader(source, encoding === 'gzip', limitBytes).read();
+  return new BodyReader(source, encoding === 'gzip', limitBytes, pace).read();
 }
 
 /** One body being read: the listeners on the request (and on gunzip) and what they share. */
@@ -91,11 +116,14 @@ class BodyReader {
   private ended = false;
   private readonly gunzip: Gunzip | undefined;
   private resolve: (result: BodyResult) => void = () => undefined;
+  private readonly startedMs = Date.now();
+  private paceTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly source: Readable,
     gzip: boolean,
     private readonly limitBytes: number,
+    private readonly pace: BodyPace,
   ) {
     this.gunzip = gzip ? createGunzip() : undefined;
   }
@@ -103,6 +131,7 @@ class BodyReader {
   read(): Promise<BodyResult> {
     return new Promise<BodyResult>((resolve) => {
       this.resolve = resolve;
+      this.paceTimer = setTimeout(this.checkPace, this.pace.firstByteTimeoutMs);
       const { gunzip, source } = this;
       if (gunzip !== undefined) {
         gunzip.on('data', this.onInflated);
@@ -119,6 +148,7 @@ class BodyReader {
   private settle(result: BodyResult): void {
     if (this.settled) return;
     this.settled = true;
+    clearTimeout(this.paceTimer);
     const { gunzip, source } = this;
     source.off('data', this.onData);
     source.off('end', this.onEnd);
@@ -174,6 +204,31 @@ class BodyReader {
   // 'end' it is the normal close, while gzip may still be inflating the tail.)
   private readonly onClose = (): void => {
     if (!this.ended) this.settle({ ok: false, aborted: true });
+  };
+
+  /**
+   * The body's pace, checked when it could first fall behind and again at each new
+   * deadline. NOTE: timers run before the loop's I/O poll, so after a stall (a burst of
+   * work, a GC pause) bytes already in the socket would not be counted yet: the check
+   * waits one loop turn (setImmediate runs after the poll), as http-sender.ts's deadline does.
+   */
+  private readonly checkPace = (): void => {
+    if (!this.settled && !this.ended) setImmediate(this.judgePace);
+  };
+
+  private readonly judgePace = (): void => {
+    if (this.settled || this.ended) return;
+    const deadline = bodyDeadlineMs(this.startedMs, this.rawBytes, this.pace);
+    const now = Date.now();
+    if (now < deadline) {
+      this.paceTimer = setTimeout(this.checkPace, deadline - now);
+      return;
+    }
+    const message =
+      this.rawBytes === 0
+        ? `no byte of the body arrived within ${this.pace.firstByteTimeoutMs / 1000} s of the headers: send the body right after the headers`
+        : `the body arrived slower than ${this.pace.minBytesPerSecond} bytes a second: send it without pauses`;
+    this.settle({ ok: false, status: 408, code: 'request_timeout', message, closeConnection: true });
   };
 
   private readonly onInflated = (chunk: Buffer): void => this.collect(chunk);

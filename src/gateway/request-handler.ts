@@ -1,6 +1,7 @@
-// One request to a tracking route, in the order the steps happen:
-// write key from the header → body (gzip, 500 KB) → JSON → write key from the body →
-// calls prepared (ingest.ts) → ONE send of the request's records → the answer.
+// One request to a tracking route, in the order the steps happen (the write key of the
+// Authorization header was checked by the intake before it took a slot):
+// body (gzip, 500 KB, paced) → JSON → write key from the body → calls prepared
+// (ingest.ts) → ONE send of the request's records → the answer.
 // Every refusal is answered here with a stable code and a message saying what to do.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
@@ -11,15 +12,15 @@ import type { Metrics } from '../observability/metrics.js';
 import type { Span } from '../observability/tracing.js';
 import { successBody } from './answers.js';
 import type { InvalidCallNote } from './answers.js';
-import { errorText } from './call-writer.js';
 import type { CallWriter } from './call-writer.js';
 import { recordHeaders, refusedBodyWrite, requestWrite } from './gateway-records.js';
 import { ingest } from './ingest.js';
 import type { AcceptedCall, RejectedCall } from './ingest.js';
 import { parseJsonBody, readRequestBody } from './request-body.js';
+import type { BodyPace } from './request-body.js';
 import type { Responder } from './responder.js';
 import type { Route } from './routes.js';
-import { readAuthorization, sourceIdForWriteKey } from './write-key.js';
+import { UNKNOWN_WRITE_KEY, sourceIdForWriteKey } from './write-key.js';
 
 /** What serving a request needs from the gateway. */
 export interface RequestContext {
@@ -32,6 +33,8 @@ export interface RequestContext {
   /** The gateway's clock (epoch ms). */
   now: () => number;
   newMessageId: () => string;
+  /** How fast a body must arrive (request-body.ts). */
+  bodyPace: BodyPace;
 }
 
 /** Retry-After (seconds) when Kafka does not acknowledge: long enough for a leader election. */
@@ -39,8 +42,6 @@ const KAFKA_RETRY_AFTER_SECONDS = 5;
 
 const NO_WRITE_KEY =
   'no write key: send it as the HTTP Basic user name with an empty password (Authorization: Basic base64("<write key>:")) or as "writeKey" in the body';
-const UNKNOWN_WRITE_KEY =
-  "unknown write key: no source in the Switchyard config has this writeKey; check the client's write key against sources[].writeKey";
 
 /** A request whose body was read: what a refusal of the whole body needs to keep it. */
 interface ReadRequest {
@@ -52,30 +53,31 @@ interface ReadRequest {
 }
 
 /**
- * `traceparent`: what the records of this request carry: the request span's context
- * when tracing is on, else the request's own header (valid ones only).
+ * `headerSourceId`: the source the Authorization header named (the intake checked it),
+ * undefined when the key is to be read from the body. `traceparent`: what the records
+ * of this request carry: the request span's context when tracing is on, else the
+ * request's own header (valid ones only).
  */
 export async function serveRequest(
   ctx: RequestContext,
   req: IncomingMessage,
   res: ServerResponse,
   route: Route,
+  headerSourceId: string | undefined,
   span: Span | undefined,
   traceparent: string | undefined,
 ): Promise<void> {
   const label = route.template;
   const receivedAtMs = ctx.now();
 
-  const fromHeader = sourceFromAuthorization(ctx, req, res, label);
-  if (fromHeader === false) return;
   const body = await readBody(ctx, req, res, label);
   if (body === undefined) return;
   const request: ReadRequest = { res, label, body, receivedAtMs, traceparent };
 
   const parsed = parseJsonBody(body);
   if (!parsed.ok) {
-    if (fromHeader.sourceId !== undefined) {
-      const kept = await keepRefusedBody(ctx, request, fromHeader.sourceId, null, 'malformed_json', parsed.message);
+    if (headerSourceId !== undefined) {
+      const kept = await keepRefusedBody(ctx, request, headerSourceId, null, 'malformed_json', parsed.message);
       if (!kept) return;
     }
     ctx.reply.fail(res, label, 400, 'invalid_json', parsed.message);
@@ -83,11 +85,17 @@ export async function serveRequest(
   }
 
   // The Basic user name, when given, decides the source; a body `writeKey` is then ignored.
-  const sourceId = fromHeader.sourceId ?? sourceFromBody(ctx, parsed.value, res, label);
+  const sourceId = headerSourceId ?? sourceFromBody(ctx, parsed.value, res, label);
   if (sourceId === undefined) return;
   span?.setAttribute('switchyard.source', sourceId);
 
   const prepared = ingest({ route, body: parsed.value, receivedAtMs, newMessageId: ctx.newMessageId });
+  if (!prepared.ok && prepared.code === 'write_too_large') {
+    // NOTE: nothing written, not even the body (docs/http-api.md#limits): keeping it would
+    // be the write the limit refuses.
+    ctx.reply.fail(res, label, prepared.status, prepared.code, prepared.message);
+    return;
+  }
   if (!prepared.ok) {
     const key = route.kind === 'batch' ? null : keyOf(parsed.value);
     const kept = await keepRefusedBody(ctx, request, sourceId, key, prepared.reason, prepared.message);
@@ -96,22 +104,6 @@ export async function serveRequest(
   }
   span?.setAttributes({ 'switchyard.calls.accepted': prepared.accepted.length, 'switchyard.calls.invalid': prepared.rejected.length });
   await writeCalls(ctx, request, sourceId, prepared);
-}
-
-/** The source the Authorization header names: `{sourceId: undefined}` without one, false when refused (answered). */
-function sourceFromAuthorization(ctx: RequestContext, req: IncomingMessage, res: ServerResponse, label: string): { sourceId: string | undefined } | false {
-  const auth = readAuthorization(req.headers.authorization);
-  if (auth.kind === 'unusable') {
-    ctx.reply.fail(res, label, 401, 'unauthorized', auth.message);
-    return false;
-  }
-  if (auth.kind !== 'write-key') return { sourceId: undefined };
-  const sourceId = sourceIdForWriteKey(ctx.config.current(), auth.writeKey);
-  if (sourceId === undefined) {
-    ctx.reply.fail(res, label, 401, 'unauthorized', UNKNOWN_WRITE_KEY);
-    return false;
-  }
-  return { sourceId };
 }
 
 /** The source the body's `writeKey` names, or undefined when refused (answered). */
@@ -128,10 +120,14 @@ function sourceFromBody(ctx: RequestContext, value: unknown, res: ServerResponse
 
 /** The decoded body, or undefined when it was refused (answered) or the client went away. */
 async function readBody(ctx: RequestContext, req: IncomingMessage, res: ServerResponse, label: string): Promise<Buffer | undefined> {
-  const body = await readRequestBody(req, {
-    contentEncoding: req.headers['content-encoding'],
-    contentLength: req.headers['content-length'],
-  });
+  const body = await readRequestBody(
+    req,
+    {
+      contentEncoding: req.headers['content-encoding'],
+      contentLength: req.headers['content-length'],
+    },
+    ctx.bodyPace,
+  );
   if (body.ok) return body.bytes;
   if ('aborted' in body) {
     ctx.logger.debug({ route: label }, 'client went away before the body ended');
@@ -195,13 +191,15 @@ async function writeCalls(
 }
 
 function kafkaUnavailable(ctx: RequestContext, res: ServerResponse, label: string, error: unknown): void {
+  // NOTE: the client gets no error text of Kafka's (broker addresses, topic names): the
+  // log has it (docs/operations.md#security).
   ctx.logger.warn({ err: error, route: label }, 'Kafka did not acknowledge the calls; answering 503');
   ctx.reply.fail(
     res,
     label,
     503,
     'kafka_unavailable',
-    `the calls could not be written to Kafka (${errorText(error)}); nothing of this request was accepted: send it again after the Retry-After delay`,
+    'the calls could not be written to Kafka; nothing of this request was accepted: send it again after the Retry-After delay',
     { 'retry-after': String(KAFKA_RETRY_AFTER_SECONDS) },
   );
 }

@@ -5,14 +5,48 @@ import type { Logger } from 'pino';
 export type { Logger };
 
 /**
- * pino JSON to stdout. Secret values (shared secrets, write keys, tokens) are
- * scrubbed from every line, whatever field they end up in.
+ * Secrets shorter than this are left to the redact paths (see config/mask.ts,
+ * MIN_SCRUBBED_SECRET_LENGTH): searched for as text they would garble the logs.
+ */
+const MIN_SCRUBBED_LENGTH = 8;
+
+/** Field names whose values are masked wherever they appear, whatever their length. */
+const REDACTED_FIELDS = ['sharedSecret', 'sharedSecrets', 'writeKey', 'token', 'password', 'authorization', 'passphrase'];
+
+/**
+ * The texts a secret may take in a log line: as written, and as JSON escapes it once
+ * (a `"` or `\` in the secret, a control character) and twice (a JSON document logged
+ * inside a string field). Longest first, as secretsOf orders them.
+ */
+export function secretForms(secrets: readonly string[]): string[] {
+  const forms = new Set<string>();
+  for (const secret of secrets) {
+    if (secret.length < MIN_SCRUBBED_LENGTH) continue;
+    const once = JSON.stringify(secret).slice(1, -1);
+    forms.add(secret).add(once).add(JSON.stringify(once).slice(1, -1));
+  }
+  return [...forms].sort((a, b) => b.length - a.length);
+}
+
+/**
+ * pino JSON to stdout. Secret values (shared secrets, write keys, tokens, the secret
+ * parts of webhook URLs) are scrubbed from every line, whatever field they end up in,
+ * in each form JSON may give them; fields named like a secret are masked whatever
+ * their value (docs/operations.md#security).
  */
 export function createLogger(options: { level: string; secrets?: () => readonly string[]; destination?: pino.DestinationStream }): Logger {
+  // The forms are worked out once per list of secrets (a config reload makes a new list).
+  let listed: readonly string[] | undefined;
+  let forms: string[] = [];
   const scrub = (text: string): string => {
+    const secrets = options.secrets?.() ?? [];
+    if (secrets !== listed) {
+      listed = secrets;
+      forms = secretForms(secrets);
+    }
     let out = text;
-    for (const secret of options.secrets?.() ?? []) {
-      if (secret.length >= 4) out = out.split(secret).join('****');
+    for (const form of forms) {
+      if (out.includes(form)) out = out.split(form).join('****');
     }
     return out;
   };
@@ -22,7 +56,7 @@ export function createLogger(options: { level: string; secrets?: () => readonly 
       base: { service: 'switchyard' },
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: {
-        paths: ['sharedSecret', '*.sharedSecret', 'sharedSecrets', '*.sharedSecrets', 'writeKey', '*.writeKey', 'token', '*.token', 'password', '*.password', 'authorization', '*.authorization'],
+        paths: REDACTED_FIELDS.flatMap((field) => [field, `*.${field}`]),
         censor: '****',
       },
       hooks: {

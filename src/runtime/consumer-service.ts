@@ -67,10 +67,12 @@ class ConsumerHealth {
   started = false;
   joined = false;
   stopping = false;
-  dead: string | undefined;
+  dead = false;
 
   report(notReady: string | undefined): ServiceHealth {
-    if (this.dead !== undefined) return { live: false, ready: false, detail: `consumer stopped: ${this.dead}` };
+    // NOTE: /readyz and /healthz are not authenticated: the detail names what is down,
+    // never the error's text (logged at fatal when it happened).
+    if (this.dead) return { live: false, ready: false, detail: 'the Kafka consumer stopped for good (the log has the error): restart the process' };
     const detail = this.stopping
       ? 'stopping'
       : !this.started
@@ -127,7 +129,7 @@ class ConsumerServiceRuntime {
         if (restart) {
           logger.warn({ err: error }, `${consumerLabel} failed; it joins the group again shortly`);
         } else {
-          health.dead = error.message;
+          health.dead = true;
           logger.fatal({ err: error }, `${consumerLabel} stopped for good; restart the process`);
         }
       },

@@ -17,7 +17,9 @@ interface Run {
 
 /** Runs the CLI; with `closeStdout`, the reader of its stdout goes away before it prints (as `| head -0`). */
 function run(args: string[], options: { closeStdout?: boolean } = {}): Promise<Run> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  // The example config reads the admin token from the environment (it has no built-in one).
+  const env = { ...process.env, SWITCHYARD_ADMIN_TOKEN: 'cli-basics-admin-token' };
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   if (options.closeStdout) child.stdout.destroy();

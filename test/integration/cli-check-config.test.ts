@@ -31,6 +31,7 @@ describe('switchyard check-config', () => {
     const { code, out, err } = run(['check-config', '--config', 'config/example.yaml'], {
       HOOKS_MAIN_SECRET: 'very-secret-value-1',
       WEB_WRITE_KEY: 'write-key-value-2',
+      SWITCHYARD_ADMIN_TOKEN: 'admin-token-value-3',
     });
     expect(code).toBe(0);
     expect(err).toBe('');
@@ -39,11 +40,23 @@ describe('switchyard check-config', () => {
     expect(out).toContain('hooks-main');
     expect(out).not.toContain('very-secret-value-1');
     expect(out).not.toContain('write-key-value-2');
+    expect(out).not.toContain('admin-token-value-3');
     expect(out).toContain('****');
   });
 
+  it('refuses the example without SWITCHYARD_ADMIN_TOKEN, or with it empty, naming the variable, exit 1', () => {
+    for (const token of [undefined, '']) {
+      const env: Record<string, string> = { ...process.env } as Record<string, string>;
+      delete env.SWITCHYARD_ADMIN_TOKEN;
+      if (token !== undefined) env.SWITCHYARD_ADMIN_TOKEN = token;
+      const result = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'check-config', '--config', 'config/example.yaml'], { cwd: ROOT, encoding: 'utf8', env });
+      expect(result.status).toBe(1);
+      expect(result.stdout + result.stderr).toMatch(/^config\/example\.yaml: admin\.token: .*environment variable SWITCHYARD_ADMIN_TOKEN is (not set|set but empty)/m);
+    }
+  });
+
   it('reads the path from SWITCHYARD_CONFIG when --config is absent', () => {
-    const { code } = run(['check-config'], { SWITCHYARD_CONFIG: join(ROOT, 'config/example.yaml') });
+    const { code } = run(['check-config'], { SWITCHYARD_CONFIG: join(ROOT, 'config/example.yaml'), SWITCHYARD_ADMIN_TOKEN: 'admin-token-value-3' });
     expect(code).toBe(0);
   });
 
@@ -94,7 +107,7 @@ describe('switchyard check-config', () => {
     const guarded = structuredClone(example) as typeof example & { delivery: Record<string, unknown> };
     guarded.delivery.blockPrivateNetworks = true;
     const file = writeYaml(guarded);
-    const { code, out, err } = run(['check-config', '--config', file]);
+    const { code, out, err } = run(['check-config', '--config', file], { SWITCHYARD_ADMIN_TOKEN: 'admin-token-value-3' });
     expect(code).toBe(0);
     expect(err).toContain(`${file}: warning: destinations[0].settings.webhooks[0].url: 127.0.0.1 is a loopback address and delivery.blockPrivateNetworks is on`);
     expect(out).not.toContain('warning');

@@ -128,9 +128,9 @@ afterAll(async () => {
 
 describe('delivery.blockPrivateNetworks: true', () => {
   it.each([
-    ['literal', /^http:\/\/127\.0\.0\.1:\d+\/literal: not sent: 127\.0\.0\.1, a loopback address; delivery\.blockPrivateNetworks refuses it$/],
-    ['named', /^http:\/\/localhost:\d+\/named: not sent: localhost resolves to (127\.0\.0\.1|::1), a loopback address; delivery\.blockPrivateNetworks refuses it$/],
-    ['both', /^http:\/\/127\.0\.0\.1:\d+\/both-1: not sent: 127\.0\.0\.1, .+; http:\/\/localhost:\d+\/both-2: not sent: localhost resolves to .+$/],
+    ['literal', /^webhooks\[0\] http:\/\/127\.0\.0\.1:\d+: not sent: 127\.0\.0\.1, a loopback address; delivery\.blockPrivateNetworks refuses it$/],
+    ['named', /^webhooks\[0\] http:\/\/localhost:\d+: not sent: localhost resolves to (127\.0\.0\.1|::1), a loopback address; delivery\.blockPrivateNetworks refuses it$/],
+    ['both', /^webhooks\[0\] http:\/\/127\.0\.0\.1:\d+: not sent: 127\.0\.0\.1, .+; webhooks\[1\] http:\/\/localhost:\d+: not sent: localhost resolves to .+$/],
   ])('%s: the receiver gets no connection and no request; the event is dead-lettered at once with the reason', async (id, reason) => {
     await produce(guarded, id, `${id}-1`);
     const [dead] = await kafka.readAll(`${guarded.prefix}deliveries.${id}.dlq`, { atLeast: 1, timeoutMs: 30_000 });

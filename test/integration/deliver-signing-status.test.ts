@@ -1,7 +1,7 @@
 // The deliverer against a real broker and real local receivers: Standard Webhooks
 // signing (verified with the official `standardwebhooks` package, never with our code),
 // secret rotation, and Segment's status rules for 410, 460 and 501.
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config/schema.js';
@@ -14,7 +14,7 @@ import type { Metrics } from '../../src/observability/metrics.js';
 import type { Service } from '../../src/runtime/service.js';
 import { testConfig } from '../support/config.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
-import { startReceiver, staysQuiet } from '../support/receiver.js';
+import { printedUrl, startReceiver, staysQuiet } from '../support/receiver.js';
 import type { Receiver } from '../support/receiver.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -120,6 +120,23 @@ describe('signing: standard', () => {
     expect(await count('deliveryAttempts', { destination: 'standard', outcome: '4xx' })).toBe(0);
   });
 
+  it('a messageId a header cannot carry (a control character, non-Latin-1) is delivered with a header-safe webhook-id the receiver verifies', async () => {
+    const receiver = receivers.standard!;
+    const before = receiver.requests.length;
+    const delivered = await count('deliveries', { destination: 'standard', result: 'delivered' });
+    const messageId = 'order\n注文-1';
+    const value = `{"version":1,"type":"track","userId":"u-1","messageId":${JSON.stringify(messageId)},"timestamp":"2026-05-01T12:00:00.000Z","event":"Order Completed"}`;
+    await kafka.produce(`${prefix}deliveries.standard`, [
+      { key: 'u-1', value, headers: { 'source-id': 'web', 'message-id': messageId, attempt: '0', 'first-attempt-at': '', 'received-at': String(Date.now()) } },
+    ]);
+    await waitFor(async () => (await count('deliveries', { destination: 'standard', result: 'delivered' })) === delivered + 1, { what: 'the event delivered' });
+    const request = receiver.requests[before]!;
+    expect(request.headers['webhook-id']).toBe(`msg_sha256_${createHash('sha256').update(messageId, 'utf8').digest('hex').slice(0, 32)}`);
+    expect(verifies(NEW, request.body, request.headers)).toBe(true);
+    // The body keeps the messageId as it was.
+    expect(request.text).toBe(value);
+  });
+
   it('during a rotation each request carries both signatures, and either secret alone verifies it, on every attempt', async () => {
     const receiver = receivers.rotating!;
     const checks: { newSecret: boolean; oldSecret: boolean; timestamp: string }[] = [];
@@ -186,7 +203,7 @@ describe("Segment's status rules", () => {
     receivers[id]!.reply({ status });
     await produce(id, [`${id}-1`]);
     const [dead] = await kafka.readAll(`${prefix}deliveries.${id}.dlq`, { atLeast: 1, timeoutMs: 30_000 });
-    expect(dead!.headers.error).toBe(`${receivers[id]!.url()}: ${reason}`);
+    expect(dead!.headers.error).toBe(`${printedUrl(receivers[id]!.url())}: ${reason}`);
     expect(dead!.headers.attempt).toBe('1');
     expect(dead!.text).toBe(trackBody(`${id}-1`));
     // Longer than both tiers: a retry would have come by now.

@@ -17,7 +17,7 @@ import { startSelfSignedReceiver } from '../support/https-receiver.js';
 import type { SelfSignedReceiver } from '../support/https-receiver.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import type { ReadMessage } from '../support/kafka.js';
-import { startReceiver, staysQuiet } from '../support/receiver.js';
+import { printedUrl, startReceiver, staysQuiet } from '../support/receiver.js';
 import type { ReceivedRequest, Receiver } from '../support/receiver.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -213,7 +213,7 @@ describe('deliverer', () => {
     const [dead] = await readTopic('bad.dlq');
     expect(dead!.text).toBe(trackBody('b-1'));
     expect(dead!.key).toBe('u-1');
-    expect(dead!.headers.error).toBe(`${url('bad')}: 400 Bad Request`);
+    expect(dead!.headers.error).toBe(`${printedUrl(url('bad'))}: 400 Bad Request`);
     expect(dead!.headers).toMatchObject({ attempt: '1', 'source-id': 'web', 'message-id': 'b-1' });
     expect(dead!.headers['first-attempt-at']).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(dead!.headers['last-attempt-at']).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
@@ -239,7 +239,7 @@ describe('deliverer', () => {
     expect(skipped).toBeGreaterThanOrEqual(1);
     expect(await count('deliveryAttempts', { destination: 'down', outcome: '5xx' })).toBe(requests);
     expect(dead!.headers.attempt).toBe(String(requests + skipped));
-    const where = url('down').replaceAll('.', '\\.');
+    const where = printedUrl(url('down')).replace(/[.[\]]/g, '\\$&');
     expect(dead!.headers.error).toMatch(
       new RegExp(`^${where}: (500 Internal Server Error|circuit open after \\d+ consecutive retryable failures, the last: 500 Internal Server Error; no request sent, next probe in [\\d.]+s)$`),
     );
@@ -273,7 +273,7 @@ describe('deliverer', () => {
     receivers.moved!.reply({ status: 301, headers: { location: elsewhere.url('/moved-here') } });
     await produce('moved', [{ id: 'mv-1' }]);
     const [dead] = await readTopic('moved.dlq');
-    expect(dead!.headers.error).toBe(`${url('moved')}: 301 Moved Permanently (redirects are not followed; configure the final URL)`);
+    expect(dead!.headers.error).toBe(`${printedUrl(url('moved'))}: 301 Moved Permanently (redirects are not followed; configure the final URL)`);
     expect(receivers.moved!.requests).toHaveLength(1);
     expect(elsewhere.requests).toHaveLength(before);
   });
@@ -298,7 +298,7 @@ describe('deliverer', () => {
   it('a self-signed HTTPS receiver gets no request, and the dead letter says why', async () => {
     await produce('selfsigned', [{ id: 't-1' }]);
     const [dead] = await readTopic('selfsigned.dlq');
-    expect(dead!.headers.error).toBe(`${tls.url()}: self-signed certificate`);
+    expect(dead!.headers.error).toBe(`${printedUrl(tls.url())}: self-signed certificate`);
     expect(dead!.headers.attempt).toBe('1');
     expect(tls.connections).toBeGreaterThanOrEqual(1);
     expect(tls.requests).toBe(0);

@@ -488,6 +488,23 @@ describe('gateway', () => {
     expect((await post(running.base, '/v1/identify', { userId: randomName('u') }, { writeKey: WEB_KEY })).status).toBe(200);
   });
 
+  it('answers 413 to a request that would write over 1 MiB (the review\'s amplification), and writes nothing of it', async () => {
+    const marker = randomName('amp');
+    // 2,500 tiny calls and a 30 KB context copied into each: 79 MB as stored, 7 KB gzipped.
+    const batch = Array.from({ length: 2500 }, (_, i) => ({ type: 'identify', userId: `${marker}-${i}`, messageId: `${marker}-m-${i}` }));
+    const body = gzipSync(JSON.stringify({ batch, context: { page: { title: 'x'.repeat(30_000) } } }));
+    expect(body.length).toBeLessThan(20 * 1024);
+    const answer = await post(running.base, '/v1/batch', body, { writeKey: WEB_KEY, headers: { 'content-encoding': 'gzip' } });
+    expect(answer.status).toBe(413);
+    expect(answer.json).toMatchObject({ success: false, code: 'write_too_large' });
+    expect(answer.json.message).toMatch(/more than 1048576 bytes \(1 MiB, the most one request may write; .*\); nothing was written/);
+    // A request after it lands; by then the refused one would have been there too.
+    const after = randomName('after');
+    expect((await post(running.base, '/v1/identify', { userId: after }, { writeKey: WEB_KEY })).status).toBe(200);
+    await recordsFor(callsTopic, after, 1);
+    expect(records.filter((r) => r.key?.startsWith(marker) || r.text.includes(marker))).toEqual([]);
+  });
+
   it('answers 415 to an encoding other than gzip', async () => {
     const answer = await post(running.base, '/v1/batch', '{}', { writeKey: WEB_KEY, headers: { 'content-encoding': 'br' } });
     expect(answer.status).toBe(415);
@@ -613,6 +630,81 @@ describe('gateway: load, slow clients and shutdown', () => {
 });
 
 /** A raw connection for exchanges undici will not make (slow, partial, pipelined). */
+describe('gateway: callers without a key cost nothing shared', () => {
+  const prefix = randomPrefix();
+  let running: Running;
+  const KEYED_SLOTS = 4;
+  const BODY_KEY_SLOTS = 2;
+  const CONNECTIONS = 12;
+
+  beforeAll(async () => {
+    const config = makeConfig(prefix, [{ id: 'web', writeKey: WEB_KEY, destinations: ['hooks'] }]);
+    running = await startGateway(config, {
+      maxInFlightRequests: KEYED_SLOTS,
+      maxInFlightKeyInBody: BODY_KEY_SLOTS,
+      maxConnections: CONNECTIONS,
+      bodyPace: { firstByteTimeoutMs: 3_000, minBytesPerSecond: 1_000 },
+    });
+  });
+
+  afterAll(async () => {
+    await running?.gateway.stop();
+  });
+
+  const partial = (headers: string) => `POST /v1/batch HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n${headers}\r\n{"batch":[`;
+  const keyed = async () => (await post(running.base, '/v1/identify', { userId: randomName('u') }, { writeKey: WEB_KEY, headers: { connection: 'close' } })).status;
+
+  it('requests without a key header wait in their own small pool: a keyed request is served while they trickle, and they are cut off', async () => {
+    const slow = await Promise.all(Array.from({ length: BODY_KEY_SLOTS + 3 }, () => openSocket(running.base)));
+    for (const client of slow) client.socket.write(partial(''));
+    // The pool is full: the others are refused at once, their connections closed.
+    const refused = await waitFor(() => {
+      const done = slow.filter((client) => client.received().startsWith('HTTP/1.1 503 '));
+      return done.length === 3 ? done : undefined;
+    }, { timeoutMs: 10_000, what: 'three requests refused with 503' });
+    for (const client of refused) {
+      const answer = await client.closed(5_000);
+      expect(answer).toMatch(/connection: close/i);
+      expect(answer).toContain('"code":"overloaded"');
+      expect(answer).toContain('send the key as the HTTP Basic user name');
+    }
+    // The pool's two still trickle; a request with a key is served.
+    expect(slow.filter((client) => client.received() === '')).toHaveLength(BODY_KEY_SLOTS);
+    expect(await keyed()).toBe(200);
+    // Their bodies are too slow: 408, closed.
+    for (const client of slow.filter((c) => !refused.includes(c))) {
+      const answer = await client.closed(15_000);
+      expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+      expect(answer).toContain('the body arrived slower than 1000 bytes a second');
+    }
+  });
+
+  it('answers an unknown key in the header with 401 before reading the body, and closes the connection', async () => {
+    const client = await openSocket(running.base);
+    client.socket.write(partial(`authorization: ${basic('wk-unknown')}\r\n`));
+    const answer = await client.closed(10_000);
+    expect(answer).toMatch(/^HTTP\/1\.1 401 /);
+    expect(answer).toMatch(/connection: close/i);
+    expect(answer).toContain('unknown write key');
+  });
+
+  it('closes connections over the cap as they arrive, and takes new ones once below it', async () => {
+    const clients = await Promise.all(Array.from({ length: CONNECTIONS + 1 }, () => openSocket(running.base)));
+    try {
+      // One more than the cap: at least one is closed at once, without an answer.
+      const dropped = await waitFor(() => {
+        const gone = clients.filter((client) => client.socket.closed);
+        return gone.length > 0 ? gone : undefined;
+      }, { timeoutMs: 10_000, what: 'a connection over the cap to be closed' });
+      for (const client of dropped) expect(client.received()).toBe('');
+      await waitFor(() => running.logs.some((line) => line.includes('connections refused')), { timeoutMs: 5_000, what: 'the refused connection logged' });
+    } finally {
+      for (const client of clients) client.socket.destroy();
+    }
+    await waitFor(async () => (await keyed().catch(() => 0)) === 200, { timeoutMs: 10_000, what: 'the gateway to take connections again' });
+  });
+});
+
 async function openSocket(base: string): Promise<{
   socket: Socket;
   received(): string;

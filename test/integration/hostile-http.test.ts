@@ -17,6 +17,8 @@ const AUTH = `Basic ${Buffer.from(`${WRITE_KEY}:`).toString('base64')}`;
 const CALL = JSON.stringify({ batch: [{ type: 'track', userId: 'u-1', event: 'Hostile Test' }] });
 /** The gateway's own bounds (gateway-service.ts): headers within 10 s, checked every second. */
 const HEADERS_TIMEOUT_MS = 10_000;
+/** The gateway's pool for requests whose key is in the body (gateway-service.ts, maxInFlightKeyInBody). */
+const KEY_IN_BODY_SLOTS = 32;
 /** More RSS than this after the attacks means a body or a connection was held whole. */
 const RSS_GROWTH_BOUND_BYTES = 150 * 1024 * 1024;
 
@@ -112,6 +114,35 @@ describe('hostile HTTP at the gateway', () => {
     }
     expect(await honestRequest()).toBe(200);
     expect((await rss()) - rssBefore).toBeLessThan(RSS_GROWTH_BOUND_BYTES);
+  });
+
+  it('256 connections without a key trickling their bodies cannot starve a request with one (the review\'s finding)', async () => {
+    // Headers without Authorization and the start of a body: before the fix each took one
+    // of the 256 in-flight slots for up to 30 s, and a request with a valid key got 503.
+    const head = `POST /v1/batch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"batch":[`;
+    const attackers = Array.from({ length: 256 }, () => rawRequest(port, head));
+    let refused = 0;
+    for (const { answer } of attackers) void answer.then((got) => (refused += got.status === 503 ? 1 : 0));
+    try {
+      // The small pool for keys in the body is full: the rest are refused at once.
+      await waitFor(() => refused >= 256 - KEY_IN_BODY_SLOTS, { timeoutMs: 20_000, what: 'the requests over the key-in-body pool to be refused' });
+      expect(await honestRequest()).toBe(200);
+      const answers = await Promise.race([
+        Promise.all(attackers.map((a) => a.answer)),
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('trickling connections still open')), 30_000)),
+      ]);
+      const statuses = answers.map((a) => a.status);
+      expect(statuses.filter((status) => status === 503)).toHaveLength(256 - KEY_IN_BODY_SLOTS);
+      // Those in the pool: cut off by the body pace (5 s to the first byte, then 8 KB/s).
+      expect(statuses.filter((status) => status === 408)).toHaveLength(KEY_IN_BODY_SLOTS);
+      for (const answer of answers) {
+        expect(answer.closed).toBe(true);
+        expect(JSON.parse(answer.body)).toMatchObject({ success: false, code: answer.status === 503 ? 'overloaded' : 'request_timeout' });
+      }
+    } finally {
+      for (const { socket } of attackers) socket.destroy();
+    }
+    expect(await honestRequest()).toBe(200);
   });
 
   it('oversized headers: 431 with a JSON body that names the limit', async () => {

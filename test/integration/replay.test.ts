@@ -10,7 +10,7 @@ import { createMetrics } from '../../src/observability/metrics.js';
 import type { Service } from '../../src/runtime/service.js';
 import { startDaemon, writeConfigFile } from '../support/daemon.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
-import { startReceiver } from '../support/receiver.js';
+import { printedUrl, startReceiver } from '../support/receiver.js';
 import type { Receiver } from '../support/receiver.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -62,7 +62,7 @@ describe('replay', () => {
       ids.map((id) => ({ key: 'u-1', value: body(id), headers: { 'source-id': 'web', 'message-id': id, attempt: '0', 'first-attempt-at': '' } })),
     );
     const dead = await kafka.readAll(`${prefix}deliveries.hooks.dlq`, { atLeast: 3 });
-    expect(dead.map((m) => m.headers.error)).toEqual(ids.map(() => `${receiver.url()}: 501 Not Implemented`));
+    expect(dead.map((m) => m.headers.error)).toEqual(ids.map(() => `${printedUrl(receiver.url())}: 501 Not Implemented`));
 
     // The receiver recovers; the operator replays two, then the rest, then finds none left.
     receiver.reply({ status: 200 });

@@ -94,3 +94,11 @@ export async function startReceiver(): Promise<Receiver> {
     },
   };
 }
+
+/**
+ * A webhook URL as dead letters and logs print it: its index in the destination and its
+ * origin, without user info, path or query (docs/webhooks.md#reading-dead-letters).
+ */
+export function printedUrl(url: string, index = 0): string {
+  return `webhooks[${index}] ${new URL(url).origin}`;
+}

@@ -22,12 +22,12 @@ describe('runCheckConfig', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('prints the resolved config as YAML with secrets masked, and returns 0', () => {
-    const { code, lines, problems } = run(EXAMPLE, { HOOKS_MAIN_SECRET: 'very-secret-value', KAFKA_BROKERS: 'k1:9092' });
+    const { code, lines, problems } = run(EXAMPLE, { HOOKS_MAIN_SECRET: 'very-secret-value', KAFKA_BROKERS: 'k1:9092', SWITCHYARD_ADMIN_TOKEN: 'admin-token-0123456789' });
     expect(code).toBe(0);
     expect(problems).toEqual([]);
     const text = lines.join('\n');
     expect(text).not.toContain('very-secret-value');
-    expect(text).not.toContain('dev-admin-token');
+    expect(text).not.toContain('admin-token-0123456789');
     expect(text).not.toContain('web-demo-key');
     const printed = parse(text) as Config;
     expect(printed.kafka.brokers).toEqual(['k1:9092']);
@@ -76,7 +76,7 @@ describe('runCheckConfig', () => {
     const guard = 'and delivery.blockPrivateNetworks is on, so every request to this URL will be refused (outcome blocked, dead-lettered); use a public address, or turn the guard off';
     expect(warnings).toEqual([
       `${file}: warning: destinations[0].settings.webhooks[0].url: 127.0.0.1 is a loopback address ${guard}`,
-      `${file}: warning: destinations[0].settings.webhooks[2].url: ::ffff:a01:203 is a private address ${guard}`,
+      `${file}: warning: destinations[0].settings.webhooks[2].url: ::ffff:a01:203 is a private address (IPv4-mapped of 10.1.2.3) ${guard}`,
       `${file}: warning: destinations[0].settings.webhooks[3].url: localhost is a loopback address ${guard}`,
       `${file}: warning: destinations[0].settings.webhooks[4].url: 169.254.169.254 is the cloud metadata address ${guard}`,
     ]);
@@ -85,8 +85,39 @@ describe('runCheckConfig', () => {
 
   it('does not warn about private addresses while the guard is off', () => {
     const warnings: string[] = [];
-    expect(runCheckConfig(EXAMPLE, {}, () => undefined, (line) => warnings.push(line))).toBe(0);
+    expect(runCheckConfig(EXAMPLE, { SWITCHYARD_ADMIN_TOKEN: 'admin-token-0123456789' }, () => undefined, (line) => warnings.push(line))).toBe(0);
     expect(warnings).toEqual([]);
+  });
+
+  it('prints no secret of a webhook URL (user info, path, query) nor a secret value, and warns about secrets too short for the logs', () => {
+    const file = join(dir, 'secrets.yaml');
+    writeFileSync(
+      file,
+      [
+        'admin: { token: "${TOKEN}" }',
+        'sources: [{ id: web, writeKey: "${KEY}", destinations: [hooks] }]',
+        'destinations:',
+        '  - id: hooks',
+        '    type: webhooks',
+        '    settings:',
+        '      sharedSecret: "${SECRET}"',
+        '      webhooks:',
+        '        - url: https://usertoken:pw-secret-1@hooks.example.com/services/PATHSECRET?sig=QUERYSECRET',
+        '        - url: https://backup.example.com',
+        '',
+      ].join('\n'),
+    );
+    const lines: string[] = [];
+    const warnings: string[] = [];
+    const code = runCheckConfig(file, { TOKEN: 'tok', KEY: 'write-key-0123456789', SECRET: 'shared-"secret"-0123' }, (line) => lines.push(line), (line) => warnings.push(line));
+    expect(code).toBe(0);
+    const text = [...lines, ...warnings].join('\n');
+    for (const secret of ['usertoken', 'pw-secret-1', 'PATHSECRET', 'QUERYSECRET', 'write-key-0123456789', 'shared-', 'tok"']) expect(text).not.toContain(secret);
+    const printed = parse(lines.join('\n')) as Config;
+    expect(printed.destinations[0]?.settings.webhooks.map((hook) => hook.url)).toEqual(['https://hooks.example.com/****', 'https://backup.example.com']);
+    expect(warnings).toEqual([
+      `${file}: warning: admin.token: is shorter than 8 characters, so the logs mask it only in fields named for it, not wherever it might appear in a message; use a longer secret`,
+    ]);
   });
 
   it('returns 1 for a missing file', () => {

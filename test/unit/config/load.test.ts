@@ -53,10 +53,11 @@ const parse = (doc: unknown, env: Record<string, string | undefined> = {}) => pa
 
 describe('config/example.yaml', () => {
   it('loads with the values the file and the defaults give', () => {
-    const config = loaded(loadConfigFile(EXAMPLE, {}));
+    const config = loaded(loadConfigFile(EXAMPLE, { SWITCHYARD_ADMIN_TOKEN: 'a' }));
     expect(config.kafka.brokers).toEqual(['localhost:9092']);
     expect(config.gateway).toEqual({ port: 8080, host: '0.0.0.0' });
-    expect(config.admin).toEqual({ port: 9464, host: '0.0.0.0', token: 'dev-admin-token' });
+    // No built-in token, and the admin port on loopback (where any token will do).
+    expect(config.admin).toEqual({ port: 9464, host: '127.0.0.1', token: 'a' });
     expect(config.delivery).toEqual({
       timeoutMs: 5_000,
       retryTiers: [
@@ -106,6 +107,29 @@ describe('config/example.yaml', () => {
     ]);
   });
 
+  it('has no built-in admin token: without SWITCHYARD_ADMIN_TOKEN, or with it empty, it is refused, naming the variable', () => {
+    expect(failed(loadConfigFile(EXAMPLE, {}))).toEqual([
+      `${EXAMPLE}: admin.token: environment variable SWITCHYARD_ADMIN_TOKEN is not set; set it (a secret has no default)`,
+    ]);
+    // The review's finding: `${SWITCHYARD_ADMIN_TOKEN:-dev-admin-token}` took the default for an empty variable.
+    expect(failed(loadConfigFile(EXAMPLE, { SWITCHYARD_ADMIN_TOKEN: '' }))).toEqual([
+      `${EXAMPLE}: admin.token: is empty: the environment variable SWITCHYARD_ADMIN_TOKEN is set but empty; give it a value`,
+    ]);
+  });
+
+  it('leaves an unset admin token out for a command that serves no admin API, and only then', () => {
+    expect(loaded(loadConfigFile(EXAMPLE, {}, { adminApi: false })).admin.token).toBeUndefined();
+    expect(loaded(loadConfigFile(EXAMPLE, { SWITCHYARD_ADMIN_TOKEN: 'tok-1' }, { adminApi: false })).admin.token).toBe('tok-1');
+    // Set but empty is still a mistake worth saying, as is any other unset secret.
+    expect(failed(loadConfigFile(EXAMPLE, { SWITCHYARD_ADMIN_TOKEN: '' }, { adminApi: false }))).toEqual([
+      `${EXAMPLE}: admin.token: is empty: the environment variable SWITCHYARD_ADMIN_TOKEN is set but empty; give it a value`,
+    ]);
+    expect(failed(parseConfigText('admin: { token: "${TOK}" }\nsources: [{ id: web, writeKey: "${WK}" }]\n', 'f.yaml', {}, { adminApi: false }))).toEqual([
+      'f.yaml: sources[0].writeKey: environment variable WK is not set; set it (a secret has no default)',
+    ]);
+    expect(failed(loadConfigFile(EXAMPLE, {}, { adminApi: true }))).toHaveLength(1);
+  });
+
   it('takes secrets from the environment when they are set', () => {
     const config = loaded(
       loadConfigFile(EXAMPLE, { SWITCHYARD_ADMIN_TOKEN: 'tok-1', WEB_WRITE_KEY: 'wk-1', HOOKS_MAIN_SECRET: 's-1' }),
@@ -122,7 +146,7 @@ describe('defaults', () => {
     expect(config).toEqual({
       kafka: { brokers: ['localhost:9092'], clientId: 'switchyard', topicPrefix: 'switchyard.', partitions: 12, replicationFactor: 1 },
       gateway: { port: 8080, host: '0.0.0.0' },
-      admin: { port: 9464, host: '0.0.0.0' },
+      admin: { port: 9464, host: '127.0.0.1' },
       delivery: {
         timeoutMs: 5_000,
         retryTiers: [
@@ -249,13 +273,13 @@ describe('a config with one problem is refused, naming the path', () => {
       'a URL without http(s)://',
       (d) => (d.destinations[0].settings.webhooks[0].url = 'hooks.example.com/segment'),
       'destinations[0].settings.webhooks[0].url',
-      '"hooks.example.com/segment" must be an absolute http:// or https:// URL',
+      'must be an absolute http:// or https:// URL; add the scheme, e.g. https://<host>/<path>',
     ],
     [
       'an ftp:// URL',
       (d) => d.destinations[0].settings.webhooks.push({ url: 'ftp://x' }),
       'destinations[0].settings.webhooks[1].url',
-      '"ftp://x" must be an absolute http:// or https:// URL',
+      'must be an absolute http:// or https:// URL, not "ftp://"',
     ],
     [
       'a relative URL',
@@ -500,7 +524,7 @@ describe('every problem is reported at once', () => {
     expect(errors).toEqual([
       `${FILE}: kafka.brokerz: unknown key "brokerz"; did you mean "brokers"?`,
       `${FILE}: sources[0].destinations[1]: no destination has id "nowhere"; known destination ids: hooks-main`,
-      `${FILE}: destinations[0].settings.webhooks[0].url: "ftp://x" must be an absolute http:// or https:// URL`,
+      `${FILE}: destinations[0].settings.webhooks[0].url: must be an absolute http:// or https:// URL, not "ftp://"`,
     ]);
   });
 
@@ -574,7 +598,7 @@ describe('${ENV} interpolation', () => {
     const doc = base();
     doc.destinations[0].settings.sharedSecret = '${HOOKS_MAIN_SECRET}';
     expect(failed(parse(doc))).toEqual([
-      `${FILE}: destinations[0].settings.sharedSecret: environment variable HOOKS_MAIN_SECRET is not set; set it, or give a default with \${HOOKS_MAIN_SECRET:-value}`,
+      `${FILE}: destinations[0].settings.sharedSecret: environment variable HOOKS_MAIN_SECRET is not set; set it (a secret has no default)`,
     ]);
   });
 
@@ -644,5 +668,81 @@ describe('loadConfigFile', () => {
     const errors = failed(loadConfigFile(file, {}));
     expect(errors).toHaveLength(2);
     for (const error of errors) expect(error.startsWith(`${file}: `)).toBe(true);
+  });
+});
+
+describe('an unset variable outside a secret path', () => {
+  it('may be given a default, and the message says how', () => {
+    expect(failed(parseConfigText(`kafka: { clientId: "\${CLIENT_ID}" }\n${SOURCE}`, FILE, {}))).toEqual([
+      `${FILE}: kafka.clientId: environment variable CLIENT_ID is not set; set it, or give a default with \${CLIENT_ID:-value}`,
+    ]);
+  });
+});
+
+describe('the admin port: no open port with a weak token', () => {
+  const admin = (host: string | undefined, token: string | undefined) =>
+    parseConfigText(stringify({ admin: { port: 1, ...(host === undefined ? {} : { host }), ...(token === undefined ? {} : { token }) }, sources: [{ id: 'web' }] }), FILE, {});
+  const STRONG = '3f9a0c7e1b5d4a2f';
+  const ELSEWHERE = 'admin.host is "0.0.0.0", reachable from other machines';
+  const GENERATE = 'generate one with `openssl rand -hex 32`, or bind the admin port to 127.0.0.1';
+
+  it.each([
+    ['a one-character token', '0.0.0.0', 'x', `is shorter than 16 characters and ${ELSEWHERE}: anyone who reaches the port could guess it; ${GENERATE}`],
+    ['15 characters', '0.0.0.0', 'a'.repeat(15), `is shorter than 16 characters and ${ELSEWHERE}: anyone who reaches the port could guess it; ${GENERATE}`],
+    ['the old example token', '0.0.0.0', 'dev-admin-token', `is a placeholder from the examples and ${ELSEWHERE}: set a token of your own; ${GENERATE}`],
+    ['the Secret placeholder', '0.0.0.0', 'CHANGE-ME-admin-token', `is a placeholder from the examples and ${ELSEWHERE}: set a token of your own; ${GENERATE}`],
+  ])('refuses %s on a non-loopback host, without quoting it', (_case, host, token, message) => {
+    const errors = failed(admin(host, token));
+    expect(errors).toEqual([`${FILE}: admin.token: ${message}`]);
+  });
+
+  it('names the host in the refusal', () => {
+    expect(failed(admin('10.1.2.3', 'short'))[0]).toContain('admin.host is "10.1.2.3", reachable from other machines');
+    expect(failed(admin('::', 'short'))[0]).toContain('admin.host is "::"');
+  });
+
+  it.each([
+    ['a strong token on 0.0.0.0', '0.0.0.0', STRONG],
+    ['no token on 0.0.0.0 (the admin API is off)', '0.0.0.0', undefined],
+    ['a short token on the default host, 127.0.0.1', undefined, 'x'],
+    ['a short token on ::1', '::1', 'x'],
+    ['a short token on localhost', 'localhost', 'x'],
+  ])('accepts %s', (_case, host, token) => {
+    const config = loaded(admin(host, token));
+    expect(config.admin.token).toBe(token);
+    expect(config.admin.host).toBe(host ?? '127.0.0.1');
+  });
+});
+
+describe('a value at a secret path is never quoted in an error', () => {
+  const SECRET = '98765432';
+  it.each([
+    ['kafka.sasl.password', { kafka: { sasl: { mechanism: 'plain', username: 'u', password: 98765432 } } }, 'must be a string, got a number (not shown: it is a secret); quote it in YAML'],
+    ['admin.token', { admin: { token: 98765432 } }, 'must be a string, got a number (not shown: it is a secret); quote it in YAML'],
+    ['sources[0].writeKey', { sources: [{ id: 'web', writeKey: 98765432 }] }, 'must be a string, got a number (not shown: it is a secret); quote it in YAML'],
+  ])('%s', (path, doc, message) => {
+    const errors = failed(parseConfigText(stringify({ sources: [{ id: 'web' }], ...doc }), FILE, {}));
+    expect(errors).toEqual([`${FILE}: ${path}: ${message}`]);
+    expect(errors.join('\n')).not.toContain(SECRET);
+  });
+
+  it('not in a destination either: secrets, a credential header, a URL with user info, path and query', () => {
+    const doc = base();
+    doc.destinations[0].settings.sharedSecrets = 'whsec_bm90LWEtbGlzdC1zZWNyZXQ=';
+    doc.destinations[0].settings.webhooks = [
+      { url: 'https://hooks.example.com/a', headers: { Authorization: 98765432 } },
+      { url: 'ftp://usertoken:pass-word-1@hooks.example.com/services/PATHSECRET?sig=QUERYSECRET' },
+      { url: 'usertoken:pass-word-1@hooks.example.com/services/PATHSECRET?sig=QUERYSECRET' },
+    ];
+    const text = failed(parse(doc)).join('\n');
+    for (const secret of [SECRET, 'whsec_', 'usertoken', 'pass-word-1', 'PATHSECRET', 'QUERYSECRET']) expect(text).not.toContain(secret);
+    expect(text).toContain('destinations[0].settings.sharedSecrets: must be a list, got a string (not shown: it is a secret)');
+    expect(text).toContain('destinations[0].settings.webhooks[0].headers.Authorization: header value must be a string, got a number (not shown: it is a secret)');
+    expect(text).toContain('destinations[0].settings.webhooks[1].url: must be an absolute http:// or https:// URL, not "ftp://"');
+  });
+
+  it('nor a secret that a message elsewhere would quote (a secret pasted under the wrong key)', () => {
+    const errors = failed(parseConfigText(`admin: { token: "s3cr3t-t0ken-value", port: "s3cr3t-t0ken-value" }\n${SOURCE}`, FILE, {}));
+    expect(errors).toEqual([`${FILE}: admin.port: must be a whole number from 0 to 65535, got "****"`]);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { parseConfigText } from '../../../src/config/load.js';
-import { maskConfig, secretsOf } from '../../../src/config/mask.js';
+import { maskConfig, printableUrl, secretsOf, webhookLabel } from '../../../src/config/mask.js';
 import type { Config } from '../../../src/config/schema.js';
 
 const SECRETS = {
@@ -72,8 +72,9 @@ describe('maskConfig', () => {
     expect(masked.kafka.ssl).toEqual({ rejectUnauthorized: true, ca: 'public-ca-text', key: '****', cert: '****', passphrase: '****' });
     const settings = masked.destinations[0]?.settings;
     expect(settings?.sharedSecret).toBe('****');
+    // A URL is printed as its origin: user info, path and query may hold a token.
     expect(settings?.webhooks[0]).toEqual({
-      url: 'https://user:****@hooks.example.com/a',
+      url: 'https://hooks.example.com/****',
       headers: { Authorization: '****', 'X-Team': 'growth' },
     });
   });
@@ -89,7 +90,7 @@ describe('maskConfig', () => {
     const result = parseConfigText('sources: [{ id: web }]\n', 'minimal.yaml', {});
     if (!result.ok) throw new Error(result.errors.join('\n'));
     const masked = maskConfig(result.config) as Config;
-    expect(masked.admin).toEqual({ port: 9464, host: '0.0.0.0' });
+    expect(masked.admin).toEqual({ port: 9464, host: '127.0.0.1' });
     expect(masked.kafka.sasl).toBeUndefined();
   });
 });
@@ -120,9 +121,9 @@ destinations:
 });
 
 describe('secretsOf', () => {
-  it('lists every secret value, longest first', () => {
+  it('lists every secret value, and the secret parts of each URL, longest first', () => {
     const secrets = secretsOf(configWithSecrets());
-    expect([...secrets].sort()).toEqual(Object.values(SECRETS).sort());
+    expect([...secrets].sort()).toEqual([...Object.values(SECRETS), 'user', '/a'].sort());
     for (let i = 1; i < secrets.length; i++) {
       expect(secrets[i - 1]!.length).toBeGreaterThanOrEqual(secrets[i]!.length);
     }
@@ -132,5 +133,30 @@ describe('secretsOf', () => {
     const result = parseConfigText('gateway: { port: 1 }\nsources: [{ id: web }]\n', 'plain.yaml', {});
     if (!result.ok) throw new Error(result.errors.join('\n'));
     expect(secretsOf(result.config)).toEqual([]);
+  });
+});
+
+describe('webhook URLs', () => {
+  const url = 'https://usertoken:pass%40word@hooks.example.com:8443/services/PATHSECRET?sig=QUERY%2FSECRET&team=growth#frag';
+
+  it('print as their origin without user info, and with their index', () => {
+    expect(printableUrl(url)).toBe('https://hooks.example.com:8443');
+    expect(webhookLabel(1, url)).toBe('webhooks[1] https://hooks.example.com:8443');
+    expect(printableUrl('https://hooks.example.com')).toBe('https://hooks.example.com');
+    expect(printableUrl('not a url')).toBe('(a URL that does not parse)');
+  });
+
+  it('give every secret part to the log scrubber, raw and decoded', () => {
+    const result = parseConfigText(
+      `sources: [{ id: web }]\ndestinations: [{ id: d, type: webhooks, settings: { webhooks: [{ url: "${url}" }] } }]\n`,
+      'url.yaml',
+      {},
+    );
+    if (!result.ok) throw new Error(result.errors.join('\n'));
+    const secrets = secretsOf(result.config);
+    expect(secrets).toEqual(
+      expect.arrayContaining(['usertoken', 'pass%40word', 'pass@word', '/services/PATHSECRET', 'QUERY%2FSECRET', 'QUERY/SECRET', 'sig=QUERY%2FSECRET&team=growth']),
+    );
+    expect((maskConfig(result.config) as Config).destinations[0]?.settings.webhooks[0]?.url).toBe('https://hooks.example.com:8443/****');
   });
 });

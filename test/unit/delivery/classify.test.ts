@@ -87,7 +87,7 @@ describe('parseRetryAfter', () => {
 
 describe('classifyError', () => {
   it('an address refused by the private-network guard is blocked, permanently, with its reason', () => {
-    const error = new BlockedAddressError('localhost', '127.0.0.1', 'loopback');
+    const error = new BlockedAddressError('localhost', '127.0.0.1', { allowed: false, kind: 'loopback' });
     expect(classifyError(error, 5000)).toEqual({
       outcome: 'blocked',
       verdict: 'permanent',

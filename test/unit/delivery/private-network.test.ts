@@ -1,65 +1,7 @@
 import type { LookupAddress } from 'node:dns';
 import { describe, expect, it } from 'vitest';
-import { BLOCKED_ADDRESS_CODE, BlockedAddressError, blockedAddressKind, guardedLookup, refuseLiteralAddress } from '../../../src/delivery/private-network.js';
-
-describe('blockedAddressKind', () => {
-  it.each([
-    ['127.0.0.1', 'loopback'],
-    ['127.255.255.254', 'loopback'],
-    ['::1', 'loopback'],
-    ['0:0:0:0:0:0:0:1', 'loopback'],
-    ['10.0.0.1', 'private'],
-    ['10.255.255.255', 'private'],
-    ['172.16.0.1', 'private'],
-    ['172.31.255.255', 'private'],
-    ['192.168.1.10', 'private'],
-    ['169.254.169.254', 'cloud metadata'],
-    ['169.254.0.1', 'link-local'],
-    ['fe80::1', 'link-local'],
-    ['fe80::1%eth0', 'link-local'],
-    ['febf::1', 'link-local'],
-    ['fc00::1', 'unique-local'],
-    ['fd12:3456:789a::1', 'unique-local'],
-    ['0.0.0.0', 'unspecified'],
-    ['0.1.2.3', 'unspecified'],
-    ['::', 'unspecified'],
-    // IPv4-mapped IPv6 forms of the IPv4 ranges.
-    ['::ffff:127.0.0.1', 'loopback'],
-    ['::ffff:7f00:1', 'loopback'],
-    ['::ffff:10.1.2.3', 'private'],
-    ['::ffff:169.254.169.254', 'cloud metadata'],
-    ['::ffff:192.168.0.1', 'private'],
-    ['::ffff:0.0.0.0', 'unspecified'],
-    ['::127.0.0.1', 'IPv4-compatible'],
-    ['[::1]', 'loopback'],
-  ])('%s is %s', (address, kind) => {
-    expect(blockedAddressKind(address)).toBe(kind);
-  });
-
-  it.each([
-    '93.184.216.34',
-    '8.8.8.8',
-    '172.15.255.255',
-    '172.32.0.1',
-    '192.167.255.255',
-    '192.169.0.1',
-    '11.0.0.1',
-    '128.0.0.1',
-    '169.253.255.255',
-    '169.255.0.1',
-    '1.0.0.0',
-    '2606:4700:4700::1111',
-    '2001:db8::1',
-    'fec0::1',
-    'fbff::1',
-    '::ffff:8.8.8.8',
-    'hooks.example.com',
-    'localhost',
-    '',
-  ])('%j is not refused', (address) => {
-    expect(blockedAddressKind(address)).toBeUndefined();
-  });
-});
+import { BLOCKED_ADDRESS_CODE, BlockedAddressError, guardedLookup, refuseLiteralAddress } from '../../../src/delivery/private-network.js';
+import type { ResolveAll } from '../../../src/delivery/private-network.js';
 
 describe('refuseLiteralAddress', () => {
   it('refuses a host that is a refused address, naming it', () => {
@@ -68,7 +10,7 @@ describe('refuseLiteralAddress', () => {
     expect(error.code).toBe(BLOCKED_ADDRESS_CODE);
     expect(error.message).toBe('not sent: 127.0.0.1, a loopback address; delivery.blockPrivateNetworks refuses it');
     expect(refuseLiteralAddress('[::ffff:a9fe:a9fe]')!.message).toBe(
-      'not sent: ::ffff:a9fe:a9fe, the cloud metadata address; delivery.blockPrivateNetworks refuses it',
+      'not sent: ::ffff:a9fe:a9fe, the cloud metadata address (IPv4-mapped of 169.254.169.254); delivery.blockPrivateNetworks refuses it',
     );
   });
 
@@ -85,19 +27,20 @@ describe('guardedLookup', () => {
       const found = table[hostname];
       if (found === undefined) callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
       else callback(null, found);
-    }) as Parameters<typeof guardedLookup>[0];
+    }) as ResolveAll;
 
-  const lookup = guardedLookup(
-    resolver({
-      'public.example': [{ address: '93.184.216.34', family: 4 }, { address: '2606:2800:220:1::1', family: 6 }],
-      'rebound.example': [{ address: '10.0.0.5', family: 4 }],
-      'mixed.example': [{ address: '93.184.216.34', family: 4 }, { address: '::1', family: 6 }],
-    }),
-  );
+  const table = resolver({
+    'public.example': [{ address: '93.184.216.34', family: 4 }, { address: '2606:2800:220:1::1', family: 6 }],
+    'rebound.example': [{ address: '10.0.0.5', family: 4 }],
+    'mixed.example': [{ address: '93.184.216.34', family: 4 }, { address: '::1', family: 6 }],
+    'nat64.example': [{ address: '64:ff9b::a9fe:a9fe', family: 6 }],
+    'odd.example': [{ address: 'not-an-address', family: 4 }],
+  });
+  const lookup = guardedLookup({ guard: true, resolve: table });
 
-  const call = (hostname: string, all: boolean) =>
+  const call = (hostname: string, all: boolean, through = lookup) =>
     new Promise<{ error: NodeJS.ErrnoException | null; address: unknown; family: number | undefined }>((resolve) => {
-      lookup(hostname, { all }, (error, address, family) => resolve({ error, address, family }));
+      through(hostname, { all }, (error, address, family) => resolve({ error, address, family }));
     });
 
   it('passes allowed addresses on, in the form asked for', async () => {
@@ -118,6 +61,23 @@ describe('guardedLookup', () => {
   it('refuses a name when any of its addresses is refused', async () => {
     const { error } = await call('mixed.example', true);
     expect((error as BlockedAddressError).address).toBe('::1');
+  });
+
+  it('judges the IPv4 address inside a NAT64 address, and refuses what it cannot read (fail closed)', async () => {
+    expect((await call('nat64.example', false)).error?.message).toBe(
+      'not sent: nat64.example resolves to 64:ff9b::a9fe:a9fe, the cloud metadata address (NAT64 of 169.254.169.254); delivery.blockPrivateNetworks refuses it',
+    );
+    expect((await call('odd.example', false)).error?.message).toBe(
+      'not sent: odd.example resolves to not-an-address, an address the guard cannot read; delivery.blockPrivateNetworks refuses it',
+    );
+  });
+
+  it('hands every allowed address to connectTo (tests point it at a loopback listener), and checks nothing without the guard', async () => {
+    const toLoopback = guardedLookup({ guard: true, resolve: table, connectTo: ({ family }) => ({ address: family === 6 ? '::1' : '127.0.0.1', family }) });
+    expect(await call('public.example', false, toLoopback)).toEqual({ error: null, address: '127.0.0.1', family: 4 });
+    expect((await call('rebound.example', false, toLoopback)).error).toBeInstanceOf(BlockedAddressError);
+    const open = guardedLookup({ guard: false, resolve: table });
+    expect(await call('rebound.example', false, open)).toEqual({ error: null, address: '10.0.0.5', family: 4 });
   });
 
   it('passes DNS errors on unchanged', async () => {

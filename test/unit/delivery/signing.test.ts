@@ -1,7 +1,7 @@
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { createSigner, decodeStandardSecret, standardSignature } from '../../../src/delivery/signing.js';
+import { createSigner, decodeStandardSecret, standardSignature, webhookId } from '../../../src/delivery/signing.js';
 
 // The Standard Webhooks test vector, as the spec's reference libraries test it
 // (standard-webhooks/standard-webhooks, libraries/javascript/src/webhook.test.ts, "sign function works").
@@ -96,6 +96,33 @@ describe('createSigner', () => {
     expect(a['webhook-id']).toMatch(/^sha256_[0-9a-f]{32}$/);
     expect(b['webhook-id']).toBe(a['webhook-id']);
     expect(headersOf(signer, undefined, NOW, Buffer.from('{"other":1}'))['webhook-id']).not.toBe(a['webhook-id']);
+  });
+
+  it.each([
+    ['a line feed', 'm-1\nx'],
+    ['a NUL', 'm\u00001'],
+    ['a DEL', 'm\u007f1'],
+    ['a Latin-1 letter', 'commande-é'],
+    ['CJK', '注文-1'],
+    ['an emoji', 'm-🎉'],
+    ['a leading space', ' m-1'],
+    ['a trailing tab', 'm-1\t'],
+    ['257 characters', 'm'.repeat(257)],
+  ])('standard: a messageId with %s becomes a header-safe id, the same on every attempt, that the official library verifies', (_what, messageId) => {
+    const signer = createSigner('standard', [NEW]);
+    const first = headersOf(signer, messageId, NOW);
+    const expected = `msg_sha256_${createHash('sha256').update(messageId, 'utf8').digest('hex').slice(0, 32)}`;
+    expect(first['webhook-id']).toBe(expected);
+    expect(webhookId(messageId)).toBe(expected);
+    expect(headersOf(signer, messageId, NOW + 10_000)['webhook-id']).toBe(expected);
+    // What a receiver sees, signed now: its library verifies it.
+    const live = headersOf(signer, messageId, Date.now());
+    expect(live['webhook-id']).toBe(expected);
+    expect(new Webhook(NEW).verify(BODY, live)).toEqual(JSON.parse(BODY.toString()));
+  });
+
+  it.each(['m-1', 'ajs-next-1714560000000-abc', '5b8c6a3e-3f8e-4a3c-9d1e-2f6b7c8d9e0f', 'a b', 'm'.repeat(256), '!~'])('standard: the messageId %j is the webhook-id as it is', (messageId) => {
+    expect(webhookId(messageId)).toBe(messageId);
   });
 
   it('refuses a secret the config schema would have refused', () => {

@@ -58,8 +58,11 @@ const exampleSecrets = Object.assign({}, ...secretEnvFiles.map((f) => envFile(re
 const brokersLiteral = (readDocs(resolve(BASE, 'kustomization.yaml'))[0]!.configMapGenerator as Doc[])
   .find((g) => g.name === 'switchyard-env')!
   .literals.find((l: string) => l.startsWith('KAFKA_BROKERS=')) as string;
-// What a pod's environment holds: the Secret's keys and KAFKA_BROKERS, nothing else.
-const podEnv = { ...exampleSecrets, KAFKA_BROKERS: brokersLiteral.slice('KAFKA_BROKERS='.length) };
+/** An admin token an operator would generate (`openssl rand -hex 32`) in place of the CHANGE-ME placeholder. */
+const GENERATED_ADMIN_TOKEN = '9b1f0c5e7a3d48f2b6e0a4c8d2f61e3a9b7c5d1e0f2a4b6c8d0e2f4a6b8c0d2e';
+// What a pod's environment holds: the Secret's keys and KAFKA_BROKERS, nothing else
+// (the admin token replaced as the Secret's comment asks; the placeholder is refused below).
+const podEnv = { ...exampleSecrets, SWITCHYARD_ADMIN_TOKEN: GENERATED_ADMIN_TOKEN, KAFKA_BROKERS: brokersLiteral.slice('KAFKA_BROKERS='.length) };
 
 function loadOrFail(file: string): Config {
   const result = loadConfigFile(file, podEnv);
@@ -73,10 +76,20 @@ const overlayConfig = loadOrFail(resolve(OVERLAY, 'switchyard.yaml'));
 describe('the shipped config files', () => {
   it('load with the real loader using only the example Secret and KAFKA_BROKERS', () => {
     // loadOrFail threw already if a ${NAME} had no value; check the values arrived.
-    expect(overlayConfig.admin.token).toBe(exampleSecrets.SWITCHYARD_ADMIN_TOKEN);
+    expect(overlayConfig.admin.token).toBe(GENERATED_ADMIN_TOKEN);
     expect(overlayConfig.kafka.brokers).toEqual(podEnv.KAFKA_BROKERS.split(','));
     expect(baseConfig.destinations.map((d) => d.id)).toEqual(['hooks-main']);
     expect(overlayConfig.destinations.map((d) => d.id)).toEqual(['hooks-main', 'hooks-audit']);
+  });
+
+  it('bind the admin port to the pod address (kubelet probes, Prometheus), so the placeholder admin token is refused at start', () => {
+    expect(baseConfig.admin.host).toBe('0.0.0.0');
+    expect(overlayConfig.admin.host).toBe('0.0.0.0');
+    for (const dir of [BASE, OVERLAY]) {
+      const result = loadConfigFile(resolve(dir, 'switchyard.yaml'), { ...podEnv, SWITCHYARD_ADMIN_TOKEN: exampleSecrets.SWITCHYARD_ADMIN_TOKEN });
+      expect(result.ok).toBe(false);
+      expect(!result.ok && result.errors.join('\n')).toMatch(/admin\.token: is a placeholder from the examples and admin\.host is "0\.0\.0\.0"/);
+    }
   });
 
   it('mark every example secret value as a placeholder', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_CALL_BYTES } from '../../../src/calls/index.js';
-import { MAX_BATCH_CALLS, ingest } from '../../../src/gateway/ingest.js';
+import { MAX_BATCH_CALLS, MAX_REQUEST_WRITE_BYTES, ingest } from '../../../src/gateway/ingest.js';
 import type { AcceptedCall, IngestResult, RejectedCall } from '../../../src/gateway/ingest.js';
 import { matchRoute } from '../../../src/gateway/routes.js';
 import type { Route } from '../../../src/gateway/routes.js';
@@ -256,6 +256,45 @@ describe('ingest: batch requests', () => {
   it('accepts exactly 2,500 calls', () => {
     const calls = Array.from({ length: MAX_BATCH_CALLS }, (_, i) => ({ type: 'identify', userId: `u-${i}`, messageId: `m-${i}` }));
     expect(accepted(run('/v1/batch', { batch: calls })).calls).toHaveLength(MAX_BATCH_CALLS);
+  });
+});
+
+describe('ingest: the most one request may write', () => {
+  /** A request context of about `bytes` (it is copied into every call). */
+  const context = (bytes: number) => ({ page: { title: 'x'.repeat(bytes) } });
+  const calls = (n: number) => Array.from({ length: n }, (_, i) => ({ type: 'identify', userId: `u-${i}`, messageId: `m-${i}` }));
+
+  it('refuses the review\'s amplification: 2,500 small calls with a 30 KB context (79 MB as stored) get 413 and nothing to write', () => {
+    const body = { batch: calls(MAX_BATCH_CALLS), context: context(30_000) };
+    // The body itself is within the 500 KB limit: the amplification is in what it writes.
+    expect(Buffer.byteLength(JSON.stringify(body))).toBeLessThan(500 * 1024);
+    const failure = refused(run('/v1/batch', body));
+    expect(failure).toMatchObject({ status: 413, code: 'write_too_large', reason: 'too_large' });
+    expect(failure.message).toBe(
+      `the calls as stored come to more than ${MAX_REQUEST_WRITE_BYTES} bytes (1 MiB, the most one request may write; the request's "context" is copied into each of its 2500 calls); nothing was written: send fewer calls per request, or a smaller context`,
+    );
+  });
+
+  it('accepts a request that writes just under the cap, and refuses one call more', () => {
+    // Each call stores about 10.1 KB: 103 calls stay under 1 MiB, 104 do not.
+    const under = accepted(run('/v1/batch', { batch: calls(103), context: context(10_000) }));
+    const written = under.calls.reduce((sum, _call, i) => sum + Buffer.byteLength(JSON.stringify(under.calls[i])) + Buffer.byteLength(under.keys[i]!), 0);
+    expect(written).toBeLessThanOrEqual(MAX_REQUEST_WRITE_BYTES);
+    expect(written + 10_200).toBeGreaterThan(MAX_REQUEST_WRITE_BYTES);
+    expect(refused(run('/v1/batch', { batch: calls(104), context: context(10_000) })).code).toBe('write_too_large');
+  });
+
+  it('counts bytes, not characters: three-byte characters reach the cap three times sooner', () => {
+    // 36 calls of about 10,000 three-byte characters: 1.08 MB as stored, 360 K characters.
+    const wide = { page: { title: '€'.repeat(10_000) } };
+    expect(refused(run('/v1/batch', { batch: calls(36), context: wide })).code).toBe('write_too_large');
+    expect(accepted(run('/v1/batch', { batch: calls(34), context: wide })).calls).toHaveLength(34);
+  });
+
+  it('counts the calls it keeps as invalid too', () => {
+    // Tracks without an event: each kept in calls.invalid as sent, with its 20 KB of properties.
+    const invalid = Array.from({ length: 60 }, (_, i) => ({ type: 'track', userId: `u-${i}`, properties: { blob: 'y'.repeat(20_000) } }));
+    expect(refused(run('/v1/batch', { batch: invalid })).code).toBe('write_too_large');
   });
 });
 

@@ -1,7 +1,7 @@
 import { PassThrough, Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { MAX_REQUEST_BYTES, parseJsonBody, readRequestBody } from '../../../src/gateway/request-body.js';
+import { MAX_REQUEST_BYTES, bodyDeadlineMs, parseJsonBody, readRequestBody } from '../../../src/gateway/request-body.js';
 import type { BodyResult } from '../../../src/gateway/request-body.js';
 
 function source(...chunks: Buffer[]): Readable {
@@ -71,6 +71,43 @@ describe('readRequestBody', () => {
     stream.write('{"batch":');
     stream.destroy();
     expect(await reading).toEqual({ ok: false, aborted: true });
+  });
+});
+
+describe('the body pace', () => {
+  const pace = { firstByteTimeoutMs: 50, minBytesPerSecond: 1000 };
+
+  it.each([
+    // [bytes so far, deadline after the start (ms)]
+    [0, 50],
+    [1000, 1050],
+    [2500, 2550],
+  ])('with %i bytes the body is too slow %i ms after it started', (bytes, after) => {
+    expect(bodyDeadlineMs(10_000, bytes, pace)).toBe(10_000 + after);
+  });
+
+  it('gives up on a body whose first byte never comes: 408, connection closed', async () => {
+    const stream = new PassThrough();
+    const result = await readRequestBody(stream, plain, pace);
+    expect(result).toMatchObject({ ok: false, status: 408, code: 'request_timeout', closeConnection: true });
+    expect(!result.ok && 'message' in result && result.message).toBe('no byte of the body arrived within 0.05 s of the headers: send the body right after the headers');
+  });
+
+  it('gives up on a body that trickles slower than the minimum rate', async () => {
+    const stream = new PassThrough();
+    const reading = readRequestBody(stream, plain, pace);
+    stream.write('{"batch":[');
+    const result = await reading;
+    expect(result).toMatchObject({ ok: false, status: 408, code: 'request_timeout', closeConnection: true });
+    expect(!result.ok && 'message' in result && result.message).toBe('the body arrived slower than 1000 bytes a second: send it without pauses');
+  });
+
+  it('reads a body that keeps up with the pace', async () => {
+    const stream = new PassThrough();
+    const reading = readRequestBody(stream, plain, { firstByteTimeoutMs: 5_000, minBytesPerSecond: 1000 });
+    stream.write('{"batch":');
+    stream.end('[]}');
+    expect(bytesOf(await reading).toString()).toBe('{"batch":[]}');
   });
 });
 

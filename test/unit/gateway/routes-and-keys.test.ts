@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../../src/config/load.js';
 import type { Config } from '../../../src/config/schema.js';
 import { matchRoute } from '../../../src/gateway/routes.js';
-import { readAuthorization, sourceIdForWriteKey } from '../../../src/gateway/write-key.js';
+import { UNKNOWN_WRITE_KEY, authorizeHeader, readAuthorization, sourceIdForWriteKey } from '../../../src/gateway/write-key.js';
 
 describe('matchRoute', () => {
   it.each([
@@ -25,8 +25,9 @@ describe('matchRoute', () => {
   });
 });
 
+const basic = (text: string) => `Basic ${Buffer.from(text).toString('base64')}`;
+
 describe('readAuthorization', () => {
-  const basic = (text: string) => `Basic ${Buffer.from(text).toString('base64')}`;
 
   it.each([
     ['the write key as user name with an empty password', basic('wk-1:'), 'wk-1'],
@@ -72,6 +73,23 @@ describe('sourceIdForWriteKey', () => {
     expect(sourceIdForWriteKey(current, 'wk-web')).toBe('web');
     expect(sourceIdForWriteKey(current, 'wk-other')).toBeUndefined();
     expect(sourceIdForWriteKey(current, '')).toBeUndefined();
+  });
+
+  it('tells apart keys that differ in one character, and a key that is a prefix of another', () => {
+    const current = config([
+      { id: 'a', writeKey: 'wk-0001', destinations: ['d'] },
+      { id: 'b', writeKey: 'wk-0002', destinations: ['d'] },
+      { id: 'c', writeKey: 'wk-0001-long', destinations: ['d'] },
+    ]);
+    expect(['wk-0001', 'wk-0002', 'wk-0001-long', 'wk-000', 'wk-0001-lon'].map((key) => sourceIdForWriteKey(current, key))).toEqual(['a', 'b', 'c', undefined, undefined]);
+  });
+
+  it('places a request by its Authorization header before anything else is read', () => {
+    const current = config([{ id: 'web', writeKey: 'wk-web', destinations: ['d'] }]);
+    expect(authorizeHeader(current, basic('wk-web:'))).toEqual({ kind: 'source', sourceId: 'web' });
+    expect(authorizeHeader(current, undefined)).toEqual({ kind: 'in-body' });
+    expect(authorizeHeader(current, basic('wk-nope:'))).toEqual({ kind: 'refused', message: UNKNOWN_WRITE_KEY });
+    expect(authorizeHeader(current, 'Bearer x')).toMatchObject({ kind: 'refused', message: expect.stringContaining('"Bearer" scheme') });
   });
 
   it('follows a reloaded config (a new object)', () => {

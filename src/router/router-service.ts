@@ -3,7 +3,6 @@
 // cannot use to `<prefix>calls.invalid`), and commits a batch's offsets only after
 // every record it wrote for that batch is acknowledged. The lifecycle is the
 // consumer-service runtime's; the batches are handled by RouterBatch (router-batch.ts).
-import type { AudienceHook } from '../audiences/router-hook.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from 'pino';
 import { MAX_TOPIC_BYTES_PER_SEND, createTopology } from '../kafka/index.js';
@@ -12,6 +11,7 @@ import { createConsumerService } from '../runtime/consumer-service.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import { onceStop } from '../runtime/service.js';
 import type { Service } from '../runtime/service.js';
+import type { AudienceHook } from './audience-hook.js';
 import { RouterBatch } from './router-batch.js';
 import type { DeletionHook, RouterBatchContext } from './router-batch.js';
 import { compileRoutingTable } from './routing-table.js';
@@ -57,7 +57,7 @@ export const ROUTER_TUNING: RouterTuning = {
 export interface RouterDeps extends RoleDeps {
   onDeletion?: DeletionHook;
   /**
-   * AUDIENCES HOOK (src/audiences/router-hook.ts): a record to write for each valid
+   * AUDIENCES HOOK (audience-hook.ts, implemented by src/audiences/router-hook.ts): a record to write for each valid
    * call (its audience record, or a `seen` record for a new user-source pair), sent
    * with the call's deliveries, so it is acknowledged before the offset is committed;
    * and the hand-over of deletion requests without `sourceIds` to the audience

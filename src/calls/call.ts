@@ -11,6 +11,10 @@
  * integrations) stay exactly as JSON.parse produced them, own `__proto__` keys
  * included, so a rendered body equals what a receiver gets from JSON.parse +
  * JSON.stringify.
+ *
+ * NOTE: the client library applies the same rules to the calls it sends, with its own
+ * copy of validateCall and the timestamps (packages/client/src/call-model.ts), so that
+ * it builds alone; test/unit/client/call-model-agreement.test.ts keeps the two equal.
  */
 import { isUtf8 } from 'node:buffer';
 import { parseTimestamp } from './timestamp.js';

@@ -61,7 +61,7 @@ export interface DelivererTuning {
    * so that a lane that drained is fetched again soon instead of after a long poll on
    * nothing. NOTE: one fetch brings up to 1 MB per partition, several times a lane's
    * queue bound at 0 ms receivers; with a 500 ms wait here a lone busy destination
-   * idled between its fetches (0.38x of bare undici in the deliver bench).
+   * idled between its fetches (deliver bench, docs/architecture.md#measured-figures-behind-the-code).
    */
   roomFetchWaitMs: number;
 }

@@ -95,11 +95,11 @@ export function laneQueueBound(concurrency: number): number {
  * starts no more: four times its permits, at least 512. A commit is asked for early at half.
  * NOTE: a SIGKILL redoes what finished since the last commit, on top of what was in
  * flight. A lane working off a backlog finishes thousands a second: seen in the chaos
- * harness, one such lane redid 3,500 deliveries after a broker stop and a SIGKILL, all
- * finished in the second before commits were found stalled (COMMIT_STALL_MS). The bound
- * must still let a busy lane run through a commit's round trip: at twice its permits
- * (128 for 64), a lane at 25,000 deliveries a second waited for commits most of the time
- * (deliver bench, 0 ms: 0.27× bare undici instead of 0.70×).
+ * harness, one such lane redid thousands of deliveries after a broker stop and a
+ * SIGKILL, all finished in the second before commits were found stalled
+ * (COMMIT_STALL_MS). The bound must still let a busy lane run through a commit's round
+ * trip: at twice its permits a lane at full speed waited for commits most of the time
+ * (deliver bench at 0 ms; figures: docs/architecture.md#measured-figures-behind-the-code).
  */
 export function laneUncommittedBound(concurrency: number): number {
   return Math.max(512, 4 * concurrency);

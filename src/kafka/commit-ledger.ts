@@ -96,19 +96,20 @@ export interface LedgerAccount {
 /**
  * NOTE: how long finished records may wait for a commit before the role holds new work.
  * Commits follow completions within about 100 ms; past a second they are failing. Seen
- * in the chaos harness: a deliverer went on delivering for 8 s with the broker down,
- * could commit none of it, was SIGKILLed, and its successor delivered 3,300 events again.
+ * in the chaos harness: a deliverer went on delivering for seconds with the broker down,
+ * could commit none of it, was SIGKILLed, and its successor delivered all of it again
+ * (docs/architecture.md#measured-figures-behind-the-code).
  */
 export const COMMIT_STALL_MS = 1_000;
 
 /**
  * How long a commit may go unanswered before the role holds new work: four times the
  * broker's recent answer time (`typicalMs`), at least 150 ms, at most COMMIT_STALL_MS.
- * NOTE: the broker answers a commit within milliseconds; one of 1,000 partitions on a
- * machine busy with 12,000 deliveries a second took 130–220 ms, once 670 ms
- * (destinations bench). One that takes far longer than usual is stuck in retries: seen
- * in the chaos harness, a stopping broker left the commit under way unanswered, and
- * busy lanes finished hundreds more before COMMIT_STALL_MS held them.
+ * NOTE: the broker answers a commit within milliseconds, one of 1,000 partitions on a busy
+ * machine within a few hundred (destinations bench, docs/architecture.md#measured-figures-behind-the-code). One
+ * that takes far longer than usual is stuck in retries: seen in the chaos harness, a
+ * stopping broker left the commit under way unanswered, and busy lanes finished
+ * hundreds more before COMMIT_STALL_MS held them.
  */
 export function commitOverdueMs(typicalMs: number): number {
   return Math.min(COMMIT_STALL_MS, Math.max(150, 4 * typicalMs));
@@ -139,9 +140,9 @@ const COMMIT_DELAY_CAP_MS = 100;
  * default), or 0.1 ms per partition the last round carried, up to 100 ms (or the base).
  * NOTE: a commit costs in proportion to its partitions (kafkajs groups them by topic in
  * time square to the topics, the broker writes one offset record each), and at 1,000 busy
- * destinations every commit names about 1,000: one right after the other took a tenth of
- * the deliverer's CPU per event (destinations bench). Spacing them as they grow keeps that
- * cost per partition bounded, and the redo after a SIGKILL within about 100 ms of
+ * destinations every commit names about 1,000: one right after the other took a large share
+ * of the deliverer's CPU per event (destinations bench, docs/architecture.md#measured-figures-behind-the-code).
+ * Spacing them as they grow keeps that cost per partition bounded, and the redo after a SIGKILL within about 100 ms of
  * completions (docs/webhooks.md#delivery-and-retries); few partitions still commit within a few milliseconds.
  */
 export function commitDelay(lastCommitPartitions: number, baseMs = 5): number {
@@ -154,9 +155,10 @@ const FIRST_COMMIT_ANSWER_MS = 50;
 /**
  * Partitions per commit request. NOTE: kafkajs groups a commit's offsets by topic
  * copying an object once per partition, so one request costs the square of its topics
- * (each destination has its own): at 1,000 destinations that was a tenth of the
- * deliverer's CPU under load with one call, and still 2.5 % of it in slices of 200.
- * A round of more goes out in slices, all at once (one round trip, not one per slice).
+ * (each destination has its own): at 1,000 destinations one request per round took a
+ * large share of the deliverer's CPU under load, and slices of 200 still a visible one
+ * (docs/architecture.md#measured-figures-behind-the-code). A round of more goes out in
+ * slices, all at once (one round trip, not one per slice).
  */
 export const PARTITIONS_PER_COMMIT = 50;
 

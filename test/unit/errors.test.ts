@@ -8,7 +8,7 @@ import {
   TopicLayoutError,
   TopicsNotReadyError,
 } from '../../src/errors.js';
-import { SendTimeoutError as CoalescerSendTimeoutError } from '../../src/gateway/send-coalescer.js';
+import { SendTimeoutError as GatewaySendTimeoutError } from '../../src/gateway/send-calls.js';
 import { ReplayLedgerFullError as ReplayReplayLedgerFullError } from '../../src/delivery/replay.js';
 
 const refused = Object.assign(new Error('listen EADDRINUSE: address already in use'), { code: 'EADDRINUSE' });
@@ -52,7 +52,7 @@ describe('the errors that cross a module', () => {
   });
 
   it('are the same classes the modules that throw them export', () => {
-    expect(CoalescerSendTimeoutError).toBe(SendTimeoutError);
+    expect(GatewaySendTimeoutError).toBe(SendTimeoutError);
     expect(ReplayReplayLedgerFullError).toBe(ReplayLedgerFullError);
   });
 });

@@ -33,18 +33,14 @@ const ABOVE = {
 
 /**
  * Edges allowed across the rules, by source file. Each value lists the target files.
- * ALLOWED (the design): the router calls the audiences through the hook interface the
- * audiences implement (router → audiences/router-hook.ts), and that hook reads the
- * router's planned call and its track filter (its other side).
+ * ALLOWED (the design): the audiences implement the hook the router calls, whose
+ * interface lives with its caller (src/router/audience-hook.ts), and read the router's
+ * planned call and its track filter: the arrow between the two rooms goes one way.
  * TEMPORARY: see each entry.
  */
 const EXCEPTIONS = {
-  // ALLOWED: the audience hook, the one shared interface between two roles.
-  'src/router/router-service.ts': ['src/audiences/router-hook.ts'],
-  // ALLOWED: the router's batch handler calls the audience hook.
-  'src/router/router-batch.ts': ['src/audiences/router-hook.ts'],
-  // ALLOWED: the hook's other side: the planned call it is given and the track filter it applies.
-  'src/audiences/router-hook.ts': ['src/router/plan-call.ts', 'src/router/routing-rules.ts'],
+  // ALLOWED: the audience hook: the interface it implements, the planned call it is given and the track filter it applies.
+  'src/audiences/router-hook.ts': ['src/router/audience-hook.ts', 'src/router/plan-call.ts', 'src/router/routing-rules.ts'],
 };
 
 const exactly = (path) => `^${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`;
@@ -82,6 +78,45 @@ function forbidden(name, comment, from, to, toPathNot, sameGroup) {
 
 const ROLE_OF = (path) => path.split('/')[1];
 
+/**
+ * The rooms of docs/architecture.md, for the rule against two-way arrows: the base is
+ * one room, each role is its own.
+ */
+const ROOMS = { base: BASE, observability: OBSERVABILITY, kafka: KAFKA, runtime: RUNTIME, gateway: '^src/gateway/', router: '^src/router/', delivery: '^src/delivery/', audiences: '^src/audiences/', admin: ADMIN, cli: CLI };
+const roomOf = (path) => Object.keys(ROOMS).find((room) => new RegExp(ROOMS[room]).test(path));
+
+/**
+ * Exceptions whose two-way arrow between rooms is let through, TEMPORARY each (see the
+ * exception): remove the name with the exception.
+ */
+const TEMPORARY_TWO_WAY = [];
+for (const source of TEMPORARY_TWO_WAY) {
+  if (!(source in EXCEPTIONS)) throw new Error(`.dependency-cruiser.cjs: ${source} is in TEMPORARY_TWO_WAY but has no exception any more; remove it from TEMPORARY_TWO_WAY`);
+}
+
+/**
+ * No two-way arrow between rooms: a room an exception lets a file import never imports
+ * that file's room back. Every other arrow between rooms goes down the layers (the
+ * rules above), so with this one an arrow between two rooms goes one way only; a hook's
+ * interface lives with its caller or lower.
+ */
+function oneWayBetweenRooms() {
+  return Object.entries(EXCEPTIONS)
+    .filter(([source]) => !TEMPORARY_TWO_WAY.includes(source))
+    .flatMap(([source, targets]) => {
+      const from = roomOf(source);
+      return [...new Set(targets.map(roomOf))]
+        .filter((to) => to !== from)
+        .map((to) => ({
+          name: 'no-two-way-arrows-between-rooms',
+          comment: `${source} may import ${to} (an exception), so ${to} never imports ${from}: an arrow between two rooms goes one way`,
+          severity: 'error',
+          from: { path: ROOMS[to] },
+          to: { path: ROOMS[from] },
+        }));
+    });
+}
+
 /** Modules whose import cycle is let through, TEMPORARY each (none today). */
 const TEMPORARY_CYCLES = [];
 
@@ -101,6 +136,7 @@ module.exports = {
       '^src/$1/',
       ROLE_OF,
     ),
+    ...oneWayBetweenRooms(),
     {
       name: 'no-circular',
       comment: 'no import cycles: a cycle makes start-up order and module state depend on who imports first',

@@ -23,9 +23,9 @@ FROM ${NODE_IMAGE}
 ENV NODE_ENV=production
 # NOTE: 64 MB semi-spaces for V8's young generation, more than its default: the roles
 # allocate a short-lived object graph per call and event, and with the default the router
-# spent a fifth of its CPU in scavenges. Measured (npm run bench -- route, 3 rounds):
-# the router's CPU per call 45 -> 41 µs, for about 80 MB more resident memory at full
-# load. `npm run bench` runs with the same flag (package.json).
+# spent much of its CPU in scavenges; the flag costs some resident memory at full load
+# (npm run bench -- route; figures: docs/architecture.md#measured-figures-behind-the-code).
+# `npm run bench` runs with the same flag (package.json).
 ENV NODE_OPTIONS=--max-semi-space-size=64
 WORKDIR /app
 COPY package.json package-lock.json ./

@@ -9,7 +9,8 @@ export default defineConfig({
     alias: [{ find: /^switchyard-client$/, replacement: fileURLToPath(new URL('./packages/client/src/index.ts', import.meta.url)) }],
   },
   test: {
-    include: ['test/**/*.test.ts'],
+    // The client package's own tests run here too (and alone in the package: test/integration/client-package.test.ts).
+    include: ['test/**/*.test.ts', 'packages/client/test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
     setupFiles: ['test/support/kafkajs-idle-timer-fix.ts'],
     testTimeout: 60_000,

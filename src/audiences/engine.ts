@@ -13,9 +13,9 @@ import { UserSources } from './user-sources.js';
  * The profiles of one partition, held by the processor that owns it.
  *
  * NOTE: a profile at rest is its changelog value, the JSON string last written for
- * it (~450 bytes for a typical one), and is parsed only while a batch or a sweep
- * works on it. Parsed, the same profile takes ~1.8 KB of heap (arrays, boxed
- * timestamps, object headers): the string form is what lets a processor hold
+ * it, and is parsed only while a batch or a sweep works on it. Parsed, the same
+ * profile takes several times the heap (arrays, boxed timestamps, object headers;
+ * docs/architecture.md#measured-figures-behind-the-code): the string form is what lets a processor hold
  * millions. Writing needs the string anyway, so keeping it costs no extra work.
  */
 export interface PartitionState {

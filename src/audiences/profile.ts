@@ -26,8 +26,9 @@ export interface SourceTraits {
 /**
  * NOTE: flat arrays of small same-shaped objects rather than Maps: a profile holds a
  * handful of sources, traits, events and memberships, where a linear scan is as fast
- * as a hash lookup, and a Map costs ~200 bytes of heap even when nearly empty. A
- * million profiles in Maps took 2.3 KB each; see bench/audiences.ts.
+ * as a hash lookup, and a Map costs a few hundred bytes of heap even when nearly empty:
+ * profiles in Maps took several times the memory (bench/audiences.ts; figures:
+ * docs/architecture.md#measured-figures-behind-the-code).
  */
 export interface Profile {
   /** `u:<userId>` or `a:<anonymousId>`: a userId and an anonymousId that happen to be equal stay apart. */

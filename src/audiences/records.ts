@@ -8,7 +8,7 @@
 //
 // The same partitions carry the seen-sources state (docs/kafka.md `user.sources`): a
 // `seen` record for each (user, source) pair the router has not written before (see
-// seen-sources.ts), and the deletion requests that need it, so that a user's
+// seen-cache.ts), and the deletion requests that need it, so that a user's
 // sightings and deletions are applied in one place, in order, whatever key the
 // producers gave the calls.
 import type { Call } from '../calls/index.js';

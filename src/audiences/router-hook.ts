@@ -4,34 +4,11 @@
 // them); for a deletion request without `sourceIds`, the record that hands it to the
 // audience processor.
 import type { Config } from '../config/schema.js';
+import type { AudienceEventOut, AudienceHook } from '../router/audience-hook.js';
 import type { RoutedCall } from '../router/plan-call.js';
 import { trackFilterAllows } from '../router/routing-rules.js';
 import { audienceCallMessage, audienceDeletionMessage, audienceSeenMessage, audienceTopicNames } from './records.js';
 import type { PendingPair, SeenPairCache } from './seen-cache.js';
-
-export type { PendingPair };
-
-export interface AudienceEventOut {
-  topic: string;
-  message: { key: Buffer; value: Buffer };
-  /** A `seen` record: the pair to report back once the record is acknowledged (or abandoned). */
-  pair?: PendingPair;
-}
-
-/** The router's side of audiences and seen sources (RouterDeps.audiences). */
-export interface AudienceHook {
-  /** The record to write for a valid call, if any. */
-  event(routed: RoutedCall): AudienceEventOut | undefined;
-  /** The records that carried these pairs are acknowledged. */
-  acknowledged(pairs: readonly PendingPair[]): void;
-  /** The records that carried these pairs were not written: the batch failed. */
-  abandoned(pairs: readonly PendingPair[]): void;
-  /**
-   * The record that hands a deletion request without `sourceIds` to the audience
-   * processor: it sends the delete bodies to the sources that have seen the user.
-   */
-  deletion(userId: string, requestedAtMs: number): AudienceEventOut;
-}
 
 /**
  * The hook the router role runs with. A call from a source that feeds an audience
@@ -40,7 +17,7 @@ export interface AudienceHook {
  * does not know the pair yet. NOTE: calls with only an anonymousId are not recorded:
  * deletion requests name users by userId.
  */
-export function createAudienceHook(prefix: string, config: () => Config, cache: SeenPairCache): AudienceHook {
+export function createAudienceHook(prefix: string, config: () => Config, cache: SeenPairCache): AudienceHook<PendingPair> {
   const topic = audienceTopicNames(prefix).events;
   const callEvent = audienceEventFor(prefix, config);
   return {
@@ -68,7 +45,7 @@ export function createAudienceHook(prefix: string, config: () => Config, cache: 
  * `calls` partition and offset go along: a router that routes a call again after a
  * crash writes its record again, and the processor drops it by them.
  */
-export function audienceEventFor(prefix: string, config: () => Config): (routed: RoutedCall) => AudienceEventOut | undefined {
+export function audienceEventFor(prefix: string, config: () => Config): (routed: RoutedCall) => AudienceEventOut<PendingPair> | undefined {
   const topic = audienceTopicNames(prefix).events;
   let seenConfig: Config | undefined;
   let feeding = new Set<string>();

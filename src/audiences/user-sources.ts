@@ -7,9 +7,9 @@
  * userId → the changelog value, the JSON list of source ids (`["web","ios"]`).
  *
  * NOTE: the value strings are interned: users share a handful of distinct lists, so a
- * user costs its key and a Map entry only: measured ~85 bytes of heap a user with
- * 36-character ids (node --expose-gc, a million users, heapUsed before and after),
- * i.e. ~85 MB per million users, spread over the router processes by partition.
+ * user costs its key and a Map entry only (the memory per user: docs/webhooks.md;
+ * how it was measured: docs/architecture.md#measured-figures-behind-the-code), spread over the router
+ * processes by partition.
  */
 export class UserSources {
   private readonly users = new Map<string, string>();

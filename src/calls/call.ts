@@ -2,15 +2,18 @@
  * The call model: Segment-spec calls (identify, track, page, screen, group, alias),
  * parsed once and validated by hand.
  *
- * NOTE: hand-written rather than zod. Speed is not the reason: measured on an 880-byte
- * track call, a zod looseObject schema took ~560 ns and this validator ~400 ns (with
- * timestamps parsed and nesting walked), both small next to JSON.parse (~2.8 µs). The
+ * NOTE: hand-written rather than zod. Speed is not the reason: on a typical track call
+ * both take a fraction of what JSON.parse does (docs/architecture.md#measured-figures-behind-the-code). The
  * reasons are the messages (each names the field, what was wrong and what to send),
  * the Segment-compatible leniencies (null means absent, numeric ids become strings)
  * and that nothing is copied: free-form objects (traits, properties, context,
  * integrations) stay exactly as JSON.parse produced them, own `__proto__` keys
  * included, so a rendered body equals what a receiver gets from JSON.parse +
  * JSON.stringify.
+ *
+ * NOTE: the client library applies the same rules to the calls it sends, with its own
+ * copy of validateCall and the timestamps (packages/client/src/call-model.ts), so that
+ * it builds alone; test/unit/client/call-model-agreement.test.ts keeps the two equal.
  */
 import { isUtf8 } from 'node:buffer';
 import { parseTimestamp } from './timestamp.js';

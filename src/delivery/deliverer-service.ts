@@ -1,8 +1,9 @@
 // `switchyard deliverer`: ONE consumer (the port's partition stream, group
 // `<groupPrefix>deliverer`) on the topics of every enabled destination, and per
-// destination a lane (destination-lane.ts: its queue, permits, circuits, rate limit),
-// created and stopped as the config changes. Whatever the number of destinations the
-// process has one consumer, one producer, one admin and one HTTP connection pool.
+// destination a lane (destination-lane.ts: its queue, permits, circuits, rate limit,
+// and its account in the stream's commit ledger), created and stopped as the config
+// changes. Whatever the number of destinations the process has one consumer, one
+// producer, one admin and one HTTP connection pool.
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { TopicsNotCreatedError } from '../errors.js';
@@ -21,7 +22,7 @@ import { consumedTopics, destinationTopics } from './destination-topics.js';
 import type { DestinationTopics } from './destination-topics.js';
 import { EventDelivery } from './deliver-event.js';
 import { DeliveryCounters } from './delivery-counters.js';
-import { DestinationLane, laneQueueBound } from './destination-lane.js';
+import { DestinationLane, laneQueueBound, laneUncommittedBound } from './destination-lane.js';
 import { EndOfTurn } from './end-of-turn.js';
 import type { HttpSender } from './http-sender.js';
 import { createHttpSender } from './http-sender.js';
@@ -60,7 +61,7 @@ export interface DelivererTuning {
    * so that a lane that drained is fetched again soon instead of after a long poll on
    * nothing. NOTE: one fetch brings up to 1 MB per partition, several times a lane's
    * queue bound at 0 ms receivers; with a 500 ms wait here a lone busy destination
-   * idled between its fetches (0.38x of bare undici in the deliver bench).
+   * idled between its fetches (deliver bench, docs/architecture.md#measured-figures-behind-the-code).
    */
   roomFetchWaitMs: number;
 }
@@ -102,16 +103,16 @@ interface RunningLane {
   id: string;
   lane: DestinationLane;
   topics: DestinationTopics;
-  /** The delivery settings it was built with; other values need a new lane. */
-  shape: string;
+  /** The `delivery` settings it was built with, as JSON; other values need a new lane. */
+  deliveryJson: string;
   circuits: UrlCircuits;
   pool: SharedSender;
 }
 
-/** The HTTP pool every lane of one delivery shape shares. */
+/** The HTTP pool every lane built with the same `delivery` settings shares. */
 interface SharedSender {
   sender: HttpSender;
-  shape: string;
+  deliveryJson: string;
   /** Lanes still using it. */
   users: number;
 }
@@ -140,7 +141,10 @@ class DelivererService implements Service {
   private admin: KafkaAdmin | undefined;
   /** One producer for every lane's retries and dead letters (the port merges their sends). */
   private producer: RecordProducer | undefined;
+  /** Made at start and kept to the end: the lanes hold it and its ledger. */
   private stream: PartitionStream | undefined;
+  /** The stream has topics (it is a member, or joining). */
+  private subscribed = false;
   private sender: SharedSender | undefined;
   private lag: LagSampler | undefined;
   private unsubscribe: (() => void) | undefined;
@@ -162,6 +166,7 @@ class DelivererService implements Service {
   async start(): Promise<void> {
     const admin = (this.admin = createAdmin(this.deps.kafka));
     await admin.connect();
+    this.stream = this.createStream(admin);
     this.producer = createProducer(this.deps.kafka);
     await this.producer.connect();
     await this.scheduleReconcile(this.initial);
@@ -237,32 +242,25 @@ class DelivererService implements Service {
   private async reconcile(config: Config): Promise<void> {
     const enabled = config.destinations.filter((d) => d.enabled);
     this.prepareSettings(enabled);
-    const shape = JSON.stringify(config.delivery);
-    const stale = [...this.lanes.values()].filter((running) => !this.settings.has(running.id) || running.shape !== shape);
+    const deliveryJson = JSON.stringify(config.delivery);
+    const stale = [...this.lanes.values()].filter((running) => !this.settings.has(running.id) || running.deliveryJson !== deliveryJson);
     const missing = enabled.filter((d) => !this.lanes.has(d.id) || stale.some((r) => r.id === d.id));
     for (const running of this.lanes.values()) if (!stale.includes(running)) running.circuits.follow(this.settings.get(running.id)!);
     this.forgetUnmade(enabled);
-    if (stale.length === 0 && missing.length === 0 && (this.stream !== undefined || enabled.length === 0)) return;
+    if (stale.length === 0 && missing.length === 0 && (this.subscribed || enabled.length === 0)) return;
     const planned = await this.createTopicsOf(config, missing);
     for (const running of stale) {
       this.retire(running);
       this.logger.info({ destination: running.id }, this.settings.has(running.id) ? 'delivery settings changed; restarting its lane' : 'destination left the config or was disabled; its lane stopped');
     }
-    for (const { id, topics } of planned) this.addLane(config, id, topics, shape);
+    for (const { id, topics } of planned) this.addLane(config, id, topics, deliveryJson);
     const topics = [...this.laneOfTopic.keys()];
+    // No destination enabled: no consumer (kafkajs cannot run one without topics); the stream leaves its group.
+    this.subscribed = topics.length > 0;
+    await this.stream!.resubscribe(topics);
     if (topics.length === 0) {
-      // No destination to deliver for: no consumer (kafkajs cannot run one without topics).
-      const stream = this.stream;
-      this.stream = undefined;
-      await stream?.stop();
       if (this.unmade.size === 0) this.logger.info('no destination enabled; the delivery consumer left its group');
       return;
-    }
-    if (this.stream === undefined) {
-      this.stream = this.createStream();
-      await this.stream.start(topics);
-    } else {
-      await this.stream.resubscribe(topics);
     }
     this.logger.info({ destinations: [...this.lanes.keys()], topics: topics.length }, 'delivering for the configured destinations');
   }
@@ -344,7 +342,7 @@ class DelivererService implements Service {
     this.retryTimer = setTimeout(() => void this.scheduleReconcile(this.deps.config.current()).catch(() => undefined), this.options.reconcileRetryMs);
   }
 
-  private createStream(): PartitionStream {
+  private createStream(admin: KafkaAdmin): PartitionStream {
     const handler = {
       accept: (records: readonly InboundRecord[]) => this.laneOfTopic.get(records[0]!.topic)?.lane.accept(records),
       revoke: (topic: string, partition: number) => this.laneOfTopic.get(topic)?.lane.revoke(topic, partition) ?? [],
@@ -360,15 +358,15 @@ class DelivererService implements Service {
         else this.logger.fatal({ err: error }, 'delivery consumer stopped for good; restart the process');
       },
     };
-    const settings = { groupId: this.groupId, admin: this.admin!, commitEveryMs: this.options.commitEveryMs, maxWaitTimeInMs: this.options.maxFetchWaitMs, idleWaitTimeInMs: this.options.idleFetchWaitMs, roomWaitTimeInMs: this.options.roomFetchWaitMs, legacyGroupOf };
+    const settings = { groupId: this.groupId, admin, commitEveryMs: this.options.commitEveryMs, maxWaitTimeInMs: this.options.maxFetchWaitMs, idleWaitTimeInMs: this.options.idleFetchWaitMs, roomWaitTimeInMs: this.options.roomFetchWaitMs, legacyGroupOf };
     return createPartitionStream(this.deps.kafka, settings, handler, events, this.logger);
   }
 
   /** The HTTP pool for `config.delivery`, shared by every lane built with it. */
-  private senderFor(config: Config, shape: string): SharedSender {
-    if (this.sender?.shape !== shape) {
+  private senderFor(config: Config, deliveryJson: string): SharedSender {
+    if (this.sender?.deliveryJson !== deliveryJson) {
       const previous = this.sender;
-      this.sender = { shape, users: 0, sender: this.options.createSender({ timeoutMs: config.delivery.timeoutMs, blockPrivateNetworks: config.delivery.blockPrivateNetworks }) };
+      this.sender = { deliveryJson, users: 0, sender: this.options.createSender({ timeoutMs: config.delivery.timeoutMs, blockPrivateNetworks: config.delivery.blockPrivateNetworks }) };
       // The lanes still draining on the previous one close it when the last is done (retire).
       if (previous !== undefined && previous.users === 0) void previous.sender.close();
     }
@@ -376,7 +374,7 @@ class DelivererService implements Service {
     return this.sender;
   }
 
-  private addLane(config: Config, id: string, topics: DestinationTopics, shape: string): void {
+  private addLane(config: Config, id: string, topics: DestinationTopics, deliveryJson: string): void {
     const { delivery } = config;
     const { metrics } = this.deps;
     const logger = this.logger.child({ destination: id });
@@ -384,7 +382,8 @@ class DelivererService implements Service {
     const counters = new DeliveryCounters(metrics, id);
     const pace = new RatePace(delivery.maxRetryWindowMs);
     const next = new RetryOrDeadLetter({ destinationId: id, topics, delivery, producer: this.producer!, counters, logger });
-    const pool = this.senderFor(config, shape);
+    const pool = this.senderFor(config, deliveryJson);
+    const stream = this.stream!;
     const sender = pool.sender;
     const lane = new DestinationLane({
       destinationId: id,
@@ -395,23 +394,14 @@ class DelivererService implements Service {
       pace,
       tierWait: new RetryTierWait(topics, delivery.maxRetryWindowMs),
       events: new EventDelivery({ destinationId: id, sender, circuits, pace, counters, next, logger }),
-      // NOTE: the stream is made after the first lanes (it needs their topics): looked up at each call.
-      stream: {
-        pause: (topic, partition, resumeAt) => this.stream?.pause(topic, partition, resumeAt),
-        resume: (topic, partition) => this.stream?.resume(topic, partition),
-        markDone: (topic, partition, offset) => this.stream?.markDone(topic, partition, offset) ?? 0,
-        release: (topic, partition, offset) => this.stream?.release(topic, partition, offset),
-        commitsStalled: () => this.stream?.commitsStalled() ?? false,
-        committedThrough: () => this.stream?.committedThrough() ?? Number.MAX_SAFE_INTEGER,
-        commitSoon: () => this.stream?.commitSoon(),
-        whenCommitted: (callback) => this.stream?.whenCommitted(callback),
-      },
+      stream,
+      commits: stream.ledger.account(laneUncommittedBound(delivery.concurrencyPerDestination)),
       logger,
       endOfTurn: this.endOfTurn,
     });
     const initial = this.settings.get(id);
     if (initial !== undefined) circuits.follow(initial);
-    const running: RunningLane = { id, lane, topics, shape, circuits, pool };
+    const running: RunningLane = { id, lane, topics, deliveryJson, circuits, pool };
     this.lanes.set(id, running);
     for (const topic of consumedTopics(topics)) this.laneOfTopic.set(topic, running);
     this.logger.info({ destination: id, topics: consumedTopics(topics) }, 'delivering for destination');

@@ -1,4 +1,4 @@
-// The docs/metrics.md series one destination's worker writes, bound to its labels once (so
+// The docs/metrics.md series one destination's lane writes, bound to its labels once (so
 // every series exists from 0): the hot path only increments.
 import type { Metrics } from '../observability/metrics.js';
 import { OUTCOME_LABELS } from './classify.js';

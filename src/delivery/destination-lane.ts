@@ -8,9 +8,10 @@
 // The delivery flow, file by file: destination-lane.ts (queue, due time, circuits,
 // rate limit, permits, pause/resume) → deliver-event.ts (sign, send to the URLs, count)
 // → retry-or-dead-letter.ts (a failure written to a retry tier or the dead letters) →
-// the stream's markDone (committed within about one commit round trip, out of order: offset-progress.ts).
+// the lane's account in the stream's commit ledger (src/kafka/commit-ledger.ts:
+// committed within about one commit round trip, out of order).
 import type { Logger } from 'pino';
-import type { InboundRecord } from '../kafka/index.js';
+import type { InboundRecord, LedgerAccount } from '../kafka/index.js';
 import type { DeliveryJob } from './deliver-event.js';
 import type { PreparedDestination } from './destination-settings.js';
 import { readEnvelope } from './envelope.js';
@@ -22,21 +23,12 @@ import { Semaphore } from './semaphore.js';
 import { countBits } from './url-circuits.js';
 import type { Admitted, UrlCircuits } from './url-circuits.js';
 
-/** The stream's side a lane uses (src/kafka/partition-stream.ts). */
+/** The stream's side a lane uses (src/kafka/partition-stream.ts): the fetch of its partitions. */
 export interface LaneStream {
   pause(topic: string, partition: number, resumeAt?: number): void;
   resume(topic: string, partition: number): void;
-  /** Returns the completion's ticket, committed once `committedThrough()` reaches it. */
-  markDone(topic: string, partition: number, offset: string): number;
   /** A record handed over that this lane will not finish: to be fetched again. */
   release(topic: string, partition: number, offset: string): void;
-  /** Finished records wait too long for a commit (partition-stream.ts): start nothing new. */
-  commitsStalled(): boolean;
-  committedThrough(): number;
-  /** Many finished: commit now rather than after the usual delay. */
-  commitSoon(): void;
-  /** Called once after the next commit is answered or failed. */
-  whenCommitted(callback: () => void): void;
 }
 
 export interface LaneParts {
@@ -45,8 +37,6 @@ export interface LaneParts {
   concurrency: number;
   /** Records queued (fetched, not started) at most before the lane's partitions are paused. */
   queueBound: number;
-  /** Deliveries finished and not committed yet at most before the lane starts no more (default laneUncommittedBound). */
-  uncommittedBound?: number;
   /** The destination's current settings; undefined once it left the config. */
   settings: () => PreparedDestination | undefined;
   circuits: UrlCircuits;
@@ -54,6 +44,11 @@ export interface LaneParts {
   tierWait: RetryTierWait;
   events: { deliver(job: DeliveryJob): Promise<unknown> };
   stream: LaneStream;
+  /**
+   * The lane's account in the stream's commit ledger, made with laneUncommittedBound:
+   * where its deliveries finish, and whether it may start more.
+   */
+  commits: LedgerAccount;
   logger: Logger;
   /** After a failed retry or dead-letter write, how long before the event is attempted again. */
   writeRetryMs?: number;
@@ -74,8 +69,8 @@ interface PartitionQueue {
   head: number;
   /** Paused because the lane is full. */
   full: boolean;
-  /** A retry not due yet: the timer that starts it. */
-  hold: NodeJS.Timeout | undefined;
+  /** Its head waits for its due time (a retry not due, a failed write): the timer that starts it. */
+  dueTimer: NodeJS.Timeout | undefined;
   /** Offsets running now. */
   running: Set<string>;
 }
@@ -89,11 +84,6 @@ interface Paced {
 }
 
 const DEFAULT_WRITE_RETRY_MS = 1_000;
-/**
- * While a lane waits for a commit, when it looks again should no commit answer wake it
- * (whenCommitted): a stream replaced meanwhile, partitions gone in a rebalance.
- */
-const COMMIT_RECHECK_MS = 1_000;
 
 /** How many records a lane may queue: several rounds of its permits, at least a few fetches' worth. */
 export function laneQueueBound(concurrency: number): number {
@@ -105,11 +95,11 @@ export function laneQueueBound(concurrency: number): number {
  * starts no more: four times its permits, at least 512. A commit is asked for early at half.
  * NOTE: a SIGKILL redoes what finished since the last commit, on top of what was in
  * flight. A lane working off a backlog finishes thousands a second: seen in the chaos
- * harness, one such lane redid 3,500 deliveries after a broker stop and a SIGKILL, all
- * finished in the second before commits were found stalled (COMMIT_STALL_MS). The bound
- * must still let a busy lane run through a commit's round trip: at twice its permits
- * (128 for 64), a lane at 25,000 deliveries a second waited for commits most of the time
- * (deliver bench, 0 ms: 0.27× bare undici instead of 0.70×).
+ * harness, one such lane redid thousands of deliveries after a broker stop and a
+ * SIGKILL, all finished in the second before commits were found stalled
+ * (COMMIT_STALL_MS). The bound must still let a busy lane run through a commit's round
+ * trip: at twice its permits a lane at full speed waited for commits most of the time
+ * (deliver bench at 0 ms; figures: docs/architecture.md#measured-figures-behind-the-code).
  */
 export function laneUncommittedBound(concurrency: number): number {
   return Math.max(512, 4 * concurrency);
@@ -117,16 +107,16 @@ export function laneUncommittedBound(concurrency: number): number {
 
 /**
  * Whether a lane with `queued` records should pause (at or over the bound) or resume
- * (at or below three quarters of it) its partitions; in between it keeps what it has.
+ * (at or below three quarters of it) its partitions; in between it keeps them as they are.
  *
  * NOTE: a resumed partition is fetched only once the fetch under way returns (the
  * deliverer's fetch waits only 50 ms while a lane is full, roomFetchWaitMs): the three
  * quarters it keeps queued are what it works on meanwhile.
  */
-export function fullness(queued: number, bound: number): 'full' | 'room' | 'hold' {
-  if (queued >= bound) return 'full';
-  if (queued <= Math.floor((bound * 3) / 4)) return 'room';
-  return 'hold';
+export function fullness(queued: number, bound: number): 'pause' | 'resume' | 'keep' {
+  if (queued >= bound) return 'pause';
+  if (queued <= Math.floor((bound * 3) / 4)) return 'resume';
+  return 'keep';
 }
 
 export class DestinationLane {
@@ -138,19 +128,10 @@ export class DestinationLane {
   private stopping = false;
   private cursor = 0;
   private readonly endOfTurn: EndOfTurn;
-  /** Looks again once commits may flow, should no commit answer wake the lane first. */
-  private commitWait: NodeJS.Timeout | undefined;
-  /** Waits for a commit answer (whenCommitted). */
-  private waitingForCommit = false;
-  /** The tickets of this lane's completions, oldest first, from `ticketHead` not known committed. */
-  private tickets: number[] = [];
-  private ticketHead = 0;
-  private readonly uncommittedBound: number;
 
   constructor(private readonly parts: LaneParts) {
     this.slots = new Semaphore(parts.concurrency);
     this.endOfTurn = parts.endOfTurn ?? new EndOfTurn();
-    this.uncommittedBound = parts.uncommittedBound ?? laneUncommittedBound(parts.concurrency);
   }
 
   /** Records fetched for this lane (one partition, offset order): queued, started as permits allow. */
@@ -161,7 +142,7 @@ export class DestinationLane {
     for (const record of records) queue.items.push({ record, envelope: readEnvelope(record.headers, record.timestamp) });
     this.queued += records.length;
     this.pump();
-    if (fullness(this.queued, this.parts.queueBound) === 'full') this.pauseFull();
+    if (fullness(this.queued, this.parts.queueBound) === 'pause') this.pauseFull();
   }
 
   /** The partition is not ours any more: drop what waits; the offsets still running are returned. */
@@ -187,7 +168,7 @@ export class DestinationLane {
   /** Starts nothing new, drops the queues, waits for the requests in flight (bounded by the timeout). */
   async stop(): Promise<void> {
     this.stopping = true;
-    clearTimeout(this.commitWait);
+    this.parts.commits.close();
     this.cancelPaced();
     for (const queue of this.queues.values()) this.dropQueued(queue);
     while (this.inFlight.size > 0) await Promise.all(this.inFlight);
@@ -197,7 +178,7 @@ export class DestinationLane {
     const key = `${partition}:${topic}`;
     let queue = this.queues.get(key);
     if (queue === undefined) {
-      queue = { topic, partition, items: [], head: 0, full: false, hold: undefined, running: new Set() };
+      queue = { topic, partition, items: [], head: 0, full: false, dueTimer: undefined, running: new Set() };
       this.queues.set(key, queue);
     }
     return queue;
@@ -207,13 +188,13 @@ export class DestinationLane {
     this.queued -= queue.items.length - queue.head;
     queue.items = [];
     queue.head = 0;
-    clearTimeout(queue.hold);
-    queue.hold = undefined;
+    clearTimeout(queue.dueTimer);
+    queue.dueTimer = undefined;
   }
 
-  private schedulePump(): void {
+  private readonly schedulePump = (): void => {
     this.endOfTurn.run(this.pump);
-  }
+  };
 
   /**
    * Starts queued records while permits last, one partition after the other (round
@@ -238,11 +219,11 @@ export class DestinationLane {
   /** Starts the head of `queue` if it may go: 'blocked' stops the whole lane (permits, rate limit). */
   private startHead(queue: PartitionQueue): 'started' | 'skip' | 'blocked' {
     const item = queue.items[queue.head];
-    if (item === undefined || queue.hold !== undefined) return 'skip';
+    if (item === undefined || queue.dueTimer !== undefined) return 'skip';
     if (this.waitsForCommit()) return 'blocked';
     const waitMs = this.parts.tierWait.waitMs(item.record.topic, item.envelope);
     if (waitMs > 0) {
-      this.holdUntilDue(queue, waitMs);
+      this.waitUntilDue(queue, waitMs);
       return 'skip';
     }
     const settings = this.parts.settings();
@@ -271,46 +252,13 @@ export class DestinationLane {
   /**
    * NOTE: a delivery finished but not committed is delivered again after a SIGKILL.
    * While commits fail (the broker away), or once this lane has many such, starting
-   * more would only add to that: the lane waits for the next commit answer.
+   * more would only add to that: the lane waits until its account opens again.
    */
   private waitsForCommit(): boolean {
-    const { stream } = this.parts;
-    if (!stream.commitsStalled() && this.uncommitted() < this.uncommittedBound) return false;
-    if (!this.waitingForCommit) {
-      this.waitingForCommit = true;
-      stream.whenCommitted(() => {
-        this.waitingForCommit = false;
-        this.schedulePump();
-      });
-    }
-    this.commitWait ??= setTimeout(() => {
-      this.commitWait = undefined;
-      this.waitingForCommit = false;
-      this.pump();
-    }, COMMIT_RECHECK_MS);
+    const { commits } = this.parts;
+    if (commits.mayStart()) return false;
+    commits.whenOpen(this.schedulePump);
     return true;
-  }
-
-  /** This lane's completions not known to be committed. */
-  private uncommitted(): number {
-    const through = this.parts.stream.committedThrough();
-    const { tickets } = this;
-    let head = this.ticketHead;
-    while (head < tickets.length && tickets[head]! <= through) head += 1;
-    if (head === tickets.length) {
-      this.tickets = [];
-      head = 0;
-    } else if (head > 1024) {
-      this.tickets = tickets.slice(head);
-      head = 0;
-    }
-    this.ticketHead = head;
-    return this.tickets.length - head;
-  }
-
-  private finished(record: InboundRecord): void {
-    this.tickets.push(this.parts.stream.markDone(record.topic, record.partition, record.offset));
-    if (this.uncommitted() >= this.uncommittedBound / 2) this.parts.stream.commitSoon();
   }
 
   private startPaced(): void {
@@ -353,7 +301,7 @@ export class DestinationLane {
     const task: Promise<void> = this.parts.events.deliver({ record, envelope: item.envelope, settings, admitted }).then(
       () => {
         this.finishTask(task, queue, record, weight);
-        this.finished(record);
+        this.parts.commits.finish(record.topic, record.partition, record.offset);
       },
       (error: unknown) => {
         this.finishTask(task, queue, record, weight);
@@ -387,15 +335,15 @@ export class DestinationLane {
     }
     queue.items.splice(queue.head, 0, item);
     this.queued += 1;
-    this.holdUntilDue(queue, this.parts.writeRetryMs ?? DEFAULT_WRITE_RETRY_MS);
+    this.waitUntilDue(queue, this.parts.writeRetryMs ?? DEFAULT_WRITE_RETRY_MS);
   }
 
   /** The partition's head waits `ms`: the partition is paused (nothing more fetched) and a timer starts it. */
-  private holdUntilDue(queue: PartitionQueue, ms: number): void {
-    clearTimeout(queue.hold);
+  private waitUntilDue(queue: PartitionQueue, ms: number): void {
+    clearTimeout(queue.dueTimer);
     this.parts.stream.pause(queue.topic, queue.partition, Date.now() + ms);
-    queue.hold = setTimeout(() => {
-      queue.hold = undefined;
+    queue.dueTimer = setTimeout(() => {
+      queue.dueTimer = undefined;
       if (this.stopping) return;
       if (!queue.full) this.parts.stream.resume(queue.topic, queue.partition);
       this.pump();
@@ -412,11 +360,11 @@ export class DestinationLane {
   }
 
   private resumeIfRoom(): void {
-    if (fullness(this.queued, this.parts.queueBound) !== 'room') return;
+    if (fullness(this.queued, this.parts.queueBound) !== 'resume') return;
     for (const queue of this.queues.values()) {
       if (!queue.full) continue;
       queue.full = false;
-      if (queue.hold === undefined) this.parts.stream.resume(queue.topic, queue.partition);
+      if (queue.dueTimer === undefined) this.parts.stream.resume(queue.topic, queue.partition);
     }
   }
 }

@@ -10,7 +10,7 @@ export interface DestinationTopics {
 }
 
 /**
- * The topics one destination's worker reads and writes. Besides the configured tiers it
+ * The topics one destination's lane reads and writes. Besides the configured tiers it
  * reads every existing retry topic of the destination (`leftover`): after the tiers in
  * the config change, events still wait in the old tier topics, and they must be
  * delivered all the same. New retries go only to configured tiers.
@@ -39,7 +39,7 @@ export function destinationTopics(
   return { main: names.deliveries(destinationId), retries: [...retries, ...leftovers], dlq: names.dlq(destinationId) };
 }
 
-/** Every topic the destination's worker subscribes to. */
+/** Every topic the destination's lane reads (the deliverer's consumer subscribes to them). */
 export function consumedTopics(topics: DestinationTopics): string[] {
   return [topics.main, ...topics.retries.map((r) => r.topic)];
 }

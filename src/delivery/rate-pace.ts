@@ -1,5 +1,5 @@
-// A destination's `rateLimit`, if any, as its worker applies it: one token bucket per
-// worker (token-bucket.ts), new when the configured limit changes.
+// A destination's `rateLimit`, if any, as its lane applies it: one token bucket per
+// lane (token-bucket.ts), new when the configured limit changes.
 import type { PreparedDestination } from './destination-settings.js';
 import { TokenBucket } from './token-bucket.js';
 

@@ -21,7 +21,7 @@ export interface RetryOrDeadLetterOptions {
   destinationId: string;
   topics: DestinationTopics;
   delivery: Config['delivery'];
-  /** The port's producer (acks=all), shared by the deliverer's workers. */
+  /** The port's producer (acks=all), shared by the deliverer's lanes. */
   producer: RecordProducer;
   counters: DeliveryCounters;
   logger: Logger;
@@ -114,7 +114,7 @@ export class RetryOrDeadLetter {
    * NOTE: one send per record is fine: a destination that fails for everything writes
    * one retry per event, and the port's producer merges the sends that wait behind
    * those in flight into one request (producer.ts), so the retry path does not become
-   * a request per event (the deliverer's own produce batcher did this before).
+   * a request per event.
    */
   private async write(topic: string, record: InboundRecord, headers: RecordHeaders): Promise<void> {
     await this.options.producer.send([{ topic, messages: [{ key: record.key, value: record.value, headers }] }]);

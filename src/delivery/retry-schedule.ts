@@ -30,9 +30,10 @@ export interface FailedAttempt {
  * window: the last try happens at the window's end, and a failure then is dead-lettered.
  *
  * A `Retry-After` longer than the tier's delay moves the event to the first later tier
- * whose delay covers it (its due time stays now + Retry-After). NOTE: a tier consumer holds a partition until its head message
- * is due, so a message due much later than its tier's delay would hold up the messages
- * behind it; in the tier that fits, due times stay roughly in order.
+ * whose delay covers it (its due time stays now + Retry-After). NOTE: a lane holds a
+ * retry tier's partition until its head message is due (retry-tier-wait.ts), so a
+ * message due much later than its tier's delay would hold up the messages behind it; in
+ * the tier that fits, due times stay roughly in order.
  */
 export function planNextStep(attempt: FailedAttempt, policy: RetryPolicy): NextStep {
   if (!attempt.worthRetrying) return { kind: 'dead-letter', why: 'permanent' };

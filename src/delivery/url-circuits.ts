@@ -97,7 +97,7 @@ export class UrlCircuits {
     return results;
   }
 
-  /** Drops the gauge series (the worker stops). */
+  /** Drops the gauge series (the lane stops). */
   close(): void {
     for (let i = 0; i < this.breakers.length; i++) this.options.gauge.remove(this.options.destinationId, String(i));
     this.breakers = [];

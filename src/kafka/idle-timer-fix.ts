@@ -1,8 +1,9 @@
 // NOTE: kafkajs 2.2.4 (pinned) spins while idle: every connection's request queue
 // re-arms a timer at the end of each check of its pending requests, and with nothing
 // pending and no throttle the delay is negative, so it fires every millisecond for good
-// (kafkajs issues #1556, #1604, #1704; the fix of PR #1667 is not released). Measured
-// here: ~800 wake-ups a second and 4-9 % of a core for a deliverer with nothing to do.
+// (kafkajs issues #1556, #1604, #1704; the fix of PR #1667 is not released): hundreds of
+// wake-ups a second and several percent of a core for a deliverer with nothing to do
+// (docs/architecture.md#measured-figures-behind-the-code).
 // The same method, minus the loop: a check is scheduled only while requests wait, as
 // soon as the throttle ends (10 ms when it has ended, as kafkajs does after PR #1532).
 import { createRequire } from 'node:module';

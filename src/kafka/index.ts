@@ -24,4 +24,8 @@ export * from './key-scan.js';
 export { applyIdleTimerFix } from './idle-timer-fix.js';
 
 export * from './partition-stream.js';
+export { COMMIT_STALL_MS, CommitLedger, commitDelay, commitOverdueMs, commitsStalledAt } from './commit-ledger.js';
+export type { CommitChannel, CommitLedgerSettings, LedgerAccount, PartitionCommit } from './commit-ledger.js';
+export { fetchWait } from './fetch-wait.js';
+export type { FetchWaitSettings } from './fetch-wait.js';
 export * from './offset-progress.js';

@@ -26,8 +26,8 @@ export interface LevelDecision {
  * topic creation (ensure-topics.ts polls for the leaders every 100 ms, and kafkajs logs
  * each refusal at ERROR) and "group coordinator is not available" while the offsets
  * topic loads. The roles create their topics one after another, so on a loaded laptop
- * this is one unbroken run of refusals: measured at 15 s (63 lines) during a test run
- * on 2 busy cores. A minute is past that, past ensure-topics' own 30 s wait (it fails
+ * this is one unbroken run of refusals, of well under a minute on 2 busy cores
+ * (docs/architecture.md#measured-figures-behind-the-code). A minute is past that, past ensure-topics' own 30 s wait (it fails
  * with its own message) and past kafkajs's retry budget (8 retries, about 32 s, after
  * which the failure reaches our code and is logged there); still going then, it is
  * shown. A pause longer than kafkajs's longest retry interval (10 s) ends a run.

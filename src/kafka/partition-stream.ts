@@ -1,22 +1,24 @@
 // The port's second consumer kind: fetching decoupled from completion. Where
 // consumer.ts hands the role a batch and waits for it, a partition stream hands the
 // records over at once (the role queues them), fetches on, and lets the role say when
-// each record finished, in any order (`markDone`). It owns the commits: as soon as
-// something finished (one commit at a time, the next right after the broker answered
-// the last), per partition, the offset after the contiguous finished prefix,
-// with the offsets finished above it in the commit's metadata (offset-progress.ts).
-// A member that takes a partition over reads that metadata and skips what finished:
-// a crash redoes only what was in flight. The role pauses and resumes single
-// partitions (a full queue, a retry not yet due) without stopping the fetch loop.
+// each record finished, in any order, in its commit ledger (commit-ledger.ts: progress,
+// commit rounds, tickets, the stall rule). The stream keeps the rest: the group
+// membership and the assignment (each partition's progress read from its last commit
+// and metadata, so a member that takes a partition over skips what finished and a
+// crash redoes only what was in flight), the fetch, the hand-over, and the pause and
+// resume of single partitions (a full queue, a retry not yet due) without stopping the
+// fetch loop.
 import type { Consumer, EachBatchPayload } from 'kafkajs';
 import type { Logger } from 'pino';
 import { isGroupNotAuthorized } from './admin.js';
 import type { GroupOffset, KafkaAdmin } from './admin.js';
 import { kafkajsOf } from './client.js';
 import type { KafkaClient } from './client.js';
-import { commitUntilDone, isGenerationLost } from './commit.js';
+import { CommitLedger, partitionKey as keyOf, splitPartitionKey as splitKey } from './commit-ledger.js';
 import { Rejoiner } from './crash-restart.js';
 import { ForeignAssignment, foreignTopics } from './foreign-assignment.js';
+import { fetchWait } from './fetch-wait.js';
+import type { FetchWaitSettings } from './fetch-wait.js';
 import { PartitionProgress } from './offset-progress.js';
 import type { InboundRecord, RecordHeaders } from './records.js';
 
@@ -32,35 +34,19 @@ export interface StreamHandler {
   revoke(topic: string, partition: number): Iterable<string>;
 }
 
-export interface PartitionStreamSettings {
+export interface PartitionStreamSettings extends FetchWaitSettings {
   groupId: string;
   /** Where the committed offsets and their metadata are read on each assignment. */
   admin: KafkaAdmin;
-  /** After a commit failed (a rebalance, a broker away), how long before the next try. */
+  /** After a commit failed (a rebalance, a broker away), how long before the next try (commit-ledger.ts). */
   commitEveryMs: number;
   /**
    * How long a commit waits after the first completion it covers, at the least (default
    * 5 ms): the completions of that moment go in one request. The next commit starts once
    * the broker answered this one, so finished work waits about one commit round trip;
-   * longer, up to 100 ms, after commits of many partitions (commitDelay).
+   * longer, up to 100 ms, after commits of many partitions (commitDelay, commit-ledger.ts).
    */
   commitDelayMs?: number;
-  /** How long an idle fetch waits on the broker: also how late a resumed partition is fetched. */
-  maxWaitTimeInMs: number;
-  /**
-   * The fetch wait once nothing was fetched for `idleAfterMs` and no paused partition is
-   * due to resume within it (default: `maxWaitTimeInMs`, no idle mode). Below a third of
-   * the session timeout: kafkajs heartbeats only between fetches.
-   */
-  idleWaitTimeInMs?: number;
-  /**
-   * The fetch wait while a partition is paused until its lane has room (no resume time):
-   * a resumed partition is fetched only once the fetch under way returns, and with its
-   * own partitions paused a lane's fetch is a long poll on nothing. Default: `maxWaitTimeInMs`.
-   */
-  roomWaitTimeInMs?: number;
-  /** How long without a fetched record before the idle wait applies (default 2 s: records flowing end a long wait at once anyway; this only keeps the short wait through a pause in traffic). */
-  idleAfterMs?: number;
   maxBytesPerPartition?: number;
   /**
    * The groups that consumed `topic` before this one (older versions' names), most
@@ -76,11 +62,14 @@ export interface StreamEvents {
 }
 
 export interface PartitionStream {
+  /** Where the role says what finished, and learns whether commits keep up (commit-ledger.ts). */
+  readonly ledger: CommitLedger;
   /** Joins the group on `topics` (resolves once joined). */
   start(topics: readonly string[]): Promise<void>;
   /**
-   * Commits what finished, leaves, and joins again on `topics`. Records handed over
-   * stay with the role; those of partitions that do not come back are revoked.
+   * Commits what finished, leaves, and joins again on `topics` (none: stays out of the
+   * group until given some). Records handed over stay with the role; those of
+   * partitions that do not come back are revoked.
    */
   resubscribe(topics: readonly string[]): Promise<void>;
   /**
@@ -89,17 +78,6 @@ export interface PartitionStream {
    */
   pause(topic: string, partition: number, resumeAt?: number): void;
   resume(topic: string, partition: number): void;
-  /**
-   * The record at `offset` finished (its outcome is safe in Kafka); any order. Returns
-   * the completion's ticket: it is committed once `committedThrough()` reaches it.
-   */
-  markDone(topic: string, partition: number, offset: string): number;
-  /** Every completion whose ticket is at most this is committed (or no longer this member's). */
-  committedThrough(): number;
-  /** Many finished and wait: the next commit starts now, not after its usual delay (commitDelay). */
-  commitSoon(): void;
-  /** Runs `callback` once, when the next commit is answered (or failed): commits may have moved. */
-  whenCommitted(callback: () => void): void;
   /**
    * The record at `offset` was handed over and will not finish here (its lane stopped
    * after a failed write): it is fetched again (from the first unfinished offset).
@@ -125,59 +103,8 @@ export interface PartitionStream {
    */
   recordsMovedAt(): number | undefined;
   failure(): Error | undefined;
-  /**
-   * Records finished that no commit took for COMMIT_STALL_MS (the broker away, the group
-   * rebalancing): a SIGKILL now would redo all of them, so the role should start no more
-   * until it says false again.
-   */
-  commitsStalled(): boolean;
   /** Commits what finished (until done while still a member), then leaves the group. */
   stop(): Promise<void>;
-}
-
-/**
- * NOTE: how long finished records may wait for a commit before the role holds new work.
- * Commits follow completions within about 100 ms; past a second they are failing. Seen
- * in the chaos harness: a deliverer went on delivering for 8 s with the broker down,
- * could commit none of it, was SIGKILLed, and its successor delivered 3,300 events again.
- */
-export const COMMIT_STALL_MS = 1_000;
-
-/**
- * How long a commit may go unanswered before the role holds new work: four times the
- * broker's recent answer time (`typicalMs`), at least 150 ms, at most COMMIT_STALL_MS.
- * NOTE: the broker answers a commit within milliseconds; one of 1,000 partitions on a
- * machine busy with 12,000 deliveries a second took 130–220 ms, once 670 ms
- * (destinations bench). One that takes far longer than usual is stuck in retries: seen
- * in the chaos harness, a stopping broker left the commit under way unanswered, and
- * busy lanes finished hundreds more before COMMIT_STALL_MS held them.
- */
-export function commitOverdueMs(typicalMs: number): number {
-  return Math.min(COMMIT_STALL_MS, Math.max(150, 4 * typicalMs));
-}
-
-/** The answer time a stream assumes before its first commit (commitOverdueMs). */
-const FIRST_COMMIT_ANSWER_MS = 50;
-
-const DEFAULT_IDLE_AFTER_MS = 2_000;
-
-/**
- * Partitions per commit request. NOTE: kafkajs groups a commit's offsets by topic
- * copying an object once per partition, so one call costs the square of its topics
- * (each destination has its own): at 1,000 destinations that was a tenth of the
- * deliverer's CPU under load with one call, and still 2.5 % of it in slices of 200. A
- * commit of more goes out in slices, all at once (one round trip, not one per slice).
- */
-const PARTITIONS_PER_COMMIT = 50;
-
-/** A partition's key in the stream's maps. */
-function keyOf(topic: string, partition: number): string {
-  return `${partition}:${topic}`;
-}
-
-function splitKey(key: string): { topic: string; partition: number } {
-  const colon = key.indexOf(':');
-  return { topic: key.slice(colon + 1), partition: Number(key.slice(0, colon)) };
 }
 
 export function createPartitionStream(client: KafkaClient, settings: PartitionStreamSettings, handler: StreamHandler, events: StreamEvents, logger: Logger): PartitionStream {
@@ -185,10 +112,10 @@ export function createPartitionStream(client: KafkaClient, settings: PartitionSt
 }
 
 class KafkaPartitionStream implements PartitionStream {
+  readonly ledger: CommitLedger;
   private consumer: Consumer | undefined;
   private topics: readonly string[] = [];
-  /** Partitions of the current assignment, with their progress once loaded. */
-  private readonly progress = new Map<string, PartitionProgress>();
+  /** Partitions of the current assignment (their progress is in the ledger once loaded). */
   private assignment = new Set<string>();
   /** Offsets handed to the role and not finished (queued or running), per partition. */
   private readonly handed = new Map<string, Set<string>>();
@@ -202,9 +129,6 @@ class KafkaPartitionStream implements PartitionStream {
   private readonly positionUnknown = new Set<string>();
   /** Partitions sent back to where the stream expects them (fetchedFromExpected): said once. */
   private readonly refetching = new Set<string>();
-  /** Partitions whose progress moved since their last commit: their change count then. */
-  private readonly dirty = new Set<string>();
-  private readonly committedChanges = new Map<string, number>();
   /** Paused partitions, with when the role expects to resume each (undefined: any moment). */
   private readonly paused = new Map<string, number | undefined>();
   /** When a fetch last brought records (epoch ms): the fetch wait is short until `idleAfterMs` later. */
@@ -214,34 +138,14 @@ class KafkaPartitionStream implements PartitionStream {
   private member = false;
   private running = false;
   /** The consumer crashed and has not run since: the rejoiner's next try runs it. */
-  private down = false;
+  private awaitingRejoin = false;
   private stopping = false;
   private crashed: Error | undefined;
-  private commitTimer: NodeJS.Timeout | undefined;
-  private committing: Promise<void> | undefined;
-  private lastCommitProblem: string | undefined;
   private changing: Promise<void> = Promise.resolve();
   /** Counts joins: a commit read for an older one is stale. */
   private generation = 0;
-  /** Partitions in the last commit: the next one waits longer after a big one (commitDelay). */
-  private lastCommitPartitions = 0;
   /** Commits the broker acknowledged (kafkajs's COMMIT_OFFSETS event). */
   private acknowledgedCommits = 0;
-  /** Since when finished records wait for a commit (the oldest not taken by a commit yet); undefined: none. */
-  private waitingSince: number | undefined;
-  /** The last completion's ticket (markDone). */
-  private lastTicket = 0;
-  /** Completions up to this ticket are committed, while some partition is dirty (with none dirty, all are). */
-  private committedTicket = 0;
-  /** Asked for by commitSoon while a commit was under way: the next starts right after it. */
-  private hurry = false;
-  private commitWaiters: (() => void)[] = [];
-  /** The commit request out now, since when (undefined: none). */
-  private commitOut: { since: number } | undefined;
-  /** How long the broker took to answer recent commits (a moving average, ms). */
-  private commitAnswerMs = FIRST_COMMIT_ANSWER_MS;
-  /** The last commit failed (a rebalance, the broker away); none went through since. */
-  private commitFailing = false;
   private readonly rejoiner: Rejoiner;
   private readonly foreign: ForeignAssignment;
   /** Topics of the join under way that kafkajs dropped from the assignment (not subscribed). */
@@ -258,6 +162,18 @@ class KafkaPartitionStream implements PartitionStream {
   ) {
     this.rejoiner = new Rejoiner(() => this.rejoin(), logger, `consumer group ${settings.groupId}`);
     this.foreign = new ForeignAssignment(settings.groupId, logger);
+    const { groupId, commitEveryMs, commitDelayMs } = settings;
+    this.ledger = new CommitLedger(
+      { groupId, commitEveryMs, ...(commitDelayMs !== undefined ? { commitDelayMs } : {}), onFinish: (key, offset) => this.handed.get(key)?.delete(offset) },
+      {
+        isMember: () => this.member,
+        canSend: () => this.consumer !== undefined && this.running,
+        isAssigned: (key) => this.assignment.has(key),
+        send: (offsets) => this.consumer!.commitOffsets(offsets),
+        acknowledged: () => this.acknowledgedCommits,
+      },
+      logger,
+    );
   }
 
   start(topics: readonly string[]): Promise<void> {
@@ -291,6 +207,10 @@ class KafkaPartitionStream implements PartitionStream {
       await this.consumer?.disconnect();
       this.consumer = undefined;
     }
+    if (topics.length === 0) {
+      this.topics = []; // kafkajs runs no consumer without topics: out of the group until given some
+      return;
+    }
     await this.run(topics);
   }
 
@@ -299,58 +219,21 @@ class KafkaPartitionStream implements PartitionStream {
     const known = this.paused.has(key);
     this.paused.set(key, resumeAt);
     if (known) return;
-    if (this.running) this.tell(() => this.consumer?.pause([{ topic, partitions: [partition] }]));
+    if (this.running) this.pauseOrResume(() => this.consumer?.pause([{ topic, partitions: [partition] }]));
   }
 
   resume(topic: string, partition: number): void {
     if (!this.paused.delete(keyOf(topic, partition))) return;
-    if (this.running) this.tell(() => this.consumer?.resume([{ topic, partitions: [partition] }]));
+    if (this.running) this.pauseOrResume(() => this.consumer?.resume([{ topic, partitions: [partition] }]));
   }
 
   /** A pause or resume for kafkajs; refused while its group is being made (the next join applies `paused`). */
-  private tell(call: () => void): void {
+  private pauseOrResume(call: () => void): void {
     try {
       call();
     } catch (error) {
       this.logger.debug({ err: error }, 'pause or resume before the consumer group was made; applied at the join');
     }
-  }
-
-  markDone(topic: string, partition: number, offset: string): number {
-    const key = keyOf(topic, partition);
-    this.handed.get(key)?.delete(offset);
-    const progress = this.progress.get(key);
-    if (progress === undefined) return 0; // not ours any more: the next owner redoes it (a duplicate, never a loss)
-    progress.finish(offset);
-    if (progress.changeCount !== this.committedChanges.get(key)) this.markDirty(key);
-    this.lastTicket += 1;
-    return this.lastTicket;
-  }
-
-  committedThrough(): number {
-    return this.dirty.size === 0 ? this.lastTicket : this.committedTicket;
-  }
-
-  commitSoon(): void {
-    if (this.committing !== undefined) {
-      this.hurry = true;
-      return;
-    }
-    if (this.commitTimer === undefined) return; // nothing to commit yet, or not a member: the join commits
-    clearTimeout(this.commitTimer);
-    this.commitTimer = undefined;
-    this.commitTick();
-  }
-
-  whenCommitted(callback: () => void): void {
-    this.commitWaiters.push(callback);
-  }
-
-  private wakeCommitWaiters(): void {
-    if (this.commitWaiters.length === 0) return;
-    const waiters = this.commitWaiters;
-    this.commitWaiters = [];
-    for (const waiter of waiters) waiter();
   }
 
   revokeTopic(topic: string): void {
@@ -374,7 +257,7 @@ class KafkaPartitionStream implements PartitionStream {
   release(topic: string, partition: number, offset: string): void {
     const key = keyOf(topic, partition);
     if (!this.handed.get(key)?.delete(offset)) return;
-    const progress = this.progress.get(key);
+    const progress = this.ledger.progressAt(key);
     this.fetchedTo.delete(key);
     // Fetched past it already: go back to the first unfinished offset (the finished and
     // handed-over records after it are skipped again). Not ours: the next join reads from the commit.
@@ -401,8 +284,7 @@ class KafkaPartitionStream implements PartitionStream {
   stop(): Promise<void> {
     this.stopping = true;
     void this.rejoiner.stop(); // a rejoin under way runs before the leave (serially)
-    clearTimeout(this.commitTimer);
-    this.commitTimer = undefined;
+    this.ledger.stop();
     return this.serially(async () => {
       await this.leave();
       await this.consumer?.disconnect();
@@ -413,9 +295,7 @@ class KafkaPartitionStream implements PartitionStream {
   /** Commits what finished (until done while a member), then stops fetching and leaves the group. */
   private async leave(): Promise<void> {
     if (!this.running) return;
-    // A commit under way may be stuck in kafkajs's retries of a rebalance; the flush commits again.
-    await Promise.race([this.committing?.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
-    await this.flush();
+    await this.ledger.flush();
     this.running = false;
     this.member = false;
     await this.consumer?.stop();
@@ -439,7 +319,7 @@ class KafkaPartitionStream implements PartitionStream {
   }
 
   private runFetchLoop(consumer: Consumer): Promise<void> {
-    this.down = false;
+    this.awaitingRejoin = false;
     return consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
@@ -452,7 +332,7 @@ class KafkaPartitionStream implements PartitionStream {
   private rejoin(): Promise<void> {
     return this.serially(async () => {
       const consumer = this.consumer;
-      if (consumer === undefined || !this.running || this.stopping || !this.down) return;
+      if (consumer === undefined || !this.running || this.stopping || !this.awaitingRejoin) return;
       await consumer.connect();
       await this.runFetchLoop(consumer);
     });
@@ -499,7 +379,7 @@ class KafkaPartitionStream implements PartitionStream {
     consumer.on(consumer.events.CRASH, (event) => {
       const { error } = event.payload;
       this.member = false;
-      this.down = true;
+      this.awaitingRejoin = true;
       const restarts = this.rejoiner.crashed(error);
       if (!restarts) this.crashed = error;
       this.events.onCrash?.(error, restarts);
@@ -522,14 +402,13 @@ class KafkaPartitionStream implements PartitionStream {
     for (const key of this.paused.keys()) {
       if (!next.has(key)) continue;
       const { topic, partition } = splitKey(key);
-      this.tell(() => consumer?.pause([{ topic, partitions: [partition] }]));
+      this.pauseOrResume(() => consumer?.pause([{ topic, partitions: [partition] }]));
     }
     const generation = ++this.generation;
     this.loading = this.loadUntilDone(memberAssignment, generation).then(() => {
       if (generation !== this.generation) return;
       this.member = true;
-      this.scheduleCommit();
-      this.wakeCommitWaiters(); // partitions that went took their uncommitted completions with them
+      this.ledger.joined();
       this.events.onJoin?.(memberAssignment);
     });
   }
@@ -553,9 +432,7 @@ class KafkaPartitionStream implements PartitionStream {
   private forget(key: string): void {
     const { topic, partition } = splitKey(key);
     this.paused.delete(key);
-    this.progress.delete(key);
-    this.dirty.delete(key);
-    this.committedChanges.delete(key);
+    this.ledger.forget(key);
     this.fetchedTo.delete(key);
     this.handed.set(key, new Set(this.handler.revoke(topic, partition)));
   }
@@ -574,7 +451,7 @@ class KafkaPartitionStream implements PartitionStream {
       for (const { partition, offset, metadata } of partitions) {
         if (!owned.has(partition)) continue;
         const key = keyOf(topic, partition);
-        const known = this.progress.get(key);
+        const known = this.ledger.progressAt(key);
         if (known !== undefined) {
           // Still ours from before the rejoin: ours is newer, unless another member moved it on meanwhile.
           if (BigInt(offset) >= 0n) {
@@ -583,7 +460,7 @@ class KafkaPartitionStream implements PartitionStream {
           }
           continue;
         }
-        this.progress.set(key, new PartitionProgress(offset, metadata));
+        this.ledger.track(key, new PartitionProgress(offset, metadata));
         if (BigInt(offset) < 0n) fresh.push({ topic, partition });
       }
     }
@@ -630,10 +507,10 @@ class KafkaPartitionStream implements PartitionStream {
         for (const { topic, partitions } of committed) {
           for (const { partition, offset, metadata } of partitions) {
             const key = keyOf(topic, partition);
-            if (!wanted.has(key) || found.has(key) || !this.progress.has(key) || BigInt(offset) < 0n) continue;
+            if (!wanted.has(key) || found.has(key) || this.ledger.progressAt(key) === undefined || BigInt(offset) < 0n) continue;
             found.add(key);
-            this.progress.set(key, new PartitionProgress(offset, metadata));
-            this.markDirty(key);
+            this.ledger.track(key, new PartitionProgress(offset, metadata));
+            this.ledger.markDirty(key);
             this.consumer?.seek({ topic, partition, offset });
             carried += 1;
           }
@@ -651,13 +528,13 @@ class KafkaPartitionStream implements PartitionStream {
     if (payload.isStale() || !this.running) return;
     const key = keyOf(batch.topic, batch.partition);
     if (!this.assignment.has(key)) return;
-    let progress = this.progress.get(key);
+    let progress = this.ledger.progressAt(key);
     if (progress === undefined) {
       // NOTE: the commit read had no entry for it (a topic whose metadata was not known
       // yet): kafkajs fetches from the group's commit, so the first record fetched is
       // where it starts; only the metadata's skips are missed (duplicates, never a loss).
       progress = new PartitionProgress('-1', null);
-      this.progress.set(key, progress);
+      this.ledger.track(key, progress);
     }
     let handed = this.handed.get(key);
     if (handed === undefined) this.handed.set(key, (handed = new Set()));
@@ -698,7 +575,7 @@ class KafkaPartitionStream implements PartitionStream {
     const end = BigInt(batch.lastOffset()) + 1n;
     this.skipGap(progress, expected, end);
     this.fetchedTo.set(key, end);
-    if (progress.changeCount !== this.committedChanges.get(key)) this.markDirty(key);
+    this.ledger.moved(key);
     if (records.length > 0) {
       this.lastRecordsAt = Date.now();
       this.handler.accept(records);
@@ -733,191 +610,7 @@ class KafkaPartitionStream implements PartitionStream {
     }
     for (let o = from; o < to; o++) progress.finish(o.toString());
   }
-
-  commitsStalled(): boolean {
-    if (this.dirty.size === 0) return false; // nothing finished waits for a commit
-    return commitsStalledAt(Date.now(), { commitOutSince: this.commitOut?.since, overdueAfterMs: commitOverdueMs(this.commitAnswerMs), failing: this.commitFailing, waitingSince: this.waitingSince });
-  }
-
-  private markDirty(key: string): void {
-    if (this.dirty.size === 0) {
-      // Nothing was dirty: every completion so far is committed.
-      this.waitingSince = Date.now();
-      this.committedTicket = this.lastTicket;
-    }
-    this.dirty.add(key);
-    this.scheduleCommit();
-  }
-
-  /**
-   * NOTE: commits follow completions as closely as the broker allows: a SIGKILL redoes
-   * what finished but was not committed yet, so that window is kept to about one commit
-   * round trip (a commit starts `commitDelayMs` after a completion when none is under
-   * way, else right after the one under way is answered) instead of a fixed period.
-   * Nothing finished, no timer: an idle stream costs nothing.
-   */
-  private scheduleCommit(delayMs = commitDelay(this.lastCommitPartitions, this.settings.commitDelayMs)): void {
-    if (this.commitTimer !== undefined || this.committing !== undefined || this.stopping) return;
-    if (this.dirty.size === 0 || !this.member) return; // the join schedules the next
-    this.commitTimer = setTimeout(() => {
-      this.commitTimer = undefined;
-      this.commitTick();
-    }, delayMs);
-  }
-
-  private commitTick(): void {
-    if (this.committing !== undefined || this.dirty.size === 0 || !this.member) return;
-    let retryMs: number | undefined;
-    const current: Promise<void> = this.commitDirty()
-      .catch((error: unknown) => {
-        this.commitFailed(error);
-        retryMs = this.settings.commitEveryMs;
-      })
-      .finally(() => {
-        if (this.committing === current) this.committing = undefined;
-        const hurry = this.hurry;
-        this.hurry = false;
-        this.scheduleCommit(retryMs ?? (hurry ? 0 : undefined));
-        this.wakeCommitWaiters();
-      });
-    this.committing = current;
-  }
-
-  /** One commit of every partition that moved. */
-  private async commitDirty(): Promise<void> {
-    const consumer = this.consumer;
-    if (consumer === undefined || !this.running) return;
-    const snapshotAt = Date.now();
-    const snapshotTicket = this.lastTicket;
-    const changes = new Map<string, number>();
-    const offsets = [...this.dirty].flatMap((key) => {
-      const progress = this.progress.get(key);
-      if (progress === undefined || !this.assignment.has(key)) {
-        this.dirty.delete(key); // not ours any more: nothing of it to commit
-        return [];
-      }
-      changes.set(key, progress.changeCount);
-      const { topic, partition } = splitKey(key);
-      return [{ topic, partition, ...progress.commitPoint() }];
-    });
-    if (offsets.length === 0) return;
-    this.lastCommitPartitions = offsets.length;
-    const acknowledged = this.acknowledgedCommits;
-    const slices: Promise<void>[] = [];
-    for (let i = 0; i < offsets.length; i += PARTITIONS_PER_COMMIT) slices.push(consumer.commitOffsets(offsets.slice(i, i + PARTITIONS_PER_COMMIT)));
-    const out = { since: snapshotAt };
-    this.commitOut = out;
-    // NOTE: every slice settles before the round ends (allSettled, not all): a slice still
-    // retrying inside kafkajs after another failed would land after the next round's
-    // commit and move its partitions back to older offsets.
-    const settled = await Promise.allSettled(slices);
-    if (this.commitOut === out) this.commitOut = undefined;
-    const failed = settled.find((result) => result.status === 'rejected');
-    if (failed !== undefined) throw failed.reason;
-    this.commitAnswerMs = 0.8 * this.commitAnswerMs + 0.2 * (Date.now() - snapshotAt);
-    // NOTE: kafkajs's commitOffsets returns without a word when its runner is not running
-    // (crashed and restarting after a broker restart): only the broker's answers count,
-    // one per slice, or the partitions would be taken for committed and never committed again.
-    if (this.acknowledgedCommits - acknowledged < slices.length) throw Object.assign(new Error(`offsets of group ${this.settings.groupId} not committed: the consumer is not running`), { retriable: true });
-    for (const [key, count] of changes) {
-      this.committedChanges.set(key, count);
-      if (this.progress.get(key)?.changeCount === count) this.dirty.delete(key);
-    }
-    // What is still dirty finished after the snapshot this commit took.
-    this.waitingSince = this.dirty.size > 0 ? snapshotAt : undefined;
-    this.committedTicket = Math.max(this.committedTicket, snapshotTicket);
-    this.commitFailing = false;
-    if (this.lastCommitProblem !== undefined) {
-      this.logger.info({ groupId: this.settings.groupId }, 'offsets committed again');
-      this.lastCommitProblem = undefined;
-    }
-  }
-
-  private commitFailed(error: unknown): void {
-    this.commitFailing = true;
-    // NOTE: a commit refused because the group rebalances is no error: the partitions
-    // stay dirty and are committed in the next generation, or the next owner redoes at
-    // most what was in flight (the metadata of the last commit lists the rest).
-    const problem = error instanceof Error ? error.message : String(error);
-    if (isGenerationLost(error)) {
-      this.logger.debug({ err: error }, 'commit refused by a rebalance; committing again once rejoined');
-    } else if (problem !== this.lastCommitProblem) {
-      this.logger.warn({ err: error, groupId: this.settings.groupId }, 'could not commit finished offsets; trying again');
-    }
-    this.lastCommitProblem = problem;
-  }
-
-  /** Before leaving: commit what finished, until done while still a member (commit.ts). */
-  private async flush(): Promise<void> {
-    clearTimeout(this.commitTimer);
-    this.commitTimer = undefined;
-    if (this.dirty.size === 0 || !this.member) return;
-    // NOTE: marked as the commit under way, so that no commit round starts beside it (commitSoon, a timer).
-    const flushing = commitUntilDone(() => this.commitDirty(), {
-      stillOwned: () => this.member && this.running,
-      logger: this.logger,
-      what: `group ${this.settings.groupId}`,
-    }).catch((error: unknown) => this.commitFailed(error));
-    this.committing = flushing;
-    await flushing;
-    if (this.committing === flushing) this.committing = undefined;
-  }
 }
-
-/**
- * Whether commits are stalled at `now`, with finished records waiting for one: the last
- * commit failed, a commit request is out for longer than its commitOverdueMs, or the
- * records waited over COMMIT_STALL_MS (no member to commit: a rejoin, a crash).
- * NOTE: seen in the chaos harness: commits refused in a rebalance, then a broker stop,
- * then a SIGKILL; the lanes had gone on for the second COMMIT_STALL_MS allows at the
- * rate of a backlog, and all of it was delivered again.
- */
-export function commitsStalledAt(
-  now: number,
-  state: { commitOutSince: number | undefined; overdueAfterMs: number; failing: boolean; waitingSince: number | undefined },
-): boolean {
-  const { commitOutSince, overdueAfterMs, failing, waitingSince } = state;
-  if (failing) return true;
-  if (commitOutSince !== undefined && now - commitOutSince > overdueAfterMs) return true;
-  return waitingSince !== undefined && now - waitingSince > COMMIT_STALL_MS;
-}
-
-/**
- * The wait of a stream's next fetch (see KafkaPartitionStream.fetchWaitMs): the room
- * wait while a partition is paused until its lane has room (`resumeTimes` holds
- * undefined); the idle wait once nothing was fetched for `idleAfterMs` and every paused
- * partition is due to resume later than that wait from now; else `maxWaitTimeInMs`.
- */
-export function fetchWait(
-  settings: Pick<PartitionStreamSettings, 'maxWaitTimeInMs' | 'idleWaitTimeInMs' | 'idleAfterMs' | 'roomWaitTimeInMs'>,
-  state: { now: number; lastRecordsAt: number; resumeTimes: Iterable<number | undefined> },
-): number {
-  const { maxWaitTimeInMs, idleWaitTimeInMs, idleAfterMs = DEFAULT_IDLE_AFTER_MS, roomWaitTimeInMs = maxWaitTimeInMs } = settings;
-  const { now } = state;
-  const idle = idleWaitTimeInMs !== undefined && idleWaitTimeInMs > maxWaitTimeInMs && now - state.lastRecordsAt >= idleAfterMs;
-  let wait = idle ? idleWaitTimeInMs : maxWaitTimeInMs;
-  for (const resumeAt of state.resumeTimes) {
-    if (resumeAt === undefined) return Math.min(roomWaitTimeInMs, maxWaitTimeInMs);
-    if (resumeAt - now < wait) wait = maxWaitTimeInMs;
-  }
-  return wait;
-}
-
-/**
- * How long the next commit waits after the first completion it covers: `baseMs` (5 ms by
- * default), or 0.1 ms per partition the last commit carried, up to 100 ms (or the base).
- * NOTE: a commit costs in proportion to its partitions (kafkajs groups them by topic in
- * time square to the topics, the broker writes one offset record each), and at 1,000 busy
- * destinations every commit names about 1,000: one right after the other took a tenth of
- * the deliverer's CPU per event (destinations bench). Spacing them as they grow keeps that
- * cost per partition bounded, and the redo after a SIGKILL within about 100 ms of
- * completions (docs/webhooks.md#delivery-and-retries); few partitions still commit within a few milliseconds.
- */
-export function commitDelay(lastCommitPartitions: number, baseMs = 5): number {
-  return Math.max(baseMs, Math.min(COMMIT_DELAY_CAP_MS, lastCommitPartitions / 10));
-}
-
-const COMMIT_DELAY_CAP_MS = 100;
 
 /**
  * The offset kafkajs fetched a batch from.

@@ -1,6 +1,6 @@
-// A guard for @platformatic/kafka's producer (see guardSendMetadata). Imports nothing,
-// so that the client library (packages/client, which inlines this file when it is
-// built) applies the same guard as the daemon's producers.
+// A guard for @platformatic/kafka's producer (see guardSendMetadata). The client
+// library has its own copy (packages/client/src/send-guard.ts), so that it builds
+// alone; test/unit/kafka/platformatic-client.test.ts runs the same cases on both.
 
 /** The part of a metadata answer a send reads: each topic's partitions and their leaders. */
 interface SendMetadata {

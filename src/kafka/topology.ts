@@ -1,5 +1,5 @@
 // Every topic of every role, named and created here: roles ask the topology for the
-// topics they read and write, and `ensureRoleTopics` creates the missing ones.
+// topics they read and write, and a `TopicEnsurer` creates the missing ones.
 import type { Config, RetryTier } from '../config/schema.js';
 import type { KafkaAdmin } from './admin.js';
 import type { TopicSpec } from './ensure-topics.js';

@@ -1,13 +1,13 @@
 // One batch of `calls` or `deletions` as the router handles it: each record planned
 // (plan-call.ts, plan-deletion.ts), its output gathered in a SendBuffer, sent when the
 // next record would not fit and at the end, and marked done once acknowledged.
-import type { AudienceEventOut, AudienceHook, PendingPair } from '../audiences/router-hook.js';
 import { HEADER, SendBuffer, headerText, recordBytes } from '../kafka/index.js';
 import type { InboundRecord, RecordBatch, RecordProducer, TopicNames } from '../kafka/index.js';
 import type { Metrics } from '../observability/metrics.js';
 import { SpanKind, endSpan, formatTraceparent, startHopSpan, tracingActive } from '../observability/tracing.js';
 import type { Span } from '../observability/tracing.js';
 import type { Logger } from 'pino';
+import type { AudienceEventOut, AudienceHook } from './audience-hook.js';
 import { invalidRecord } from './invalid-records.js';
 import type { InvalidOutcome } from './invalid-records.js';
 import { planShapedCall } from './plan-call.js';
@@ -78,7 +78,7 @@ export class RouterBatch {
   /** Deletions whose delete bodies are in `out`: their hook runs once those are acknowledged. */
   private readonly afterSend: PlannedDeletion[] = [];
   /** The `seen` pairs in `out`: reported to the audience hook once acknowledged (or abandoned). */
-  private readonly pairs: PendingPair[] = [];
+  private readonly pairs: unknown[] = [];
   /** Spans of the calls waiting in `out` (tracing on): they end when their send is acknowledged. */
   private readonly spans: Span[] = [];
   private pendingThrough: string | undefined;

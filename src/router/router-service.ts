@@ -3,7 +3,6 @@
 // cannot use to `<prefix>calls.invalid`), and commits a batch's offsets only after
 // every record it wrote for that batch is acknowledged. The lifecycle is the
 // consumer-service runtime's; the batches are handled by RouterBatch (router-batch.ts).
-import type { AudienceHook } from '../audiences/router-hook.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from 'pino';
 import { MAX_TOPIC_BYTES_PER_SEND, createTopology, legacyGroupIds, routerGroupId } from '../kafka/index.js';
@@ -12,6 +11,7 @@ import { createConsumerService } from '../runtime/consumer-service.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import { onceStop } from '../runtime/service.js';
 import type { Service } from '../runtime/service.js';
+import type { AudienceHook } from './audience-hook.js';
 import { RouterBatch } from './router-batch.js';
 import type { DeletionHook, RouterBatchContext } from './router-batch.js';
 import { compileRoutingTable } from './routing-table.js';
@@ -44,12 +44,12 @@ export const ROUTER_TUNING: RouterTuning = {
   maxWaitTimeInMs: 1_000,
   // NOTE: three partitions' batches at once, so one batch is routed while another waits
   // for its acks and commit (each partition's batches still run one after the other, in
-  // order). Measured with `npm run bench -- route`: 1 → 3 cut the router's time for
-  // 100,000 calls from 9.3 s to 8.0 s; the gain comes from overlapping, so more adds
-  // little on two cores, and each batch in hand holds its input and its output in memory.
-  // The price: a router killed mid-way routes up to three uncommitted batches again
-  // instead of one, so more duplicates after a SIGKILL (chaos full profile, same seed:
-  // 1.13 % of deliveries duplicated at 1, 1.82 % at 3; nothing lost either way).
+  // order). Measured with `npm run bench -- route`, 1 → 3 cut the router's time by about
+  // a seventh; the gain comes from overlapping, so more adds little on two cores, and
+  // each batch in hand holds its input and its output in memory. The price: a router
+  // killed mid-way routes up to three uncommitted batches again instead of one, so more
+  // duplicates after a SIGKILL, nothing lost either way (chaos full profile; figures:
+  // docs/architecture.md#measured-figures-behind-the-code).
   partitionsConsumedConcurrently: 3,
   maxTopicBytesPerSend: MAX_TOPIC_BYTES_PER_SEND,
   lagIntervalMs: 15_000,
@@ -58,7 +58,7 @@ export const ROUTER_TUNING: RouterTuning = {
 export interface RouterDeps extends RoleDeps {
   onDeletion?: DeletionHook;
   /**
-   * AUDIENCES HOOK (src/audiences/router-hook.ts): a record to write for each valid
+   * AUDIENCES HOOK (audience-hook.ts, implemented by src/audiences/router-hook.ts): a record to write for each valid
    * call (its audience record, or a `seen` record for a new user-source pair), sent
    * with the call's deliveries, so it is acknowledged before the offset is committed;
    * and the hand-over of deletion requests without `sourceIds` to the audience

@@ -1,8 +1,10 @@
-// The client as a user gets it: `npm pack` of packages/client, installed into an empty
-// project, then used from there (plain Node, and TypeScript against its declarations)
-// to send a call to a local HTTP server standing in for the gateway.
+// The client as a user gets it, and as a package that stands alone: packages/client
+// copied out of the repository with nothing but its declared dependencies, where its
+// own tests run and `npm pack` builds it; the tarball installed into an empty project,
+// then used from there (plain Node, and TypeScript against its declarations) to send a
+// call to a local HTTP server standing in for the gateway.
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,10 +17,13 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 const packageDir = join(root, 'packages/client');
 const run = promisify(execFile);
 
-/** The environment without the npm_* variables an outer `npm test` sets, so the inner npm acts as a user's would. */
+/** The environment without the npm_* and VITEST* variables an outer `npm test` sets, so the inner npm acts as a user's would. */
 function cleanEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.toLowerCase().startsWith('npm_')));
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.toLowerCase().startsWith('npm_') && !name.startsWith('VITEST')));
 }
+
+/** Output without the escape sequences of terminal colours. */
+const withoutColors = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, '');
 
 interface PackResult {
   filename: string;
@@ -26,6 +31,8 @@ interface PackResult {
 }
 
 let work: string;
+let alone: string;
+let ownTests: { ok: boolean; output: string };
 let project: string;
 let packed: PackResult;
 let receiver: Receiver;
@@ -35,9 +42,17 @@ const version = (JSON.parse(await readFile(join(packageDir, 'package.json'), 'ut
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'switchyard-client-pack-'));
-  // npm pack runs the package's prepack script, so this tests a fresh build of the source.
+  // The package's folder alone, outside the repository (no build, no node_modules), with its declared dependencies.
+  alone = join(work, 'switchyard-client');
+  await cp(packageDir, alone, { recursive: true, filter: (source) => !/[\\/](node_modules|dist)$/.test(source) });
+  await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts'], { cwd: alone, env: cleanEnv(), timeout: 240_000 });
+  ownTests = await run('npm', ['test'], { cwd: alone, env: { ...cleanEnv(), DEBUG: '' }, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 }).then(
+    ({ stdout, stderr }) => ({ ok: true, output: withoutColors(stdout + stderr) }),
+    (error: { stdout?: string; stderr?: string }) => ({ ok: false, output: withoutColors(`${error.stdout ?? ''}${error.stderr ?? String(error)}`) }),
+  );
+  // npm pack runs the package's prepack script: the build, there, from the copy's source.
   const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', work], {
-    cwd: packageDir,
+    cwd: alone,
     env: cleanEnv(),
     timeout: 120_000,
     maxBuffer: 16 * 1024 * 1024,
@@ -55,11 +70,29 @@ beforeAll(async () => {
   }));
   receiver = await startReceiver();
   receiver.reply({ status: 200, body: '{"success":true}' });
-}, 240_000);
+}, 480_000);
 
 afterAll(async () => {
   await receiver?.close();
   if (work !== undefined) await rm(work, { recursive: true, force: true });
+});
+
+describe('switchyard-client alone, outside the repository', () => {
+  it('holds nothing that reaches outside its folder', async () => {
+    const sources = (await readdir(join(alone, 'src'))).filter((name) => name.endsWith('.ts'));
+    for (const name of sources) expect(await readFile(join(alone, 'src', name), 'utf8'), name).not.toMatch(/from '\.\.\/|import\('\.\.\//);
+    expect(await readFile(join(alone, 'tsconfig.build.json'), 'utf8')).not.toContain('../');
+  });
+
+  it('passes its own tests with only its declared dependencies installed', () => {
+    expect(ownTests.output).toMatch(/Tests\s+\d+ passed/);
+    expect(ownTests.output).not.toMatch(/\d+ failed/);
+    expect(ownTests.ok).toBe(true);
+  });
+
+  it('builds there: npm pack made the bundle and the declarations from the copy', () => {
+    expect(packed.files.map((f) => f.path)).toEqual(expect.arrayContaining(['dist/index.js', 'dist/index.d.ts', 'dist/analytics.d.ts']));
+  });
 });
 
 describe('switchyard-client from npm pack, in an empty project', () => {

@@ -60,7 +60,7 @@ describe('incremental fetch sessions', () => {
       {
         accept: (records) => {
           got.push(...records);
-          for (const r of records) stream!.markDone(r.topic, r.partition, r.offset);
+          for (const r of records) stream!.ledger.finish(r.topic, r.partition, r.offset);
         },
         revoke: () => [],
       },

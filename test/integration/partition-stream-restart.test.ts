@@ -60,7 +60,7 @@ describe('partition stream across a broker restart with resubscribes', () => {
       { groupId, admin, commitEveryMs: 100, maxWaitTimeInMs: 200 },
       {
         accept: (records) => {
-          for (const r of records) if (take(r) !== false) queueMicrotask(() => stream.markDone(r.topic, r.partition, r.offset));
+          for (const r of records) if (take(r) !== false) queueMicrotask(() => stream.ledger.finish(r.topic, r.partition, r.offset));
         },
         revoke: () => inFlight(),
       },
@@ -187,7 +187,7 @@ describe('partition stream across a broker restart with resubscribes', () => {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       expect([...seen].filter((offset) => offset !== '2' && offset !== '-2')).toEqual([]);
-      for (const offset of inFlight) stream.markDone(topic, 0, offset);
+      for (const offset of inFlight) stream.ledger.finish(topic, 0, offset);
       // A record after them carries a commit past kafkajs's last -2.
       await producer.send({ topic, acks: -1, messages: [{ value: 'm-10' }] });
       await waitFor(async () => (await committed()) === '11', { what: 'the commit past everything once the three finished' });

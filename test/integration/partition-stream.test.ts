@@ -63,7 +63,7 @@ describe('partition stream', () => {
     await a.start([topic]);
     await waitFor(() => first.length === 10, { what: 'the first member to get all ten records' });
     // Finished out of order: 0, 1, 3, 4 and 7; 2, 5, 6, 8 and 9 were still in flight.
-    for (const offset of ['7', '3', '0', '4', '1']) a.markDone(topic, 0, offset);
+    for (const offset of ['7', '3', '0', '4', '1']) a.ledger.finish(topic, 0, offset);
     await waitFor(
       async () => {
         const [committed] = await admin.committedOffsets(groupId, [topic]);
@@ -80,7 +80,7 @@ describe('partition stream', () => {
     await waitFor(() => second.length >= 5, { what: 'the next member to get the unfinished records' });
     await waitFor(() => b.joined(), { what: 'the next member to join' });
     expect(second.map((r) => r.offset)).toEqual(['2', '5', '6', '8', '9']);
-    for (const offset of ['9', '2', '8', '6', '5']) b.markDone(topic, 0, offset);
+    for (const offset of ['9', '2', '8', '6', '5']) b.ledger.finish(topic, 0, offset);
     await waitFor(async () => (await admin.committedOffsets(groupId, [topic]))[0]?.partitions[0]?.offset === '10', { what: 'everything committed' });
     await b.stop();
   });
@@ -95,21 +95,49 @@ describe('partition stream', () => {
     const stream = startStream(groupId, got, 60_000);
     await stream.start([topic]);
     await waitFor(() => got.length === 4 && stream.joined(), { what: 'the four records, joined' });
-    expect(stream.committedThrough()).toBe(0);
-    const first = stream.markDone(topic, 0, '0');
-    const second = stream.markDone(topic, 0, '2');
+    expect(stream.ledger.committedThrough()).toBe(0);
+    const first = stream.ledger.finish(topic, 0, '0');
+    const second = stream.ledger.finish(topic, 0, '2');
     expect(second).toBeGreaterThan(first);
-    expect(stream.committedThrough()).toBeLessThan(first);
+    expect(stream.ledger.committedThrough()).toBeLessThan(first);
     let woken = 0;
-    stream.whenCommitted(() => (woken += 1));
-    stream.commitSoon();
-    await waitFor(() => stream.committedThrough() >= second, { what: 'both completions committed', timeoutMs: 10_000 });
+    stream.ledger.whenCommitted(() => (woken += 1));
+    stream.ledger.commitSoon();
+    await waitFor(() => stream.ledger.committedThrough() >= second, { what: 'both completions committed', timeoutMs: 10_000 });
     expect(woken).toBe(1);
     const [committed] = await admin.committedOffsets(groupId, [topic]);
     expect(committed?.partitions[0]?.offset).toBe('1');
     expect(decodeFinished(1n, committed?.partitions[0]?.metadata ?? null)).toEqual([2n]);
     // A completion of a partition not this member's is no commit's to wait for.
-    expect(stream.markDone(`${topic}-not-ours`, 0, '0')).toBeLessThanOrEqual(stream.committedThrough());
+    expect(stream.ledger.finish(`${topic}-not-ours`, 0, '0')).toBeLessThanOrEqual(stream.ledger.committedThrough());
+    await stream.stop();
+  });
+
+  it('resubscribed to no topic it commits what finished and leaves its group; given topics again, it joins and hands over what is left', async () => {
+    const topic = `${randomPrefix()}none`;
+    const groupId = randomName('ps-none');
+    await admin.ensureTopics([{ topic }], { partitions: 1, replicationFactor: 1 });
+    await kafka.produce(topic, ids(4).map((id) => ({ key: id, value: id })));
+    const got: InboundRecord[] = [];
+    const stream = startStream(groupId, got);
+    await stream.start([topic]);
+    await waitFor(() => got.length === 4 && stream.joined(), { what: 'the four records, joined' });
+    stream.ledger.finish(topic, 0, '0');
+    stream.ledger.finish(topic, 0, '2');
+    // The role dropped what it held of the topic (every lane retired), then the topics go.
+    stream.revokeTopic(topic);
+    await stream.resubscribe([]);
+    expect(stream.joined()).toBe(false);
+    const [committed] = await admin.committedOffsets(groupId, [topic]);
+    expect(committed?.partitions[0]?.offset).toBe('1');
+    expect(decodeFinished(1n, committed?.partitions[0]?.metadata ?? null)).toEqual([2n]);
+    await waitFor(async () => (await kafka.admin.describeGroups([groupId])).groups[0]?.members.length === 0, { what: 'the group to have no member' });
+
+    await kafka.produce(topic, [{ key: 'e-4', value: 'e-4' }]);
+    got.length = 0;
+    await stream.resubscribe([topic]);
+    await waitFor(() => got.length >= 3 && stream.joined(), { what: 'the unfinished records and the new one' });
+    expect(got.map((r) => r.offset)).toEqual(['1', '3', '4']);
     await stream.stop();
   });
 
@@ -128,7 +156,7 @@ describe('partition stream', () => {
     await stream.start(topics);
     const expected = topics.reduce((sum, _, i) => sum + 1 + (i % 3), 0);
     await waitFor(() => got.length === expected, { what: 'every record of the 230 topics', timeoutMs: 60_000 });
-    for (const r of got) stream.markDone(r.topic, r.partition, r.offset);
+    for (const r of got) stream.ledger.finish(r.topic, r.partition, r.offset);
     await waitFor(
       async () => {
         const committed = await admin.committedOffsetsOf!(groupId, topics.map((topic) => ({ topic, partitions: [0] })));

@@ -5,7 +5,6 @@
 import { ConfigResourceTypes } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAudienceHook } from '../../src/audiences/router-hook.js';
-import type { AudienceHook } from '../../src/audiences/router-hook.js';
 import { audienceTopicNames } from '../../src/audiences/records.js';
 import { SeenPairCache } from '../../src/audiences/seen-cache.js';
 import { createRouterService, routerGroupId } from '../../src/router/router-service.js';
@@ -48,7 +47,7 @@ describe('seen pairs of a batch whose send failed', () => {
 
   it('writes the pair claimed by the call that found the batch full when the flush failed', async () => {
     const hook = createAudienceHook(prefix, () => config, new SeenPairCache(1_000));
-    const counting: AudienceHook = {
+    const counting: typeof hook = {
       ...hook,
       abandoned: (pairs) => {
         failures += 1;

@@ -9,7 +9,7 @@ import {
   TopicsNotCreatedError,
   TopicsNotReadyError,
 } from '../../src/errors.js';
-import { SendTimeoutError as CoalescerSendTimeoutError } from '../../src/gateway/send-coalescer.js';
+import { SendTimeoutError as GatewaySendTimeoutError } from '../../src/gateway/send-calls.js';
 import { ReplayLedgerFullError as ReplayReplayLedgerFullError } from '../../src/delivery/replay.js';
 
 const refused = Object.assign(new Error('listen EADDRINUSE: address already in use'), { code: 'EADDRINUSE' });
@@ -70,7 +70,7 @@ describe('the errors that cross a module', () => {
   });
 
   it('are the same classes the modules that throw them export', () => {
-    expect(CoalescerSendTimeoutError).toBe(SendTimeoutError);
+    expect(GatewaySendTimeoutError).toBe(SendTimeoutError);
     expect(ReplayReplayLedgerFullError).toBe(ReplayLedgerFullError);
   });
 });

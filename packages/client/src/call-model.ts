@@ -1,12 +1,336 @@
 /**
- * The call model the gateway and the router apply (the daemon's `src/calls`), used
- * here so that a call this client accepts is exactly one the gateway accepts.
+ * The call model of the gateway and the router (the daemon's src/calls/call.ts and
+ * src/calls/timestamp.ts), the part this client applies: a call it accepts is exactly
+ * one the gateway accepts, refused with the gateway's reason and message otherwise.
  *
- * NOTE: the daemon owns these modules. This file and kafka-transport.ts (the daemon's
- * guard for @platformatic/kafka's producer) are the package's only reaches outside
- * it. The package build (scripts/build.mjs) inlines them into
- * dist/index.js, so the published package depends on nothing; no type from them
- * appears in the package's declarations.
+ * NOTE: a copy, so that this package builds and is tested alone (outside the
+ * repository too). test/unit/client/call-model-agreement.test.ts, in the repository,
+ * checks that the two agree, call by call: change both together.
  */
-export { isPlainObject, MAX_CALL_BYTES, validateCall } from '../../../src/calls/call.js';
-export { formatTimestamp, parseTimestamp } from '../../../src/calls/timestamp.js';
+import { parseTimestamp } from './timestamp.js';
+
+const CALL_TYPES = ['identify', 'track', 'page', 'screen', 'group', 'alias'] as const;
+type CallType = (typeof CALL_TYPES)[number];
+
+/** A validated call. Scalar fields are checked and normalized; objects are the parsed ones, untouched. */
+export interface Call {
+  type: CallType;
+  /** Non-empty; a numeric userId is accepted and kept as its string form, as Segment's API does. */
+  userId?: string;
+  /** Non-empty; numeric accepted as its string form. */
+  anonymousId?: string;
+  /** Non-empty when present. The gateway fills a missing one; see `withMessageId`. */
+  messageId?: string;
+  /** Parsed from `timestamp` when present. */
+  timestampMs?: number;
+  event?: string;
+  name?: string;
+  category?: string;
+  groupId?: string;
+  previousId?: string;
+  traits?: Record<string, unknown>;
+  properties?: Record<string, unknown>;
+  context?: Record<string, unknown>;
+  integrations?: Record<string, unknown>;
+  writeKey?: string;
+  /** Parsed from `sentAt` when present. */
+  sentAtMs?: number;
+  /** The parsed object as received, extra keys included. Never modified here. */
+  raw: Record<string, unknown>;
+}
+
+export type InvalidReason =
+  | 'too_large'
+  | 'malformed_json'
+  | 'not_object'
+  | 'unknown_type'
+  | 'missing_identity'
+  | 'missing_event'
+  | 'missing_field'
+  | 'bad_timestamp'
+  | 'bad_field';
+
+export type ParseResult =
+  | { ok: true; call: Call }
+  | { ok: false; reason: InvalidReason; error: string };
+
+/** The seed's per-call limit (32 KB), in bytes of the serialized call. */
+export const MAX_CALL_BYTES = 32 * 1024;
+
+/**
+ * How deeply objects and arrays may nest, the call object itself being level 1.
+ * NOTE: JSON.parse takes any depth, but JSON.stringify recurses and throws past a few
+ * thousand levels (fewer with a deep stack), and a 32 KB call can nest 16 000 deep.
+ * A call that could not be rendered would crash the router, so it is refused here.
+ */
+const MAX_NESTING_DEPTH = 256;
+
+const TYPE_LIST = CALL_TYPES.join(', ');
+const QUOTE_LIMIT = 64;
+
+/**
+ * Validates an already-parsed call (the gateway parses a whole batch once).
+ * Rules: an object; `type` one of the six; a userId or anonymousId; track: `event`;
+ * alias: `previousId` and `userId`; group: `groupId`; known fields of the right type
+ * (`null` counts as absent; so does an empty string for ids, messageId, timestamp and sentAt);
+ * `timestamp`/`sentAt` parseable ISO 8601; nesting within {@link MAX_NESTING_DEPTH}.
+ * Extra keys are tolerated and kept in `raw`.
+ */
+export function validateCall(value: unknown): ParseResult {
+  return validate(value, true);
+}
+
+function validate(value: unknown, checkDepth: boolean): ParseResult {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return invalid(
+      'not_object',
+      `call is ${describe(value)}, not a JSON object: send each call as an object such as {"type":"track",...}`,
+    );
+  }
+  const raw = value as Record<string, unknown>;
+
+  const typeValue = raw.type;
+  if (!isCallType(typeValue)) return invalidType(typeValue);
+  const type = typeValue;
+  const where = `${type} call`;
+
+  const userId = id(raw.userId);
+  if (userId === BAD) return badField(where, 'userId', raw.userId, 'a string', "set userId to the user's id");
+  const anonymousId = id(raw.anonymousId);
+  if (anonymousId === BAD) {
+    return badField(where, 'anonymousId', raw.anonymousId, 'a string', 'set anonymousId to the anonymous visitor id');
+  }
+
+  const messageId = nonEmptyString(raw.messageId);
+  if (messageId === BAD) {
+    return badField(where, 'messageId', raw.messageId, 'a string', 'set messageId to a unique id or leave it out');
+  }
+
+  let timestampMs: number | undefined;
+  if (raw.timestamp !== undefined && raw.timestamp !== null && raw.timestamp !== '') {
+    timestampMs = timestampOf(raw.timestamp);
+    if (timestampMs === undefined) return badTimestamp(where, 'timestamp', raw.timestamp);
+  }
+  let sentAtMs: number | undefined;
+  if (raw.sentAt !== undefined && raw.sentAt !== null && raw.sentAt !== '') {
+    sentAtMs = timestampOf(raw.sentAt);
+    if (sentAtMs === undefined) return badTimestamp(where, 'sentAt', raw.sentAt);
+  }
+
+  const event = optionalString(raw.event);
+  if (event === BAD) return badField(where, 'event', raw.event, 'a string', 'set event to the event name');
+  const name = optionalString(raw.name);
+  if (name === BAD) return badField(where, 'name', raw.name, 'a string', 'set name to the page or screen name');
+  const category = optionalString(raw.category);
+  if (category === BAD) return badField(where, 'category', raw.category, 'a string', 'set category to the page category');
+  const writeKey = optionalString(raw.writeKey);
+  if (writeKey === BAD) return badField(where, 'writeKey', raw.writeKey, 'a string', "set writeKey to the source's write key");
+  const groupId = id(raw.groupId);
+  if (groupId === BAD) return badField(where, 'groupId', raw.groupId, 'a string', "set groupId to the group's id");
+  const previousId = id(raw.previousId);
+  if (previousId === BAD) {
+    return badField(where, 'previousId', raw.previousId, 'a string', 'set previousId to the id the user had before');
+  }
+
+  const traits = optionalObject(raw.traits);
+  if (traits === BAD) return badField(where, 'traits', raw.traits, 'an object', 'send traits as an object of key/values');
+  const properties = optionalObject(raw.properties);
+  if (properties === BAD) {
+    return badField(where, 'properties', raw.properties, 'an object', 'send properties as an object of key/values');
+  }
+  const context = optionalObject(raw.context);
+  if (context === BAD) return badField(where, 'context', raw.context, 'an object', 'send context as an object');
+  const integrations = optionalObject(raw.integrations);
+  if (integrations === BAD) {
+    return badField(where, 'integrations', raw.integrations, 'an object', 'send integrations as an object such as {"All":true}');
+  }
+
+  // Type-specific requirements come before the generic identity rule, so an alias
+  // without userId is told to set userId, not "one of userId or anonymousId".
+  if (type === 'alias') {
+    if (previousId === undefined) {
+      return invalid('missing_field', 'alias call without "previousId": set previousId to the id the user had before');
+    }
+    if (userId === undefined) {
+      return invalid('missing_field', 'alias call without "userId": set userId to the id the user has now');
+    }
+  } else if (type === 'group') {
+    if (groupId === undefined) return invalid('missing_field', `group call without "groupId": set groupId to the group's id`);
+  }
+  if (userId === undefined && anonymousId === undefined) {
+    return invalid('missing_identity', `${where} has neither userId nor anonymousId: set one of them`);
+  }
+  if (type === 'track' && (event === undefined || event === '')) {
+    return invalid('missing_event', 'track call without "event": set event to the event name');
+  }
+
+  if (checkDepth) {
+    for (const key in raw) {
+      const depthError = checkNesting(raw[key], MAX_NESTING_DEPTH - 1);
+      if (depthError !== undefined) return badNesting(where, key, depthError);
+    }
+  }
+
+  return {
+    ok: true,
+    // NOTE: every key is always set (some to undefined) so that all calls share one
+    // object shape, which keeps property access on the hot path monomorphic.
+    call: {
+      type,
+      userId,
+      anonymousId,
+      messageId,
+      timestampMs,
+      event,
+      name,
+      category,
+      groupId,
+      previousId,
+      traits,
+      properties,
+      context,
+      integrations,
+      writeKey,
+      sentAtMs,
+      raw,
+    },
+  };
+}
+
+/** Marks a present value of the wrong type (distinct from `undefined`, which means absent). */
+const BAD: unique symbol = Symbol('bad');
+
+function isCallType(value: unknown): value is CallType {
+  return (
+    value === 'track' ||
+    value === 'identify' ||
+    value === 'page' ||
+    value === 'screen' ||
+    value === 'group' ||
+    value === 'alias'
+  );
+}
+
+/** An id: a non-empty string, or a finite number as its string form; null and "" mean absent. */
+function id(value: unknown): string | undefined | typeof BAD {
+  if (typeof value === 'string') return value === '' ? undefined : value;
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  return BAD;
+}
+
+/** A string where "" means absent (so the gateway generates one). */
+function nonEmptyString(value: unknown): string | undefined | typeof BAD {
+  if (typeof value === 'string') return value === '' ? undefined : value;
+  if (value === undefined || value === null) return undefined;
+  return BAD;
+}
+
+function optionalString(value: unknown): string | undefined | typeof BAD {
+  if (typeof value === 'string') return value;
+  if (value === undefined || value === null) return undefined;
+  return BAD;
+}
+
+function optionalObject(value: unknown): Record<string, unknown> | undefined | typeof BAD {
+  if (value === undefined || value === null) return undefined;
+  return isPlainObject(value) ? value : BAD;
+}
+
+/** A JSON object as JSON.parse makes it (not an array, a Date, a class instance). */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+function timestampOf(value: unknown): number | undefined {
+  return typeof value === 'string' ? parseTimestamp(value) : undefined;
+}
+
+type NestingError = 'too_deep' | 'bigint';
+
+/**
+ * Walks a value to at most `levels` more levels of nesting. Also refuses BigInt
+ * (possible only in objects built in code, not parsed), which JSON.stringify throws on.
+ */
+function checkNesting(value: unknown, levels: number): NestingError | undefined {
+  if (typeof value === 'bigint') return 'bigint';
+  if (typeof value !== 'object' || value === null) return undefined;
+  if (levels === 0) return 'too_deep';
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      const error = checkNesting(item, levels - 1);
+      if (error !== undefined) return error;
+    }
+    return undefined;
+  }
+  const record = value as Record<string, unknown>;
+  for (const key in record) {
+    const error = checkNesting(record[key], levels - 1);
+    if (error !== undefined) return error;
+  }
+  return undefined;
+}
+
+function invalid(reason: InvalidReason, error: string): ParseResult {
+  return { ok: false, reason, error };
+}
+
+function invalidType(value: unknown): ParseResult {
+  if (value === undefined || value === null) {
+    return invalid('unknown_type', `call has no "type": set type to one of ${TYPE_LIST}`);
+  }
+  if (typeof value !== 'string') {
+    return invalid('unknown_type', `call "type" is ${describe(value)}, not a string: set type to one of ${TYPE_LIST}`);
+  }
+  const lower = value.toLowerCase();
+  const hint = isCallType(lower) ? ` (types are lower case: did you mean "${lower}"?)` : '';
+  return invalid('unknown_type', `unknown call type ${quote(value)}: expected one of ${TYPE_LIST}${hint}`);
+}
+
+function badField(where: string, field: string, value: unknown, expected: string, fix: string): ParseResult {
+  return invalid('bad_field', `${where} field "${field}" must be ${expected}, not ${describe(value)}: ${fix}`);
+}
+
+function badTimestamp(where: string, field: string, value: unknown): ParseResult {
+  const got = typeof value === 'string' ? quote(value) : describe(value);
+  return invalid(
+    'bad_timestamp',
+    `${where} field "${field}" is not an ISO 8601 date-time: got ${got}; send it like "2026-05-01T12:00:00.000Z" or leave it out`,
+  );
+}
+
+function badNesting(where: string, field: string, error: NestingError): ParseResult {
+  const message =
+    error === 'too_deep'
+      ? `${where} field "${field}" nests objects or arrays deeper than ${MAX_NESTING_DEPTH} levels: flatten it`
+      : `${where} field "${field}" holds a BigInt, which JSON cannot carry: send it as a string or number`;
+  return invalid('bad_field', message);
+}
+
+/** A JSON-quoted string, cut to QUOTE_LIMIT characters so an error never carries a payload. */
+function quote(text: string): string {
+  return text.length > QUOTE_LIMIT ? `${JSON.stringify(text.slice(0, QUOTE_LIMIT))}…` : JSON.stringify(text);
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  switch (typeof value) {
+    case 'string':
+      return `a string (${quote(value)})`;
+    case 'number':
+      return `a number (${String(value)})`;
+    case 'bigint':
+      return `a BigInt (${String(value)})`;
+    case 'boolean':
+      return `a boolean (${String(value)})`;
+    case 'object':
+      return 'an object';
+    case 'undefined':
+      return 'undefined';
+    default:
+      return `a ${typeof value}`;
+  }
+}

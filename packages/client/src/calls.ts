@@ -3,7 +3,8 @@
  * once (so a bad call throws in the caller's code, not later in the background),
  * given a messageId and a timestamp, and serialized once.
  */
-import { formatTimestamp, isPlainObject, parseTimestamp, validateCall } from './call-model.js';
+import { isPlainObject, validateCall } from './call-model.js';
+import { formatTimestamp, parseTimestamp } from './timestamp.js';
 import { AnalyticsValidationError } from './errors.js';
 import type { BatchLimits, QueuedCall } from './transport.js';
 

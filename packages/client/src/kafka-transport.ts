@@ -9,10 +9,8 @@
  * on Node 20 and @platformatic/kafka 2 needs 22.22+. In the daemon's chaos suite
  * @platformatic/kafka 2.12 threw from a socket callback (an uncaught TypeError in its
  * producer's metadata handling) during a broker restart; the daemon's guard for that
- * (platformatic-send-guard.ts, inlined when the package is built) is applied here too.
- * Their types
- * are used here only inside function bodies, so the package's declarations never
- * mention either.
+ * is applied here too (send-guard.ts, this package's copy of it). Their types are used
+ * here only inside function bodies, so the package's declarations never mention either.
  */
 import { createRequire } from 'node:module';
 import type { ConnectionOptions } from 'node:tls';
@@ -22,6 +20,7 @@ import type { KafkaConfig, Producer } from 'kafkajs';
 import { MAX_CALL_BYTES } from './call-model.js';
 import type { DebugLog } from './debug.js';
 import { AnalyticsConfigError } from './errors.js';
+import { guardSendMetadata } from './send-guard.js';
 import type { BatchLimits, QueuedCall, SendResult, Transport } from './transport.js';
 
 /** SASL settings, as kafkajs takes them (its built-in mechanisms; @platformatic/kafka is used for plain and scram only). */
@@ -133,9 +132,7 @@ async function connectPlatformatic(lib: typeof Platformatic, options: KafkaTrans
     ...(sasl !== undefined ? { sasl: { mechanism: sasl.mechanism.toUpperCase() as 'PLAIN', username: sasl.username, password: sasl.password } } : {}),
   });
   // A metadata answer without the topic's leaders (a broker restarting) fails the send,
-  // to be retried, instead of throwing inside the client (the daemon's guard, inlined by
-  // the build; loaded here, on first Kafka use, so that HTTP use loads nothing of it).
-  const { guardSendMetadata } = await import('../../../src/kafka/platformatic-send-guard.js');
+  // to be retried, instead of throwing inside the client (send-guard.ts).
   guardSendMetadata(producer);
   try {
     await producer.metadata({ topics: [] });

@@ -1,20 +1,22 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { CommitLedger, PartitionProgress } from '../../../src/kafka/index.js';
 import type { InboundRecord } from '../../../src/kafka/index.js';
 import type { DeliveryJob } from '../../../src/delivery/deliver-event.js';
-import { DestinationLane, fullness } from '../../../src/delivery/destination-lane.js';
+import { DestinationLane, fullness, laneUncommittedBound } from '../../../src/delivery/destination-lane.js';
 import type { PreparedDestination } from '../../../src/delivery/destination-settings.js';
 import { RatePace } from '../../../src/delivery/rate-pace.js';
 import { RetryTierWait } from '../../../src/delivery/retry-tier-wait.js';
 import type { UrlCircuits } from '../../../src/delivery/url-circuits.js';
 import { silentLogger } from '../../../src/observability/logger.js';
+import { fakeCommitChannel } from '../../support/commit-channel.js';
 
 describe('fullness', () => {
   it.each([
-    [0, 8, 'room'],
-    [6, 8, 'room'],
-    [7, 8, 'hold'],
-    [8, 8, 'full'],
-    [20, 8, 'full'],
+    [0, 8, 'resume'],
+    [6, 8, 'resume'],
+    [7, 8, 'keep'],
+    [8, 8, 'pause'],
+    [20, 8, 'pause'],
   ])('%d queued of %d → %s', (queued, bound, expected) => {
     expect(fullness(queued, bound)).toBe(expected);
   });
@@ -29,18 +31,35 @@ function record(topic: string, partition: number, offset: number, dueAtMs?: numb
   return { topic, partition, offset: String(offset), key: null, value: Buffer.from('{}'), headers, timestamp: String(Date.now()) };
 }
 
-/** A lane with a fake stream and fake deliveries that finish when the test says. */
+/**
+ * A lane with a fake stream (its fetch side), a real commit ledger whose commit requests
+ * the test answers (test/support/commit-channel.ts), and fake deliveries that finish
+ * when the test says. The ledger tracks partition 0 of both topics and partition 1 of
+ * the main one from offset 0; a round starts only when the lane asks for one at once
+ * (commitSoon at half its bound), or a minute after a completion.
+ */
 function laneFixture(options: { concurrency: number; queueBound: number; uncommittedBound?: number; rateLimit?: { requestsPerSecond: number; burst: number } }) {
   const log: string[] = [];
   const pending = new Map<string, { resolve: () => void; reject: (e: unknown) => void }>();
   const started: string[] = [];
-  // A stream's commit side: tickets handed out, the ticket committed through, who waits.
-  const commits = { stalled: false, ticket: 0, through: 0, soon: 0, waiters: [] as (() => void)[] };
-  /** A commit answered, of every completion so far or of those up to ticket `through`. */
-  const commitLands = async (through = commits.ticket) => {
-    commits.through = through;
-    for (const waiter of commits.waiters.splice(0)) waiter();
-    await vi.advanceTimersByTimeAsync(0);
+  const channel = fakeCommitChannel();
+  const ledger = new CommitLedger(
+    {
+      groupId: 'g',
+      commitEveryMs: 100,
+      commitDelayMs: 60_000,
+      onFinish: (key, offset) => log.push(`done ${key.slice(key.indexOf(':') + 1)}/${key.slice(0, key.indexOf(':'))}@${offset}`),
+    },
+    channel,
+    silentLogger(),
+  );
+  for (const key of [`0:${MAIN}`, `1:${MAIN}`, `0:${RETRY}`]) ledger.track(key, new PartitionProgress('0', null));
+  /** The commit requests out answered, and the rounds they asked for at once after them, until none is out. */
+  const commitLands = async () => {
+    while (channel.out.length > 0) {
+      for (const request of [...channel.out]) request.answer();
+      await vi.advanceTimersByTimeAsync(0);
+    }
   };
   const settings = { rateLimit: options.rateLimit } as unknown as PreparedDestination;
   const circuits = { admit: () => ({ send: 1, keep: 1, probe: 0, skipped: 0, breakers: [] }), abandon: () => undefined } as unknown as UrlCircuits;
@@ -48,7 +67,6 @@ function laneFixture(options: { concurrency: number; queueBound: number; uncommi
     destinationId: 'd',
     concurrency: options.concurrency,
     queueBound: options.queueBound,
-    ...(options.uncommittedBound !== undefined ? { uncommittedBound: options.uncommittedBound } : {}),
     settings: () => settings,
     circuits,
     pace: new RatePace(60_000),
@@ -63,17 +81,9 @@ function laneFixture(options: { concurrency: number; queueBound: number; uncommi
     stream: {
       pause: (topic, partition) => log.push(`pause ${topic}/${partition}`),
       resume: (topic, partition) => log.push(`resume ${topic}/${partition}`),
-      markDone: (topic, partition, offset) => {
-        log.push(`done ${topic}/${partition}@${offset}`);
-        commits.ticket += 1;
-        return commits.ticket;
-      },
       release: (topic, partition, offset) => log.push(`release ${topic}/${partition}@${offset}`),
-      commitsStalled: () => commits.stalled,
-      committedThrough: () => commits.through,
-      commitSoon: () => (commits.soon += 1),
-      whenCommitted: (callback) => commits.waiters.push(callback),
     },
+    commits: ledger.account(options.uncommittedBound ?? laneUncommittedBound(options.concurrency)),
     logger: silentLogger(),
     writeRetryMs: 1_000,
   });
@@ -84,7 +94,7 @@ function laneFixture(options: { concurrency: number; queueBound: number; uncommi
     else p.reject(new Error('broker down'));
     await vi.advanceTimersByTimeAsync(0);
   };
-  return { lane, log, started, finish, commits, commitLands };
+  return { lane, log, started, finish, ledger, channel, commitLands };
 }
 
 describe('DestinationLane', () => {
@@ -107,40 +117,50 @@ describe('DestinationLane', () => {
   });
 
   it('starts nothing while commits are stalled, and goes on once a commit is answered', async () => {
-    const { lane, started, finish, commits, commitLands } = laneFixture({ concurrency: 2, queueBound: 100 });
+    const { lane, started, finish, channel, commitLands } = laneFixture({ concurrency: 2, queueBound: 100 });
     lane.accept([record(MAIN, 0, 1)]);
     expect(started).toEqual([`${MAIN}/0@1`]);
-    commits.stalled = true;
-    lane.accept([record(MAIN, 0, 2), record(MAIN, 0, 3)]);
     await finish(`${MAIN}/0@1`);
-    await vi.advanceTimersByTimeAsync(900);
+    // The commit of 1 fails (the broker away): commits are stalled.
+    await vi.advanceTimersByTimeAsync(60_000);
+    channel.out[0]!.fail();
+    await vi.advanceTimersByTimeAsync(0);
+    lane.accept([record(MAIN, 0, 2), record(MAIN, 0, 3)]);
+    await vi.advanceTimersByTimeAsync(900); // the next try (after commitEveryMs) goes unanswered
+    expect(channel.sent).toHaveLength(2);
     expect(started).toEqual([`${MAIN}/0@1`]);
     expect(lane.queuedCount).toBe(2);
-    commits.stalled = false;
     await commitLands();
     expect(started).toEqual([`${MAIN}/0@1`, `${MAIN}/0@2`, `${MAIN}/0@3`]);
   });
 
-  it('looks again by itself a second later when no commit answer wakes it', async () => {
-    const { lane, started, finish, commits } = laneFixture({ concurrency: 1, queueBound: 100 });
-    commits.stalled = true;
+  it('looks again by itself a second later when no commit answer wakes it (the partition that waited went in a rebalance)', async () => {
+    const { lane, started, finish, ledger, channel } = laneFixture({ concurrency: 1, queueBound: 100 });
     lane.accept([record(MAIN, 0, 1)]);
-    expect(started).toEqual([]);
-    commits.stalled = false;
-    await vi.advanceTimersByTimeAsync(999);
-    expect(started).toEqual([]);
-    await vi.advanceTimersByTimeAsync(1);
-    expect(started).toEqual([`${MAIN}/0@1`]);
     await finish(`${MAIN}/0@1`);
+    await vi.advanceTimersByTimeAsync(60_000);
+    channel.out[0]!.fail();
+    await vi.advanceTimersByTimeAsync(0);
+    lane.accept([record(MAIN, 0, 2)]);
+    expect(started).toEqual([`${MAIN}/0@1`]);
+    // The partition is no longer this member's: nothing waits for a commit any more, and no round answers.
+    ledger.forget(`0:${MAIN}`);
+    channel.member = false;
+    await vi.advanceTimersByTimeAsync(999);
+    expect(started).toEqual([`${MAIN}/0@1`]);
+    // At 1,000 ms it looks again (its pump runs at the end of that turn: a fake immediate, one more fake millisecond).
+    await vi.advanceTimersByTimeAsync(2);
+    expect(started).toEqual([`${MAIN}/0@1`, `${MAIN}/0@2`]);
+    await finish(`${MAIN}/0@2`);
   });
 
   it('holds at its bound of finished deliveries not yet committed, asks for a commit early at half, and goes on once they are committed', async () => {
-    const { lane, started, finish, commits, commitLands } = laneFixture({ concurrency: 2, queueBound: 100, uncommittedBound: 4 });
+    const { lane, started, finish, channel, commitLands } = laneFixture({ concurrency: 2, queueBound: 100, uncommittedBound: 4 });
     lane.accept([1, 2, 3, 4, 5, 6, 7].map((o) => record(MAIN, 0, o)));
     await finish(`${MAIN}/0@1`);
-    expect(commits.soon).toBe(0);
+    expect(channel.sent).toHaveLength(0); // a round waits a minute unless asked for at once
     await finish(`${MAIN}/0@2`);
-    expect(commits.soon).toBe(1); // 2 of 4 wait for a commit
+    expect(channel.sent).toHaveLength(1); // 2 of 4 wait for a commit: asked for at once
     await finish(`${MAIN}/0@3`);
     await finish(`${MAIN}/0@4`);
     // 4 finished and not committed: 5 runs (started before the bound was reached), 6 and 7 wait with a permit free.
@@ -154,7 +174,10 @@ describe('DestinationLane', () => {
     for (const o of [5, 6, 7, 8]) await finish(`${MAIN}/0@${o}`);
     // 5, 6, 7 and 8 finished since the commit: 9 runs, 10 waits.
     expect(started.at(-1)).toBe(`${MAIN}/0@9`);
-    await commitLands(commits.ticket - 3); // 5 committed; 6, 7 and 8 not: one more may start
+    // The round asked for at 6 (half the bound) took 5 and 6; 7 and 8 wait for the next: one more may start.
+    expect(channel.out).toHaveLength(1);
+    channel.out[0]!.answer();
+    await vi.advanceTimersByTimeAsync(0);
     expect(started.at(-1)).toBe(`${MAIN}/0@10`);
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { commitDelay, commitOverdueMs, commitsStalledAt } from '../../../src/kafka/partition-stream.js';
+import { commitDelay, commitOverdueMs, commitsStalledAt } from '../../../src/kafka/commit-ledger.js';
 
 describe('commit delay of a partition stream', () => {
   it.each([

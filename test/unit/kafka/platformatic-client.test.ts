@@ -3,7 +3,8 @@ import { Producer } from '@platformatic/kafka';
 import type { Message } from '@platformatic/kafka';
 import { Partitioners } from 'kafkajs';
 import { fromPlatformaticMessage, kafkaClientKindFromEnv, platformaticOptions, toPlatformaticMessage, toPlatformaticMessages } from '../../../src/kafka/platformatic-client.js';
-import { guardSendMetadata, unusableTopics } from '../../../src/kafka/platformatic-send-guard.js';
+import * as daemonGuard from '../../../src/kafka/platformatic-send-guard.js';
+import * as clientGuard from '../../../packages/client/src/send-guard.js';
 
 const SETTINGS = { brokers: ['k1:9092', 'k2:9092'], clientId: 'sy', topicPrefix: 'switchyard.', partitions: 12, replicationFactor: 1 };
 
@@ -110,7 +111,11 @@ describe('records to and from @platformatic/kafka', () => {
   });
 });
 
-describe('the guard of a send against metadata without its topics', () => {
+// The client package has its own copy of the guard (so that it builds alone): both run every case.
+describe.each([
+  ['the daemon', daemonGuard],
+  ['the client package', clientGuard],
+])('the guard of a send against metadata without its topics (%s)', (_who, { guardSendMetadata, unusableTopics }) => {
   const leaders = (...ids: number[]) => ({ partitionsCount: ids.length, partitions: ids.map((leader) => ({ leader })) });
 
   it.each([

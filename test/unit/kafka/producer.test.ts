@@ -7,7 +7,7 @@ type TopicMessages = TopicRecords;
 type SendOutcome = { ok: true } | { ok: false; error: unknown };
 
 /** The queue under test, its sends answered as outcomes. */
-function createSendCoalescer(options: { sendBatch: (tm: TopicMessages[]) => Promise<void>; maxConcurrentSends: number; maxBytesPerSend: number }) {
+function sendQueueFixture(options: { sendBatch: (tm: TopicMessages[]) => Promise<void>; maxConcurrentSends: number; maxBytesPerSend: number }) {
   const settings: ProducerOptions = { maxConcurrentSends: options.maxConcurrentSends, maxTopicBytesPerSend: options.maxBytesPerSend };
   const queue = createSendQueue(options.sendBatch, settings);
   return {
@@ -52,7 +52,7 @@ const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 describe('the producer batching policy (createSendQueue)', () => {
   it('sends at once, alone, while below the concurrency bound', async () => {
     const kafka = fakeKafka();
-    const sender = createSendCoalescer({ sendBatch: (tm) => kafka.sendBatch(tm), maxConcurrentSends: 2, maxBytesPerSend: 1000 });
+    const sender = sendQueueFixture({ sendBatch: (tm) => kafka.sendBatch(tm), maxConcurrentSends: 2, maxBytesPerSend: 1000 });
     const first = sender.send(write('calls', 'a'), 1, 10_000);
     const second = sender.send(write('calls', 'b'), 1, 10_000);
     expect(kafka.calls.map((c) => valuesOf(c.topicMessages))).toEqual([{ calls: ['a'] }, { calls: ['b'] }]);
@@ -65,7 +65,7 @@ describe('the producer batching policy (createSendQueue)', () => {
 
   it('merges the writes that wait into one send per topic, in arrival order, and answers each after its ack', async () => {
     const kafka = fakeKafka();
-    const sender = createSendCoalescer({ sendBatch: (tm) => kafka.sendBatch(tm), maxConcurrentSends: 1, maxBytesPerSend: 1000 });
+    const sender = sendQueueFixture({ sendBatch: (tm) => kafka.sendBatch(tm), maxConcurrentSends: 1, maxBytesPerSend: 1000 });
     const outcomes: SendOutcome[] = [];
     void sender.send(write('calls', 'a'), 1, 10_000).then((o) => outcomes.push(o));
     void sender.send(write('calls', 'b'), 1, 10_000).then((o) => outcomes.push(o));
@@ -87,7 +87,7 @@ describe('the producer batching policy (createSendQueue)', () => {
 
   it('keeps a merged send under the byte cap per topic, a larger write going alone', async () => {
     const kafka = fakeKafka();
-    const sender = createSendCoalescer({ sendBatch: (tm) => kafka.sendBatch(tm), maxConcurrentSends: 1, maxBytesPerSend: 100 });
+    const sender = sendQueueFixture({ sendBatch: (tm) => kafka.sendBatch(tm), maxConcurrentSends: 1, maxBytesPerSend: 100 });
     void sender.send(write('t', 'busy'), 1, 10_000);
     void sender.send(write('t', 'a'), 60, 10_000);
     void sender.send(write('t', 'b'), 30, 10_000);
@@ -119,7 +119,7 @@ describe('the producer batching policy (createSendQueue)', () => {
 
   it('fails every write of a failed send with its error, and goes on with the next', async () => {
     const kafka = fakeKafka();
-    const sender = createSendCoalescer({ sendBatch: (tm) => kafka.sendBatch(tm), maxConcurrentSends: 1, maxBytesPerSend: 1000 });
+    const sender = sendQueueFixture({ sendBatch: (tm) => kafka.sendBatch(tm), maxConcurrentSends: 1, maxBytesPerSend: 1000 });
     const first = sender.send(write('t', 'a'), 1, 10_000);
     const second = sender.send(write('t', 'b'), 1, 10_000);
     const third = sender.send(write('t', 'c'), 1, 10_000);
@@ -136,7 +136,7 @@ describe('the producer batching policy (createSendQueue)', () => {
   });
 
   it('turns a sendBatch that throws into a failed outcome', async () => {
-    const sender = createSendCoalescer({
+    const sender = sendQueueFixture({
       sendBatch: () => {
         throw new Error('not connected');
       },
@@ -150,7 +150,7 @@ describe('the producer batching policy (createSendQueue)', () => {
 
   it('times out a write in flight, and takes a waiting one out so that it is never sent', async () => {
     const kafka = fakeKafka();
-    const sender = createSendCoalescer({ sendBatch: (tm) => kafka.sendBatch(tm), maxConcurrentSends: 1, maxBytesPerSend: 1000 });
+    const sender = sendQueueFixture({ sendBatch: (tm) => kafka.sendBatch(tm), maxConcurrentSends: 1, maxBytesPerSend: 1000 });
     const inFlight = sender.send(write('t', 'a'), 1, 50);
     const waiting = sender.send(write('t', 'b'), 1, 50);
     const [sent, held] = await Promise.all([inFlight, waiting]);

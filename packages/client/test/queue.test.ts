@@ -6,9 +6,9 @@ import {
   AnalyticsClosedError,
   AnalyticsDeliveryError,
   AnalyticsQueueFullError,
-} from 'switchyard-client';
-import type { AnalyticsOptions } from 'switchyard-client';
-import { MAX_BATCH_BYTES, batchBody, classifyAnswer } from '../../../packages/client/src/http-transport.js';
+} from '../src/index.js';
+import type { AnalyticsOptions } from '../src/index.js';
+import { MAX_BATCH_BYTES, batchBody, classifyAnswer } from '../src/http-transport.js';
 import { fakeTransport } from './fake-transport.js';
 import type { FakeTransport } from './fake-transport.js';
 

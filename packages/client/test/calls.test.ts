@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { Analytics, AnalyticsValidationError } from 'switchyard-client';
-import type { ValidationCode } from 'switchyard-client';
-import { buildCall } from '../../../packages/client/src/calls.js';
-import { GATEWAY_ADDED_BYTES, HTTP_BATCH_LIMITS } from '../../../packages/client/src/http-transport.js';
+import { Analytics, AnalyticsValidationError } from '../src/index.js';
+import type { ValidationCode } from '../src/index.js';
+import { buildCall } from '../src/calls.js';
+import { GATEWAY_ADDED_BYTES, HTTP_BATCH_LIMITS } from '../src/http-transport.js';
 import { fakeTransport } from './fake-transport.js';
 
 const LIBRARY = { name: 'switchyard-client', version: '9.9.9' };

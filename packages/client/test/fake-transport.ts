@@ -1,7 +1,7 @@
 // A transport that records every batch and answers as the test scripts it, for
 // exercising the queue without a socket.
-import type { BatchLimits, QueuedCall, SendResult, Transport } from 'switchyard-client';
-import { HTTP_BATCH_LIMITS } from '../../../packages/client/src/http-transport.js';
+import type { BatchLimits, QueuedCall, SendResult, Transport } from '../src/index.js';
+import { HTTP_BATCH_LIMITS } from '../src/http-transport.js';
 
 export interface SentBatch {
   calls: QueuedCall[];

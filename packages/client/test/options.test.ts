@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Analytics, AnalyticsConfigError } from 'switchyard-client';
-import type { AnalyticsOptions } from 'switchyard-client';
+import { Analytics, AnalyticsConfigError } from '../src/index.js';
+import type { AnalyticsOptions } from '../src/index.js';
 import { fakeTransport } from './fake-transport.js';
 
 describe('options that cannot work are refused at construction, saying what to set', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_RETRY_AFTER_MS, backoffMs, parseRetryAfter } from '../../../packages/client/src/retry.js';
+import { MAX_RETRY_AFTER_MS, backoffMs, parseRetryAfter } from '../src/retry.js';
 
 describe('backoffMs', () => {
   it.each([

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Analytics } from 'switchyard-client';
-import { debugEnabled, redact } from '../../../packages/client/src/debug.js';
+import { Analytics } from '../src/index.js';
+import { debugEnabled, redact } from '../src/debug.js';
 import { fakeTransport } from './fake-transport.js';
 
 const WRITE_KEY = 'wk-secret-9f3a';

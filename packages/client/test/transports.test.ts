@@ -1,9 +1,9 @@
 // The pure parts of both transports: URLs, bodies, and what each answer means.
 import { describe, expect, it } from 'vitest';
-import { AnalyticsConfigError } from 'switchyard-client';
-import type { QueuedCall } from 'switchyard-client';
-import { batchBody, batchUrl, classifyAnswer } from '../../../packages/client/src/http-transport.js';
-import { classifyKafkaError } from '../../../packages/client/src/kafka-transport.js';
+import { AnalyticsConfigError } from '../src/index.js';
+import type { QueuedCall } from '../src/index.js';
+import { batchBody, batchUrl, classifyAnswer } from '../src/http-transport.js';
+import { classifyKafkaError } from '../src/kafka-transport.js';
 
 const NOW = Date.parse('2026-05-01T12:00:00.000Z');
 const redactKey = (text: string) => text.split('wk-secret').join('[redacted]');

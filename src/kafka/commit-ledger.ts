@@ -1,0 +1,499 @@
+// The commit ledger of the deliverer's partition stream: what finished in each
+// partition, when the next commit goes out and what it names, and whether the lanes
+// may start more. Pure bookkeeping and timers; the stream (partition-stream.ts) owns
+// the consumer and sends the commits through its `CommitChannel`. The rule it keeps is
+// in docs/webhooks.md#delivery-and-retries: offsets are committed below the oldest
+// unfinished record, within about one commit round trip of completions, with the
+// finished offsets above it in the commit's metadata; docs/kafka.md#the-deliverers-commits
+// draws the protocol.
+//
+// The words of this module, once:
+// - progress (`PartitionProgress`, offset-progress.ts): per partition of the
+//   assignment, every offset below `next` finished, and the finished offsets above it.
+//   Read from the last commit and its metadata at each join (`track`), moved by
+//   completions (`finish`) and by offsets that hold no record (the stream's gaps).
+// - dirty: the partitions whose progress moved since their last commit
+//   (`committedChanges` holds each one's `changeCount` at that commit).
+// - round: one commit of every dirty partition, in slices of PARTITIONS_PER_COMMIT
+//   sent together; one round at a time. A round starts `commitDelay` after the first
+//   completion it covers, or at once after the round before it when asked to
+//   (`commitSoon` while one was out: `roundAgainAtOnce`); after a failed round, after
+//   `commitEveryMs`. `flush` is the last round before leaving, retried until done.
+// - member: the stream joined its group and read the assignment's commits
+//   (`CommitChannel.isMember`); no round starts otherwise, and `joined` starts one.
+// - ticket: the number `finish` gives each completion, counting up.
+//   `committedThrough()`: every completion whose ticket is at most this is committed,
+//   or its partition is no longer this member's.
+// - stalled (`commitsStalled`): finished records wait for a commit, and the last round
+//   failed, or a request is out longer than `commitOverdueMs`, or they waited over
+//   COMMIT_STALL_MS. A SIGKILL would redo all of them: lanes start no more.
+// - account (`LedgerAccount`): one lane's share: the tickets of its completions not
+//   known to be committed, and its bound. `mayStart()`: not stalled, and fewer than the
+//   bound wait; at half the bound the account asks for a commit at once (`commitSoon`).
+//   `whenOpen(callback)`: a lane that may not start is called back when the next round
+//   is answered (or failed), which is when it may again.
+//
+// NOTE: what a lane finishes together (the events of one batch request) is one
+// `finish` per record, in the same turn: one round takes them all. A record a lane
+// holds back (a later event of a user whose earlier one waits for its retry) is simply
+// not finished: the commit stays below it and the metadata lists what finished above.
+import type { Logger } from 'pino';
+import { commitUntilDone, isGenerationLost } from './commit.js';
+import type { PartitionProgress } from './offset-progress.js';
+
+/** One partition's entry of a commit request: the first unfinished offset, and the finished ones above it. */
+export interface PartitionCommit {
+  topic: string;
+  partition: number;
+  offset: string;
+  metadata: string;
+}
+
+/** The stream's side a ledger commits through (partition-stream.ts implements it on its kafkajs consumer). */
+export interface CommitChannel {
+  /** Joined the group, its assignment's commits read: rounds may start. */
+  isMember(): boolean;
+  /** A consumer runs that can send a commit now; a round that finds none commits nothing and ends. */
+  canSend(): boolean;
+  /** Whether the partition is in the current assignment (a commit read for an older join may add one that is not). */
+  isAssigned(key: string): boolean;
+  /** One commit request; settles once the broker answered (or the client gave up). */
+  send(offsets: PartitionCommit[]): Promise<void>;
+  /**
+   * How many commit requests the broker has acknowledged so far. NOTE: kafkajs's
+   * commitOffsets returns without a word when its runner is not running (crashed and
+   * restarting after a broker restart): only the broker's answers count, one per slice.
+   */
+  acknowledged(): number;
+}
+
+export interface CommitLedgerSettings {
+  groupId: string;
+  /** After a failed round (a rebalance, a broker away), how long before the next. */
+  commitEveryMs: number;
+  /** How long a round waits after the first completion it covers, at the least (commitDelay; default 5 ms). */
+  commitDelayMs?: number;
+  /** A record handed over finished (the stream stops counting it as handed over). */
+  onFinish?(key: string, offset: string): void;
+}
+
+/** One lane's share of the ledger (see the module's header). */
+export interface LedgerAccount {
+  /** The record at `offset` finished: its outcome is safe in Kafka. Any order. */
+  finish(topic: string, partition: number, offset: string): void;
+  /** Whether the lane may start another delivery: commits keep up, and fewer than its bound of its completions wait for one. */
+  mayStart(): boolean;
+  /**
+   * Runs `callback` once, when the lane may start again: the next round answered or
+   * failed; or COMMIT_RECHECK_MS later should none come. Asked again while waiting, it
+   * waits once.
+   */
+  whenOpen(callback: () => void): void;
+  /** The lane stopped: no more call backs. */
+  close(): void;
+}
+
+/**
+ * NOTE: how long finished records may wait for a commit before the role holds new work.
+ * Commits follow completions within about 100 ms; past a second they are failing. Seen
+ * in the chaos harness: a deliverer went on delivering for seconds with the broker down,
+ * could commit none of it, was SIGKILLed, and its successor delivered all of it again
+ * (docs/architecture.md#measured-figures-behind-the-code).
+ */
+export const COMMIT_STALL_MS = 1_000;
+
+/**
+ * How long a commit may go unanswered before the role holds new work: four times the
+ * broker's recent answer time (`typicalMs`), at least 150 ms, at most COMMIT_STALL_MS.
+ * NOTE: the broker answers a commit within milliseconds, one of 1,000 partitions on a busy
+ * machine within a few hundred (destinations bench, docs/architecture.md#measured-figures-behind-the-code). One
+ * that takes far longer than usual is stuck in retries: seen in the chaos harness, a
+ * stopping broker left the commit under way unanswered, and busy lanes finished
+ * hundreds more before COMMIT_STALL_MS held them.
+ */
+export function commitOverdueMs(typicalMs: number): number {
+  return Math.min(COMMIT_STALL_MS, Math.max(150, 4 * typicalMs));
+}
+
+/**
+ * Whether commits are stalled at `now`, with finished records waiting for one: the last
+ * commit failed, a commit request is out for longer than its commitOverdueMs, or the
+ * records waited over COMMIT_STALL_MS (no member to commit: a rejoin, a crash).
+ * NOTE: seen in the chaos harness: commits refused in a rebalance, then a broker stop,
+ * then a SIGKILL; the lanes had gone on for the second COMMIT_STALL_MS allows at the
+ * rate of a backlog, and all of it was delivered again.
+ */
+export function commitsStalledAt(
+  now: number,
+  state: { commitOutSince: number | undefined; overdueAfterMs: number; failing: boolean; waitingSince: number | undefined },
+): boolean {
+  const { commitOutSince, overdueAfterMs, failing, waitingSince } = state;
+  if (failing) return true;
+  if (commitOutSince !== undefined && now - commitOutSince > overdueAfterMs) return true;
+  return waitingSince !== undefined && now - waitingSince > COMMIT_STALL_MS;
+}
+
+const COMMIT_DELAY_CAP_MS = 100;
+
+/**
+ * How long the next round waits after the first completion it covers: `baseMs` (5 ms by
+ * default), or 0.1 ms per partition the last round carried, up to 100 ms (or the base).
+ * NOTE: a commit costs in proportion to its partitions (kafkajs groups them by topic in
+ * time square to the topics, the broker writes one offset record each), and at 1,000 busy
+ * destinations every commit names about 1,000: one right after the other took a large share
+ * of the deliverer's CPU per event (destinations bench, docs/architecture.md#measured-figures-behind-the-code).
+ * Spacing them as they grow keeps that cost per partition bounded, and the redo after a SIGKILL within about 100 ms of
+ * completions (docs/webhooks.md#delivery-and-retries); few partitions still commit within a few milliseconds.
+ */
+export function commitDelay(lastCommitPartitions: number, baseMs = 5): number {
+  return Math.max(baseMs, Math.min(COMMIT_DELAY_CAP_MS, lastCommitPartitions / 10));
+}
+
+/** The answer time a ledger assumes before its first round (commitOverdueMs). */
+const FIRST_COMMIT_ANSWER_MS = 50;
+
+/**
+ * Partitions per commit request. NOTE: kafkajs groups a commit's offsets by topic
+ * copying an object once per partition, so one request costs the square of its topics
+ * (each destination has its own): at 1,000 destinations one request per round took a
+ * large share of the deliverer's CPU under load, and slices of 200 still a visible one
+ * (docs/architecture.md#measured-figures-behind-the-code). A round of more goes out in
+ * slices, all at once (one round trip, not one per slice).
+ */
+export const PARTITIONS_PER_COMMIT = 50;
+
+/**
+ * While a lane waits for a commit, when it looks again should no round's answer call it
+ * back: a safety net, as every change that lets a lane go on ends a round or a join.
+ */
+const COMMIT_RECHECK_MS = 1_000;
+
+/** A partition's key in the ledger's and the stream's maps. */
+export function partitionKey(topic: string, partition: number): string {
+  return `${partition}:${topic}`;
+}
+
+export function splitPartitionKey(key: string): { topic: string; partition: number } {
+  const colon = key.indexOf(':');
+  return { topic: key.slice(colon + 1), partition: Number(key.slice(0, colon)) };
+}
+
+export class CommitLedger {
+  /** Partitions of the assignment, with their progress once read. */
+  private readonly progress = new Map<string, PartitionProgress>();
+  private readonly dirty = new Set<string>();
+  private readonly committedChanges = new Map<string, number>();
+  /** The next round's timer. */
+  private timer: NodeJS.Timeout | undefined;
+  /** The round under way (a flush too). */
+  private round: Promise<void> | undefined;
+  /** Asked for by commitSoon while a round was out: the next starts right after it. */
+  private roundAgainAtOnce = false;
+  /** Partitions in the last round: the next waits longer after a big one (commitDelay). */
+  private lastRoundPartitions = 0;
+  /** The commit request out now, since when (undefined: none). */
+  private requestOut: { since: number } | undefined;
+  /** How long the broker took to answer recent rounds (a moving average, ms). */
+  private answerMs = FIRST_COMMIT_ANSWER_MS;
+  /** The last round failed (a rebalance, the broker away); none went through since. */
+  private failing = false;
+  private lastProblem: string | undefined;
+  /** Since when finished records wait for a commit (the oldest no round took yet); undefined: none. */
+  private waitingSince: number | undefined;
+  /** The last completion's ticket. */
+  private lastTicket = 0;
+  /** Completions up to this ticket are committed, while some partition is dirty (with none dirty, all are). */
+  private committedTicket = 0;
+  private waiters: (() => void)[] = [];
+  private stopped = false;
+
+  constructor(
+    private readonly settings: CommitLedgerSettings,
+    private readonly channel: CommitChannel,
+    private readonly logger: Logger,
+  ) {}
+
+  // ---- The lanes' side.
+
+  /** A lane's account, with `bound` of its completions at most waiting for a commit. */
+  account(bound: number): LedgerAccount {
+    return new Account(this, bound);
+  }
+
+  /**
+   * The record at `offset` finished (its outcome is safe in Kafka); any order. Returns
+   * the completion's ticket: it is committed once `committedThrough()` reaches it.
+   */
+  finish(topic: string, partition: number, offset: string): number {
+    const key = partitionKey(topic, partition);
+    this.settings.onFinish?.(key, offset);
+    const progress = this.progress.get(key);
+    if (progress === undefined) return 0; // not ours any more: the next owner redoes it (a duplicate, never a loss)
+    progress.finish(offset);
+    this.moved(key);
+    this.lastTicket += 1;
+    return this.lastTicket;
+  }
+
+  /** Every completion whose ticket is at most this is committed (or no longer this member's). */
+  committedThrough(): number {
+    return this.dirty.size === 0 ? this.lastTicket : this.committedTicket;
+  }
+
+  /** Finished records wait too long for a commit: lanes should start no more until it says false again. */
+  commitsStalled(): boolean {
+    if (this.dirty.size === 0) return false; // nothing finished waits for a commit
+    return commitsStalledAt(Date.now(), { commitOutSince: this.requestOut?.since, overdueAfterMs: commitOverdueMs(this.answerMs), failing: this.failing, waitingSince: this.waitingSince });
+  }
+
+  /** Many finished and wait: the next round starts now, not after its usual delay (commitDelay). */
+  commitSoon(): void {
+    if (this.round !== undefined) {
+      this.roundAgainAtOnce = true;
+      return;
+    }
+    if (this.timer === undefined) return; // nothing to commit yet, or not a member: the join commits
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.startRound();
+  }
+
+  /** Runs `callback` once, when the next round is answered (or failed), or the next join is done: commits may have moved. */
+  whenCommitted(callback: () => void): void {
+    this.waiters.push(callback);
+  }
+
+  // ---- The stream's side.
+
+  /** The partition's progress, if it is tracked. */
+  progressAt(key: string): PartitionProgress | undefined {
+    return this.progress.get(key);
+  }
+
+  /** Tracks the partition from `progress` (read from its commit, or from its first fetch). */
+  track(key: string, progress: PartitionProgress): void {
+    this.progress.set(key, progress);
+  }
+
+  /** The partition's progress may have moved (gaps skipped): dirty if it did since its last commit. */
+  moved(key: string): void {
+    if (this.progress.get(key)?.changeCount !== this.committedChanges.get(key)) this.markDirty(key);
+  }
+
+  /** The partition's progress moved (it starts from an older group's commit): to be committed. */
+  markDirty(key: string): void {
+    if (this.dirty.size === 0) {
+      // Nothing was dirty: every completion so far is committed.
+      this.waitingSince = Date.now();
+      this.committedTicket = this.lastTicket;
+    }
+    this.dirty.add(key);
+    this.scheduleRound();
+  }
+
+  /** The partition is no longer this member's: nothing of it to commit. */
+  forget(key: string): void {
+    this.progress.delete(key);
+    this.dirty.delete(key);
+    this.committedChanges.delete(key);
+  }
+
+  /** The stream is a member with its commits read: commit what waits, and wake the lanes (partitions that went took their completions with them). */
+  joined(): void {
+    this.scheduleRound();
+    this.wakeWaiters();
+  }
+
+  /**
+   * Before leaving: waits for the round under way (at most a second: it may be stuck in
+   * kafkajs's retries of a rebalance), then commits what finished, until done while
+   * still a member (commit.ts).
+   */
+  async flush(): Promise<void> {
+    await Promise.race([this.round?.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.dirty.size === 0 || !this.channel.isMember()) return;
+    // NOTE: marked as the round under way, so that no round starts beside it (commitSoon, a timer).
+    const flushing = commitUntilDone(() => this.commitDirty(), {
+      stillOwned: () => this.channel.isMember() && this.channel.canSend(),
+      logger: this.logger,
+      what: `group ${this.settings.groupId}`,
+    }).catch((error: unknown) => this.roundFailed(error));
+    this.round = flushing;
+    await flushing;
+    if (this.round === flushing) this.round = undefined;
+  }
+
+  /** The stream stops: no round starts by itself any more (a flush still commits). */
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  // ---- Rounds.
+
+  /**
+   * NOTE: commits follow completions as closely as the broker allows: a SIGKILL redoes
+   * what finished but was not committed yet, so that window is kept to about one commit
+   * round trip (a round starts `commitDelayMs` after a completion when none is under
+   * way, else right after the one under way is answered) instead of a fixed period.
+   * Nothing finished, no timer: an idle stream costs nothing.
+   */
+  private scheduleRound(delayMs = commitDelay(this.lastRoundPartitions, this.settings.commitDelayMs)): void {
+    if (this.timer !== undefined || this.round !== undefined || this.stopped) return;
+    if (this.dirty.size === 0 || !this.channel.isMember()) return; // the join schedules the next
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.startRound();
+    }, delayMs);
+  }
+
+  private startRound(): void {
+    if (this.round !== undefined || this.dirty.size === 0 || !this.channel.isMember()) return;
+    let retryMs: number | undefined;
+    const current: Promise<void> = this.commitDirty()
+      .catch((error: unknown) => {
+        this.roundFailed(error);
+        retryMs = this.settings.commitEveryMs;
+      })
+      .finally(() => {
+        if (this.round === current) this.round = undefined;
+        const atOnce = this.roundAgainAtOnce;
+        this.roundAgainAtOnce = false;
+        this.scheduleRound(retryMs ?? (atOnce ? 0 : undefined));
+        this.wakeWaiters();
+      });
+    this.round = current;
+  }
+
+  /** One commit of every partition that moved. */
+  private async commitDirty(): Promise<void> {
+    if (!this.channel.canSend()) return;
+    const snapshotAt = Date.now();
+    const snapshotTicket = this.lastTicket;
+    const changes = new Map<string, number>();
+    const offsets = [...this.dirty].flatMap((key) => {
+      const progress = this.progress.get(key);
+      if (progress === undefined || !this.channel.isAssigned(key)) {
+        this.dirty.delete(key); // not ours any more: nothing of it to commit
+        return [];
+      }
+      changes.set(key, progress.changeCount);
+      const { topic, partition } = splitPartitionKey(key);
+      return [{ topic, partition, ...progress.commitPoint() }];
+    });
+    if (offsets.length === 0) return;
+    this.lastRoundPartitions = offsets.length;
+    const acknowledged = this.channel.acknowledged();
+    const slices: Promise<void>[] = [];
+    for (let i = 0; i < offsets.length; i += PARTITIONS_PER_COMMIT) slices.push(this.channel.send(offsets.slice(i, i + PARTITIONS_PER_COMMIT)));
+    const out = { since: snapshotAt };
+    this.requestOut = out;
+    // NOTE: every slice settles before the round ends (allSettled, not all): a slice still
+    // retrying inside kafkajs after another failed would land after the next round's
+    // commit and move its partitions back to older offsets.
+    const settled = await Promise.allSettled(slices);
+    if (this.requestOut === out) this.requestOut = undefined;
+    const failed = settled.find((result) => result.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+    this.answerMs = 0.8 * this.answerMs + 0.2 * (Date.now() - snapshotAt);
+    if (this.channel.acknowledged() - acknowledged < slices.length) throw Object.assign(new Error(`offsets of group ${this.settings.groupId} not committed: the consumer is not running`), { retriable: true });
+    for (const [key, count] of changes) {
+      this.committedChanges.set(key, count);
+      if (this.progress.get(key)?.changeCount === count) this.dirty.delete(key);
+    }
+    // What is still dirty finished after the snapshot this round took.
+    this.waitingSince = this.dirty.size > 0 ? snapshotAt : undefined;
+    this.committedTicket = Math.max(this.committedTicket, snapshotTicket);
+    this.failing = false;
+    if (this.lastProblem !== undefined) {
+      this.logger.info({ groupId: this.settings.groupId }, 'offsets committed again');
+      this.lastProblem = undefined;
+    }
+  }
+
+  private roundFailed(error: unknown): void {
+    this.failing = true;
+    // NOTE: a commit refused because the group rebalances is no error: the partitions
+    // stay dirty and are committed in the next generation, or the next owner redoes at
+    // most what was in flight (the metadata of the last commit lists the rest).
+    const problem = error instanceof Error ? error.message : String(error);
+    if (isGenerationLost(error)) {
+      this.logger.debug({ err: error }, 'commit refused by a rebalance; committing again once rejoined');
+    } else if (problem !== this.lastProblem) {
+      this.logger.warn({ err: error, groupId: this.settings.groupId }, 'could not commit finished offsets; trying again');
+    }
+    this.lastProblem = problem;
+  }
+
+  private wakeWaiters(): void {
+    if (this.waiters.length === 0) return;
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const waiter of waiters) waiter();
+  }
+}
+
+/** One lane's share of a ledger (LedgerAccount). */
+class Account implements LedgerAccount {
+  /** The tickets of this lane's completions, oldest first, from `ticketHead` not known committed. */
+  private tickets: number[] = [];
+  private ticketHead = 0;
+  /** Waits for a round's answer (whenCommitted). */
+  private waitingForAnswer = false;
+  /** Looks again should no round's answer call back first. */
+  private recheck: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly ledger: CommitLedger,
+    private readonly bound: number,
+  ) {}
+
+  finish(topic: string, partition: number, offset: string): void {
+    this.tickets.push(this.ledger.finish(topic, partition, offset));
+    if (this.uncommitted() >= this.bound / 2) this.ledger.commitSoon();
+  }
+
+  mayStart(): boolean {
+    return !this.ledger.commitsStalled() && this.uncommitted() < this.bound;
+  }
+
+  whenOpen(callback: () => void): void {
+    if (!this.waitingForAnswer) {
+      this.waitingForAnswer = true;
+      this.ledger.whenCommitted(() => {
+        this.waitingForAnswer = false;
+        callback();
+      });
+    }
+    this.recheck ??= setTimeout(() => {
+      this.recheck = undefined;
+      this.waitingForAnswer = false;
+      callback();
+    }, COMMIT_RECHECK_MS);
+  }
+
+  close(): void {
+    clearTimeout(this.recheck);
+    this.recheck = undefined;
+  }
+
+  /** This lane's completions not known to be committed. */
+  private uncommitted(): number {
+    const through = this.ledger.committedThrough();
+    const { tickets } = this;
+    let head = this.ticketHead;
+    while (head < tickets.length && tickets[head]! <= through) head += 1;
+    if (head === tickets.length) {
+      this.tickets = [];
+      head = 0;
+    } else if (head > 1024) {
+      this.tickets = tickets.slice(head);
+      head = 0;
+    }
+    this.ticketHead = head;
+    return this.tickets.length - head;
+  }
+}

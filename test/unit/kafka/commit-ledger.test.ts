@@ -1,0 +1,361 @@
+// The commit ledger alone (src/kafka/commit-ledger.ts): its commit channel answers when
+// the test says (test/support/commit-channel.ts), its timers are fake.
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { CommitLedger, PartitionProgress, decodeFinished } from '../../../src/kafka/index.js';
+import type { PartitionCommit } from '../../../src/kafka/index.js';
+import { silentLogger } from '../../../src/observability/logger.js';
+import { fakeCommitChannel } from '../../support/commit-channel.js';
+
+const T = 'deliveries.d';
+const key = (partition: number, topic = T) => `${partition}:${topic}`;
+
+/** A member's ledger over partitions 0 to `partitions - 1` of T, each committed at offset 0. */
+function ledgerFixture(options: { partitions?: number; commitDelayMs?: number } = {}) {
+  const channel = fakeCommitChannel();
+  const finishedKeys: string[] = [];
+  const ledger = new CommitLedger(
+    { groupId: 'g', commitEveryMs: 100, ...(options.commitDelayMs !== undefined ? { commitDelayMs: options.commitDelayMs } : {}), onFinish: (k, offset) => finishedKeys.push(`${k}@${offset}`) },
+    channel,
+    silentLogger(),
+  );
+  for (let p = 0; p < (options.partitions ?? 1); p++) ledger.track(key(p), new PartitionProgress('0', null));
+  /** Answers every request out (and lets the round end). */
+  const answerAll = async () => {
+    for (const request of [...channel.out]) request.answer();
+    await vi.advanceTimersByTimeAsync(0);
+  };
+  return { ledger, channel, finishedKeys, answerAll };
+}
+
+/** A commit entry as a table reads it: `offset` and the finished offsets its metadata lists. */
+const readable = (c: PartitionCommit) => ({ partition: c.partition, offset: c.offset, above: decodeFinished(BigInt(c.offset), c.metadata).map(String) });
+
+beforeEach(() => {
+  vi.useFakeTimers({ now: new Date('2026-05-01T12:00:00Z') });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('CommitLedger: what a round names', () => {
+  it.each([
+    ['in order', ['0', '1', '2'], '3', []],
+    ['out of order, all', ['2', '0', '1'], '3', []],
+    ['a gap: 1 still in flight', ['0', '2', '3'], '1', ['2', '3']],
+    ['nothing below: 0 in flight', ['4', '2'], '0', ['2', '4']],
+    ['again is no change', ['0', '0', '1'], '2', []],
+  ])('%s: finished %j → commits %s with %j above', async (_what, offsets, offset, above) => {
+    const { ledger, channel } = ledgerFixture();
+    for (const o of offsets) ledger.finish(T, 0, o);
+    await vi.advanceTimersByTimeAsync(5);
+    expect(channel.sent.map((request) => request.map(readable))).toEqual([[{ partition: 0, offset, above }]]);
+  });
+
+  it('a round starts 5 ms after the first completion it covers, one at a time; only partitions that moved are in it', async () => {
+    const { ledger, channel, answerAll } = ledgerFixture({ partitions: 3 });
+    ledger.finish(T, 0, '0');
+    await vi.advanceTimersByTimeAsync(4);
+    expect(channel.sent).toHaveLength(0);
+    ledger.finish(T, 1, '0');
+    await vi.advanceTimersByTimeAsync(1);
+    expect(channel.sent.map((r) => r.map((c) => c.partition))).toEqual([[0, 1]]);
+    ledger.finish(T, 1, '1'); // while the round is out: the next one, after it
+    await vi.advanceTimersByTimeAsync(50);
+    expect(channel.sent).toHaveLength(1);
+    await answerAll();
+    await vi.advanceTimersByTimeAsync(5);
+    expect(channel.sent.map((r) => r.map(readable))).toEqual([
+      [
+        { partition: 0, offset: '1', above: [] },
+        { partition: 1, offset: '1', above: [] },
+      ],
+      [{ partition: 1, offset: '2', above: [] }],
+    ]);
+  });
+
+  it('more partitions than one request takes go out in slices of 50, all at once; the round ends when every slice settled', async () => {
+    const { ledger, channel } = ledgerFixture({ partitions: 120 });
+    for (let p = 0; p < 120; p++) ledger.finish(T, p, '0');
+    let woken = 0;
+    ledger.whenCommitted(() => (woken += 1));
+    await vi.advanceTimersByTimeAsync(5);
+    expect(channel.sent.map((r) => r.length)).toEqual([50, 50, 20]);
+    channel.out[0]!.answer();
+    channel.out[1]!.answer();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(woken).toBe(0);
+    channel.out[0]!.answer();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(woken).toBe(1);
+    expect(ledger.committedThrough()).toBe(120);
+  });
+
+  it('after a round of many partitions the next waits longer (commitDelay: 0.1 ms a partition, up to 100 ms)', async () => {
+    const { ledger, channel, answerAll } = ledgerFixture({ partitions: 230 });
+    for (let p = 0; p < 230; p++) ledger.finish(T, p, '0');
+    await vi.advanceTimersByTimeAsync(5);
+    await answerAll();
+    const before = channel.sent.length;
+    ledger.finish(T, 0, '1');
+    await vi.advanceTimersByTimeAsync(22);
+    expect(channel.sent).toHaveLength(before);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(channel.sent).toHaveLength(before + 1);
+  });
+
+  it('a partition no longer assigned is left out of the round; a forgotten one has nothing to commit', async () => {
+    const { ledger, channel } = ledgerFixture({ partitions: 3 });
+    for (let p = 0; p < 3; p++) ledger.finish(T, p, '0');
+    channel.unassigned.add(key(1));
+    ledger.forget(key(2));
+    await vi.advanceTimersByTimeAsync(5);
+    expect(channel.sent.map((r) => r.map((c) => c.partition))).toEqual([[0]]);
+  });
+});
+
+describe('CommitLedger: tickets', () => {
+  it('each completion gets the next ticket; committedThrough reaches those a round took once it is answered', async () => {
+    const { ledger, answerAll } = ledgerFixture({ partitions: 2 });
+    const first = ledger.finish(T, 0, '0');
+    const second = ledger.finish(T, 1, '0');
+    expect([first, second]).toEqual([1, 2]);
+    expect(ledger.committedThrough()).toBe(0);
+    await vi.advanceTimersByTimeAsync(5); // the round takes 1 and 2
+    const third = ledger.finish(T, 0, '1');
+    await answerAll();
+    expect(ledger.committedThrough()).toBe(second);
+    await vi.advanceTimersByTimeAsync(5);
+    await answerAll();
+    expect(ledger.committedThrough()).toBe(third);
+  });
+
+  it('a completion of a partition not tracked (not this member\'s) gets ticket 0: nothing to wait for', () => {
+    const { ledger, finishedKeys } = ledgerFixture();
+    ledger.finish(T, 0, '1'); // a tracked one waits for a round: committedThrough stays below it
+    expect(ledger.finish('other', 0, '7')).toBe(0);
+    expect(ledger.committedThrough()).toBe(0);
+    expect(finishedKeys).toEqual([`0:${T}@1`, '0:other@7']); // the stream still stops counting it as handed over
+  });
+
+  it('a partition that goes takes its completions with it: with nothing dirty, every ticket counts as committed', async () => {
+    const { ledger } = ledgerFixture();
+    const ticket = ledger.finish(T, 0, '0');
+    expect(ledger.committedThrough()).toBeLessThan(ticket);
+    ledger.forget(key(0));
+    expect(ledger.committedThrough()).toBe(ticket);
+  });
+
+  it('whenCommitted calls back once, after the next round is answered or failed, or after the next join', async () => {
+    const { ledger, channel } = ledgerFixture();
+    const calls: string[] = [];
+    ledger.whenCommitted(() => calls.push('answered'));
+    ledger.finish(T, 0, '0');
+    await vi.advanceTimersByTimeAsync(5);
+    channel.out[0]!.answer();
+    await vi.advanceTimersByTimeAsync(0);
+    ledger.whenCommitted(() => calls.push('failed'));
+    ledger.finish(T, 0, '1');
+    await vi.advanceTimersByTimeAsync(5);
+    channel.out[0]!.fail();
+    await vi.advanceTimersByTimeAsync(0);
+    ledger.whenCommitted(() => calls.push('joined'));
+    ledger.joined();
+    expect(calls).toEqual(['answered', 'failed', 'joined']);
+  });
+});
+
+describe('CommitLedger: commitSoon', () => {
+  it('starts the round at once instead of after its delay; while one is out, the next right after it', async () => {
+    const { ledger, channel, answerAll } = ledgerFixture({ commitDelayMs: 60_000 });
+    ledger.commitSoon(); // nothing finished: nothing to do
+    expect(channel.sent).toHaveLength(0);
+    ledger.finish(T, 0, '0');
+    ledger.commitSoon();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(channel.sent).toHaveLength(1);
+    ledger.finish(T, 0, '1');
+    ledger.commitSoon();
+    await answerAll();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(channel.sent.map((r) => r.map(readable))).toEqual([[{ partition: 0, offset: '1', above: [] }], [{ partition: 0, offset: '2', above: [] }]]);
+  });
+});
+
+describe('CommitLedger: membership', () => {
+  it('starts no round while not a member; the join commits what waits', async () => {
+    const { ledger, channel } = ledgerFixture();
+    channel.member = false;
+    ledger.finish(T, 0, '0');
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(channel.sent).toHaveLength(0);
+    channel.member = true;
+    ledger.joined();
+    await vi.advanceTimersByTimeAsync(5);
+    expect(channel.sent).toHaveLength(1);
+  });
+
+  it('a round with no consumer running commits nothing and ends', async () => {
+    const { ledger, channel } = ledgerFixture();
+    channel.running = false;
+    let woken = 0;
+    ledger.whenCommitted(() => (woken += 1));
+    ledger.finish(T, 0, '0');
+    await vi.advanceTimersByTimeAsync(5);
+    expect(channel.sent).toHaveLength(0);
+    expect(woken).toBe(1);
+  });
+
+  it('stop(): no round starts by itself any more', async () => {
+    const { ledger, channel } = ledgerFixture();
+    ledger.finish(T, 0, '0');
+    ledger.stop();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(channel.sent).toHaveLength(0);
+  });
+});
+
+describe('CommitLedger: failed rounds', () => {
+  it.each([
+    ['refused by the broker', (r: { fail(): void }) => r.fail()],
+    ['returned without the broker\'s acknowledgement (kafkajs\'s runner not running)', (r: { returnUnacknowledged(): void }) => r.returnUnacknowledged()],
+  ])('a round %s: commits count as stalled, the partitions stay dirty and go again after commitEveryMs', async (_what, settle) => {
+    const { ledger, channel } = ledgerFixture();
+    const ticket = ledger.finish(T, 0, '0');
+    await vi.advanceTimersByTimeAsync(5);
+    settle(channel.out[0]!);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(ledger.commitsStalled()).toBe(true);
+    expect(ledger.committedThrough()).toBeLessThan(ticket);
+    await vi.advanceTimersByTimeAsync(99);
+    expect(channel.sent).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(channel.sent.map((r) => r.map(readable))).toEqual([[{ partition: 0, offset: '1', above: [] }], [{ partition: 0, offset: '1', above: [] }]]);
+    channel.out[0]!.answer();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(ledger.commitsStalled()).toBe(false);
+    expect(ledger.committedThrough()).toBe(ticket);
+  });
+});
+
+describe('CommitLedger: the stall rule over time', () => {
+  it.each([
+    ['nothing finished waits', 'idle', 10_000, false],
+    ['a request out 200 ms (overdue after 200 before any answer)', 'out', 200, false],
+    ['a request out 201 ms', 'out', 201, true],
+    ['finished records waiting 1 s with no member to commit them', 'no member', 1_000, false],
+    ['finished records waiting 1.001 s with no member', 'no member', 1_001, true],
+  ])('%s: stalled %s', async (_what, state, waitedMs, expected) => {
+    const { ledger, channel } = ledgerFixture({ commitDelayMs: 0 });
+    if (state === 'no member') channel.member = false;
+    if (state !== 'idle') ledger.finish(T, 0, '0');
+    await vi.advanceTimersByTimeAsync(0);
+    if (state === 'out') expect(channel.out).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(waitedMs);
+    expect(ledger.commitsStalled()).toBe(expected);
+  });
+});
+
+describe('CommitLedger: flush', () => {
+  it('waits for the round out, then commits what finished since, until done while still a member', async () => {
+    const { ledger, channel } = ledgerFixture({ partitions: 2 });
+    ledger.finish(T, 0, '0');
+    await vi.advanceTimersByTimeAsync(5);
+    ledger.finish(T, 1, '0');
+    let flushed = false;
+    void ledger.flush().then(() => (flushed = true));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(channel.sent).toHaveLength(1); // none beside the round out
+    channel.out[0]!.answer();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(channel.sent.map((r) => r.map((c) => c.partition))).toEqual([[0], [1]]);
+    channel.out[0]!.fail(); // retriable: again after 200 ms
+    await vi.advanceTimersByTimeAsync(200);
+    expect(channel.sent).toHaveLength(3);
+    channel.out[0]!.answer();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(flushed).toBe(true);
+    expect(ledger.committedThrough()).toBe(2);
+  });
+
+  it('gives up on the round out after a second (stuck in a rebalance) and commits beside nothing', async () => {
+    const { ledger, channel } = ledgerFixture();
+    ledger.finish(T, 0, '0');
+    await vi.advanceTimersByTimeAsync(5);
+    let flushed = false;
+    void ledger.flush().then(() => (flushed = true));
+    await vi.advanceTimersByTimeAsync(999);
+    expect(channel.sent).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(channel.sent).toHaveLength(2);
+    channel.out[1]!.answer();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(flushed).toBe(true);
+  });
+
+  it('stops trying once no longer a member', async () => {
+    const { ledger, channel } = ledgerFixture();
+    ledger.finish(T, 0, '0');
+    await vi.advanceTimersByTimeAsync(5);
+    channel.out[0]!.fail();
+    await vi.advanceTimersByTimeAsync(0);
+    let flushed = false;
+    void ledger.flush().then(() => (flushed = true));
+    await vi.advanceTimersByTimeAsync(0);
+    channel.member = false;
+    channel.out.at(-1)!.fail();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(flushed).toBe(true);
+    expect(ledger.commitsStalled()).toBe(true);
+  });
+});
+
+describe('LedgerAccount', () => {
+  it('may start below its bound of its own completions waiting; asks for a round at once at half; its whenOpen calls back at the answer', async () => {
+    const { ledger, channel } = ledgerFixture({ commitDelayMs: 60_000 });
+    const account = ledger.account(4);
+    const other = ledger.account(4);
+    other.finish(T, 0, '10'); // another lane's completion counts for that lane only
+    expect(account.mayStart()).toBe(true);
+    account.finish(T, 0, '0');
+    expect(channel.sent).toHaveLength(0);
+    account.finish(T, 0, '1');
+    expect(channel.sent).toHaveLength(1); // 2 of 4: a round at once
+    account.finish(T, 0, '2');
+    expect(account.mayStart()).toBe(true);
+    account.finish(T, 0, '3');
+    expect(account.mayStart()).toBe(false);
+    let opened = 0;
+    account.whenOpen(() => (opened += 1));
+    account.whenOpen(() => (opened += 1)); // asked again while waiting: waits once
+    channel.out[0]!.answer(); // the round took 10, 0 and 1
+    await vi.advanceTimersByTimeAsync(0);
+    expect(opened).toBe(1);
+    expect(account.mayStart()).toBe(true); // 2 and 3 wait: below 4
+    account.close();
+  });
+
+  it('may not start while commits are stalled, whatever its own count', async () => {
+    const { ledger, channel } = ledgerFixture();
+    const account = ledger.account(512);
+    account.finish(T, 0, '0');
+    await vi.advanceTimersByTimeAsync(5);
+    channel.out[0]!.fail();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(account.mayStart()).toBe(false);
+  });
+
+  it('whenOpen looks again after a second should no answer come; close() ends that', async () => {
+    const { ledger } = ledgerFixture();
+    const account = ledger.account(1);
+    let opened = 0;
+    account.whenOpen(() => (opened += 1));
+    await vi.advanceTimersByTimeAsync(999);
+    expect(opened).toBe(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(opened).toBe(1);
+    account.whenOpen(() => (opened += 1));
+    account.close();
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(opened).toBe(1);
+  });
+});

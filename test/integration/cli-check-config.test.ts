@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -130,11 +131,33 @@ describe('switchyard check-config', () => {
       .map((line) => line.trim())
       .find((line) => line.includes('bin/switchyard check-config'));
     expect(step).toBeDefined();
+    const script = step!.replaceAll('<env>', 'example');
     // Only PATH: the secrets come from the overlay's env file, as the step says.
-    const result = spawnSync('sh', ['-c', step!.replaceAll('<env>', 'example')], { cwd: ROOT, encoding: 'utf8', env: { PATH: process.env.PATH } });
-    expect(result.stderr).toBe('');
-    expect(result.stdout).toBe('config OK\n');
-    expect(result.status).toBe(0);
+    const runStep = (cwd: string) => spawnSync('sh', ['-c', script], { cwd, encoding: 'utf8', env: { PATH: process.env.PATH } });
+
+    // As shipped, the env file holds CHANGE-ME placeholders: the step stops the deploy.
+    const shipped = runStep(ROOT);
+    expect(shipped.stderr).toContain('admin.token: is a placeholder from the examples');
+    expect(shipped.stdout).toBe('');
+    expect(shipped.status).not.toBe(0);
+
+    // A copy of the overlay with every placeholder replaced, as the env file asks.
+    const copy = mkdtempSync(join(tmpdir(), 'switchyard-overlay-'));
+    const overlay = join(copy, 'deploy/kubernetes/overlays/example');
+    mkdirSync(overlay, { recursive: true });
+    mkdirSync(join(copy, 'bin'));
+    symlinkSync(join(ROOT, 'bin/switchyard'), join(copy, 'bin/switchyard'));
+    const source = join(ROOT, 'deploy/kubernetes/overlays/example');
+    copyFileSync(join(source, 'switchyard.yaml'), join(overlay, 'switchyard.yaml'));
+    const secrets = readFileSync(join(source, 'secrets.example.env'), 'utf8').replace(
+      /^(\w+)=CHANGE-ME.*$/gm,
+      (_line, name: string) => `${name}=${randomBytes(32).toString('hex')}`,
+    );
+    writeFileSync(join(overlay, 'secrets.example.env'), secrets);
+    const replaced = runStep(copy);
+    expect(replaced.stderr).toBe('');
+    expect(replaced.stdout).toBe('config OK\n');
+    expect(replaced.status).toBe(0);
   });
 
   it('rejects an unknown command with usage and exit code 1', () => {

@@ -201,8 +201,8 @@ describe('deliverer', () => {
     expect(Number(tier1!.headers['due-at'])).toBeGreaterThanOrEqual(Date.parse(tier1!.headers['first-attempt-at']!) + 200);
     expect(tier2!.headers).toMatchObject({ attempt: '2', 'first-attempt-at': tier1!.headers['first-attempt-at'], 'message-id': 'f-1' });
     // Each retry says why the attempt before it failed (what `switchyard trace` shows as the last error).
-    expect(tier1!.headers.error).toBe(`${url('flaky')}: 503 Service Unavailable`);
-    expect(tier2!.headers.error).toBe(`${url('flaky')}: 503 Service Unavailable`);
+    expect(tier1!.headers.error).toBe(`${printedUrl(url('flaky'))}: 503 Service Unavailable`);
+    expect(tier2!.headers.error).toBe(`${printedUrl(url('flaky'))}: 503 Service Unavailable`);
     expect(await count('deliveries', { destination: 'flaky', result: 'retry_scheduled' })).toBe(2);
     expect(await count('deliveryAttempts', { destination: 'flaky', outcome: '5xx' })).toBe(2);
   });

@@ -11,7 +11,7 @@ import { testConfig, testRoleDeps } from '../support/config.js';
 import { killAll, runCli as cli, startRole, writeConfigFile } from '../support/daemon.js';
 import type { Daemon } from '../support/daemon.js';
 import { randomName, randomPrefix, testBrokers } from '../support/kafka.js';
-import { startReceiver } from '../support/receiver.js';
+import { printedUrl, startReceiver } from '../support/receiver.js';
 import type { Receiver } from '../support/receiver.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -126,12 +126,12 @@ describe('switchyard trace and GET /v1/trace', () => {
       destinations: [{ id: 'hooks', state: 'delivered', attempts: 1 }, disabled, unconnected],
     });
     const retry = byId.get('m-retry')!.destinations[0]!;
-    expect(retry).toEqual({ id: 'hooks', state: 'retrying', attempts: 2, lastError: `${url}: 503 Service Unavailable`, nextAttemptAt: expect.stringMatching(ISO) });
+    expect(retry).toEqual({ id: 'hooks', state: 'retrying', attempts: 2, lastError: `${printedUrl(url)}: 503 Service Unavailable`, nextAttemptAt: expect.stringMatching(ISO) });
     const dueInMs = Date.parse(retry.nextAttemptAt!) - Date.now();
     expect(dueInMs).toBeGreaterThan(50 * 60_000);
     expect(dueInMs).toBeLessThanOrEqual(3_600_000);
     const dead = byId.get('m-dead')!.destinations[0]!;
-    expect(dead).toEqual({ id: 'hooks', state: 'dead_lettered', attempts: 1, lastError: `${url}: 400 Bad Request`, deadLetteredAt: expect.stringMatching(ISO) });
+    expect(dead).toEqual({ id: 'hooks', state: 'dead_lettered', attempts: 1, lastError: `${printedUrl(url)}: 400 Bad Request`, deadLetteredAt: expect.stringMatching(ISO) });
     expect(byId.get('m-int')!.destinations).toEqual([{ id: 'hooks', state: 'filtered', reason: 'integrations' }, disabled, unconnected]);
     expect(byId.get('m-ping')).toMatchObject({ event: 'Debug Ping', destinations: [{ id: 'hooks', state: 'filtered', reason: 'track_filter' }, disabled, unconnected] });
     expect(byId.get('m-bad')).toEqual({
@@ -158,8 +158,8 @@ describe('switchyard trace and GET /v1/trace', () => {
     const lines = text.out.split('\n');
     expect(lines[0]).toBe(`calls of user "${user}" received from ${doc.since} until ${doc.until} (filter reasons from the current config)`);
     expect(lines).toContainEqual(expect.stringMatching(/^\S+Z {2}track "Order Completed" {2}source web {2}message m-retry$/));
-    expect(lines).toContainEqual(`  hooks   retrying       attempts 2  next attempt ${retry.nextAttemptAt}  last error: ${url}: 503 Service Unavailable`);
-    expect(lines).toContainEqual(`  hooks   dead_lettered  attempts 1  at ${dead.deadLetteredAt}  last error: ${url}: 400 Bad Request`);
+    expect(lines).toContainEqual(`  hooks   retrying       attempts 2  next attempt ${retry.nextAttemptAt}  last error: ${printedUrl(url)}: 503 Service Unavailable`);
+    expect(lines).toContainEqual(`  hooks   dead_lettered  attempts 1  at ${dead.deadLetteredAt}  last error: ${printedUrl(url)}: 400 Bad Request`);
     expect(lines).toContainEqual('  paused  filtered       by disabled');
     expect(lines).toContainEqual('  not connected to source web: crm');
     expect(lines).toContainEqual(expect.stringMatching(/^ {2}invalid: missing_event: /));

@@ -83,8 +83,7 @@ export function createAudienceService(deps: RoleDeps, options: AudienceServiceOp
   const topics = topology.audiences;
   const groupId = audiencesGroupId(initial);
 
-  let set: AudienceSet = compileAudiences(initial);
-  let shape = shapeOf(set);
+  const audiences = new AudiencesInForce(initial);
   let stopping = false;
   let sweepTimer: NodeJS.Timeout | undefined;
   let context: ConsumerContext | undefined;
@@ -95,7 +94,7 @@ export function createAudienceService(deps: RoleDeps, options: AudienceServiceOp
     output: { names: topology.names, topics, producer: () => service.producer(), metrics: deps.metrics, logger },
     metrics: deps.metrics,
     logger,
-    audiences: () => set,
+    audiences: () => audiences.set,
     sweepChunk: options.sweepChunk ?? DEFAULT_SWEEP_CHUNK,
     now: options.now ?? Date.now,
     stopping: () => stopping,
@@ -104,12 +103,8 @@ export function createAudienceService(deps: RoleDeps, options: AudienceServiceOp
   const ensureDeliveryTopics = (config: Config): Promise<unknown> => context!.topics.ensure(topology.audienceDeliveries(config), config);
 
   function onConfigChange(next: Config): void {
-    const nextSet = compileAudiences(next);
-    const nextShape = shapeOf(nextSet);
-    set = nextSet;
-    if (nextShape === shape) return;
-    shape = nextShape;
-    logger.info({ audiences: nextSet.audiences.map((a) => a.key) }, 'audiences changed; re-evaluating every profile');
+    if (!audiences.update(next)) return;
+    logger.info({ audiences: audiences.keys() }, 'audiences changed; re-evaluating every profile');
     partitions.reportMembers();
     partitions.reevaluateAll(ensureDeliveryTopics(next));
   }
@@ -153,11 +148,35 @@ export function createAudienceService(deps: RoleDeps, options: AudienceServiceOp
     },
     async start() {
       await service.start();
-      logger.info({ topic: topics.events, groupId, audiences: set.audiences.map((a) => a.key), sweepIntervalMs }, 'audience processor started');
+      logger.info({ topic: topics.events, groupId, audiences: audiences.keys(), sweepIntervalMs }, 'audience processor started');
     },
     stop: onceStop(() => service.stop()),
     health: () => service.health(),
   };
+}
+
+/** The audiences of the config in force, compiled. */
+class AudiencesInForce {
+  set: AudienceSet;
+  private shape: string;
+
+  constructor(config: Config) {
+    this.set = compileAudiences(config);
+    this.shape = shapeOf(this.set);
+  }
+
+  /** Takes the audiences of `next`; true when they changed in shape, so every profile is to be re-evaluated. */
+  update(next: Config): boolean {
+    this.set = compileAudiences(next);
+    const shape = shapeOf(this.set);
+    if (shape === this.shape) return false;
+    this.shape = shape;
+    return true;
+  }
+
+  keys(): string[] {
+    return this.set.audiences.map((a) => a.key);
+  }
 }
 
 /** What makes a full re-evaluation necessary: the audiences themselves (not destinations' switches). */

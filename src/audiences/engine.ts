@@ -6,6 +6,7 @@ import type { OutgoingDelivery, Transition } from './diff.js';
 import { applyCall, deserializeProfile, isMember, memberships, newProfile, nextWake, profileKey, prune, serializeProfile } from './profile.js';
 import type { Profile } from './profile.js';
 import { decodeAudienceRecord } from './records.js';
+import type { CallRecord, DeletionRecord, EraseRecord } from './records.js';
 import type { AudienceSet } from './rules.js';
 import { UserSources } from './user-sources.js';
 
@@ -169,7 +170,7 @@ class OpenProfiles {
  */
 export function applyRecords(state: PartitionState, records: readonly EventRecord[], set: AudienceSet, nowMs: number): EngineOutput {
   const out = emptyOutput();
-  const open = new OpenProfiles(state, out);
+  const batch: Batch = { state, out, open: new OpenProfiles(state, out), set, nowMs };
   let callOffsetsMoved = false;
   for (const { offset, value, timestampMs } of records) {
     const decoded = decodeAudienceRecord(value);
@@ -178,89 +179,115 @@ export function applyRecords(state: PartitionState, records: readonly EventRecor
       continue;
     }
     const record = decoded.record;
-    if (record.kind === 'seen') {
-      noteSource(state, out, record.userId, record.sourceId);
-      continue;
-    }
-    if (record.kind === 'deletion' || record.kind === 'erase') {
-      const key = profileKey(record.userId, undefined);
-      const profile = open.get(key);
-      // A profile applied past this record was made after it: the deletion was carried
-      // out before a crash, its delete bodies sent. NOTE: its seen sources are dropped
-      // again all the same: `user.sources` is written apart from the profiles, so a
-      // crash between the two may have lost that erasure (later sightings in the
-      // replayed records add their sources back).
-      const repeat = profile !== undefined && offset <= profile.applied;
-      if (repeat) {
-        // Nothing to send or count again.
-      } else if (record.kind === 'deletion') {
-        // The seen sources, and those of the profile: profiles written before
-        // `user.sources` existed know the audience sources that saw the user.
-        const affected = record.sourceIds ?? [...new Set([...state.userSources.of(record.userId), ...(profile?.seen ?? [])])];
-        const messageId = deletionMessageId(record.userId, state.partition, offset, record.requestedAtMs);
-        const { deliveries, unknownSources } = deletionDeliveries(record.userId, affected, set, messageId, record.requestedAtMs, nowMs);
-        out.deliveries.push(...deliveries);
-        out.deletions.push({
-          kind: 'deletion',
-          userId: record.userId,
-          offset,
-          hadProfile: profile !== undefined,
-          affectedSources: [...affected],
-          unknownSources,
-          destinations: deliveries.map((d) => d.destinationId),
-          result: deliveries.length > 0 ? 'sent' : 'no_affected_source',
-        });
-      } else {
-        out.deletions.push({ kind: 'erase', userId: record.userId, offset, hadProfile: profile !== undefined, affectedSources: [], unknownSources: [], destinations: [] });
-      }
-      // NOTE: after the delete bodies in the output, which the service produces (and
-      // has acknowledged) before it writes any changelog.
-      const sources = state.userSources.remove(record.userId, record.sourceIds);
-      if (sources !== undefined) {
-        out.sourceWrites.set(record.userId, sources);
-        // The earliest deletion of the batch: sightings count again from it.
-        const earlier = out.deletedAt.get(record.userId);
-        if (timestampMs !== undefined && !(earlier !== undefined && earlier <= timestampMs)) out.deletedAt.set(record.userId, timestampMs);
-      }
-      if (profile !== undefined && !repeat) {
-        forgetMembers(state, profile);
-        open.erase(key);
-        out.writes.set(key, null);
-      }
-      continue;
-    }
-    // NOTE: before the repeat checks below: the call offsets and profiles written
-    // before a crash do not mean the user.sources write beside them was; and a
-    // router's repeat after a deletion sent the call's deliveries again, so its source
-    // has seen the user again.
-    if (record.userId !== undefined) noteSource(state, out, record.userId, record.sourceId);
-    if (record.callPartition !== undefined && record.callOffset !== undefined) {
-      if (record.callOffset <= (state.callOffsets.get(record.callPartition) ?? -1)) {
-        out.repeats += 1;
-        continue;
-      }
-      // NOTE: moved for records skipped below too: their effect is in the profile.
-      state.callOffsets.set(record.callPartition, record.callOffset);
-      callOffsetsMoved = true;
-    }
-    const key = profileKey(record.userId, record.anonymousId);
-    let profile = open.get(key);
-    let changed = false;
-    if (profile === undefined) {
-      profile = newProfile(key, offset);
-      open.create(profile);
-      changed = true;
-    } else if (offset <= profile.applied) {
-      continue;
-    }
-    changed = applyCall(profile, record, set) || changed;
-    profile.applied = offset;
-    prune(profile, set, nowMs);
-    if (settle(state, profile, set, nowMs, record.receivedAtMs, out) || changed) open.markDirty(profile);
+    if (record.kind === 'seen') noteSource(state, out, record.userId, record.sourceId);
+    else if (record.kind === 'call') callOffsetsMoved = applyCallRecord(batch, record, offset) || callOffsetsMoved;
+    else forgetUser(batch, record, offset, timestampMs);
   }
-  open.close();
+  batch.open.close();
   if (callOffsetsMoved) out.writes.set(CALL_OFFSETS_KEY, JSON.stringify(Object.fromEntries(state.callOffsets)));
   return out;
+}
+
+/** What applyRecords works on while it applies one batch. */
+interface Batch {
+  readonly state: PartitionState;
+  readonly out: EngineOutput;
+  readonly open: OpenProfiles;
+  readonly set: AudienceSet;
+  readonly nowMs: number;
+}
+
+/**
+ * Applies a `deletion` (delete bodies sent from here) or an `erase` (sent by the
+ * router): the user's seen sources and profile are erased.
+ */
+function forgetUser(batch: Batch, record: DeletionRecord | EraseRecord, offset: number, timestampMs: number | undefined): void {
+  const { state, out, open } = batch;
+  const key = profileKey(record.userId, undefined);
+  const profile = open.get(key);
+  // A profile applied past this record was made after it: the deletion was carried
+  // out before a crash, its delete bodies sent. NOTE: its seen sources are dropped
+  // again all the same: `user.sources` is written apart from the profiles, so a
+  // crash between the two may have lost that erasure (later sightings in the
+  // replayed records add their sources back).
+  const repeat = profile !== undefined && offset <= profile.applied;
+  if (repeat) {
+    // Nothing to send or count again.
+  } else if (record.kind === 'deletion') {
+    sendDeletion(batch, record, offset, profile);
+  } else {
+    out.deletions.push({ kind: 'erase', userId: record.userId, offset, hadProfile: profile !== undefined, affectedSources: [], unknownSources: [], destinations: [] });
+  }
+  // NOTE: after the delete bodies in the output, which the service produces (and
+  // has acknowledged) before it writes any changelog.
+  const sources = state.userSources.remove(record.userId, record.sourceIds);
+  if (sources !== undefined) {
+    out.sourceWrites.set(record.userId, sources);
+    // The earliest deletion of the batch: sightings count again from it.
+    const earlier = out.deletedAt.get(record.userId);
+    if (timestampMs !== undefined && !(earlier !== undefined && earlier <= timestampMs)) out.deletedAt.set(record.userId, timestampMs);
+  }
+  if (profile !== undefined && !repeat) {
+    forgetMembers(state, profile);
+    open.erase(key);
+    out.writes.set(key, null);
+  }
+}
+
+/** The delete bodies of a `deletion` record, to every destination of a source that saw the user. */
+function sendDeletion(batch: Batch, record: DeletionRecord, offset: number, profile: Profile | undefined): void {
+  const { state, out } = batch;
+  // The seen sources, and those of the profile: profiles written before
+  // `user.sources` existed know the audience sources that saw the user.
+  const affected = record.sourceIds ?? [...new Set([...state.userSources.of(record.userId), ...(profile?.seen ?? [])])];
+  const messageId = deletionMessageId(record.userId, state.partition, offset, record.requestedAtMs);
+  const { deliveries, unknownSources } = deletionDeliveries(record.userId, affected, batch.set, messageId, record.requestedAtMs, batch.nowMs);
+  out.deliveries.push(...deliveries);
+  out.deletions.push({
+    kind: 'deletion',
+    userId: record.userId,
+    offset,
+    hadProfile: profile !== undefined,
+    affectedSources: [...affected],
+    unknownSources,
+    destinations: deliveries.map((d) => d.destinationId),
+    result: deliveries.length > 0 ? 'sent' : 'no_affected_source',
+  });
+}
+
+/** Applies one call to its profile; true when it moved the partition's call offsets. */
+function applyCallRecord(batch: Batch, record: CallRecord, offset: number): boolean {
+  const { state, out, open, set, nowMs } = batch;
+  // NOTE: before the repeat checks below: the call offsets and profiles written
+  // before a crash do not mean the user.sources write beside them was; and a
+  // router's repeat after a deletion sent the call's deliveries again, so its source
+  // has seen the user again.
+  if (record.userId !== undefined) noteSource(state, out, record.userId, record.sourceId);
+  let callOffsetsMoved = false;
+  if (record.callPartition !== undefined && record.callOffset !== undefined) {
+    if (record.callOffset <= (state.callOffsets.get(record.callPartition) ?? -1)) {
+      out.repeats += 1;
+      return false;
+    }
+    // NOTE: moved for records skipped below too: their effect is in the profile.
+    state.callOffsets.set(record.callPartition, record.callOffset);
+    callOffsetsMoved = true;
+  }
+  const key = profileKey(record.userId, record.anonymousId);
+  let profile = open.get(key);
+  let changed = false;
+  if (profile === undefined) {
+    profile = newProfile(key, offset);
+    open.create(profile);
+    changed = true;
+  } else if (offset <= profile.applied) {
+    return callOffsetsMoved;
+  }
+  changed = applyCall(profile, record, set) || changed;
+  profile.applied = offset;
+  prune(profile, set, nowMs);
+  if (settle(state, profile, set, nowMs, record.receivedAtMs, out) || changed) open.markDirty(profile);
+  return callOffsetsMoved;
 }
 
 function noteSource(state: PartitionState, out: EngineOutput, userId: string, sourceId: string): void {

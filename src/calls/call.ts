@@ -66,6 +66,9 @@ export type ParseResult =
   | { ok: true; call: Call }
   | { ok: false; reason: InvalidReason; error: string };
 
+/** A refusal, as each step of the validation returns it. */
+type Invalid = Extract<ParseResult, { ok: false }>;
+
 /** The seed's per-call limit (32 KB), in bytes of the serialized call. */
 export const MAX_CALL_BYTES = 32 * 1024;
 
@@ -138,34 +141,34 @@ function validate(value: unknown, checkDepth: boolean): ParseResult {
     );
   }
   const raw = value as Record<string, unknown>;
-
-  const typeValue = raw.type;
-  if (!isCallType(typeValue)) return invalidType(typeValue);
-  const type = typeValue;
+  const type = raw.type;
+  if (!isCallType(type)) return invalidType(type);
   const where = `${type} call`;
+  const call = readFields(raw, type, where);
+  if ('ok' in call) return call;
+  const missing = missingField(call, where);
+  if (missing !== undefined) return missing;
+  const tooDeep = checkDepth ? nestingError(raw, where) : undefined;
+  return tooDeep ?? { ok: true, call };
+}
 
+/** Each known field read and checked for its type, in this order; the first one wrong is the error. */
+function readFields(raw: Record<string, unknown>, type: CallType, where: string): Call | Invalid {
   const userId = id(raw.userId);
   if (userId === BAD) return badField(where, 'userId', raw.userId, 'a string', "set userId to the user's id");
   const anonymousId = id(raw.anonymousId);
   if (anonymousId === BAD) {
     return badField(where, 'anonymousId', raw.anonymousId, 'a string', 'set anonymousId to the anonymous visitor id');
   }
-
   const messageId = nonEmptyString(raw.messageId);
   if (messageId === BAD) {
     return badField(where, 'messageId', raw.messageId, 'a string', 'set messageId to a unique id or leave it out');
   }
 
-  let timestampMs: number | undefined;
-  if (raw.timestamp !== undefined && raw.timestamp !== null && raw.timestamp !== '') {
-    timestampMs = timestampOf(raw.timestamp);
-    if (timestampMs === undefined) return badTimestamp(where, 'timestamp', raw.timestamp);
-  }
-  let sentAtMs: number | undefined;
-  if (raw.sentAt !== undefined && raw.sentAt !== null && raw.sentAt !== '') {
-    sentAtMs = timestampOf(raw.sentAt);
-    if (sentAtMs === undefined) return badTimestamp(where, 'sentAt', raw.sentAt);
-  }
+  const timestampMs = optionalTimestamp(raw.timestamp);
+  if (timestampMs === BAD) return badTimestamp(where, 'timestamp', raw.timestamp);
+  const sentAtMs = optionalTimestamp(raw.sentAt);
+  if (sentAtMs === BAD) return badTimestamp(where, 'sentAt', raw.sentAt);
 
   const event = optionalString(raw.event);
   if (event === BAD) return badField(where, 'event', raw.event, 'a string', 'set event to the event name');
@@ -195,56 +198,62 @@ function validate(value: unknown, checkDepth: boolean): ParseResult {
     return badField(where, 'integrations', raw.integrations, 'an object', 'send integrations as an object such as {"All":true}');
   }
 
-  // Type-specific requirements come before the generic identity rule, so an alias
-  // without userId is told to set userId, not "one of userId or anonymousId".
+  // NOTE: every key is always set (some to undefined) so that all calls share one
+  // object shape, which keeps property access on the hot path monomorphic.
+  return {
+    type,
+    userId,
+    anonymousId,
+    messageId,
+    timestampMs,
+    event,
+    name,
+    category,
+    groupId,
+    previousId,
+    traits,
+    properties,
+    context,
+    integrations,
+    writeKey,
+    sentAtMs,
+    raw,
+  };
+}
+
+/**
+ * The fields the call's type needs, and an identity. Type-specific requirements come
+ * before the generic identity rule, so an alias without userId is told to set userId,
+ * not "one of userId or anonymousId".
+ */
+function missingField(call: Call, where: string): Invalid | undefined {
+  const { type, userId } = call;
   if (type === 'alias') {
-    if (previousId === undefined) {
+    if (call.previousId === undefined) {
       return invalid('missing_field', 'alias call without "previousId": set previousId to the id the user had before');
     }
     if (userId === undefined) {
       return invalid('missing_field', 'alias call without "userId": set userId to the id the user has now');
     }
   } else if (type === 'group') {
-    if (groupId === undefined) return invalid('missing_field', `group call without "groupId": set groupId to the group's id`);
+    if (call.groupId === undefined) return invalid('missing_field', `group call without "groupId": set groupId to the group's id`);
   }
-  if (userId === undefined && anonymousId === undefined) {
+  if (userId === undefined && call.anonymousId === undefined) {
     return invalid('missing_identity', `${where} has neither userId nor anonymousId: set one of them`);
   }
-  if (type === 'track' && (event === undefined || event === '')) {
+  if (type === 'track' && (call.event === undefined || call.event === '')) {
     return invalid('missing_event', 'track call without "event": set event to the event name');
   }
+  return undefined;
+}
 
-  if (checkDepth) {
-    for (const key in raw) {
-      const depthError = checkNesting(raw[key], MAX_NESTING_DEPTH - 1);
-      if (depthError !== undefined) return badNesting(where, key, depthError);
-    }
+/** The first top-level field that nests deeper than {@link MAX_NESTING_DEPTH} or holds a BigInt. */
+function nestingError(raw: Record<string, unknown>, where: string): Invalid | undefined {
+  for (const key in raw) {
+    const depthError = checkNesting(raw[key], MAX_NESTING_DEPTH - 1);
+    if (depthError !== undefined) return badNesting(where, key, depthError);
   }
-
-  return {
-    ok: true,
-    // NOTE: every key is always set (some to undefined) so that all calls share one
-    // object shape, which keeps property access on the hot path monomorphic.
-    call: {
-      type,
-      userId,
-      anonymousId,
-      messageId,
-      timestampMs,
-      event,
-      name,
-      category,
-      groupId,
-      previousId,
-      traits,
-      properties,
-      context,
-      integrations,
-      writeKey,
-      sentAtMs,
-      raw,
-    },
-  };
+  return undefined;
 }
 
 /** Marks a present value of the wrong type (distinct from `undefined`, which means absent). */
@@ -294,8 +303,10 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return proto === Object.prototype || proto === null;
 }
 
-function timestampOf(value: unknown): number | undefined {
-  return typeof value === 'string' ? parseTimestamp(value) : undefined;
+/** A parseable ISO 8601 date-time string; null and "" mean absent. */
+function optionalTimestamp(value: unknown): number | undefined | typeof BAD {
+  if (value === undefined || value === null || value === '') return undefined;
+  return (typeof value === 'string' ? parseTimestamp(value) : undefined) ?? BAD;
 }
 
 /**
@@ -345,7 +356,7 @@ function checkNesting(value: unknown, levels: number): NestingError | undefined 
   return undefined;
 }
 
-function invalid(reason: InvalidReason, error: string): ParseResult {
+function invalid(reason: InvalidReason, error: string): Invalid {
   return { ok: false, reason, error };
 }
 
@@ -361,11 +372,11 @@ function invalidType(value: unknown): ParseResult {
   return invalid('unknown_type', `unknown call type ${quote(value)}: expected one of ${TYPE_LIST}${hint}`);
 }
 
-function badField(where: string, field: string, value: unknown, expected: string, fix: string): ParseResult {
+function badField(where: string, field: string, value: unknown, expected: string, fix: string): Invalid {
   return invalid('bad_field', `${where} field "${field}" must be ${expected}, not ${describe(value)}: ${fix}`);
 }
 
-function badTimestamp(where: string, field: string, value: unknown): ParseResult {
+function badTimestamp(where: string, field: string, value: unknown): Invalid {
   const got = typeof value === 'string' ? quote(value) : describe(value);
   return invalid(
     'bad_timestamp',
@@ -373,7 +384,7 @@ function badTimestamp(where: string, field: string, value: unknown): ParseResult
   );
 }
 
-function badNesting(where: string, field: string, error: NestingError): ParseResult {
+function badNesting(where: string, field: string, error: NestingError): Invalid {
   const message =
     error === 'too_deep'
       ? `${where} field "${field}" nests objects or arrays deeper than ${MAX_NESTING_DEPTH} levels: flatten it`

@@ -1033,6 +1033,8 @@ function missingReference(kind: string, id: string, known: readonly string[]): s
   return `no ${kind} has id ${JSON.stringify(id)}; ${hint}`;
 }
 
+type Entries = [number, Record<string, unknown>][];
+
 /** Unique-id and reference rules (docs/configuration.md) that no single field can check. */
 export function crossCheck(raw: unknown): Problem[] {
   if (!isPlainObject(raw)) return [];
@@ -1041,23 +1043,45 @@ export function crossCheck(raw: unknown): Problem[] {
   const destinations = entries(raw.destinations);
   const audiences = entries(raw.audiences);
 
-  const uniqueValues = (section: string, key: string, list: [number, Record<string, unknown>][], what: string) => {
-    const seen = new Map<string, number>();
-    for (const [i, item] of list) {
-      const value = item[key];
-      if (typeof value !== 'string') continue;
-      const earlier = seen.get(value);
-      if (earlier === undefined) seen.set(value, i);
-      else problems.push({ path: [section, i, key], message: `${JSON.stringify(value)} is already used by ${section}[${earlier}]; ${what} must be unique` });
-    }
-    return [...seen.keys()];
-  };
-  const sourceIds = uniqueValues('sources', 'id', sources, 'source ids');
-  const destinationIds = uniqueValues('destinations', 'id', destinations, 'destination ids');
-  uniqueValues('audiences', 'name', audiences, 'audience names');
+  const sourceIds = uniqueValues(problems, 'sources', 'id', sources, 'source ids');
+  const destinationIds = uniqueValues(problems, 'destinations', 'id', destinations, 'destination ids');
+  uniqueValues(problems, 'audiences', 'name', audiences, 'audience names');
+  uniqueWriteKeys(problems, sources);
 
-  // The gateway finds a call's source by its write key, so two sources cannot share one.
-  // NOTE: the key itself is a secret and stays out of the message.
+  for (const [i, source] of sources) checkReferences(problems, ['sources', i, 'destinations'], source.destinations, 'destination', destinationIds);
+  for (const [i, audience] of audiences) {
+    checkReferences(problems, ['audiences', i, 'sources'], audience.sources, 'source', sourceIds);
+    checkReferences(problems, ['audiences', i, 'destinations'], audience.destinations, 'destination', destinationIds);
+  }
+  uniqueTraitKeys(problems, audiences);
+
+  const kafka = isPlainObject(raw.kafka) ? raw.kafka : {};
+  const prefix = typeof kafka.topicPrefix === 'string' ? kafka.topicPrefix : DEFAULT_TOPIC_PREFIX;
+  const delivery = isPlainObject(raw.delivery) ? raw.delivery : {};
+  const tierNames = Array.isArray(delivery.retryTiers) ? strings(delivery.retryTiers) : DEFAULT_RETRY_TIERS.map((t, i): [number, string] => [i, t]);
+  uniqueTierNames(problems, tierNames);
+  checkTopicNames(problems, destinations, prefix, tierNames);
+  return problems;
+}
+
+/** Each string `key` of `list` once; returns the values found. */
+function uniqueValues(problems: Problem[], section: string, key: string, list: Entries, what: string): string[] {
+  const seen = new Map<string, number>();
+  for (const [i, item] of list) {
+    const value = item[key];
+    if (typeof value !== 'string') continue;
+    const earlier = seen.get(value);
+    if (earlier === undefined) seen.set(value, i);
+    else problems.push({ path: [section, i, key], message: `${JSON.stringify(value)} is already used by ${section}[${earlier}]; ${what} must be unique` });
+  }
+  return [...seen.keys()];
+}
+
+/**
+ * The gateway finds a call's source by its write key, so two sources cannot share one.
+ * NOTE: the key itself is a secret and stays out of the message.
+ */
+function uniqueWriteKeys(problems: Problem[], sources: Entries): void {
   const writeKeys = new Map<string, number>();
   for (const [i, source] of sources) {
     if (typeof source.writeKey !== 'string') continue;
@@ -1065,23 +1089,23 @@ export function crossCheck(raw: unknown): Problem[] {
     if (earlier === undefined) writeKeys.set(source.writeKey, i);
     else problems.push({ path: ['sources', i, 'writeKey'], message: `the same write key is already used by sources[${earlier}]; every source needs its own write key` });
   }
+}
 
-  const checkReferences = (section: string, i: number, item: Record<string, unknown>, key: string, kind: string, known: readonly string[]) => {
-    const listed = new Set<string>();
-    for (const [j, id] of strings(item[key])) {
-      if (listed.has(id)) problems.push({ path: [section, i, key, j], message: `${JSON.stringify(id)} is listed twice; remove one` });
-      else if (!known.includes(id)) problems.push({ path: [section, i, key, j], message: missingReference(kind, id, known) });
-      listed.add(id);
-    }
-  };
-  for (const [i, source] of sources) checkReferences('sources', i, source, 'destinations', 'destination', destinationIds);
-  for (const [i, audience] of audiences) {
-    checkReferences('audiences', i, audience, 'sources', 'source', sourceIds);
-    checkReferences('audiences', i, audience, 'destinations', 'destination', destinationIds);
+/** A list of ids (at `path`) that each name a known `kind`, once. */
+function checkReferences(problems: Problem[], path: IssuePath, list: unknown, kind: string, known: readonly string[]): void {
+  const listed = new Set<string>();
+  for (const [j, id] of strings(list)) {
+    if (listed.has(id)) problems.push({ path: [...path, j], message: `${JSON.stringify(id)} is listed twice; remove one` });
+    else if (!known.includes(id)) problems.push({ path: [...path, j], message: missingReference(kind, id, known) });
+    listed.add(id);
   }
+}
 
-  // Receivers see an audience as the trait snake_case(name), so those must differ too.
-  // (An exact duplicate name is already reported above.)
+/**
+ * Receivers see an audience as the trait snake_case(name), so those must differ too.
+ * (An exact duplicate name is reported by uniqueValues.)
+ */
+function uniqueTraitKeys(problems: Problem[], audiences: Entries): void {
   const traitKeys = new Map<string, { index: number; name: string }>();
   for (const [i, audience] of audiences) {
     const name = audience.name;
@@ -1099,22 +1123,24 @@ export function crossCheck(raw: unknown): Problem[] {
       });
     }
   }
+}
 
-  const kafka = isPlainObject(raw.kafka) ? raw.kafka : {};
-  const prefix = typeof kafka.topicPrefix === 'string' ? kafka.topicPrefix : DEFAULT_TOPIC_PREFIX;
-  const delivery = isPlainObject(raw.delivery) ? raw.delivery : {};
-  const tierNames = Array.isArray(delivery.retryTiers) ? strings(delivery.retryTiers) : DEFAULT_RETRY_TIERS.map((t, i): [number, string] => [i, t]);
-
-  // Tier names are part of topic names, so "10s" twice would be one topic for two tiers.
+/** Tier names are part of topic names, so "10s" twice would be one topic for two tiers. */
+function uniqueTierNames(problems: Problem[], tierNames: readonly [number, string][]): void {
   const tiersSeen = new Set<string>();
   for (const [i, name] of tierNames) {
     if (tiersSeen.has(name)) problems.push({ path: ['delivery', 'retryTiers', i], message: `tier ${JSON.stringify(name)} is listed twice; every tier needs its own name` });
     tiersSeen.add(name);
   }
+}
 
-  // NOTE: Kafka refuses a topic whose name differs from an existing one only by "."
-  // versus "_" (they collide in its metric names), so "hooks.main" and "hooks_main"
-  // cannot both exist.
+/**
+ * The destinations' topic names: within Kafka's length limit, and apart from each other.
+ * NOTE: Kafka refuses a topic whose name differs from an existing one only by "."
+ * versus "_" (they collide in its metric names), so "hooks.main" and "hooks_main"
+ * cannot both exist.
+ */
+function checkTopicNames(problems: Problem[], destinations: Entries, prefix: string, tierNames: readonly [number, string][]): void {
   const collisions = new Map<string, [number, string]>();
   const longestTier = Math.max(0, ...tierNames.map(([, name]) => `.retry.${name}`.length));
   for (const [i, destination] of destinations) {
@@ -1138,5 +1164,4 @@ export function crossCheck(raw: unknown): Problem[] {
       });
     }
   }
-  return problems;
 }

@@ -5,7 +5,7 @@
 // record again. Done before the member joins, once: the carried commits are the new
 // group's own from then on, so a later start finds them and carries nothing.
 // (The deliverer carries inside its partition stream instead, at each assignment:
-// partition-stream.ts, `legacyGroupOf`.)
+// partition-stream.ts, `legacyGroupOf`, and legacy-carry.ts.)
 import type { Logger } from 'pino';
 import { isGroupInUse, isGroupNotAuthorized } from './admin.js';
 import type { GroupOffset, KafkaAdmin } from './admin.js';

@@ -10,8 +10,7 @@
 // fetch loop.
 import type { Consumer, EachBatchPayload } from 'kafkajs';
 import type { Logger } from 'pino';
-import { isGroupNotAuthorized } from './admin.js';
-import type { GroupOffset, KafkaAdmin } from './admin.js';
+import type { KafkaAdmin } from './admin.js';
 import { kafkajsOf } from './client.js';
 import type { KafkaClient } from './client.js';
 import { CommitLedger, partitionKey as keyOf, splitPartitionKey as splitKey } from './commit-ledger.js';
@@ -19,6 +18,7 @@ import { Rejoiner } from './crash-restart.js';
 import { ForeignAssignment, foreignTopics } from './foreign-assignment.js';
 import { fetchWait } from './fetch-wait.js';
 import type { FetchWaitSettings } from './fetch-wait.js';
+import { LegacyCarry, readCommits } from './legacy-carry.js';
 import { PartitionProgress } from './offset-progress.js';
 import type { InboundRecord, RecordHeaders } from './records.js';
 
@@ -150,8 +150,8 @@ class KafkaPartitionStream implements PartitionStream {
   private readonly foreign: ForeignAssignment;
   /** Topics of the join under way that kafkajs dropped from the assignment (not subscribed). */
   private unsubscribed: string[] = [];
-  /** Older groups this principal may not read (startFromLegacy): not asked again. */
-  private readonly unreadableGroups = new Set<string>();
+  /** Starts partitions this group never committed from an older group's commit (legacy-carry.ts). */
+  private readonly legacy: LegacyCarry | undefined;
 
   constructor(
     private readonly client: KafkaClient,
@@ -162,6 +162,8 @@ class KafkaPartitionStream implements PartitionStream {
   ) {
     this.rejoiner = new Rejoiner(() => this.rejoin(), logger, `consumer group ${settings.groupId}`);
     this.foreign = new ForeignAssignment(settings.groupId, logger);
+    const { legacyGroupOf } = settings;
+    this.legacy = legacyGroupOf === undefined ? undefined : new LegacyCarry({ groupId: settings.groupId, admin: settings.admin, legacyGroupOf }, logger);
     const { groupId, commitEveryMs, commitDelayMs } = settings;
     this.ledger = new CommitLedger(
       { groupId, commitEveryMs, ...(commitDelayMs !== undefined ? { commitDelayMs } : {}), onFinish: (key, offset) => this.handed.get(key)?.delete(offset) },
@@ -464,61 +466,15 @@ class KafkaPartitionStream implements PartitionStream {
         if (BigInt(offset) < 0n) fresh.push({ topic, partition });
       }
     }
-    await this.startFromLegacy(fresh);
-  }
-
-  /**
-   * NOTE: the upgrade from older group names (legacyGroupOf: `<clientId>-deliverer`,
-   * then the per-destination `<clientId>-deliverer-<id>` of older versions still): a
-   * partition this group never committed starts where the first of them that committed
-   * it stopped, skipping what its metadata lists as finished, not at the start of the
-   * log (which would deliver the topic's whole retention again). The next commit makes
-   * it this group's own. At each assignment, so a destination enabled again later
-   * starts where the old group left it too.
-   */
-  private async startFromLegacy(fresh: readonly { topic: string; partition: number }[]): Promise<void> {
-    const legacyGroupOf = this.settings.legacyGroupOf;
-    if (legacyGroupOf === undefined) return;
-    let left = fresh.map((f) => ({ ...f, chain: legacyGroupOf(f.topic).filter((group) => !this.unreadableGroups.has(group)) }));
-    for (let step = 0; left.length > 0; step++) {
-      const asked = left.filter((f) => f.chain[step] !== undefined);
-      if (asked.length === 0) return;
-      const byGroup = new Map<string, Map<string, number[]>>();
-      for (const { topic, partition, chain } of asked) {
-        const group = chain[step]!;
-        const topics = byGroup.get(group) ?? new Map<string, number[]>();
-        topics.set(topic, [...(topics.get(topic) ?? []), partition]);
-        byGroup.set(group, topics);
-      }
-      const wanted = new Set(asked.map((f) => keyOf(f.topic, f.partition)));
-      const found = new Set<string>();
-      // NOTE: one group per destination in the oldest versions: a first start at 1,000
-      // destinations reads 1,000 groups; a few at a time keeps that to a second or two
-      // without a burst on the broker.
-      await forEachLimited([...byGroup], 16, async ([group, topics]) => {
-        const committed = await readCommits(this.settings.admin, group, [...topics].map(([topic, partitions]) => ({ topic, partitions }))).catch((error: unknown) => {
-          // NOTE: a deployment that never ran an older version, with ACLs on its own prefix only, must still join.
-          if (!isGroupNotAuthorized(error)) throw error;
-          this.unreadableGroups.add(group);
-          this.logger.warn({ groupId: this.settings.groupId, legacyGroup: group }, `not authorized to read the commits of ${group}, the group an older version used: nothing is carried from it`);
-          return [];
-        });
-        let carried = 0;
-        for (const { topic, partitions } of committed) {
-          for (const { partition, offset, metadata } of partitions) {
-            const key = keyOf(topic, partition);
-            if (!wanted.has(key) || found.has(key) || this.ledger.progressAt(key) === undefined || BigInt(offset) < 0n) continue;
-            found.add(key);
-            this.ledger.track(key, new PartitionProgress(offset, metadata));
-            this.ledger.markDirty(key);
-            this.consumer?.seek({ topic, partition, offset });
-            carried += 1;
-          }
-        }
-        if (carried > 0) this.logger.info({ groupId: this.settings.groupId, legacyGroup: group, partitions: carried }, `${carried} partition(s) start from the commits of ${group}, the group an older version used`);
-      });
-      left = asked.filter((f) => !found.has(keyOf(f.topic, f.partition)));
-    }
+    await this.legacy?.carry(fresh, {
+      stillWanted: (key) => this.ledger.progressAt(key) !== undefined,
+      carry: ({ topic, partition, offset, metadata }) => {
+        const key = keyOf(topic, partition);
+        this.ledger.track(key, new PartitionProgress(offset, metadata));
+        this.ledger.markDirty(key);
+        this.consumer?.seek({ topic, partition, offset });
+      },
+    });
   }
 
   /** Hands the batch's new records to the role at once and lets kafkajs fetch on. */
@@ -619,22 +575,4 @@ class KafkaPartitionStream implements PartitionStream {
 function fetchedOffsetOf(batch: EachBatchPayload['batch']): string | undefined {
   const { fetchedOffset } = batch as { fetchedOffset?: unknown };
   return typeof fetchedOffset === 'string' ? fetchedOffset : undefined;
-}
-
-/** A group's commits of these partitions: in one request where the admin can, else per topic. */
-function readCommits(admin: KafkaAdmin, groupId: string, assigned: readonly { topic: string; partitions: readonly number[] }[]): Promise<{ topic: string; partitions: GroupOffset[] }[]> {
-  if (admin.committedOffsetsOf !== undefined) return admin.committedOffsetsOf(groupId, assigned);
-  return admin.committedOffsets(
-    groupId,
-    assigned.map((a) => a.topic),
-  );
-}
-
-/** `work` on each item, at most `limit` at once; the first failure rejects (the others finish). */
-async function forEachLimited<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await work(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }

@@ -116,38 +116,11 @@ export function startLagSampler(options: {
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   let running: Promise<void> = Promise.resolve();
-  let lastProblem: string | undefined;
-  let failuresInARow = 0;
+  const failures = new SampleFailures(logger);
   let last: LastSample | undefined;
-
-  /** Samples one group; true when every one of its topics was found with a lag of 0. */
-  const sampleGroup = async (group: LagGroup): Promise<boolean> => {
-    // NOTE: one request per broker for every topic when the source can (the deliverer's
-    // group reads three to five topics per destination); else one topic after the other.
-    // The commits of the partitions found go in one request too: per topic, kafkajs
-    // takes a metadata lock per topic, and 3,000 topics every sample cost seconds of CPU.
-    const many = source.partitionEndsOf === undefined ? undefined : await source.partitionEndsOf(group.topics);
-    const committed =
-      many !== undefined && source.committedOffsetsOf !== undefined
-        ? await source.committedOffsetsOf(
-            group.groupId,
-            [...many].map(([topic, ends]) => ({ topic, partitions: ends.map((e) => e.partition) })),
-          )
-        : await source.committedOffsets(group.groupId, group.topics);
-    const byTopic = new Map(committed.map((t) => [t.topic, t.partitions]));
-    let caughtUp = true;
-    for (const topic of group.topics) {
-      const ends = many === undefined ? await source.partitionEnds(topic) : many.get(topic);
-      if (ends === undefined) {
-        caughtUp = false;
-        continue; // not created yet: sampled once it is
-      }
-      const lag = topicLag(ends, byTopic.get(topic) ?? []);
-      if (lag !== 0) caughtUp = false;
-      metrics.consumerLag.set({ group: group.groupId, topic }, lag);
-      options.onSample?.(group, topic, lag);
-    }
-    return caughtUp;
+  const report = (group: LagGroup, topic: string, lag: number): void => {
+    metrics.consumerLag.set({ group: group.groupId, topic }, lag);
+    options.onSample?.(group, topic, lag);
   };
 
   const sampleAll = async (): Promise<void> => {
@@ -156,22 +129,11 @@ export function startLagSampler(options: {
     for (const group of groups) {
       if (stopped) return;
       try {
-        if (!(await sampleGroup(group))) sample.allCaughtUp = false;
-        lastProblem = undefined;
-        failuresInARow = 0;
+        if (!(await sampleGroup(source, group, report))) sample.allCaughtUp = false;
+        failures.succeeded();
       } catch (error) {
         sample.allCaughtUp = false;
-        // A single failure is usually a topic just created (its leader not known
-        // yet); two in a row are worth a line, then one per new kind of failure: a
-        // broker outage is already reported by every other part of the process.
-        failuresInARow += 1;
-        const problem = error instanceof Error ? error.message : String(error);
-        if (failuresInARow === 1) {
-          logger?.debug({ err: error, groupId: group.groupId }, 'consumer lag sample failed; retrying at the next interval');
-        } else if (problem !== lastProblem) {
-          logger?.warn({ err: error, groupId: group.groupId }, `consumer lag of group ${group.groupId} could not be sampled; the gauge keeps its last value`);
-          lastProblem = problem;
-        }
+        failures.failed(error, group.groupId);
       }
     }
     last = sample;
@@ -203,4 +165,64 @@ export function startLagSampler(options: {
       await running;
     },
   };
+}
+
+/**
+ * Samples one group, reporting each topic's lag; true when every one of its topics was
+ * found with a lag of 0.
+ */
+async function sampleGroup(source: LagSource, group: LagGroup, report: (group: LagGroup, topic: string, lag: number) => void): Promise<boolean> {
+  // NOTE: one request per broker for every topic when the source can (the deliverer's
+  // group reads three to five topics per destination); else one topic after the other.
+  // The commits of the partitions found go in one request too: per topic, kafkajs
+  // takes a metadata lock per topic, and 3,000 topics every sample cost seconds of CPU.
+  const many = source.partitionEndsOf === undefined ? undefined : await source.partitionEndsOf(group.topics);
+  const committed =
+    many !== undefined && source.committedOffsetsOf !== undefined
+      ? await source.committedOffsetsOf(
+          group.groupId,
+          [...many].map(([topic, ends]) => ({ topic, partitions: ends.map((e) => e.partition) })),
+        )
+      : await source.committedOffsets(group.groupId, group.topics);
+  const byTopic = new Map(committed.map((t) => [t.topic, t.partitions]));
+  let caughtUp = true;
+  for (const topic of group.topics) {
+    const ends = many === undefined ? await source.partitionEnds(topic) : many.get(topic);
+    if (ends === undefined) {
+      caughtUp = false;
+      continue; // not created yet: sampled once it is
+    }
+    const lag = topicLag(ends, byTopic.get(topic) ?? []);
+    if (lag !== 0) caughtUp = false;
+    report(group, topic, lag);
+  }
+  return caughtUp;
+}
+
+/**
+ * The log of failed samples. A single failure is usually a topic just created (its
+ * leader not known yet); two in a row are worth a line, then one per new kind of
+ * failure: a broker outage is already reported by every other part of the process.
+ */
+class SampleFailures {
+  private inARow = 0;
+  private lastProblem: string | undefined;
+
+  constructor(private readonly logger: Logger | undefined) {}
+
+  succeeded(): void {
+    this.lastProblem = undefined;
+    this.inARow = 0;
+  }
+
+  failed(error: unknown, groupId: string): void {
+    this.inARow += 1;
+    const problem = error instanceof Error ? error.message : String(error);
+    if (this.inARow === 1) {
+      this.logger?.debug({ err: error, groupId }, 'consumer lag sample failed; retrying at the next interval');
+    } else if (problem !== this.lastProblem) {
+      this.logger?.warn({ err: error, groupId }, `consumer lag of group ${groupId} could not be sampled; the gauge keeps its last value`);
+      this.lastProblem = problem;
+    }
+  }
 }

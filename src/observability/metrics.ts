@@ -149,27 +149,22 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
 }
 
 function configReloadsCounter(registers: Registry[]): Counter<'result'> {
-  const counter = new Counter({
-    name: 'switchyard_config_reloads_total',
-    help: 'Config file changes by result: applied, or refused (a bad file; the running config is kept).',
-    labelNames: ['result'],
-    registers,
-  });
-  // Both series exist from the start, so that increase() sees the first refusal.
-  counter.inc({ result: 'applied' }, 0);
-  counter.inc({ result: 'refused' }, 0);
-  return counter;
+  return resultCounter(registers, 'switchyard_config_reloads_total', 'Config file changes by result: applied, or refused (a bad file; the running config is kept).', ['applied', 'refused']);
 }
 
 function deletionsCounter(registers: Registry[]): Counter<'result'> {
-  const counter = new Counter({
-    name: 'switchyard_deletions_total',
-    help: 'Deletion requests by result: sent (delete bodies produced), or no_affected_source (no source with an enabled destination has seen the user).',
-    labelNames: ['result'],
+  return resultCounter(
     registers,
-  });
-  counter.inc({ result: 'sent' }, 0);
-  counter.inc({ result: 'no_affected_source' }, 0);
+    'switchyard_deletions_total',
+    'Deletion requests by result: sent (delete bodies produced), or no_affected_source (no source with an enabled destination has seen the user).',
+    ['sent', 'no_affected_source'],
+  );
+}
+
+/** A counter by `result` whose every result's series exists from the start, so that increase() sees its first count. */
+function resultCounter(registers: Registry[], name: string, help: string, results: readonly string[]): Counter<'result'> {
+  const counter = new Counter({ name, help, labelNames: ['result'], registers });
+  for (const result of results) counter.inc({ result }, 0);
   return counter;
 }
 

@@ -49,6 +49,8 @@ export interface RecentFigures {
 
 export interface RecentDeliveries {
   figures(): Promise<RecentFigures>;
+  /** Settles once the first snapshot, taken at the start, is kept. */
+  started: Promise<void>;
   stop(): void;
 }
 
@@ -154,13 +156,12 @@ export function startRecentDeliveries(metrics: Metrics, options: { windowMs?: nu
     const base = snapshots.findLastIndex((s) => s.atMs <= snapshot.atMs - windowMs);
     if (base > 0) snapshots = snapshots.slice(base);
   };
-  const sample = () => {
-    takeSnapshot(metrics, now()).then(keep, () => undefined);
-  };
-  sample();
-  const timer = setInterval(sample, options.intervalMs ?? DEFAULT_INTERVAL_MS);
+  const sample = () => takeSnapshot(metrics, now()).then(keep, () => undefined);
+  const started = sample();
+  const timer = setInterval(() => void sample(), options.intervalMs ?? DEFAULT_INTERVAL_MS);
   timer.unref();
   return {
+    started,
     async figures() {
       const current = await takeSnapshot(metrics, now());
       const base = snapshots.findLast((s) => s.atMs <= current.atMs - windowMs) ?? snapshots[0] ?? current;

@@ -202,4 +202,40 @@ describe('the operator console in Chromium', () => {
     expect(await page.evaluate(XSS_FLAGS)).toEqual([undefined, undefined]);
     await shot('dead-letters-xss');
   });
+
+  it('serves the page under its CSP to anyone, and its data only with the Bearer token, never from a URL', async () => {
+    const pageAnswer = await fetch(`${adminBase}/console`);
+    expect(pageAnswer.status).toBe(200);
+    expect(pageAnswer.headers.get('content-security-policy')).toBe(
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    );
+    expect(await pageAnswer.text()).not.toMatch(/<script>|<style>| on\w+=/);
+    const script = await fetch(`${adminBase}/console/app.js`);
+    expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(await script.text()).not.toMatch(/\.(inner|outer)HTML\s*=|insertAdjacentHTML|document\.write/);
+
+    for (const path of ['/v1/destinations', '/v1/dead-letters?destination=hooks-down', `/v1/destinations?token=${TOKEN}`]) {
+      expect((await fetch(`${adminBase}${path}`)).status).toBe(401);
+    }
+    const replayByGet = await fetch(`${adminBase}/v1/replay?destination=hooks-down&dryRun=true`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(replayByGet.status).toBe(405);
+    const noDryRun = await fetch(`${adminBase}/v1/replay`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ destination: 'hooks-down' }) });
+    expect(noDryRun.status).toBe(400);
+
+    // Pages of the same letters as `dlq list`, by cursor.
+    type Page = { letters: { messageId: string; replayed: boolean }[]; inRange: number; nextCursor: string | null };
+    const first = await api<Page>('/v1/dead-letters?destination=hooks-down&limit=2');
+    expect(first.inRange).toBe(3);
+    expect(first.letters).toHaveLength(2);
+    expect(first.nextCursor).not.toBeNull();
+    const second = await api<Page>(`/v1/dead-letters?destination=hooks-down&limit=2&cursor=${encodeURIComponent(first.nextCursor!)}`);
+    expect(second.letters).toHaveLength(1);
+    expect(second.nextCursor).toBeNull();
+    expect([...first.letters, ...second.letters].map((l) => l.messageId).sort()).toEqual(['c-1', 'c-2', XSS_MESSAGE_ID].sort());
+    expect([...first.letters, ...second.letters].every((l) => l.replayed)).toBe(true);
+
+    // Replayed already: a dry run finds none left.
+    const res = await fetch(`${adminBase}/v1/replay`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ destination: 'hooks-down', dryRun: true }) });
+    expect(await res.json()).toMatchObject({ destination: 'hooks-down', dryRun: true, since: null, count: 0 });
+  });
 });

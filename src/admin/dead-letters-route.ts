@@ -9,7 +9,7 @@ import type { DeadLetter } from '../delivery/dead-letters.js';
 import type { ListOptions, ListResult } from '../delivery/list-dead-letters.js';
 import type { ReplayOptions } from '../delivery/replay.js';
 import { isKafkaClientError } from '../kafka/index.js';
-import { KafkaUnavailableError } from '../errors.js';
+import { KafkaUnavailableError, ReplayLedgerFullError } from '../errors.js';
 import { authorizeAdmin } from './admin-auth.js';
 import { encodeCursor, parseListQuery, parseReplayRequest, rangeFields } from './letter-query.js';
 import type { ReplayRequest } from './letter-query.js';
@@ -126,11 +126,16 @@ async function replay(res: ServerResponse, letters: LetterHandlers, request: Rep
   send(res, 200, { destination, dryRun, ...rangeFields(range), limit: limit ?? null, count });
 }
 
-/** Runs `work`; a Kafka that does not answer is a 503 that says so, not a 500. */
+/** Runs `work`; a Kafka that does not answer is a 503 that says so, a replay ledger that is full a 409, not a 500. */
 async function kafkaAnswer(res: ServerResponse, logger: Logger, work: () => Promise<void>): Promise<void> {
   try {
     await work();
   } catch (error) {
+    if (error instanceof ReplayLedgerFullError) {
+      // Its message names the CLI; the same holds here: a replay without since/until first.
+      send(res, 409, { success: false, code: 'replay_ledger_full', message: `${error.message} (here: POST /v1/replay without since and until)` });
+      return;
+    }
     if (!(error instanceof KafkaUnavailableError) && !isKafkaClientError(error)) throw error;
     logger.warn({ err: error }, 'dead letters: Kafka did not answer');
     send(res, 503, { success: false, code: 'kafka_unavailable', message: `Kafka did not answer: ${(error as Error).message}; try again once the brokers are up` }, { 'retry-after': '5' });

@@ -16,7 +16,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-RUN npx tsc -p tsconfig.build.json
+COPY console ./console
+RUN npx tsc -p tsconfig.build.json && npx tsc -p console/tsconfig.json
 
 # Runtime stage: production dependencies and the compiled output only.
 FROM ${NODE_IMAGE}

@@ -225,9 +225,14 @@ async function main() {
   }
 
   const cli = join(root, 'dist', 'cli', 'main.js');
-  if (!existsSync(cli)) {
-    say('building (dist/ is missing)');
-    const build = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+  // The daemon, and the operator console's page script (its own project: browser code).
+  for (const [built, project] of [
+    [cli, 'tsconfig.build.json'],
+    [join(root, 'dist', 'console', 'app.js'), join('console', 'tsconfig.json')],
+  ]) {
+    if (existsSync(built)) continue;
+    say(`building (${shown(built)} is missing)`);
+    const build = spawnSync('npx', ['tsc', '-p', project], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
     if (build.status !== 0) return EXIT_RUNTIME;
   }
 
@@ -386,6 +391,7 @@ async function main() {
     if (adminTokenGenerated) {
       say(`admin API token for this run (SWITCHYARD_ADMIN_TOKEN was not set): curl -H "Authorization: Bearer $(cat ${shown(adminTokenFile)})" ...`);
     }
+    say(`operator console: http://127.0.0.1:${config.admin.port}/console (it asks for the admin token)`);
     say('Ctrl-C stops everything');
 
     const stopped = new Promise((resolveStop) => {

@@ -6,7 +6,12 @@ import { ListenError } from '../errors.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Service, ServiceHealth } from '../runtime/service.js';
 import { onceStop } from '../runtime/service.js';
+import { createConsoleRoute } from './console-route.js';
+import { createDeadLettersRoute, DEAD_LETTERS_PATH, REPLAY_PATH } from './dead-letters-route.js';
+import type { LetterHandlers } from './dead-letters-route.js';
 import { DELETIONS_PATH, serveDeletion } from './deletions.js';
+import { DESTINATIONS_PATH, serveDestinations } from './destinations-route.js';
+import type { DestinationsDocument } from './destinations-status.js';
 import type { DeletionHandler } from './deletions.js';
 import { send } from './respond.js';
 import { createTraceRoute, TRACE_PATH } from './trace-route.js';
@@ -16,11 +21,7 @@ export interface AdminServer extends Service {
   port(): number;
 }
 
-/**
- * The admin port: `/metrics`, `/healthz`, `/readyz` (unauthenticated) and the
- * admin API (`Authorization: Bearer <admin.token>`).
- */
-export function createAdminServer(options: {
+export interface AdminServerOptions {
   host: string;
   port: number;
   token: () => string | undefined;
@@ -29,13 +30,21 @@ export function createAdminServer(options: {
   health: () => ServiceHealth[];
   deletions?: DeletionHandler;
   trace?: TraceHandler;
-}): AdminServer {
-  const { logger } = options;
-  let server: Server | undefined;
-  const serveTrace = createTraceRoute({ token: options.token, trace: options.trace, logger });
+  /** `GET /v1/destinations`: the document of this process and Kafka (src/admin/destinations-status.ts). */
+  destinations?: () => Promise<DestinationsDocument>;
+  /** `GET /v1/dead-letters`, `POST /v1/replay`. */
+  letters?: LetterHandlers;
+}
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const path = (req.url ?? '/').split('?')[0];
+/** Each request by its path: the unauthenticated probes, the admin API, the console. */
+function createHandler(options: AdminServerOptions): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  const { logger } = options;
+  const serveTrace = createTraceRoute({ token: options.token, trace: options.trace, logger });
+  const serveLetters = createDeadLettersRoute({ token: options.token, letters: options.letters, logger });
+  const serveConsole = createConsoleRoute();
+
+  return async (req, res) => {
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
     if (req.method === 'GET' && path === '/metrics') {
       send(res, 200, await options.metrics.registry.metrics(), { 'content-type': options.metrics.registry.contentType });
       return;
@@ -54,8 +63,27 @@ export function createAdminServer(options: {
       await serveTrace(req, res);
       return;
     }
-    send(res, 404, { success: false, code: 'not_found', message: `no route ${req.method} ${path}; try /metrics, /healthz, /readyz` });
+    if (path === DESTINATIONS_PATH) {
+      await serveDestinations(req, res, { token: options.token, destinations: options.destinations });
+      return;
+    }
+    if (path === DEAD_LETTERS_PATH || path === REPLAY_PATH) {
+      await serveLetters(req, res, path);
+      return;
+    }
+    if (serveConsole(req, res, path)) return;
+    send(res, 404, { success: false, code: 'not_found', message: `no route ${req.method} ${path}; try /console, /metrics, /healthz, /readyz` });
   };
+}
+
+/**
+ * The admin port: `/metrics`, `/healthz`, `/readyz` (unauthenticated), the operator
+ * console's page, and the admin API (`Authorization: Bearer <admin.token>`).
+ */
+export function createAdminServer(options: AdminServerOptions): AdminServer {
+  const { logger } = options;
+  let server: Server | undefined;
+  const handle = createHandler(options);
 
   return {
     name: 'admin',

@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { authorizeAdmin } from './admin-auth.js';
-import { send } from './respond.js';
+import { readBody, send } from './respond.js';
 
 /** Handles `POST /v1/deletions` once the body is authenticated and parsed. */
 export type DeletionHandler = (request: DeletionRequest) => Promise<void>;
@@ -16,18 +16,7 @@ export interface DeletionRequest {
 
 export const DELETIONS_PATH = '/v1/deletions';
 
-const MAX_ADMIN_BODY_BYTES = 64 * 1024;
-
-async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_ADMIN_BODY_BYTES) return undefined;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
-}
+export const MAX_ADMIN_BODY_BYTES = 64 * 1024;
 
 /** The request in the body, or the 400 answer that says what to send instead. */
 function parseDeletionRequest(body: Buffer): { ok: true; request: DeletionRequest } | { ok: false; code: string; message: string } {
@@ -65,7 +54,7 @@ export async function serveDeletion(
     send(res, 503, { success: false, code: 'unavailable', message: 'deletions are not handled by this role; call the router or gateway admin port' });
     return;
   }
-  const body = await readBody(req);
+  const body = await readBody(req, MAX_ADMIN_BODY_BYTES);
   if (!body) {
     send(res, 413, { success: false, code: 'too_large', message: `deletion request over ${MAX_ADMIN_BODY_BYTES} bytes` });
     return;

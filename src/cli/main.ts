@@ -2,6 +2,7 @@
 // The composition root: the only place that reads process.env and argv,
 // loads the config once and wires the roles together.
 import { realpathSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { loadConfigFile } from '../config/load.js';
 import { secretsOf } from '../config/mask.js';
@@ -13,9 +14,17 @@ import { createLogger } from '../observability/logger.js';
 import type { Logger } from '../observability/logger.js';
 import { createMetrics } from '../observability/metrics.js';
 import { createAdminServer } from '../admin/admin-server.js';
+import type { AdminServer } from '../admin/admin-server.js';
+import type { DeletionHandler } from '../admin/deletions.js';
 import { tracingRequest } from '../observability/tracing.js';
 import type { TracingSdk } from '../observability/tracing-sdk.js';
 import { createDeletionRequester } from '../admin/deletion-requests.js';
+import { createDestinationsStatus } from '../admin/destinations-status.js';
+import { isDelivererStatus } from '../delivery/deliverer-service.js';
+import { listDeadLetters } from '../delivery/list-dead-letters.js';
+import { replayDeadLetters } from '../delivery/replay.js';
+import { startRecentDeliveries } from '../observability/recent-deliveries.js';
+import type { RecentDeliveries } from '../observability/recent-deliveries.js';
 import { traceUser } from '../trace/trace.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import type { Service } from '../runtime/service.js';
@@ -97,6 +106,38 @@ export async function main(argv: string[], env: Record<string, string | undefine
   const tracing = await startTracing(role, env, logger);
   const roles: Service[] = ROLE_FACTORIES[role](deps);
   const deletions = createDeletionRequester(kafka, () => config.current().kafka.topicPrefix);
+  const { admin, recent } = createAdmin(deps, roles, role, deletions);
+  return runServices({
+    services: [admin, ...roles],
+    afterStop: async () => {
+      await deletions.stop();
+      recent?.stop();
+      config.close();
+      // Last: the spans of the drain are exported too.
+      await tracing?.shutdown();
+    },
+    shutdownTimeoutMs: initial.shutdownTimeoutMs,
+    logger,
+  });
+}
+
+/**
+ * The admin port of a role: its probes, the admin API and the console, with what this
+ * process knows (a deliverer's lanes and last minute, when it runs one).
+ */
+function createAdmin(deps: RoleDeps, roles: Service[], role: string, deletions: { handle: DeletionHandler }): { admin: AdminServer; recent: RecentDeliveries | undefined } {
+  const { config, kafka, metrics, logger } = deps;
+  const initial = config.current();
+  const deliverer = roles.find(isDelivererStatus);
+  const recent = deliverer === undefined ? undefined : startRecentDeliveries(metrics);
+  const destinations = createDestinationsStatus({
+    config,
+    kafka,
+    answeredBy: { pod: hostname(), role, version: VERSION, pid: process.pid, startedAt: new Date().toISOString() },
+    recent,
+    deliverer,
+    logger,
+  });
   const admin = createAdminServer({
     host: initial.admin.host,
     port: initial.admin.port,
@@ -106,18 +147,14 @@ export async function main(argv: string[], env: Record<string, string | undefine
     health: () => roles.map((s) => ({ name: s.name, ...s.health() })),
     deletions: deletions.handle,
     trace: (query) => traceUser(deps, query),
-  });
-  return runServices({
-    services: [admin, ...roles],
-    afterStop: async () => {
-      await deletions.stop();
-      config.close();
-      // Last: the spans of the drain are exported too.
-      await tracing?.shutdown();
+    destinations,
+    letters: {
+      destinations: () => config.current().destinations.map((d) => d.id),
+      list: (options) => listDeadLetters(deps, options),
+      replay: (options) => replayDeadLetters(deps, options),
     },
-    shutdownTimeoutMs: initial.shutdownTimeoutMs,
-    logger,
   });
+  return { admin, recent };
 }
 
 const OPERATOR_COMMAND_NAME = { replay: 'replay', 'dlq-list': 'dlq list', trace: 'trace' } as const;

@@ -27,6 +27,9 @@ export interface DeadLetter {
   offset: bigint;
 }
 
+/** Where a letter stands in the order of compareByTime: what a page of letters continues after. */
+export type LetterPosition = Pick<DeadLetter, 'deadLetteredAtMs' | 'partition' | 'offset'>;
+
 export interface DeadLetterRecord {
   partition: number;
   offset: bigint;
@@ -69,7 +72,7 @@ export function readDeadLetter(record: DeadLetterRecord): DeadLetter {
  * The order `dlq list` prints letters in (docs/cli.md#operator-commands): oldest first by
  * dead-lettering time, letters without a time last; ties by partition, then offset.
  */
-export function compareByTime(a: DeadLetter, b: DeadLetter): number {
+export function compareByTime(a: LetterPosition, b: LetterPosition): number {
   const at = a.deadLetteredAtMs ?? Number.POSITIVE_INFINITY;
   const bt = b.deadLetteredAtMs ?? Number.POSITIVE_INFINITY;
   if (at !== bt) return at < bt ? -1 : 1;
@@ -115,16 +118,21 @@ export class OldestLetters<T extends { letter: DeadLetter }> {
   }
 }
 
-/** One line of `dlq list --json`, with the keys in the order of docs/cli.md. */
-export function deadLetterJson(letter: DeadLetter): string {
-  return JSON.stringify({
+/** One letter as `dlq list --json` and `GET /v1/dead-letters` give it, with the keys in the order of docs/cli.md. */
+export function deadLetterFields(letter: DeadLetter): { messageId: string | null; deadLetteredAt: string | null; attempts: number | null; error: string | null; offset: number; partition: number } {
+  return {
     messageId: letter.messageId,
     deadLetteredAt: letter.deadLetteredAtMs === undefined ? null : formatTimestamp(letter.deadLetteredAtMs),
     attempts: letter.attempts,
     error: letter.error,
     offset: Number(letter.offset),
     partition: letter.partition,
-  });
+  };
+}
+
+/** One line of `dlq list --json`. */
+export function deadLetterJson(letter: DeadLetter): string {
+  return JSON.stringify(deadLetterFields(letter));
 }
 
 /** One line for a person: time, message id, attempts, where, and why. */

@@ -30,6 +30,7 @@ import { RatePace } from './rate-pace.js';
 import { RetryOrDeadLetter } from './retry-or-dead-letter.js';
 import { RetryTierWait } from './retry-tier-wait.js';
 import { UrlCircuits } from './url-circuits.js';
+import type { UrlStatus } from './url-circuits.js';
 
 export interface DelivererTuning {
   /** How often consumer lag and retry queue depth are sampled. */
@@ -117,11 +118,25 @@ interface SharedSender {
   users: number;
 }
 
-export function createDelivererService(deps: RoleDeps, tuning: Partial<DelivererTuning> = {}): Service {
+/**
+ * What a deliverer shows an operator besides its metrics (the console,
+ * docs/admin-api.md#get-v1destinations): read-only views of its lanes.
+ */
+export interface DelivererStatus {
+  /** Each running lane's URLs: circuit state and last answers, by destination id. */
+  urlStatuses(): Map<string, UrlStatus[]>;
+}
+
+/** Whether `service` is a deliverer that tells its lanes' state. */
+export function isDelivererStatus(service: Service): service is Service & DelivererStatus {
+  return typeof (service as Partial<DelivererStatus>).urlStatuses === 'function';
+}
+
+export function createDelivererService(deps: RoleDeps, tuning: Partial<DelivererTuning> = {}): Service & DelivererStatus {
   return new DelivererService(deps, { ...DEFAULT_TUNING, ...tuning });
 }
 
-class DelivererService implements Service {
+class DelivererService implements Service, DelivererStatus {
   readonly name = 'deliverer';
   private readonly logger: Logger;
   // NOTE: topic names, groups and partition counts come from the config at start, as in
@@ -209,6 +224,10 @@ class DelivererService implements Service {
     if (foreign !== undefined) return { live: true, ready: false, detail: foreign };
     // NOTE: still ready: the other destinations deliver (docs/operations.md#topics-that-cannot-be-created).
     return this.unmade.size === 0 ? { live: true, ready } : { live: true, ready, detail: unmadeDetail(this.unmade, this.options.reconcileRetryMs) };
+  }
+
+  urlStatuses(): Map<string, UrlStatus[]> {
+    return new Map([...this.lanes.values()].map((running) => [running.id, running.circuits.statuses()]));
   }
 
   private scheduleReconcile(config: Config): Promise<void> {

@@ -3,8 +3,8 @@
 import { createAdmin, createTopology, dlqListGroupId, scanTopic } from '../kafka/index.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import { runAll } from '../runtime/service.js';
-import { OldestLetters, inTimeRange, readDeadLetter } from './dead-letters.js';
-import type { DeadLetter, TimeRange } from './dead-letters.js';
+import { OldestLetters, compareByTime, inTimeRange, readDeadLetter } from './dead-letters.js';
+import type { DeadLetter, LetterPosition, TimeRange } from './dead-letters.js';
 import { isDone } from './replay-ledger.js';
 import { forgetGroup, readReplayLedgers, replayGroups } from './replay.js';
 
@@ -12,6 +12,8 @@ export interface ListOptions {
   destinationId: string;
   range?: TimeRange | undefined;
   limit?: number | undefined;
+  /** Only letters after this one in the listing's order (the next page, `GET /v1/dead-letters?cursor=`). */
+  after?: LetterPosition | undefined;
   /** Told of each letter listed, oldest first (once the whole range was read); `replayed`: a replay already moved it. */
   onLetter(letter: DeadLetter, replayed: boolean): void;
   /** Checked between batches: true ends the listing early (the output went away). */
@@ -24,6 +26,8 @@ export interface ListResult {
   listed: number;
   /** Letters in the range, listed or left out by the limit. */
   inRange: number;
+  /** Of those, the letters after `after` (all of them without it): more than `listed` when another page follows. */
+  remaining: number;
   /** False when the DLQ topic does not exist yet: nothing was ever dead-lettered. */
   topicExists: boolean;
 }
@@ -46,10 +50,11 @@ export async function listDeadLetters(deps: RoleDeps, options: ListOptions): Pro
   const letters = new OldestLetters<{ letter: DeadLetter; replayed: boolean }>(limit);
   try {
     await admin.connect();
-    if (!(await admin.listTopics()).includes(topic)) return { topic, listed: 0, inRange: 0, topicExists: false };
+    if (!(await admin.listTopics()).includes(topic)) return { topic, listed: 0, inRange: 0, remaining: 0, topicExists: false };
     const { ledgers, lows, highs } = await readReplayLedgers(admin, replayGroups(config, options.destinationId), topic);
     const ends = new Map([...highs].filter(([partition, high]) => high > (lows.get(partition) ?? 0n)));
-    if (ends.size === 0 || limit <= 0) return { topic, listed: 0, inRange: 0, topicExists: true };
+    if (ends.size === 0 || limit <= 0) return { topic, listed: 0, inRange: 0, remaining: 0, topicExists: true };
+    let inRange = 0;
     await scanTopic(deps.kafka, {
       topic,
       groupId,
@@ -59,7 +64,9 @@ export async function listDeadLetters(deps: RoleDeps, options: ListOptions): Pro
         const ledger = ledgers.get(batch.partition);
         for (const record of batch.records) {
           const letter = readDeadLetter(record);
-          if (inTimeRange(range, letter.deadLetteredAtMs)) letters.add({ letter, replayed: ledger !== undefined && isDone(ledger, record.offset) });
+          if (!inTimeRange(range, letter.deadLetteredAtMs)) continue;
+          inRange += 1;
+          if (options.after === undefined || compareByTime(letter, options.after) > 0) letters.add({ letter, replayed: ledger !== undefined && isDone(ledger, record.offset) });
         }
         return options.shouldStop?.() === true ? 'stop' : 'more';
       },
@@ -69,7 +76,7 @@ export async function listDeadLetters(deps: RoleDeps, options: ListOptions): Pro
       if (options.shouldStop?.() === true) break;
       options.onLetter(letter, replayed);
     }
-    return { topic, listed: oldest.length, inRange: letters.seen, topicExists: true };
+    return { topic, listed: oldest.length, inRange, remaining: letters.seen, topicExists: true };
   } finally {
     await runAll([async () => forgetGroup(admin, groupId), () => admin.disconnect()]);
   }

@@ -3,9 +3,9 @@
 // name a URL by its index only: a URL may carry a token.
 import type { Logger } from 'pino';
 import type { Gauge } from 'prom-client';
-import type { AttemptResult } from './classify.js';
+import type { AttemptResult, OutcomeLabel } from './classify.js';
 import { CIRCUIT_STATE_VALUE, CircuitBreaker } from './circuit-breaker.js';
-import type { Admission, CircuitPolicy, CircuitTransition, Verdict } from './circuit-breaker.js';
+import type { Admission, CircuitPolicy, CircuitState, CircuitTransition, Verdict } from './circuit-breaker.js';
 import type { PreparedDestination } from './destination-settings.js';
 import type { FanOutSelection, UrlResult } from './fan-out.js';
 
@@ -30,6 +30,41 @@ export interface UrlCircuitsOptions {
   logger: Logger;
 }
 
+/**
+ * One URL as an operator sees it (the console's destinations view,
+ * docs/admin-api.md#get-v1destinations): its circuit, and what it answered last.
+ */
+export interface UrlStatus {
+  index: number;
+  state: CircuitState;
+  /** Retryable failures in a row (the breaker's count). */
+  failures: number;
+  /** While open: when the next probe may go. */
+  nextProbeAtMs?: number;
+  /** The last answer that did not deliver (any outcome but a 2xx), and when. */
+  lastFailure?: { atMs: number; outcome: OutcomeLabel; reason: string };
+  lastSuccessAtMs?: number;
+  /** The first failure after the last 2xx: since when this URL has not delivered. */
+  failingSinceMs?: number;
+}
+
+/** What one URL answered last; kept beside its breaker and replaced with it. */
+class LastAnswers {
+  lastFailure: UrlStatus['lastFailure'];
+  lastSuccessAtMs: number | undefined;
+  failingSinceMs: number | undefined;
+
+  note(result: AttemptResult, nowMs: number): void {
+    if (result.verdict === 'delivered') {
+      this.lastSuccessAtMs = nowMs;
+      this.failingSinceMs = undefined;
+      return;
+    }
+    this.lastFailure = { atMs: nowMs, outcome: result.outcome, reason: result.reason };
+    this.failingSinceMs ??= nowMs;
+  }
+}
+
 /** How many URLs a mask selects. */
 export function countBits(mask: number): number {
   let n = 0;
@@ -39,6 +74,7 @@ export function countBits(mask: number): number {
 
 export class UrlCircuits {
   private breakers: CircuitBreaker[] = [];
+  private answers: LastAnswers[] = [];
   private urls: string[] = [];
   private seen: PreparedDestination | undefined;
 
@@ -73,6 +109,8 @@ export class UrlCircuits {
       if (result.outcome !== 'cancelled') {
         verdict = result.verdict === 'retryable' ? 'failure' : 'success';
         reason = result.reason;
+        // A late result of a URL replaced by a reload is not the new URL's answer.
+        if (breaker === this.breakers[index]) this.answers[index]?.note(result, nowMs);
       }
       breaker.settle(admissionOf(admitted, bit), verdict, nowMs, reason);
     }
@@ -97,10 +135,24 @@ export class UrlCircuits {
     return results;
   }
 
+  /** Each URL's circuit and last answers, by index (read-only: for the operator's console). */
+  statuses(): UrlStatus[] {
+    return this.breakers.map((breaker, index) => {
+      const answers = this.answers[index];
+      const status: UrlStatus = { index, state: breaker.state, failures: breaker.failures };
+      if (breaker.state === 'open') status.nextProbeAtMs = breaker.openUntil;
+      if (answers?.lastFailure !== undefined) status.lastFailure = answers.lastFailure;
+      if (answers?.lastSuccessAtMs !== undefined) status.lastSuccessAtMs = answers.lastSuccessAtMs;
+      if (answers?.failingSinceMs !== undefined) status.failingSinceMs = answers.failingSinceMs;
+      return status;
+    });
+  }
+
   /** Drops the gauge series (the lane stops). */
   close(): void {
     for (let i = 0; i < this.breakers.length; i++) this.options.gauge.remove(this.options.destinationId, String(i));
     this.breakers = [];
+    this.answers = [];
     this.urls = [];
     this.seen = undefined;
   }
@@ -113,6 +165,7 @@ export class UrlCircuits {
     const urls = settings.targets.map((t) => t.target.url);
     for (let i = urls.length; i < this.breakers.length; i++) gauge.remove(destinationId, String(i));
     // A new array, not changed in place: events admitted before keep the breakers they had.
+    this.answers = urls.map((url, i) => (this.breakers[i] !== undefined && this.urls[i] === url ? this.answers[i] : undefined) ?? new LastAnswers());
     const breakers = urls.map((url, i): CircuitBreaker => {
       const kept = this.breakers[i];
       if (kept !== undefined && this.urls[i] === url) return kept;

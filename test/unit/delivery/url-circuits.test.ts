@@ -126,3 +126,32 @@ describe('UrlCircuits across a reload', () => {
     expect(await gauge(metrics)).toEqual({});
   });
 });
+
+describe('UrlCircuits.statuses', () => {
+  it('tells each URL\'s circuit, last failure, last success and since when it fails; a reload to another URL starts it afresh', () => {
+    const metrics = createMetrics({ defaultMetrics: false });
+    const circuits = new UrlCircuits({ destinationId: 'hooks', policy: POLICY, gauge: metrics.circuitState, logger: silentLogger() });
+    const settings = destination(['https://a.test/', 'https://b.test/']);
+    for (const at of [10, 20]) {
+      const admitted = circuits.admit(settings, at);
+      circuits.settle(admitted, [{ index: 0, result: e500 }, { index: 1, result: ok }], at);
+    }
+    expect(circuits.statuses()).toEqual([
+      { index: 0, state: 'open', failures: 2, nextProbeAtMs: 1_020, failingSinceMs: 10, lastFailure: { atMs: 20, outcome: '5xx', reason: '500 Internal Server Error' } },
+      { index: 1, state: 'closed', failures: 0, lastSuccessAtMs: 20 },
+    ]);
+    // A cancelled attempt is no answer: nothing changes.
+    const probing = circuits.admit(settings, 1_030);
+    circuits.settle(probing, [{ index: 0, result: cancelled }, { index: 1, result: ok }], 1_030);
+    expect(circuits.statuses()[0]).toMatchObject({ failingSinceMs: 10, lastFailure: { atMs: 20 } });
+    // A 2xx ends the failing spell; the last failure is kept.
+    const again = circuits.admit(settings, 1_040);
+    circuits.settle(again, [{ index: 0, result: ok }, { index: 1, result: ok }], 1_040);
+    expect(circuits.statuses()[0]).toEqual({ index: 0, state: 'closed', failures: 0, lastSuccessAtMs: 1_040, lastFailure: { atMs: 20, outcome: '5xx', reason: '500 Internal Server Error' } });
+    circuits.admit(destination(['https://c.test/', 'https://b.test/']), 1_050);
+    expect(circuits.statuses()).toEqual([
+      { index: 0, state: 'closed', failures: 0 },
+      { index: 1, state: 'closed', failures: 0, lastSuccessAtMs: 1_040 },
+    ]);
+  });
+});

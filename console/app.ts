@@ -1,0 +1,398 @@
+// The operator console's page script (docs/operations.md#the-operator-console), served by
+// the admin port at /console/app.js. It asks for the admin token once (kept in this tab's
+// sessionStorage) and calls the documented admin API (docs/admin-api.md) with
+// `Authorization: Bearer`: never a token in a URL, never a cookie.
+// NOTE: everything shown goes in as text (textContent, never innerHTML): messageIds,
+// receivers' errors and user ids come from outside.
+
+const TOKEN_KEY = 'switchyard-admin-token';
+const VIEWS = ['destinations', 'letters', 'trace'] as const;
+type View = (typeof VIEWS)[number];
+
+class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function $(id: string): HTMLElement {
+  const element = document.getElementById(id);
+  if (element === null) throw new Error(`the page has no #${id}`);
+  return element;
+}
+
+function input(id: string): HTMLInputElement {
+  return $(id) as HTMLInputElement;
+}
+
+/** An element with text and classes; children appended as given (strings as text nodes). */
+function el(tag: string, options: { text?: string; className?: string; title?: string } = {}, ...children: (Node | string)[]): HTMLElement {
+  const element = document.createElement(tag);
+  if (options.text !== undefined) element.textContent = options.text;
+  if (options.className !== undefined) element.className = options.className;
+  if (options.title !== undefined) element.title = options.title;
+  for (const child of children) element.append(child);
+  return element;
+}
+
+function cell(text: string, className?: string): HTMLElement {
+  return el('td', className === undefined ? { text } : { text, className });
+}
+
+function token(): string | null {
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+async function api<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
+  const headers: Record<string, string> = { authorization: `Bearer ${token() ?? ''}`, accept: 'application/json' };
+  if (init.body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(path, {
+    method: init.method ?? 'GET',
+    headers,
+    body: init.body === undefined ? null : JSON.stringify(init.body),
+    credentials: 'omit',
+    cache: 'no-store',
+  });
+  const body = (await res.json().catch(() => ({}))) as { message?: string };
+  if (!res.ok) throw new ApiError(res.status, `${path.split('?')[0]}: ${res.status} ${body.message ?? res.statusText}`);
+  return body as T;
+}
+
+function showError(error: unknown): void {
+  if (error instanceof ApiError && error.status === 401) {
+    sessionStorage.removeItem(TOKEN_KEY);
+    showLogin('That token was refused (401): enter the admin token of this port.');
+    return;
+  }
+  const box = $('error');
+  box.textContent = error instanceof Error ? error.message : String(error);
+  box.hidden = false;
+}
+
+function clearError(): void {
+  $('error').hidden = true;
+}
+
+/** Runs an action of the page, showing what went wrong instead of throwing. */
+function run(action: () => Promise<void>): void {
+  clearError();
+  action().catch(showError);
+}
+
+// ---- login -----------------------------------------------------------------
+
+function showLogin(message?: string): void {
+  for (const view of VIEWS) $(`view-${view}`).hidden = true;
+  $('nav').hidden = true;
+  $('login').hidden = false;
+  if (message !== undefined) {
+    const box = $('error');
+    box.textContent = message;
+    box.hidden = false;
+  }
+  input('token').focus();
+}
+
+function currentView(): View {
+  const wanted = location.hash.slice(1);
+  return (VIEWS as readonly string[]).includes(wanted) ? (wanted as View) : 'destinations';
+}
+
+function showView(view: View): void {
+  $('login').hidden = true;
+  $('nav').hidden = false;
+  for (const v of VIEWS) $(`view-${v}`).hidden = v !== view;
+  for (const tab of document.querySelectorAll<HTMLButtonElement>('button.tab')) tab.classList.toggle('active', tab.dataset.view === view);
+  if (view === 'destinations') run(loadDestinations);
+  if (view === 'letters') run(fillDestinationChoice);
+}
+
+// ---- destinations ----------------------------------------------------------
+
+interface UrlRow {
+  index: number;
+  url: string;
+  circuit: 'closed' | 'open' | 'half-open' | null;
+  failures?: number;
+  lastFailure?: { at: string; outcome: string; reason: string };
+}
+
+interface DestinationRow {
+  id: string;
+  enabled: boolean;
+  health: string;
+  reasons: string[];
+  lastMinute: { seconds: number; eventsPerSecond: number; errorRate: number | null; p95AttemptSeconds: number | null } | null;
+  urls: UrlRow[];
+  consumerLag: number | null;
+  retryBacklog: { tier: string; waiting: number }[] | null;
+  deadLetters: { kept: number; notReplayed: number } | null;
+}
+
+interface DestinationsDocument {
+  answeredBy: { pod: string; role: string; version: string };
+  at: string;
+  notes: string[];
+  kafka: { ok: boolean; error?: string };
+  destinations: DestinationRow[];
+}
+
+let knownDestinations: string[] = [];
+
+async function loadDestinations(): Promise<void> {
+  const doc = await api<DestinationsDocument>('/v1/destinations');
+  knownDestinations = doc.destinations.map((d) => d.id).sort();
+  $('answered-by').textContent = `answered by ${doc.answeredBy.pod} (role ${doc.answeredBy.role}, switchyard ${doc.answeredBy.version})`;
+  $('destinations-at').textContent = `as of ${doc.at}`;
+  const notes = $('notes');
+  notes.replaceChildren(...doc.notes.map((note) => el('li', { text: note })));
+  if (!doc.kafka.ok && doc.kafka.error !== undefined) notes.append(el('li', { text: doc.kafka.error, className: 'error' }));
+  const body = ($('destinations') as HTMLTableElement).tBodies[0]!;
+  body.replaceChildren(...doc.destinations.map(destinationRow));
+}
+
+function destinationRow(d: DestinationRow): HTMLElement {
+  const row = el('tr');
+  row.dataset.destination = d.id;
+  row.dataset.health = d.health;
+  const name = el('td', {}, el('strong', { text: d.id }));
+  if (d.reasons.length > 0) name.append(el('ul', { className: 'reasons' }, ...d.reasons.map((reason) => el('li', { text: reason }))));
+  const minute = d.lastMinute;
+  row.append(
+    name,
+    el('td', {}, el('span', { text: d.health, className: `health health-${d.health}` })),
+    cell(minute === null ? '–' : minute.eventsPerSecond.toFixed(1), 'num'),
+    cell(minute === null || minute.errorRate === null ? '–' : `${(minute.errorRate * 100).toFixed(1)} %`, 'num'),
+    cell(minute === null || minute.p95AttemptSeconds === null ? '–' : `${Math.round(minute.p95AttemptSeconds * 1000)} ms`, 'num'),
+    el('td', {}, ...d.urls.map(urlLine)),
+    cell(d.retryBacklog === null ? '–' : d.retryBacklog.map((t) => `${t.tier}: ${t.waiting}`).join(', ') || 'none'),
+    lettersCell(d),
+    cell(d.consumerLag === null ? '–' : String(d.consumerLag), 'num'),
+  );
+  return row;
+}
+
+function urlLine(url: UrlRow): HTMLElement {
+  const state = url.circuit ?? 'no lane here';
+  const line = el('div', { className: 'mono' }, `${url.url}: `, el('span', { text: state, className: `circuit-${state}` }));
+  if (url.lastFailure !== undefined) line.title = `last failure ${url.lastFailure.at}: ${url.lastFailure.reason}`;
+  return line;
+}
+
+function lettersCell(d: DestinationRow): HTMLElement {
+  if (d.deadLetters === null) return cell('–', 'num');
+  const td = el('td', { className: 'num' });
+  if (d.deadLetters.kept === 0) {
+    td.textContent = '0';
+    return td;
+  }
+  const open = el('button', { text: `${d.deadLetters.notReplayed} of ${d.deadLetters.kept}`, title: 'not replayed of kept: list them' });
+  open.addEventListener('click', () => {
+    location.hash = 'letters';
+    run(async () => {
+      await fillDestinationChoice();
+      (document.getElementById('letters-destination') as HTMLSelectElement).value = d.id;
+      await listLetters(undefined);
+    });
+  });
+  td.append(open);
+  return td;
+}
+
+// ---- dead letters ----------------------------------------------------------
+
+interface LetterRow {
+  messageId: string | null;
+  deadLetteredAt: string | null;
+  attempts: number | null;
+  error: string | null;
+  offset: number;
+  partition: number;
+  replayed: boolean;
+}
+
+interface LettersPage {
+  topic: string;
+  topicExists: boolean;
+  inRange: number;
+  letters: LetterRow[];
+  nextCursor: string | null;
+}
+
+interface ReplayAnswer {
+  destination: string;
+  dryRun: boolean;
+  since: string | null;
+  until: string | null;
+  count: number;
+}
+
+let nextCursor: string | null = null;
+let pendingReplay: ReplayAnswer | undefined;
+
+async function fillDestinationChoice(): Promise<void> {
+  if (knownDestinations.length === 0) await loadDestinations();
+  const select = $('letters-destination') as HTMLSelectElement;
+  const chosen = select.value;
+  if (select.options.length !== knownDestinations.length) {
+    select.replaceChildren(...knownDestinations.map((id) => el('option', { text: id })));
+    if (knownDestinations.includes(chosen)) select.value = chosen;
+  }
+}
+
+function letterRange(): { destination: string; since?: string; until?: string } {
+  const range: { destination: string; since?: string; until?: string } = { destination: ($('letters-destination') as HTMLSelectElement).value };
+  const since = input('letters-since').value.trim();
+  const until = input('letters-until').value.trim();
+  if (since !== '') range.since = since;
+  if (until !== '') range.until = until;
+  return range;
+}
+
+async function listLetters(cursor: string | undefined): Promise<void> {
+  const query = new URLSearchParams(letterRange());
+  if (cursor !== undefined) query.set('cursor', cursor);
+  const page = await api<LettersPage>(`/v1/dead-letters?${query.toString()}`);
+  const body = ($('letters') as HTMLTableElement).tBodies[0]!;
+  const rows = page.letters.map((letter) => {
+    const row = el(
+      'tr',
+      {},
+      cell(letter.deadLetteredAt ?? '–'),
+      cell(letter.messageId ?? '(none)', 'mono'),
+      cell(letter.attempts === null ? '–' : String(letter.attempts), 'num'),
+      cell(letter.error ?? '–', 'mono'),
+      cell(`p${letter.partition} @${letter.offset}${letter.replayed ? ' (replayed)' : ''}`),
+    );
+    row.dataset.messageId = letter.messageId ?? '';
+    return row;
+  });
+  if (cursor === undefined) body.replaceChildren(...rows);
+  else body.append(...rows);
+  nextCursor = page.nextCursor;
+  $('letters-more').hidden = nextCursor === null;
+  const shown = body.rows.length;
+  $('letters-summary').textContent = page.topicExists
+    ? `${shown} of ${page.inRange} dead letter(s) in the range, from ${page.topic}`
+    : `${page.topic} does not exist yet: nothing was dead-lettered`;
+}
+
+async function dryRun(): Promise<void> {
+  const answer = await api<ReplayAnswer>('/v1/replay', { method: 'POST', body: { ...letterRange(), dryRun: true } });
+  pendingReplay = answer;
+  const range = `${answer.since === null ? 'any time' : `from ${answer.since}`} until ${answer.until ?? 'now'}`;
+  $('replay-summary').textContent = `Dry run: ${answer.count} dead letter(s) of ${answer.destination} dead-lettered ${range} would go back to delivery. Nothing moved yet.`;
+  ($('replay-confirm') as HTMLButtonElement).disabled = answer.count === 0;
+  $('replay-box').hidden = false;
+}
+
+async function confirmReplay(): Promise<void> {
+  const pending = pendingReplay;
+  if (pending === undefined) return;
+  pendingReplay = undefined;
+  const body: Record<string, unknown> = { destination: pending.destination, dryRun: false };
+  // The bounds the dry run answered with: the same letters, not those dead-lettered since.
+  if (pending.since !== null) body.since = pending.since;
+  if (pending.until !== null) body.until = pending.until;
+  const answer = await api<ReplayAnswer>('/v1/replay', { method: 'POST', body });
+  $('replay-summary').textContent = `Replayed ${answer.count} dead letter(s) of ${answer.destination} back to delivery.`;
+  ($('replay-confirm') as HTMLButtonElement).disabled = true;
+  await listLetters(undefined);
+}
+
+// ---- trace -----------------------------------------------------------------
+
+interface TraceDestination {
+  id: string;
+  state: string;
+  reason?: string;
+  attempts?: number;
+  lastError?: string;
+  nextAttemptAt?: string;
+  deadLetteredAt?: string;
+}
+
+interface TraceDocument {
+  userId?: string;
+  since: string;
+  until: string;
+  messages: { messageId: string; type: string; event?: string; source: string; receivedAt: string; invalid?: string; destinations: TraceDestination[] }[];
+}
+
+async function trace(): Promise<void> {
+  const query = new URLSearchParams({ userId: input('trace-user').value.trim() });
+  const message = input('trace-message').value.trim();
+  const since = input('trace-since').value.trim();
+  if (message !== '') query.set('messageId', message);
+  if (since !== '') query.set('since', since);
+  const doc = await api<TraceDocument>(`/v1/trace?${query.toString()}`);
+  $('trace-summary').textContent = `${doc.messages.length} call(s) from ${doc.since} until ${doc.until}`;
+  $('trace-result').replaceChildren(
+    ...doc.messages.map((m) => {
+      const title = `${m.receivedAt}  ${m.type}${m.event === undefined ? '' : ` "${m.event}"`}  from ${m.source}  messageId ${m.messageId}`;
+      const box = el('div', { className: 'message' }, el('div', { text: title, className: 'mono' }));
+      if (m.invalid !== undefined) box.append(el('div', { text: `invalid: ${m.invalid}`, className: 'error' }));
+      box.append(el('ul', {}, ...m.destinations.map(traceLine)));
+      return box;
+    }),
+  );
+}
+
+function traceLine(d: TraceDestination): HTMLElement {
+  const details = [
+    d.reason === undefined ? '' : `reason ${d.reason}`,
+    d.attempts === undefined ? '' : `${d.attempts} attempt(s)`,
+    d.lastError === undefined ? '' : `last error: ${d.lastError}`,
+    d.nextAttemptAt === undefined ? '' : `next attempt ${d.nextAttemptAt}`,
+    d.deadLetteredAt === undefined ? '' : `dead-lettered ${d.deadLetteredAt}`,
+  ].filter((s) => s !== '');
+  return el('li', {}, `${d.id}: `, el('span', { text: d.state, className: `state-${d.state}` }), details.length > 0 ? ` (${details.join('; ')})` : '');
+}
+
+// ---- wiring ----------------------------------------------------------------
+
+function start(): void {
+  $('login-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    sessionStorage.setItem(TOKEN_KEY, input('token').value);
+    input('token').value = '';
+    clearError();
+    showView(currentView());
+  });
+  $('logout').addEventListener('click', () => {
+    sessionStorage.removeItem(TOKEN_KEY);
+    showLogin();
+  });
+  for (const tab of document.querySelectorAll<HTMLButtonElement>('button.tab')) {
+    tab.addEventListener('click', () => {
+      location.hash = tab.dataset.view ?? 'destinations';
+    });
+  }
+  window.addEventListener('hashchange', () => {
+    if (token() !== null) showView(currentView());
+  });
+  $('refresh').addEventListener('click', () => run(loadDestinations));
+  $('letters-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    $('replay-box').hidden = true;
+    run(() => listLetters(undefined));
+  });
+  $('letters-more').addEventListener('click', () => run(() => listLetters(nextCursor ?? undefined)));
+  $('replay-dry-run').addEventListener('click', () => run(dryRun));
+  $('replay-confirm').addEventListener('click', () => run(confirmReplay));
+  $('replay-cancel').addEventListener('click', () => {
+    pendingReplay = undefined;
+    $('replay-box').hidden = true;
+  });
+  $('trace-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    run(trace);
+  });
+  if (token() === null) showLogin();
+  else showView(currentView());
+}
+
+start();

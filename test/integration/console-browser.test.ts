@@ -1,0 +1,241 @@
+// The operator console (GET /console), driven in headless Chromium (Debian's `chromium`,
+// through playwright-core; no browser download): one `switchyard all`, one receiver, a few
+// events. Log in with the token, see every destination with the failing one first and its
+// reason, list its dead letters, dry-run then replay them and see them delivered, trace
+// the user; and strings from outside (a messageId, a receiver's error) shown as text.
+// Screenshots go to test/artifacts/console/ for a person to look at.
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { chromium } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { killAll, startDaemon, writeConfigFile } from '../support/daemon.js';
+import type { Daemon } from '../support/daemon.js';
+import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
+import { printedUrl, startReceiver } from '../support/receiver.js';
+import type { Receiver } from '../support/receiver.js';
+import { waitFor } from '../support/wait-for.js';
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+const ARTIFACTS = join(ROOT, 'test', 'artifacts', 'console');
+const CHROMIUM = '/usr/bin/chromium';
+const TOKEN = 'console-test-admin-token-0001';
+const WRITE_KEY = 'console-test-write-key';
+const USER = 'u-console';
+/** A messageId and an error that would run script if the page put them in as markup. */
+const XSS_MESSAGE_ID = '<img src=x onerror="window.__xssMessageId=1">';
+const XSS_ERROR = 'webhooks[0] http://127.0.0.1: 503 <img src=x onerror="window.__xssError=1">';
+/** The flags the payloads would set, read in the page (a string: this file has Node's types, not the DOM's). */
+const XSS_FLAGS = '[globalThis.__xssMessageId, globalThis.__xssError]';
+
+/**
+ * NOTE: without the background-networking flags Chromium keeps calling Google's services,
+ * which on a machine without internet floods the network with retries.
+ */
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+let kafka: Awaited<ReturnType<typeof createTestKafka>>;
+let receiver: Receiver;
+let daemon: Daemon;
+let context: BrowserContext;
+let page: Page;
+let profile: string;
+let adminBase: string;
+let gatewayBase: string;
+let prefix: string;
+/** The receiver answers 501 on /down until the test fixes it. */
+let downFixed = false;
+
+async function shot(name: string): Promise<void> {
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+async function send(messageIds: string[]): Promise<void> {
+  const batch = messageIds.map((messageId) => ({ type: 'track', userId: USER, messageId, event: 'Order Completed', properties: { total: 42 } }));
+  const res = await fetch(`${gatewayBase}/v1/batch`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from(`${WRITE_KEY}:`).toString('base64')}` },
+    body: JSON.stringify({ batch }),
+  });
+  expect(res.status).toBe(200);
+}
+
+async function api<T>(path: string): Promise<T> {
+  const res = await fetch(`${adminBase}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+  expect(res.status).toBe(200);
+  return (await res.json()) as T;
+}
+
+/** The destination ids of the table's rows, top to bottom. */
+async function rowOrder(): Promise<string[]> {
+  return page.locator('#destinations tbody tr').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-destination') ?? ''));
+}
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: install Debian's package (apt-get install -y chromium), as the README says`);
+  // The page script as it ships (dist/console/app.js), fresh from console/app.ts.
+  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'console', 'tsconfig.json')], { cwd: ROOT });
+  mkdirSync(ARTIFACTS, { recursive: true });
+  kafka = await createTestKafka();
+  receiver = await startReceiver();
+  receiver.replyWith((request) => (request.path === '/down' && !downFixed ? { status: 501 } : { status: 200 }));
+  prefix = randomPrefix();
+  const file = writeConfigFile({
+    kafka: { brokers: testBrokers(), clientId: randomName('console'), topicPrefix: prefix, partitions: 1 },
+    gateway: { port: 0, host: '127.0.0.1' },
+    admin: { port: 0, token: TOKEN },
+    delivery: { retryTiers: ['1s'], maxRetryWindow: '30s' },
+    sources: [{ id: 'web', writeKey: WRITE_KEY, destinations: ['hooks-down', 'hooks-ok'] }],
+    destinations: [
+      { id: 'hooks-ok', type: 'webhooks', settings: { webhooks: [{ url: receiver.url('/ok') }] } },
+      // 501 is permanent (docs/webhooks.md#delivery-and-retries): each event is dead-lettered after one request.
+      { id: 'hooks-down', type: 'webhooks', settings: { webhooks: [{ url: receiver.url('/down') }] } },
+      { id: 'hooks-off', type: 'webhooks', enabled: false, settings: { webhooks: [{ url: receiver.url('/off') }] } },
+      { id: 'hooks-xss', type: 'webhooks', settings: { webhooks: [{ url: receiver.url('/xss') }] } },
+    ],
+  });
+  daemon = startDaemon(['all', '--config', file]);
+  const adminPort = (await daemon.waitForLog((l) => l.msg === 'admin server listening', 'the admin port')).port as number;
+  const gatewayPort = (await daemon.waitForLog((l) => l.msg === 'gateway listening', 'the gateway port')).port as number;
+  adminBase = `http://127.0.0.1:${adminPort}`;
+  gatewayBase = `http://127.0.0.1:${gatewayPort}`;
+  await waitFor(async () => (await fetch(`${adminBase}/readyz`)).status === 200, { timeoutMs: 90_000, what: 'the daemon to be ready' });
+  profile = mkdtempSync(join(tmpdir(), 'switchyard-chromium-'));
+  context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 720 } });
+  page = context.pages()[0] ?? (await context.newPage());
+}, 180_000);
+
+afterAll(async () => {
+  await context?.close();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+  if (daemon) await killAll([daemon]);
+  await receiver?.close();
+  await kafka?.close();
+});
+
+describe('the operator console in Chromium', () => {
+  it('logs in, shows the failing destination first, lists, dry-runs and replays its dead letters, and traces the user', async () => {
+    const ids = ['c-1', 'c-2', XSS_MESSAGE_ID];
+    await send(ids);
+    await waitFor(async () => (await api<{ inRange: number }>('/v1/dead-letters?destination=hooks-down')).inRange === 3, { timeoutMs: 60_000, what: 'three dead letters of hooks-down' });
+    await waitFor(() => receiver.requests.filter((r) => r.path === '/ok').length === 3, { what: 'hooks-ok to get the three events' });
+
+    // The page asks for the token; the token goes in a form, not a URL.
+    await page.goto(`${adminBase}/console`);
+    await page.locator('#token').fill(TOKEN);
+    await page.locator('#login-form button[type=submit]').click();
+    await page.locator('#destinations tbody tr').first().waitFor();
+    expect(page.url()).not.toContain(TOKEN);
+    expect(await page.evaluate(() => sessionStorage.getItem('switchyard-admin-token'))).toBe(TOKEN);
+
+    // Every configured destination, the failing one first, with what its receiver answered.
+    expect((await rowOrder()).sort()).toEqual(['hooks-down', 'hooks-off', 'hooks-ok', 'hooks-xss']);
+    expect((await rowOrder())[0]).toBe('hooks-down');
+    const down = page.locator('tr[data-destination="hooks-down"]');
+    expect(await down.getAttribute('data-health')).toBe('failing');
+    await expect.poll(() => down.locator('.reasons').innerText()).toContain(`${printedUrl(receiver.url('/down'))}: no 2xx since`);
+    const reasons = await down.locator('.reasons').innerText();
+    expect(reasons).toContain('last answer 501 Not Implemented');
+    expect(reasons).toMatch(/3 of 3 events failed in the last \d+ s \(3 dead-lettered\)/);
+    expect(reasons).toContain('3 dead letters not replayed');
+    expect(await page.locator('tr[data-destination="hooks-off"]').getAttribute('data-health')).toBe('disabled');
+    expect(await page.locator('tr[data-destination="hooks-ok"]').getAttribute('data-health')).toBe('ok');
+    expect(await page.locator('#answered-by').innerText()).toMatch(/^answered by .+ \(role all, switchyard /);
+    await shot('destinations');
+
+    // Its dead letters: from the row's count to the list, the XSS messageId as text.
+    await down.locator('button', { hasText: '3 of 3' }).click();
+    await expect.poll(() => page.locator('#letters tbody tr').count()).toBe(3);
+    expect(await page.locator('#letters-summary').innerText()).toBe(`3 of 3 dead letter(s) in the range, from ${prefix}deliveries.hooks-down.dlq`);
+    const listed = await page.locator('#letters tbody tr').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-message-id')));
+    expect(listed.sort()).toEqual([...ids].sort());
+    expect(await page.locator('#letters').innerText()).toContain(`${printedUrl(receiver.url('/down'))}: 501 Not Implemented`);
+    await shot('dead-letters');
+
+    // The receiver is fixed; a dry run counts, moves nothing; the confirm moves them.
+    downFixed = true;
+    const before = receiver.requests.filter((r) => r.path === '/down').length;
+    await page.locator('#replay-dry-run').click();
+    await page.locator('#replay-box').waitFor();
+    expect(await page.locator('#replay-summary').innerText()).toMatch(/^Dry run: 3 dead letter\(s\) of hooks-down dead-lettered any time until \S+ would go back to delivery\. Nothing moved yet\.$/);
+    await shot('replay-dry-run');
+    expect(receiver.requests.filter((r) => r.path === '/down').length).toBe(before);
+    await page.locator('#replay-confirm').click();
+    await expect.poll(() => page.locator('#replay-summary').innerText()).toBe('Replayed 3 dead letter(s) of hooks-down back to delivery.');
+    await waitFor(() => receiver.requests.filter((r) => r.path === '/down').length === before + 3, { what: 'the three replayed events delivered' });
+    const redelivered = receiver.requests.filter((r) => r.path === '/down').slice(before).map((r) => (JSON.parse(r.text) as { messageId: string }).messageId);
+    expect(redelivered.sort()).toEqual([...ids].sort());
+    await expect.poll(() => page.locator('#letters tbody tr').allInnerTexts()).toEqual(expect.arrayContaining([expect.stringContaining('(replayed)')]));
+
+    // Trace the user: their three calls, delivered to hooks-ok.
+    await page.locator('button.tab[data-view="trace"]').click();
+    await page.locator('#trace-user').fill(USER);
+    await page.locator('#trace-form button[type=submit]').click();
+    await expect.poll(() => page.locator('#trace-result .message').count(), { timeout: 30_000 }).toBe(3);
+    const traced = await page.locator('#trace-result').innerText();
+    expect(traced).toContain(XSS_MESSAGE_ID);
+    expect(traced.match(/hooks-ok: delivered/g)).toHaveLength(3);
+    await shot('trace');
+    expect(await page.evaluate(XSS_FLAGS)).toEqual([undefined, undefined]);
+  });
+
+  it('shows a messageId and an error holding markup as text: no element made, no script run', async () => {
+    await kafka.produce(`${prefix}deliveries.hooks-xss.dlq`, [
+      {
+        key: USER,
+        value: '{"type":"track"}',
+        headers: { 'source-id': 'web', 'message-id': XSS_MESSAGE_ID, attempt: '4', 'first-attempt-at': '2026-05-01T11:00:00.000Z', 'last-attempt-at': new Date().toISOString(), error: XSS_ERROR },
+      },
+    ]);
+    await page.locator('button.tab[data-view="destinations"]').click();
+    await page.locator('#refresh').click();
+    await page.locator('button.tab[data-view="letters"]').click();
+    await page.locator('#letters-destination').selectOption('hooks-xss');
+    await page.locator('#letters-form button[type=submit]').click();
+    await expect.poll(() => page.locator('#letters tbody tr').count(), { timeout: 30_000 }).toBe(1);
+    const row = await page.locator('#letters tbody tr').innerText();
+    expect(row).toContain(XSS_MESSAGE_ID);
+    expect(row).toContain(XSS_ERROR);
+    expect(await page.locator('main img').count()).toBe(0);
+    expect(await page.evaluate(XSS_FLAGS)).toEqual([undefined, undefined]);
+    await shot('dead-letters-xss');
+  });
+
+  it('serves the page under its CSP to anyone, and its data only with the Bearer token, never from a URL', async () => {
+    const pageAnswer = await fetch(`${adminBase}/console`);
+    expect(pageAnswer.status).toBe(200);
+    expect(pageAnswer.headers.get('content-security-policy')).toBe(
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    );
+    expect(await pageAnswer.text()).not.toMatch(/<script>|<style>| on\w+=/);
+    const script = await fetch(`${adminBase}/console/app.js`);
+    expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(await script.text()).not.toMatch(/\.(inner|outer)HTML\s*=|insertAdjacentHTML|document\.write/);
+
+    for (const path of ['/v1/destinations', '/v1/dead-letters?destination=hooks-down', `/v1/destinations?token=${TOKEN}`]) {
+      expect((await fetch(`${adminBase}${path}`)).status).toBe(401);
+    }
+    const replayByGet = await fetch(`${adminBase}/v1/replay?destination=hooks-down&dryRun=true`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(replayByGet.status).toBe(405);
+    const noDryRun = await fetch(`${adminBase}/v1/replay`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ destination: 'hooks-down' }) });
+    expect(noDryRun.status).toBe(400);
+
+    // Pages of the same letters as `dlq list`, by cursor.
+    type Page = { letters: { messageId: string; replayed: boolean }[]; inRange: number; nextCursor: string | null };
+    const first = await api<Page>('/v1/dead-letters?destination=hooks-down&limit=2');
+    expect(first.inRange).toBe(3);
+    expect(first.letters).toHaveLength(2);
+    expect(first.nextCursor).not.toBeNull();
+    const second = await api<Page>(`/v1/dead-letters?destination=hooks-down&limit=2&cursor=${encodeURIComponent(first.nextCursor!)}`);
+    expect(second.letters).toHaveLength(1);
+    expect(second.nextCursor).toBeNull();
+    expect([...first.letters, ...second.letters].map((l) => l.messageId).sort()).toEqual(['c-1', 'c-2', XSS_MESSAGE_ID].sort());
+    expect([...first.letters, ...second.letters].every((l) => l.replayed)).toBe(true);
+
+    // Replayed already: a dry run finds none left.
+    const res = await fetch(`${adminBase}/v1/replay`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ destination: 'hooks-down', dryRun: true }) });
+    expect(await res.json()).toMatchObject({ destination: 'hooks-down', dryRun: true, since: null, count: 0 });
+  });
+});

@@ -8,6 +8,9 @@
 //   rejoin); the topic is fresh, so the first rejoins find partitions with no commit.
 // - A member rejoins while nothing is committed yet, with records queued (its one batch
 //   at a time is held): a partition with no commit must be read again from its start.
+// - A follower (a group that commits nothing, reading from the end) rejoins with records
+//   queued: it has no commits to go back to, so what it queued for the partitions it
+//   keeps must still be handed over.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafka, startConsumer } from '../../src/kafka/index.js';
@@ -47,6 +50,28 @@ class Handed {
     }
     return ranges;
   }
+}
+
+/** A handler that finishes each batch at once: all its records are done. */
+async function markAllDone(batch: RecordBatch): Promise<void> {
+  const last = batch.records.at(-1);
+  if (last !== undefined) await batch.markDone(last.offset);
+}
+
+/** A handler that records what it is handed and holds its first batch until `release()`; `holding()` once it holds it. */
+function holdingFirstBatch(handed: Handed): { handler: BatchHandler; holding: () => boolean; release: () => void } {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let taken = false;
+  const handler = async (batch: RecordBatch): Promise<void> => {
+    handed.add(batch);
+    if (!taken) {
+      taken = true;
+      await held;
+    }
+    await markAllDone(batch);
+  };
+  return { handler, holding: () => taken, release };
 }
 
 describe('the consumer runtime on platformatic through rejoins', () => {
@@ -206,18 +231,7 @@ describe('the consumer runtime on platformatic through rejoins', () => {
     const handed = new Handed();
     // The first member's first batch is held until it rejoined: nothing is committed
     // then, and the other partitions' records (fetched with it) wait in its queues.
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let holding = true;
-    const handler = async (batch: RecordBatch): Promise<void> => {
-      handed.add(batch);
-      if (holding) {
-        holding = false;
-        await held;
-      }
-      const last = batch.records.at(-1);
-      if (last !== undefined) await batch.markDone(last.offset);
-    };
+    const { handler, holding, release } = holdingFirstBatch(handed);
     const settings: ConsumerSettings = { groupId, topics: [topic], fromBeginning: true, commit: { kind: 'batch-end' }, maxWaitTimeInMs: 500 };
     let firstJoins = 0;
     let firstAssigned = 0;
@@ -227,7 +241,7 @@ describe('the consumer runtime on platformatic through rejoins', () => {
         firstAssigned = assignment[topic]?.length ?? 0;
       },
     });
-    await waitFor(() => !holding, { timeoutMs: 20_000, what: 'the first member to take its first batch' });
+    await waitFor(holding, { timeoutMs: 20_000, what: 'the first member to take its first batch' });
     expect(await committed(groupId, topic)).toEqual([-1, -1, -1]);
 
     const watch = watchCommits(groupId, topic, handed);
@@ -237,5 +251,41 @@ describe('the consumer runtime on platformatic through rejoins', () => {
     // A record more on each partition: a member that skipped the backlog would commit past it.
     await produceRound(1);
     await expectNothingLost(groupId, topic, produced, handed, watch);
+  }, 60_000);
+
+  it('keeps what it queued for the partitions it keeps when its group commits nothing (a follower)', async () => {
+    const { topic, produced, produceRound } = await freshTopic();
+    const groupId = randomName('group');
+    const handed = new Handed();
+    const { handler, holding, release } = holdingFirstBatch(handed);
+    // A follower reads from the end: no commits to go back to on a rejoin.
+    const settings: ConsumerSettings = { groupId, topics: [topic], fromBeginning: false, commit: { kind: 'none' }, maxWaitTimeInMs: 500 };
+    let joins = 0;
+    let kept: number[] = [];
+    let fetches = 0;
+    await start(settings, handler, {
+      onJoin: (assignment) => {
+        joins += 1;
+        kept = assignment[topic] ?? [];
+      },
+      onFetch: () => {
+        fetches += 1;
+      },
+    });
+    // It reads from the end it found once it fetches: what follows is read.
+    await waitFor(() => fetches > 0, { timeoutMs: 20_000, what: 'the follower to fetch' });
+    await produceRound(50);
+    await waitFor(holding, { timeoutMs: 20_000, what: 'the follower to take its first batch' });
+
+    await start(settings, markAllDone);
+    await waitFor(() => joins > 1 && kept.length < PARTITIONS, { timeoutMs: 20_000, what: 'the follower to rejoin with a share' });
+    release();
+    await waitFor(() => kept.every((partition) => handed.firstMissing(partition) >= produced[partition]!), {
+      timeoutMs: 15_000,
+      what: `every record of the partitions the follower kept (${kept.join(', ')}) to be handed over`,
+    }).catch(() => undefined);
+    expect(Object.fromEntries(kept.map((partition) => [partition, handed.missing(partition, produced[partition]!)]))).toEqual(
+      Object.fromEntries(kept.map((partition) => [partition, []])),
+    );
   }, 60_000);
 });

@@ -7,13 +7,18 @@
 //   empty and has no batch running gets one (all it has queued, up to a cap), with up
 //   to `partitionsConsumedConcurrently` partitions at once, each in offset order;
 // - the stream is paused while too many records wait, so memory stays bounded;
-// - a (re)join starts every assigned partition again from its last commit (this client
-//   refetches from the commits on every join): the queues are emptied, and the batches
-//   in hand are no longer owned: they finish, and commit nothing (duplicates, no loss);
+// - a (re)join starts every assigned partition again from its last commit, else from
+//   the start `fromBeginning` names: the queues are emptied, the batches in hand are
+//   no longer owned (they finish, and commit nothing: duplicates, no loss), and the
+//   stream is replaced by a new one, whose positions come only from the commits (see
+//   renewStream for why the old one cannot be kept);
+// - a group that commits nothing (`commit: none`) has no positions to go back to: on a
+//   rejoin its stream carries on, and so do the queues of the partitions it keeps;
 // - a batch's commit names the record after its last one marked done (offset + 1), and
 //   is retried until done while the partition is ours (commit.ts);
 // - a failed batch (or a failed stream) ends the stream; after a pause a new one reads
 //   again from the commits, as kafkajs's restart after a crash does.
+// docs/architecture.md#two-kafka-clients-behind-the-port says the same for users.
 import { Consumer } from '@platformatic/kafka';
 import type { GroupAssignment, Message, MessagesStream } from '@platformatic/kafka';
 import type { Logger } from 'pino';
@@ -40,6 +45,8 @@ interface PartitionQueue {
 }
 
 const keyOf = (topic: string, partition: number): string => `${topic}:${partition}`;
+
+type Stream = MessagesStream<Buffer, Buffer, Buffer, Buffer>;
 
 /** Starts a group member on `settings.topics` on @platformatic/kafka; resolves once its stream runs. */
 export async function startPlatformaticConsumer(
@@ -78,11 +85,15 @@ export async function startPlatformaticConsumer(
 }
 
 class StreamRuntime {
-  private stream: MessagesStream<Buffer, Buffer, Buffer, Buffer> | undefined;
+  /** The stream read from; records of any other (an older one, closing) are ignored. */
+  private stream: Stream | undefined;
+  /** Older streams being closed; stop() waits for them (the client leaves no group while one reads). */
+  private readonly retiring = new Set<Promise<void>>();
   private readonly queues = new Map<string, PartitionQueue>();
   private assigned = new Set<string>();
-  /** Bumped on every (re)join and stream restart: a batch of an older epoch is not owned any more. */
+  /** Bumped on every (re)join (that reads again from the commits) and stream restart: a batch of an older epoch is not owned any more. */
   private epoch = 0;
+  private joins = 0;
   private queued = 0;
   private running = 0;
   private paused = false;
@@ -115,13 +126,23 @@ class StreamRuntime {
       sessionTimeout: CONSUMER_SESSION_TIMEOUT_MS,
       heartbeatInterval: CONSUMER_HEARTBEAT_INTERVAL_MS,
     });
+    if (this.stopping) {
+      this.retire(stream);
+      return;
+    }
     this.stream = stream;
     // NOTE: the first join happened inside consume(), before this listener could see it.
-    if (this.epoch === 0 && this.consumer.memberId !== null) this.onJoin(this.consumer.memberId, this.consumer.assignments ?? []);
-    stream.on('data', (message: Message) => this.onMessage(message));
+    if (this.joins === 0 && this.consumer.memberId !== null) this.onJoin(this.consumer.memberId, this.consumer.assignments ?? []);
+    stream.on('data', (message: Message) => {
+      if (stream === this.stream) this.onMessage(message);
+    });
     stream.on('error', (error: Error) => this.onStreamError(stream, error));
     const { onFetch } = this.events;
-    if (onFetch) stream.on('fetch', () => onFetch());
+    if (onFetch) {
+      stream.on('fetch', () => {
+        if (stream === this.stream) onFetch();
+      });
+    }
   }
 
   /**
@@ -130,19 +151,67 @@ class StreamRuntime {
    * its own topics): those partitions are left out here, never consumed nor committed.
    */
   private onJoin(memberId: string, assignments: readonly GroupAssignment[]): void {
-    this.epoch += 1;
+    this.joins += 1;
     const subscribed = new Set(this.settings.topics);
     const own = assignments.filter((a) => subscribed.has(a.topic));
     this.foreign.joined(foreignTopics(assignments.map((a) => a.topic), subscribed));
     this.assigned = new Set(own.flatMap((a) => a.partitions.map((p) => keyOf(a.topic, p))));
-    this.dropQueued();
     this.restartDelayMs = RESTART_DELAY_MS;
+    if (this.settings.commit.kind === 'none') {
+      this.dropUnassigned();
+    } else {
+      this.epoch += 1;
+      this.dropQueued();
+      if (this.stream !== undefined && !this.stopping) this.renewStream();
+    }
     this.events.onJoin?.(Object.fromEntries(own.map((a) => [a.topic, [...a.partitions]])), memberId);
+  }
+
+  /**
+   * Replaces the stream after a rejoin, so that every assigned partition is read again
+   * from its commit (else from where `fromBeginning` says).
+   *
+   * NOTE: the stream of @platformatic/kafka (2.12) refreshes its positions from the
+   * commits on a join, but keeping it loses records (platformatic/kafka#223, #267): a
+   * fetch in flight at the join is not cancelled, and when its answer comes after the
+   * refresh it moves the partition's position past it, over the records between the
+   * commit and that answer, which were dropped from the queue here; and a partition
+   * with no commit yet keeps its position, past its dropped records. A new stream has
+   * no fetch in flight, and takes its positions from the commits alone.
+   * NOTE: the new stream is asked for before the old one closes: the client counts the
+   * streams reading each topic, and a consume() that finds none joins the group again
+   * (a rejoin per rejoin). consume() on a member that is in the group and reads these
+   * topics only makes a stream: no join, the heartbeats go on.
+   */
+  private renewStream(): void {
+    const old = this.stream;
+    this.stream = undefined;
+    this.paused = false;
+    const renewed = this.open();
+    if (old !== undefined) this.retire(old);
+    renewed.catch((error: unknown) => this.fail(error));
+  }
+
+  /** Closes a stream no longer read from; stop() waits until it is closed. */
+  private retire(stream: Stream): void {
+    const closing = stream.close().catch((error: unknown) => this.logger.debug({ err: error }, 'closing a replaced consumer stream failed'));
+    this.retiring.add(closing);
+    void closing.finally(() => this.retiring.delete(closing));
   }
 
   private dropQueued(): void {
     for (const queue of this.queues.values()) queue.messages = [];
     this.queued = 0;
+    this.resumeIfRoom();
+  }
+
+  /** A group that commits nothing keeps its stream (and its positions) on a rejoin: only the partitions it lost are dropped. */
+  private dropUnassigned(): void {
+    for (const [key, queue] of this.queues) {
+      if (this.assigned.has(key)) continue;
+      this.queued -= queue.messages.length;
+      queue.messages = [];
+    }
     this.resumeIfRoom();
   }
 
@@ -157,8 +226,9 @@ class StreamRuntime {
     }
     const last = queue.messages.at(-1);
     if (last !== undefined && message.offset <= last.offset) {
-      // NOTE: a fetch sent before a rejoin can answer after it: the partition is read
-      // again from its commit. Keep one copy of each record, in offset order.
+      // NOTE: not expected from one stream (a rejoin replaces it, renewStream): a guard
+      // that keeps one copy of each record, in offset order, should the client read a
+      // partition again from an earlier position.
       const kept = queue.messages.filter((m) => m.offset < message.offset);
       this.queued -= queue.messages.length - kept.length;
       queue.messages = kept;
@@ -280,7 +350,7 @@ class StreamRuntime {
     this.queued += kept.length;
   }
 
-  private onStreamError(stream: MessagesStream<Buffer, Buffer, Buffer, Buffer>, error: Error): void {
+  private onStreamError(stream: Stream, error: Error): void {
     if (stream !== this.stream) return;
     this.fail(error);
   }
@@ -298,7 +368,7 @@ class StreamRuntime {
     this.dropQueued();
     const old = this.stream;
     this.stream = undefined;
-    void old?.close().catch(() => undefined);
+    if (old !== undefined) this.retire(old);
     this.events.onCrash?.(failure, restart);
     if (!restart || this.restartTimer !== undefined) return;
     const delay = this.restartDelayMs;
@@ -327,5 +397,6 @@ class StreamRuntime {
       await stream.close().catch((error: unknown) => this.logger.debug({ err: error }, 'closing the consumer stream failed'));
       this.events.onStop?.();
     }
+    await Promise.all(this.retiring);
   }
 }

@@ -368,7 +368,8 @@ export async function main(args: string[]): Promise<void> {
       const order = round % 2 === 1 ? sides : [...sides].reverse();
       for (const side of order) {
         const clock = new Stopwatch();
-        const groupId = `bench-${run}-${side}-${round}`;
+        // A group id takes letters, digits, '.', '_' and '-' only (kafka.groupPrefix).
+        const groupId = `bench-${run}-${side.replaceAll('+', '_')}-${round}`;
         const seconds = side.startsWith('router')
           ? await runRouter(
               benchConfig(broker.brokers, prefix, groupId, partitions, side === 'router+shaping'),

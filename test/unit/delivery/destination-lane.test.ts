@@ -77,6 +77,7 @@ function laneFixture(options: { concurrency: number; queueBound: number; uncommi
         started.push(id);
         return new Promise<void>((resolve, reject) => pending.set(id, { resolve, reject }));
       },
+      deliverBatch: () => Promise.reject(new Error('this lane does not batch')),
     },
     stream: {
       pause: (topic, partition) => log.push(`pause ${topic}/${partition}`),

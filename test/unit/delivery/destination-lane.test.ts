@@ -82,7 +82,7 @@ function laneFixture(options: {
       deliver: (job: DeliveryJob) => {
         const id = `${job.record.topic}/${job.record.partition}@${job.record.offset}`;
         started.push(id);
-        return new Promise<DeliveryResult | void>((resolve, reject) => pending.set(id, { resolve, reject, size: 1 }));
+        return new Promise<DeliveryResult | void>((resolve, reject) => pending.set(id, { resolve: (result) => resolve(result as DeliveryResult | undefined), reject, size: 1 }));
       },
       deliverBatch: (job: BatchJob) => {
         const id = `batch ${job.events.map(({ record: r }) => `${r.topic}/${r.partition}@${r.offset}`).join(' ')}`;

@@ -281,6 +281,14 @@ export class DestinationLane {
   };
 
   private pumpEvents(settings: PreparedDestination): void {
+    const open = this.open;
+    if (open !== undefined) {
+      // `batch` was taken out of the config with a batch open: its events go one by one, first.
+      clearTimeout(open.timer);
+      this.open = undefined;
+      for (const { queue, item } of open.entries) queue.running.delete(item.record.offset);
+      this.ready.unshift(...open.entries);
+    }
     while (this.ready.length > 0) {
       if (!this.request(settings, [this.ready[0]!])) return;
     }

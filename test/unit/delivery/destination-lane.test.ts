@@ -110,7 +110,7 @@ function laneFixture(options: {
     else p.reject(new Error('broker down'));
     await vi.advanceTimersByTimeAsync(0);
   };
-  return { lane, log, started, finish, ledger, channel, commitLands };
+  return { lane, log, started, finish, ledger, channel, commitLands, settings: settings as { batch?: unknown } };
 }
 
 describe('DestinationLane', () => {
@@ -344,5 +344,16 @@ describe('DestinationLane', () => {
     await finish(started[0]!);
     await vi.advanceTimersByTimeAsync(100);
     expect(started[1]).toBe(`batch ${MAIN}/0@1`);
+  });
+
+  it('batch taken out of the config with a batch open: its events go one by one, first', async () => {
+    const { lane, started, settings } = laneFixture({ concurrency: 4, queueBound: 100, batch: { maxEvents: 10, maxBytes: 1_000, maxWaitMs: 100 } });
+    lane.accept([record(MAIN, 0, 0), record(MAIN, 0, 1)]);
+    expect(started).toEqual([]);
+    delete settings.batch;
+    lane.accept([record(MAIN, 0, 2)]);
+    expect(started).toEqual([`${MAIN}/0@0`, `${MAIN}/0@1`, `${MAIN}/0@2`]);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(started).toHaveLength(3);
   });
 });

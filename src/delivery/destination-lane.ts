@@ -204,7 +204,27 @@ export class DestinationLane {
     if (queue === undefined) return [];
     this.dropQueued(queue);
     if (this.paced !== undefined && this.paced.queue === queue) this.cancelPaced();
-    this.order.forget((current) => current.queue === queue);
+    for (const entry of this.order.forget((event) => event.queue === queue)) {
+      entry.queue.parked -= 1;
+      if (entry.queue === queue) continue;
+      // Parked (from another partition, a retry tier's) behind an event that went with the partition: in turn again.
+      if (this.order.mayStart(entry.user)) {
+        this.order.started(entry);
+        this.ready.push(entry);
+      } else {
+        this.order.park(entry);
+        entry.queue.parked += 1;
+      }
+    }
+    if (this.ready.length > 0) this.schedulePump();
+    const open = this.open;
+    if (open !== undefined) {
+      // NOTE: not sent yet, so not running: the stream hands them over again, to whichever lane takes the partition.
+      const leaving = open.entries.filter((entry) => entry.queue === queue);
+      for (const { item } of leaving) queue.running.delete(item.record.offset);
+      open.entries = open.entries.filter((entry) => entry.queue !== queue);
+      open.fill = { events: open.entries.length, bodyBytes: open.entries.reduce((sum, { item }) => sum + (item.record.value?.length ?? 0), 0) };
+    }
     this.ready = this.ready.filter((entry) => entry.queue !== queue);
     for (const held of this.held) {
       if (held.entry.queue !== queue) continue;
@@ -541,6 +561,12 @@ export class DestinationLane {
   /** An event's attempt ended: finished (delivered, retry or dead letter written), or held in the lane for its next attempt. */
   private settle(entry: Entry, result: DeliveryResult | void): void {
     if (isHeldRetry(result)) {
+      const { queue, item } = entry;
+      if (this.stopping || this.queues.get(`${queue.partition}:${queue.topic}`) !== queue) {
+        // The partition went while it was in flight: not finished, so the stream fetches it again for whoever owns it.
+        this.parts.stream.release(item.record.topic, item.record.partition, item.record.offset);
+        return;
+      }
       this.holdUntil(entry, { ...entry.item, envelope: result.held }, (result.held.dueAtMs ?? Date.now()) - Date.now());
       return;
     }

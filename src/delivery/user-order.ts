@@ -72,17 +72,25 @@ export class UserOrder<T extends OrderedEvent> {
   }
 
   /**
-   * Forgets the users whose event under way `gone` says went (its partition was
-   * revoked): it no longer holds anything. Returns their parked events, which did not
-   * start and are not finished (the next owner of the partition reads them again).
+   * Forgets what `gone` says went (a revoked partition's events): a user whose event
+   * under way went no longer holds anything, and parked events that went are dropped.
+   * Returns the parked events dropped, which did not start and are not finished (the
+   * next owner of the partition reads them again).
    */
-  forget(gone: (current: T) => boolean): T[] {
+  forget(gone: (event: T) => boolean): T[] {
     const dropped: T[] = [];
     for (const [user, state] of this.users) {
-      if (!gone(state.current)) continue;
-      dropped.push(...state.waiting);
-      this.parkedCount -= state.waiting.length;
-      this.users.delete(user);
+      if (gone(state.current)) {
+        dropped.push(...state.waiting);
+        this.parkedCount -= state.waiting.length;
+        this.users.delete(user);
+        continue;
+      }
+      const kept = state.waiting.filter((event) => !gone(event));
+      if (kept.length === state.waiting.length) continue;
+      dropped.push(...state.waiting.filter((event) => gone(event)));
+      this.parkedCount -= state.waiting.length - kept.length;
+      state.waiting = kept;
     }
     return dropped;
   }

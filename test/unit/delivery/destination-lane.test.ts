@@ -356,4 +356,24 @@ describe('DestinationLane', () => {
     await vi.advanceTimersByTimeAsync(1_000);
     expect(started).toHaveLength(3);
   });
+
+  it('batch: a revoked partition takes its events out of the open batch (not running: the stream hands them over again)', async () => {
+    const { lane, started } = laneFixture({ concurrency: 4, queueBound: 100, batch: { maxEvents: 10, maxBytes: 1_000, maxWaitMs: 100 } });
+    lane.accept([record(MAIN, 0, 0), record(MAIN, 0, 1)]);
+    lane.accept([record(MAIN, 1, 0)]);
+    expect(lane.revoke(MAIN, 0)).toEqual([]);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(started).toEqual([`batch ${MAIN}/1@0`]);
+  });
+
+  it('ordering user: an event in flight when its partition went, answered with a retry, is given back to the stream', async () => {
+    const { lane, log, started, finish } = laneFixture({ concurrency: 4, queueBound: 100, ordered: true });
+    lane.accept([record(MAIN, 0, 0, undefined, 'a'), record(MAIN, 0, 1, undefined, 'a')]);
+    expect(lane.revoke(MAIN, 0)).toEqual(['0']);
+    await finish(`${MAIN}/0@0`, 'held');
+    expect(log).toEqual([`release ${MAIN}/0@0`]);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(started).toEqual([`${MAIN}/0@0`]);
+  });
 });
+

@@ -64,6 +64,14 @@ describe('UserOrder', () => {
     expect(order.done('b')).toMatchObject({ name: 'b2' });
   });
 
+  it("drops a revoked partition's parked events from behind users whose event under way stays", () => {
+    const order = new UserOrder<Ev>();
+    offer(order, [ev('b1', 1), ev('b2', 0), ev('b3', 1)]);
+    expect(order.forget((e) => e.partition === 0).map((e) => e.name)).toEqual(['b2']);
+    expect(order.parked).toBe(1);
+    expect(order.done('b')).toMatchObject({ name: 'b3' });
+  });
+
   it('refuses to park an event of a user with nothing under way (the lane would lose it)', () => {
     const order = new UserOrder<Ev>();
     expect(() => order.park(ev('a1'))).toThrow(/nothing of user "a" is under way/);

@@ -111,8 +111,8 @@ interface OpenBatch {
 
 /** A request that waits for its rate-limit tokens (reserved already). */
 interface Paced {
-  /** The partition of its one record; undefined for a batch. */
-  queue: PartitionQueue | undefined;
+  /** Its events (one, or a batch's), taken off their queues and counted as running. */
+  entries: Entry[];
   admitted: Admitted;
   weight: number;
   timer: NodeJS.Timeout;
@@ -203,7 +203,7 @@ export class DestinationLane {
     const queue = this.queues.get(key);
     if (queue === undefined) return [];
     this.dropQueued(queue);
-    if (this.paced !== undefined && this.paced.queue === queue) this.cancelPaced();
+    if (this.paced?.entries.some((entry) => entry.queue === queue)) this.cancelPaced();
     for (const entry of this.order.forget((event) => event.queue === queue)) {
       entry.queue.parked -= 1;
       if (entry.queue === queue) continue;
@@ -474,7 +474,7 @@ export class DestinationLane {
     // NOTE: waiting for a token holds only this lane (its next request, tokens reserved).
     const paceMs = pace.reserve(settings, requests, now);
     if (paceMs > 0) {
-      this.paced = { queue: batch ? undefined : entries[0]!.queue, admitted, weight, send, timer: setTimeout(() => this.startPaced(), paceMs) };
+      this.paced = { entries, admitted, weight, send, timer: setTimeout(() => this.startPaced(), paceMs) };
       return false;
     }
     send(settings, admitted, weight);
@@ -501,6 +501,7 @@ export class DestinationLane {
     if (this.stopping || settings === undefined) {
       this.parts.circuits.abandon(paced.admitted, Date.now());
       this.slots.release(paced.weight);
+      for (const { queue, item } of paced.entries) queue.running.delete(item.record.offset);
     } else {
       paced.send(settings, paced.admitted, paced.weight);
     }
@@ -514,6 +515,9 @@ export class DestinationLane {
     clearTimeout(paced.timer);
     this.parts.circuits.abandon(paced.admitted, Date.now());
     this.slots.release(paced.weight);
+    // NOTE: not sent, so not running: first in turn again (a revoked partition's are dropped from `ready` by revoke).
+    for (const { queue, item } of paced.entries) queue.running.delete(item.record.offset);
+    this.ready.unshift(...paced.entries);
   }
 
   /** Delivers one event; its offset is done once its outcome is safe in Kafka. */

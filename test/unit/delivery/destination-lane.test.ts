@@ -375,5 +375,14 @@ describe('DestinationLane', () => {
     await vi.advanceTimersByTimeAsync(5_000);
     expect(started).toEqual([`${MAIN}/0@0`]);
   });
+
+  it('an event waiting for its rate-limit token is not running: a revoke gives it back to the stream', async () => {
+    const { lane, started } = laneFixture({ concurrency: 4, queueBound: 100, rateLimit: { requestsPerSecond: 1, burst: 1 } });
+    lane.accept([record(MAIN, 0, 0), record(MAIN, 0, 1)]);
+    expect(started).toEqual([`${MAIN}/0@0`]);
+    expect(lane.revoke(MAIN, 0)).toEqual(['0']);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(started).toEqual([`${MAIN}/0@0`]);
+  });
 });
 

@@ -83,8 +83,8 @@ describe('batches', () => {
       delivery: { timeout: '2s', retryTiers: ['1s'], maxRetryWindow: '10m', concurrencyPerDestination: 2 },
       destinations: { warehouse: { url: warehouse.url(), sharedSecret: SECRET, batch: { maxEvents: MAX_EVENTS, maxBytes: '64KB', maxWait: '100ms' } } },
     });
-    // The first batch request gets a 503; the others a 200 after 150 ms, so that the kill lands mid-way.
-    const acked = arrays(warehouse, (_ids, index) => (index === 0 ? { status: 503 } : { status: 200, delayMs: 150 }));
+    // The first batch request gets a 503; the others a 200 after 250 ms, so that the kill lands mid-way.
+    const acked = arrays(warehouse, (_ids, index) => (index === 0 ? { status: 503 } : { status: 200, delayMs: 250 }));
     await produce(prefix, 'warehouse', EVENTS);
 
     const first = await startRole('deliverer', file);

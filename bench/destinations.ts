@@ -1,5 +1,5 @@
 // `npm run bench -- destinations [--counts 1,100,1000] [--n 20000] [--partitions 1] [--in-flight 256]
-//   [--ready-timeout 120] [--settle 5] [--idle 10] [--hanging 100] [--timeout 5s] [--batch 0]`, or standalone: `tsx bench/destinations.ts [same options]`.
+//   [--ready-timeout 120] [--settle 5] [--idle 10] [--hanging 100] [--timeout 5s] [--batch off]`, or standalone: `tsx bench/destinations.ts [same options]`.
 //
 // `--batch N` (N ≥ 1) gives every destination `settings.batch: { maxEvents: N, maxBytes: 512KB,
 // maxWait: 100ms }` (docs/webhooks.md#batches): the same table with batch requests.
@@ -418,9 +418,10 @@ export async function main(args: string[]): Promise<void> {
     idle: 10,
     hanging: '100',
     timeout: '5s',
-    batch: 0,
+    batch: 'off',
   });
-  if (!Number.isInteger(options.batch) || options.batch < 0 || options.batch > 4000) throw new Error(`--batch takes 0 (off) or maxEvents from 1 to 4000, not ${options.batch}`);
+  const batch = options.batch === 'off' ? 0 : Number(options.batch);
+  if (options.batch !== 'off' && (!Number.isInteger(batch) || batch < 1 || batch > 4000)) throw new Error(`--batch takes maxEvents from 1 to 4000, or off, not ${options.batch}`);
   const counts = options.counts.split(',').map(Number);
   if (counts.some((c) => !Number.isInteger(c) || c <= 0)) throw new Error(`--counts takes positive integers, comma-separated, not ${options.counts}`);
   const hangingAt = options.hanging === 'none' ? [] : options.hanging.split(',').map(Number);
@@ -436,7 +437,7 @@ export async function main(args: string[]): Promise<void> {
     settleS: options.settle,
     idleS: options.idle,
     timeout: options.timeout,
-    batch: options.batch,
+    batch,
   };
   const withReceiver = async (healthy: number, hanging: number, d: number): Promise<RunResult> => {
     const receiver = await startReceiver();
@@ -474,7 +475,7 @@ export async function main(args: string[]): Promise<void> {
     process.stdout.write(
       [
         '',
-        `destinations bench: one \`switchyard deliverer\` (CLI child process), ${options.n} events per wave split evenly over D destinations, ${options.partitions} partition(s) per topic, concurrencyPerDestination ${options['in-flight']} / D (at least 1), one node:http receiver (0 ms)${options.batch > 0 ? `; batches of up to ${options.batch} events (maxWait 100ms)` : ''}`,
+        `destinations bench: one \`switchyard deliverer\` (CLI child process), ${options.n} events per wave split evenly over D destinations, ${options.partitions} partition(s) per topic, concurrencyPerDestination ${options['in-flight']} / D (at least 1), one node:http receiver (0 ms)${batch > 0 ? `; batches of up to ${batch} events (maxWait 100ms)` : ''}`,
         ...formatTable(
           ['D', 'at once', 'ready s', 'RSS idle MB', 'RSS loaded MB', 'broker conns', `CPU % first ${options.settle} s`, 'idle CPU %', 'events/s (wave 2)', `vs D=${results[0]?.d ?? '-'}`, 'µs CPU/ev', 'duplicates', 'timeouts'],
           results.map((r) =>

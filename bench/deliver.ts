@@ -1,4 +1,4 @@
-// `npm run bench -- deliver [--n 20000] [--partitions 6] [--concurrency 64] [--rounds 3] [--scenarios 0ms,50ms,hanging,breaker]`, or
+// `npm run bench -- deliver [--n 20000] [--partitions 6] [--concurrency 64] [--rounds 3] [--scenarios 0ms,50ms,hanging,breaker,batch,ordered]`, or
 // standalone: `tsx bench/deliver.ts [same options]`.
 //
 // Webhooks per second from the deliverer (Kafka in, signed POSTs out, commits) to a
@@ -9,7 +9,8 @@
 // destination's rate alone and beside a neighbour whose URL never answers. Then the
 // circuit breaker: a destination whose second URL never answers, timed once that URL's
 // circuit is open, against the same destination with only its healthy URL (and, for
-// scale, with the breaker switched off). The receiver
+// scale, with the breaker switched off). Then batches of 100 (`settings.batch`) and per-user
+// order (`ordering: user`, 1,000 users) against the per-event deliverer at 0 ms. The receiver
 // runs in a child process so it does not share the event loop with what is measured.
 // Each pair runs in alternating order over several rounds and the median of each is
 // compared (the machine is shared). Starts its own local broker unless KAFKA_BROKERS is
@@ -61,8 +62,8 @@ const server = http.createServer((req, res) => {
 });
 `;
 
-/** Destination id → its URL, or its URLs. */
-type BenchDestinations = Record<string, string | string[]>;
+/** Destination id → its URL, or its URLs, or those with more settings (batch, ordering). */
+type BenchDestinations = Record<string, string | string[] | { urls: string | string[]; settings: Record<string, unknown> }>;
 
 function benchConfig(
   brokers: string,
@@ -79,24 +80,23 @@ function benchConfig(
       kafka: { brokers: brokers.split(','), clientId, topicPrefix: prefix, groupPrefix: `${clientId}.`, partitions },
       delivery: { timeout, retryTiers: ['1s', '5s'], maxRetryWindow: '1m', concurrencyPerDestination: concurrency },
       sources: [{ id: 'bench' }], // a config needs a source; this bench only delivers
-      destinations: Object.entries(destinations).map(([id, urls]) => ({
-        id,
-        type: 'webhooks',
-        settings: { webhooks: [urls].flat().map((url) => ({ url })), sharedSecret: SECRET },
-      })),
+      destinations: Object.entries(destinations).map(([id, entry]) => {
+        const { urls, settings } = typeof entry === 'string' || Array.isArray(entry) ? { urls: entry, settings: {} } : entry;
+        return { id, type: 'webhooks', settings: { webhooks: [urls].flat().map((url) => ({ url })), sharedSecret: SECRET, ...settings } };
+      }),
     },
     'bench-deliver.yaml',
   );
 }
 
-async function fill(kafka: Kafka, topic: string, n: number): Promise<void> {
+async function fill(kafka: Kafka, topic: string, n: number, users?: number): Promise<void> {
   const producer = createProducer(kafka);
   await producer.connect();
   try {
     const chunk = 2_000;
     for (let start = 0; start < n; start += chunk) {
       const messages = [];
-      for (let i = start; i < Math.min(n, start + chunk); i++) messages.push(deliveryMessage(`bench-${i}`, i));
+      for (let i = start; i < Math.min(n, start + chunk); i++) messages.push(deliveryMessage(`bench-${i}`, i, users));
       await producer.send({ topic, acks: -1, messages });
     }
   } finally {
@@ -105,7 +105,7 @@ async function fill(kafka: Kafka, topic: string, n: number): Promise<void> {
 }
 
 /** The pairs `--scenarios` can pick, in the order they run. */
-const SCENARIOS = ['0ms', '50ms', 'hanging', 'breaker'] as const;
+const SCENARIOS = ['0ms', '50ms', 'hanging', 'breaker', 'batch', 'ordered'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 /**
@@ -301,7 +301,7 @@ export async function main(args: string[]): Promise<void> {
     const scenario = async (
       destinations: BenchDestinations,
       counts: Record<string, number>,
-      extra: { floorUrl?: string; timeout?: string; tuning?: Partial<DelivererTuning>; warmedUp?: (metrics: Metrics) => Promise<boolean> } = {},
+      extra: { floorUrl?: string; timeout?: string; users?: number; tuning?: Partial<DelivererTuning>; warmedUp?: (metrics: Metrics) => Promise<boolean> } = {},
     ) => {
       const { floorUrl } = extra;
       scenarioNumber += 1;
@@ -320,7 +320,7 @@ export async function main(args: string[]): Promise<void> {
         { partitions, replicationFactor: 1 },
       );
       await admin.disconnect();
-      for (const [id, count] of Object.entries(counts)) await fill(kafka, names.deliveries(id), count);
+      for (const [id, count] of Object.entries(counts)) await fill(kafka, names.deliveries(id), count, extra.users);
       const measured = Object.keys(counts)[0]!;
       if (floorUrl !== undefined) return floorRate(kafka, names.deliveries(measured), `${config.kafka.clientId}-floor`, floorUrl, counts[measured]!, concurrency, partitions);
       return deliverRate({
@@ -346,6 +346,7 @@ export async function main(args: string[]): Promise<void> {
     };
 
     const healthy = receiver.url('/ok/0');
+    const batch = { batch: { maxEvents: 100, maxBytes: '512KB', maxWait: '100ms' } };
     const allPairs: Record<Scenario, [string, () => Promise<Measured>][]> = {
       '0ms': [
         ['bare undici 0 ms', () => undiciRate(receiver.url('/ok/0'), n, concurrency)],
@@ -377,6 +378,14 @@ export async function main(args: string[]): Promise<void> {
           () => scenario({ pair: [healthy, receiver.url('/hang')] }, { pair: breakerN }, { timeout: breakerTimeout, tuning: { circuitBreaker: { failureThreshold: Number.MAX_SAFE_INTEGER } } }),
         ],
       ],
+      batch: [
+        ['deliverer 0 ms, per event', () => scenario({ hooks: healthy }, { hooks: n })],
+        ['deliverer 0 ms, batch 100', () => scenario({ hooks: { urls: healthy, settings: batch } }, { hooks: n })],
+      ],
+      ordered: [
+        ['deliverer 0 ms, 1,000 users', () => scenario({ hooks: healthy }, { hooks: n }, { users: 1_000 })],
+        ['deliverer 0 ms, 1,000 users ordered', () => scenario({ hooks: { urls: healthy, settings: { ordering: 'user' } } }, { hooks: n }, { users: 1_000 })],
+      ],
     };
     const pairs = SCENARIOS.filter((name) => chosen.has(name)).map((name) => allPairs[name]);
     for (let round = 1; round <= rounds; round++) {
@@ -395,6 +404,7 @@ export async function main(args: string[]): Promise<void> {
       const [o, b] = [median(ours), median(base)];
       return [label, Math.round(o.rate).toString(), Math.round(b.rate).toString(), `${(o.rate / b.rate).toFixed(2)}×`, target, o.cpuUs.toFixed(1), b.cpuUs.toFixed(1)];
     };
+    const cpuRatio = (ours: string, base: string) => `CPU/event ${(median(ours).cpuUs / median(base).cpuUs).toFixed(2)}×`;
     const rows = [
       ...(chosen.has('0ms')
         ? [
@@ -411,13 +421,17 @@ export async function main(args: string[]): Promise<void> {
             row('  the same without the breaker', 'healthy + hanging URL, breaker off', 'healthy URL alone', '(for scale)'),
           ]
         : []),
+      ...(chosen.has('batch')
+        ? [row('batch 100', 'deliverer 0 ms, batch 100', 'deliverer 0 ms, per event', `≥ 3.00×; ${cpuRatio('deliverer 0 ms, batch 100', 'deliverer 0 ms, per event')} (≤ 0.30×)`)]
+        : []),
+      ...(chosen.has('ordered') ? [row('ordered (1,000 users)', 'deliverer 0 ms, 1,000 users ordered', 'deliverer 0 ms, 1,000 users', '≥ 0.80×')] : []),
     ];
     process.stdout.write(
       [
         '',
         `deliver bench: signed ~700-byte POSTs to a keep-alive node:http receiver (child process); ${partitions} partitions; concurrency ${concurrency}; median of ${rounds} round(s), each timed over its last 80% of events`,
         ...formatTable(['scenario', 'deliverer/s', 'baseline/s', 'ratio', 'target', 'µs CPU/ev', 'base µs/ev'], rows),
-        'baseline: bare undici at the same concurrency to the same receiver (latency rows); the healthy destination alone (hanging row); the destination with only its healthy URL (breaker rows, timed once the circuit is open)',
+        'baseline: bare undici at the same concurrency to the same receiver (latency rows); the healthy destination alone (hanging row); the destination with only its healthy URL (breaker rows, timed once the circuit is open); the per-event deliverer at 0 ms (batch row); the same without ordering (ordered row)',
         'µs CPU/ev: CPU time of the benchmark process per event (the receiver and broker not included)',
         `every run (events/s): ${[...results.entries()].map(([name, runs]) => `${name} ${runs.map((r) => Math.round(r.rate)).join('/')}`).join('; ')}`,
         '',

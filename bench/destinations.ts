@@ -1,5 +1,8 @@
 // `npm run bench -- destinations [--counts 1,100,1000] [--n 20000] [--partitions 1] [--in-flight 256]
-//   [--ready-timeout 120] [--settle 5] [--idle 10] [--hanging 100] [--timeout 5s]`, or standalone: `tsx bench/destinations.ts [same options]`.
+//   [--ready-timeout 120] [--settle 5] [--idle 10] [--hanging 100] [--timeout 5s] [--batch off]`, or standalone: `tsx bench/destinations.ts [same options]`.
+//
+// `--batch N` (N ≥ 1) gives every destination `settings.batch: { maxEvents: N, maxBytes: 512KB,
+// maxWait: 100ms }` (docs/webhooks.md#batches): the same table with batch requests.
 //
 // What a destination costs the deliverer: one `switchyard deliverer` process (the real
 // CLI, a child process, as Kubernetes runs it) with D destinations, all posting to one
@@ -73,19 +76,22 @@ const server = http.createServer((req, res) => {
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
     if (req.url.startsWith('/hang')) return;
-    const m = /"messageId":"(w(\\d+)-[^"]*)"/.exec(Buffer.concat(chunks).toString('utf8'));
+    // One event, or a batch of them (a JSON array): every messageId in the body.
+    const ms = [...Buffer.concat(chunks).toString('utf8').matchAll(/"messageId":"(w(\\d+)-[^"]*)"/g)];
     // Counted once the 200 went out ('finish') on a connection the deliverer still held:
     // an answer to a request it already gave up on (timeout) is not a delivery it saw.
-    if (m) res.once('finish', () => {
-      total += 1;
-      const n = (seen.get(m[1]) || 0) + 1;
-      seen.set(m[1], n);
-      if (n === 1) {
-        const now = performance.now();
-        const w = waves.get(m[2]) || { count: 0, first: now, last: now };
-        w.count += 1;
-        w.last = now;
-        waves.set(m[2], w);
+    if (ms.length > 0) res.once('finish', () => {
+      for (const m of ms) {
+        total += 1;
+        const n = (seen.get(m[1]) || 0) + 1;
+        seen.set(m[1], n);
+        if (n === 1) {
+          const now = performance.now();
+          const w = waves.get(m[2]) || { count: 0, first: now, last: now };
+          w.count += 1;
+          w.last = now;
+          waves.set(m[2], w);
+        }
       }
     });
     res.writeHead(200, { 'content-type': 'text/plain' });
@@ -275,6 +281,8 @@ interface RunOptions {
   idleS: number;
   /** delivery.timeout, also how long a hanging destination holds each request. */
   timeout: string;
+  /** settings.batch.maxEvents of every destination; 0: no batches. */
+  batch: number;
 }
 
 /** concurrencyPerDestination at D destinations: the same requests at once at every D, at least one per destination. */
@@ -318,7 +326,11 @@ async function runOnce(options: RunOptions): Promise<RunResult> {
     destinations: ids.map((id) => ({
       id,
       type: 'webhooks',
-      settings: { webhooks: [{ url: options.receiver.url(hangingIds.has(id) ? `/hang/${id}` : `/ok/${id}`) }], sharedSecret: SECRET },
+      settings: {
+        webhooks: [{ url: options.receiver.url(hangingIds.has(id) ? `/hang/${id}` : `/ok/${id}`) }],
+        sharedSecret: SECRET,
+        ...(options.batch > 0 ? { batch: { maxEvents: options.batch, maxBytes: '512KB', maxWait: '100ms' } } : {}),
+      },
     })),
   });
   const brokerPorts = new Set(options.brokers.split(',').map((b) => Number(b.split(':').pop())));
@@ -406,7 +418,10 @@ export async function main(args: string[]): Promise<void> {
     idle: 10,
     hanging: '100',
     timeout: '5s',
+    batch: 'off',
   });
+  const batch = options.batch === 'off' ? 0 : Number(options.batch);
+  if (options.batch !== 'off' && (!Number.isInteger(batch) || batch < 1 || batch > 4000)) throw new Error(`--batch takes maxEvents from 1 to 4000, or off, not ${options.batch}`);
   const counts = options.counts.split(',').map(Number);
   if (counts.some((c) => !Number.isInteger(c) || c <= 0)) throw new Error(`--counts takes positive integers, comma-separated, not ${options.counts}`);
   const hangingAt = options.hanging === 'none' ? [] : options.hanging.split(',').map(Number);
@@ -422,6 +437,7 @@ export async function main(args: string[]): Promise<void> {
     settleS: options.settle,
     idleS: options.idle,
     timeout: options.timeout,
+    batch,
   };
   const withReceiver = async (healthy: number, hanging: number, d: number): Promise<RunResult> => {
     const receiver = await startReceiver();
@@ -459,7 +475,7 @@ export async function main(args: string[]): Promise<void> {
     process.stdout.write(
       [
         '',
-        `destinations bench: one \`switchyard deliverer\` (CLI child process), ${options.n} events per wave split evenly over D destinations, ${options.partitions} partition(s) per topic, concurrencyPerDestination ${options['in-flight']} / D (at least 1), one node:http receiver (0 ms)`,
+        `destinations bench: one \`switchyard deliverer\` (CLI child process), ${options.n} events per wave split evenly over D destinations, ${options.partitions} partition(s) per topic, concurrencyPerDestination ${options['in-flight']} / D (at least 1), one node:http receiver (0 ms)${batch > 0 ? `; batches of up to ${batch} events (maxWait 100ms)` : ''}`,
         ...formatTable(
           ['D', 'at once', 'ready s', 'RSS idle MB', 'RSS loaded MB', 'broker conns', `CPU % first ${options.settle} s`, 'idle CPU %', 'events/s (wave 2)', `vs D=${results[0]?.d ?? '-'}`, 'µs CPU/ev', 'duplicates', 'timeouts'],
           results.map((r) =>

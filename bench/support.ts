@@ -160,12 +160,12 @@ export async function startReceiverProcess(source: string): Promise<ReceiverProc
   return { port, url: (path) => `http://127.0.0.1:${port}${path}`, stop: () => child.kill('SIGKILL') };
 }
 
-/** A realistic ~700-byte track body, as the router renders it; the n-th of 5,000 users. */
-export function trackBody(messageId: string, n: number): string {
+/** A realistic ~700-byte track body, as the router renders it; of user n modulo `users` (5,000). */
+export function trackBody(messageId: string, n: number, users = 5000): string {
   return JSON.stringify({
     version: 1,
     type: 'track',
-    userId: `user-${n % 5000}`,
+    userId: `user-${n % users}`,
     messageId,
     timestamp: new Date(Date.UTC(2026, 4, 1) + n).toISOString(),
     event: 'Order Completed',
@@ -180,10 +180,10 @@ export function trackBody(messageId: string, n: number): string {
 }
 
 /** A `deliveries.<id>` record as the router writes it: trackBody, the user as key, the four delivery headers. */
-export function deliveryMessage(messageId: string, n: number): Message {
+export function deliveryMessage(messageId: string, n: number, users = 5000): Message {
   return {
-    key: `user-${n % 5000}`,
-    value: trackBody(messageId, n),
+    key: `user-${n % users}`,
+    value: trackBody(messageId, n, users),
     headers: { 'source-id': 'web', 'message-id': messageId, attempt: '0', 'first-attempt-at': '' },
     // As the router writes it: the receipt time as the record timestamp (src/router/plan-call.ts).
     timestamp: String(Date.now()),

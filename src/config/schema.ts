@@ -11,8 +11,9 @@
 import { z } from 'zod';
 import { compileExpression, propertyPathProblem } from '../shaping/index.js';
 import type { ShapingSettings } from '../shaping/index.js';
-import { DURATION_PATTERN, parseDuration } from './duration.js';
+import { DURATION_PATTERN, formatDuration, parseDuration } from './duration.js';
 import { isLoopbackHost } from '../network/address-rule.js';
+import { formatSize, parseSize, SIZE_PATTERN } from './size.js';
 import { snakeCase } from './snake-case.js';
 
 export interface WebhookEntry {
@@ -31,8 +32,23 @@ export interface DestinationConfig {
     sharedSecrets?: string[];
     signing: SigningScheme;
     rateLimit?: RateLimitConfig;
+    /** Many events in one request (docs/webhooks.md#batches); absent: one event per request. */
+    batch?: BatchConfig;
+    /** `user`: a user's events in order (docs/webhooks.md#per-user-order). */
+    ordering: Ordering;
   } & ShapingSettings;
 }
+
+/** `settings.batch`: a request carries a JSON array of up to `maxEvents` bodies, `maxBytes` in all, closed `maxWait` after its first event. */
+export interface BatchConfig {
+  maxEvents: number;
+  maxBytes: number;
+  /** YAML key `maxWait`. */
+  maxWaitMs: number;
+}
+
+/** `none` (the default): events go as they come, many at once. `user`: a user's next event waits for the one before. */
+export type Ordering = 'none' | 'user';
 
 /** `settings.rateLimit`: paces a destination's requests (a token bucket per deliverer process). */
 export interface RateLimitConfig {
@@ -791,6 +807,43 @@ const rateLimitSchema = strictObject({
   (r): RateLimitConfig => ({ requestsPerSecond: r.requestsPerSecond, burst: r.burst ?? Math.max(1, Math.ceil(r.requestsPerSecond)) }),
 );
 
+/** The most events one batch request may carry (Segment's own batches go up to 4,000). */
+export const MAX_BATCH_EVENTS = 4_000;
+/** The largest batch body, and the smallest `maxBytes` (a bound below one ordinary event would make every batch one event). */
+export const MAX_BATCH_BYTES = 4 * 1_048_576;
+const MIN_BATCH_BYTES = 1_024;
+/**
+ * The longest `maxWait`. NOTE: the events of an open batch wait in the deliverer's memory,
+ * taken from their partitions and not yet sent; a minute is already far past what a
+ * receiver that batches for cost gains from waiting.
+ */
+export const MAX_BATCH_WAIT_MS = 60_000;
+
+function checkSize(min: number, max: number) {
+  const input = orFromEnv({ type: 'string', pattern: SIZE_PATTERN.source, description: `a size: a number with a unit B, KB or MB (1 KB = 1,024 bytes), from ${formatSize(min)} to ${formatSize(max)}, e.g. "512KB"` });
+  return withInput(input, (value: unknown): Checked<number> => {
+    if (value === undefined) return fail(REQUIRED);
+    const bytes = typeof value === 'string' ? parseSize(value) : undefined;
+    if (bytes === undefined) return fail(`${describe(value)} is not a size; write a number with a unit B, KB or MB (1 KB = 1,024 bytes), e.g. "512KB" or "1MB"`);
+    if (bytes < min || bytes > max) return fail(`${describe(value)} is outside ${formatSize(min)} to ${formatSize(max)}; give a size in that range`);
+    return ok(bytes);
+  });
+}
+
+function checkDurationUpTo(maxMs: number) {
+  return withInput(checkDuration.input!, (value: unknown): Checked<number> => {
+    const ms = checkDuration(value);
+    if (ms.ok && ms.value > maxMs) return fail(`${describe(value)} is longer than ${formatDuration(maxMs)}, the longest a batch may wait for more events; give a shorter duration`);
+    return ms;
+  });
+}
+
+const batchSchema = strictObject({
+  maxEvents: field(checkInt(1, MAX_BATCH_EVENTS)).prefault(100),
+  maxBytes: field(checkSize(MIN_BATCH_BYTES, MAX_BATCH_BYTES)).prefault('512KB'),
+  maxWait: field(checkDurationUpTo(MAX_BATCH_WAIT_MS)).prefault('1s'),
+}).transform((b): BatchConfig => ({ maxEvents: b.maxEvents, maxBytes: b.maxBytes, maxWaitMs: b.maxWait }));
+
 const STANDARD_SECRET_FORM = '"whsec_" followed by the key in base64, e.g. whsec_ and the output of `openssl rand -base64 32`';
 
 /**
@@ -892,6 +945,8 @@ const destinationSchema = strictObject({
   enabled: field(checkBoolean).prefault(true),
   settings: strictObject({
     rateLimit: rateLimitSchema.optional(),
+    batch: batchSchema.optional(),
+    ordering: field(oneOf(['none', 'user'] as const)).prefault('none'),
     webhooks: list(webhookSchema).superRefine(
       (hooks, ctx) => {
         if (hooks.length === 0) ctx.addIssue({ code: 'custom', message: 'needs at least 1 entry, got 0' });

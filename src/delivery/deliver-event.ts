@@ -1,6 +1,8 @@
 // One delivery message, start to end: sign it, send it to the URLs its circuits let
 // through (fan-out.ts), count the answers, and hand a failure to retry-or-dead-letter.ts.
 // With tracing on, the attempt is a span whose context goes out as `traceparent`.
+// A batch (`settings.batch`, docs/webhooks.md#batches) goes the same way as one request
+// whose body is the array of its events (batch.ts); its outcome is each event's.
 import type { Logger } from 'pino';
 import { HEADER, headerText } from '../kafka/index.js';
 import type { InboundRecord } from '../kafka/index.js';
@@ -13,11 +15,12 @@ import { fanOut, summarize } from './fan-out.js';
 import type { UrlResult } from './fan-out.js';
 import type { HttpSender } from './http-sender.js';
 import type { RatePace } from './rate-pace.js';
-import type { NotDelivered, RetryOrDeadLetter } from './retry-or-dead-letter.js';
+import { batchBody, batchId, halves, wantsSplit } from './batch.js';
+import type { HeldRetry, NotDelivered, RetryOrDeadLetter } from './retry-or-dead-letter.js';
 import type { Admitted, UrlCircuits } from './url-circuits.js';
 
-/** What became of one event: the `result` label of `switchyard_deliveries_total`. */
-export type DeliveryResult = 'delivered' | NotDelivered;
+/** What became of one event: the `result` label of `switchyard_deliveries_total`; or, for an ordered destination, its retry waiting in the lane. */
+export type DeliveryResult = 'delivered' | NotDelivered | HeldRetry;
 
 /** One message to deliver, with what was decided for it before it started. */
 export interface DeliveryJob {
@@ -26,6 +29,16 @@ export interface DeliveryJob {
   settings: PreparedDestination;
   /** The URLs its circuits let through (url-circuits.ts). */
   admitted: Admitted;
+  /** `ordering: user`: a next attempt waits in the lane, not in a retry tier (retry-or-dead-letter.ts `HeldRetry`). */
+  hold?: boolean;
+}
+
+/** The events of one batch request, in the order of the array. */
+export interface BatchJob {
+  events: readonly { record: InboundRecord; envelope: Envelope }[];
+  settings: PreparedDestination;
+  admitted: Admitted;
+  hold?: boolean;
 }
 
 export interface EventDeliveryOptions {
@@ -64,13 +77,66 @@ export class EventDelivery {
     });
     try {
       const result = await this.attempt(job, span);
-      span?.setAttribute('switchyard.delivery.result', result);
-      endSpan(span, result === 'delivered' ? undefined : `not delivered: ${result.replace('_', ' ')}`);
+      const label = typeof result === 'string' ? result : 'retry_scheduled';
+      span?.setAttribute('switchyard.delivery.result', label);
+      endSpan(span, label === 'delivered' ? undefined : `not delivered: ${label.replace('_', ' ')}`);
       return result;
     } catch (error) {
       endSpan(span, error);
       throw error;
     }
+  }
+
+  /**
+   * Delivers a batch in one request and writes what comes next for each event. Resolves
+   * with each event's outcome, in the batch's order: a rejected one is an event whose
+   * retry or dead letter could not be written. A batch gets no span of its own.
+   */
+  async deliverBatch(job: BatchJob): Promise<PromiseSettledResult<DeliveryResult>[]> {
+    const { events, settings, admitted } = job;
+    const startedAt = Date.now();
+    const outcomes: Promise<DeliveryResult>[] = new Array<Promise<DeliveryResult>>(events.length);
+    const sendable: number[] = [];
+    events.forEach(({ record, envelope }, i) => {
+      if (record.value === null || record.value.length === 0) outcomes[i] = this.options.next.nothingToSend(record, envelope, startedAt);
+      else sendable.push(i);
+    });
+    if (sendable.length === 0) this.options.circuits.abandon(admitted, startedAt);
+    else {
+      const results = this.sendBatch(sendable.map((i) => events[i]!), settings, admitted, job.hold === true, startedAt);
+      for (const [i, at] of sendable.entries()) outcomes[at] = results.then((all) => all[i]!);
+    }
+    return Promise.allSettled(outcomes);
+  }
+
+  /**
+   * One batch request, and what each of its events came to. NOTE: a 413 splits the batch
+   * in halves sent at once (on the batch's permit), down to single events; a single
+   * event answered 413 is a permanent failure as any other 4xx (docs/webhooks.md#batches).
+   */
+  private async sendBatch(
+    events: readonly { record: InboundRecord; envelope: Envelope }[],
+    settings: PreparedDestination,
+    admitted: Admitted,
+    hold: boolean,
+    startedAt: number,
+  ): Promise<Promise<DeliveryResult>[]> {
+    const { circuits, counters, next } = this.options;
+    const body = batchBody(events.map(({ record }) => record.value!));
+    const id = batchId(events.map(({ record }) => headerText(record.headers, HEADER.messageId) ?? `${record.topic}/${record.partition}@${record.offset}`));
+    const results = await this.sendBody(settings, admitted, body, id, undefined, startedAt);
+    counters.batchSent(events.length);
+    const summary = summarize(results);
+    if (summary.delivered) {
+      for (const { envelope } of events) counters.eventDelivered(envelope.receivedAtMs);
+      return events.map(() => Promise.resolve('delivered' as const));
+    }
+    if (wantsSplit(events.length, results)) {
+      const now = Date.now();
+      const parts = await Promise.all(halves(events).map((half) => this.sendBatch(half, settings, circuits.admit(settings, now), hold, now)));
+      return parts.flat();
+    }
+    return events.map(({ record, envelope }) => next.afterFailure({ record, envelope, settings, firstAttemptAtMs: envelope.firstAttemptAtMs ?? startedAt, summary }, hold));
   }
 
   /** `span`: the attempt's span when tracing is on; its context goes out as `traceparent`. */
@@ -92,16 +158,31 @@ export class EventDelivery {
       this.options.counters.eventDelivered(envelope.receivedAtMs);
       return 'delivered';
     }
-    return next.afterFailure({ record, envelope, settings: job.settings, firstAttemptAtMs: envelope.firstAttemptAtMs ?? startedAt, summary });
+    return next.afterFailure({ record, envelope, settings: job.settings, firstAttemptAtMs: envelope.firstAttemptAtMs ?? startedAt, summary }, job.hold === true);
   }
 
-  /** Sends `body` to the admitted URLs; the results include a `circuit_open` one per skipped URL. */
-  private async send(job: DeliveryJob, body: Buffer, startedAt: number, span: Span | undefined): Promise<UrlResult[]> {
+  /** Sends one event's body to the admitted URLs. */
+  private send(job: DeliveryJob, body: Buffer, startedAt: number, span: Span | undefined): Promise<UrlResult[]> {
     const { settings, admitted, record } = job;
+    return this.sendBody(settings, admitted, body, headerText(record.headers, HEADER.messageId), outgoingTraceparent(span, job.envelope.traceparent), startedAt, span);
+  }
+
+  /**
+   * Signs `body` as `id` (the messageId, or a batch's id) and sends it to the admitted
+   * URLs; the results include a `circuit_open` one per skipped URL.
+   */
+  private async sendBody(
+    settings: PreparedDestination,
+    admitted: Admitted,
+    body: Buffer,
+    id: string | undefined,
+    traceparent: string | undefined,
+    startedAt = Date.now(),
+    span?: Span,
+  ): Promise<UrlResult[]> {
     const { circuits } = this.options;
     const perEvent: Record<string, string> = {};
-    settings.sign?.(body, headerText(record.headers, HEADER.messageId), startedAt, perEvent);
-    const traceparent = outgoingTraceparent(span, job.envelope.traceparent);
+    settings.sign?.(body, id, startedAt, perEvent);
     if (traceparent !== undefined) perEvent.traceparent = traceparent;
     const results: UrlResult[] = admitted.send === 0 ? [] : await fanOut(this.options.sender, settings.targets, body, perEvent, admitted);
     const answeredAt = Date.now();

@@ -16,10 +16,15 @@ export class DeliveryCounters {
   private readonly deadLetters: Incrementable;
   private readonly requestDuration: Observable;
   private readonly endToEnd: Observable;
+  /** Made at the first batch: a destination that does not batch has no series. */
+  private batchSizes: Observable | undefined;
   // The two counts every event makes, added when the counters are read (counter-batch.ts).
   private readonly batch: CounterBatch;
 
-  constructor(metrics: Metrics, destinationId: string) {
+  constructor(
+    private readonly metrics: Metrics,
+    private readonly destinationId: string,
+  ) {
     this.batch = metrics.deliveryTally;
     this.attempts = new Map(OUTCOME_LABELS.map((outcome) => [outcome, metrics.deliveryAttempts.labels(destinationId, outcome)]));
     this.delivered = metrics.deliveries.labels(destinationId, 'delivered');
@@ -43,6 +48,12 @@ export class DeliveryCounters {
   eventDelivered(receivedAtMs: number | undefined): void {
     this.batch.add(this.delivered);
     if (receivedAtMs !== undefined) this.endToEnd.observe(Math.max(0, Date.now() - receivedAtMs) / 1000);
+  }
+
+  /** One batch request of `events` events (`switchyard_batch_size`). */
+  batchSent(events: number): void {
+    this.batchSizes ??= this.metrics.batchSize.labels(this.destinationId);
+    this.batchSizes.observe(events);
   }
 
   retryScheduled(): void {

@@ -10,18 +10,31 @@
 // → retry-or-dead-letter.ts (a failure written to a retry tier or the dead letters) →
 // the lane's account in the stream's commit ledger (src/kafka/commit-ledger.ts:
 // committed within about one commit round trip, out of order).
+//
+// Two modes a destination may set (docs/webhooks.md#batches, #per-user-order):
+// - `batch`: the lane fills one open batch from its queues (round robin) and sends it
+//   as one request on one permit when full, or `maxWait` after its first event.
+// - `ordering: user`: an event whose user (the record key) has one under way is parked
+//   (user-order.ts) instead of started; when that one is done, the next parked one is
+//   `ready`. A failed event's next attempt waits in the lane (`held`), not in a retry
+//   tier, and stays unfinished with its user's later events: the partition's commit
+//   stays below them, so whoever owns the partition next keeps the order.
 import type { Logger } from 'pino';
 import type { InboundRecord, LedgerAccount } from '../kafka/index.js';
-import type { DeliveryJob } from './deliver-event.js';
+import { fitsIn, isFull } from './batch.js';
+import type { BatchFill } from './batch.js';
+import type { BatchJob, DeliveryJob, DeliveryResult } from './deliver-event.js';
 import type { PreparedDestination } from './destination-settings.js';
 import { readEnvelope } from './envelope.js';
 import type { Envelope } from './envelope.js';
 import { EndOfTurn } from './end-of-turn.js';
 import type { RatePace } from './rate-pace.js';
+import { isHeldRetry } from './retry-or-dead-letter.js';
 import type { RetryTierWait } from './retry-tier-wait.js';
 import { Semaphore } from './semaphore.js';
 import { countBits } from './url-circuits.js';
 import type { Admitted, UrlCircuits } from './url-circuits.js';
+import { UserOrder } from './user-order.js';
 
 /** The stream's side a lane uses (src/kafka/partition-stream.ts): the fetch of its partitions. */
 export interface LaneStream {
@@ -42,7 +55,10 @@ export interface LaneParts {
   circuits: UrlCircuits;
   pace: RatePace;
   tierWait: RetryTierWait;
-  events: { deliver(job: DeliveryJob): Promise<unknown> };
+  events: {
+    deliver(job: DeliveryJob): Promise<DeliveryResult | void>;
+    deliverBatch(job: BatchJob): Promise<PromiseSettledResult<DeliveryResult>[]>;
+  };
   stream: LaneStream;
   /**
    * The lane's account in the stream's commit ledger, made with laneUncommittedBound:
@@ -73,13 +89,39 @@ interface PartitionQueue {
   dueTimer: NodeJS.Timeout | undefined;
   /** Offsets running now. */
   running: Set<string>;
+  /** Its records parked behind an earlier event of their user (ordered destinations). */
+  parked: number;
 }
 
-/** A head record that waits for its rate-limit tokens (reserved already). */
-interface Paced {
+/** A record taken, or about to be taken, off its partition's queue; `user`: its record key. */
+interface Entry {
   queue: PartitionQueue;
+  item: Queued;
+  user: string;
+}
+
+/** The batch being filled: its events, their size, and the timer that closes it at `maxWait`. */
+interface OpenBatch {
+  entries: Entry[];
+  fill: BatchFill;
+  timer: NodeJS.Timeout | undefined;
+  /** Takes no more events: full, or its `maxWait` passed; it waits for a permit. */
+  closed: boolean;
+}
+
+/** A request that waits for its rate-limit tokens (reserved already). */
+interface Paced {
+  /** Its events (one, or a batch's), taken off their queues and counted as running. */
+  entries: Entry[];
   admitted: Admitted;
   weight: number;
+  timer: NodeJS.Timeout;
+  send(settings: PreparedDestination, admitted: Admitted, weight: number): void;
+}
+
+/** An ordered destination's failed event waiting in the lane for its next attempt. */
+interface Held {
+  entry: Entry;
   timer: NodeJS.Timeout;
 }
 
@@ -128,6 +170,12 @@ export class DestinationLane {
   private stopping = false;
   private cursor = 0;
   private readonly endOfTurn: EndOfTurn;
+  /** Ordered destinations: whose event is under way, and what waits behind it. */
+  private readonly order = new UserOrder<Entry>();
+  /** Events whose turn came (a parked one whose predecessor is done, a held retry now due), oldest first; they start before the queues. */
+  private ready: Entry[] = [];
+  private readonly held = new Set<Held>();
+  private open: OpenBatch | undefined;
 
   constructor(private readonly parts: LaneParts) {
     this.slots = new Semaphore(parts.concurrency);
@@ -145,13 +193,44 @@ export class DestinationLane {
     if (fullness(this.queued, this.parts.queueBound) === 'pause') this.pauseFull();
   }
 
-  /** The partition is not ours any more: drop what waits; the offsets still running are returned. */
+  /**
+   * The partition is not ours any more: drop what waits (queued, parked, held for a
+   * retry: none of it finished, so the next owner reads it again); the offsets still
+   * running are returned.
+   */
   revoke(topic: string, partition: number): string[] {
     const key = `${partition}:${topic}`;
     const queue = this.queues.get(key);
     if (queue === undefined) return [];
     this.dropQueued(queue);
-    if (this.paced?.queue === queue) this.cancelPaced();
+    if (this.paced?.entries.some((entry) => entry.queue === queue)) this.cancelPaced();
+    for (const entry of this.order.forget((event) => event.queue === queue)) {
+      entry.queue.parked -= 1;
+      if (entry.queue === queue) continue;
+      // Parked (from another partition, a retry tier's) behind an event that went with the partition: in turn again.
+      if (this.order.mayStart(entry.user)) {
+        this.order.started(entry);
+        this.ready.push(entry);
+      } else {
+        this.order.park(entry);
+        entry.queue.parked += 1;
+      }
+    }
+    if (this.ready.length > 0) this.schedulePump();
+    const open = this.open;
+    if (open !== undefined) {
+      // NOTE: not sent yet, so not running: the stream hands them over again, to whichever lane takes the partition.
+      const leaving = open.entries.filter((entry) => entry.queue === queue);
+      for (const { item } of leaving) queue.running.delete(item.record.offset);
+      open.entries = open.entries.filter((entry) => entry.queue !== queue);
+      open.fill = { events: open.entries.length, bodyBytes: open.entries.reduce((sum, { item }) => sum + (item.record.value?.length ?? 0), 0) };
+    }
+    this.ready = this.ready.filter((entry) => entry.queue !== queue);
+    for (const held of this.held) {
+      if (held.entry.queue !== queue) continue;
+      clearTimeout(held.timer);
+      this.held.delete(held);
+    }
     this.queues.delete(key);
     return [...queue.running];
   }
@@ -165,12 +244,23 @@ export class DestinationLane {
     return this.inFlight.size;
   }
 
+  /** Records of an ordered destination parked behind an earlier event of their user. */
+  get parkedCount(): number {
+    return this.order.parked;
+  }
+
   /** Starts nothing new, drops the queues, waits for the requests in flight (bounded by the timeout). */
   async stop(): Promise<void> {
     this.stopping = true;
     this.parts.commits.close();
     this.cancelPaced();
     for (const queue of this.queues.values()) this.dropQueued(queue);
+    this.order.forget(() => true);
+    this.ready = [];
+    for (const held of this.held) clearTimeout(held.timer);
+    this.held.clear();
+    if (this.open !== undefined) clearTimeout(this.open.timer);
+    this.open = undefined;
     while (this.inFlight.size > 0) await Promise.all(this.inFlight);
   }
 
@@ -178,7 +268,7 @@ export class DestinationLane {
     const key = `${partition}:${topic}`;
     let queue = this.queues.get(key);
     if (queue === undefined) {
-      queue = { topic, partition, items: [], head: 0, full: false, dueTimer: undefined, running: new Set() };
+      queue = { topic, partition, items: [], head: 0, full: false, dueTimer: undefined, running: new Set(), parked: 0 };
       this.queues.set(key, queue);
     }
     return queue;
@@ -197,37 +287,167 @@ export class DestinationLane {
   };
 
   /**
-   * Starts queued records while permits last, one partition after the other (round
-   * robin, so no partition of the lane starves another).
+   * Starts what may start while permits last: events whose turn came first, then the
+   * queues' heads, one partition after the other (round robin, so no partition of the
+   * lane starves another); with `batch`, into one open batch at a time.
    */
   private readonly pump = (): void => {
     if (this.stopping || this.paced !== undefined) return;
+    const settings = this.parts.settings();
+    if (settings === undefined) return; // left the config: this lane is being stopped
+    if (settings.batch === undefined) this.pumpEvents(settings);
+    else this.pumpBatches(settings);
+    this.resumeIfRoom();
+  };
+
+  private pumpEvents(settings: PreparedDestination): void {
+    const open = this.open;
+    if (open !== undefined) {
+      // `batch` was taken out of the config with a batch open: its events go one by one, first.
+      clearTimeout(open.timer);
+      this.open = undefined;
+      for (const { queue, item } of open.entries) queue.running.delete(item.record.offset);
+      this.ready.unshift(...open.entries);
+    }
+    while (this.ready.length > 0) {
+      if (!this.request(settings, [this.ready[0]!])) return;
+    }
     const queues = [...this.queues.values()];
     let idle = 0;
     while (idle < queues.length && this.queued > 0) {
       const queue = queues[this.cursor++ % queues.length]!;
-      const outcome = this.startHead(queue);
-      if (outcome === 'blocked') {
-        this.cursor -= 1; // the queue that could not start keeps its turn
-        break;
+      const head = this.headOf(queue, settings);
+      if (head === 'parked') {
+        idle = 0;
+        continue;
       }
-      idle = outcome === 'started' ? 0 : idle + 1;
+      if (head === undefined) {
+        idle += 1;
+        continue;
+      }
+      if (!this.request(settings, [head])) {
+        this.cursor -= 1; // the queue that could not start keeps its turn
+        return;
+      }
+      idle = 0;
     }
-    this.resumeIfRoom();
-  };
+  }
 
-  /** Starts the head of `queue` if it may go: 'blocked' stops the whole lane (permits, rate limit). */
-  private startHead(queue: PartitionQueue): 'started' | 'skip' | 'blocked' {
+  /**
+   * Fills the open batch (events whose turn came, then the queues' heads) and sends it
+   * when full; one not full waits `maxWait` after its first event for more.
+   */
+  private pumpBatches(settings: PreparedDestination): void {
+    const limits = settings.batch!;
+    for (;;) {
+      const open = this.open ?? (this.open = { entries: [], fill: { events: 0, bodyBytes: 0 }, timer: undefined, closed: false });
+      if (!open.closed) this.fillBatch(open, settings);
+      if (open.entries.length === 0) {
+        this.open = undefined;
+        return;
+      }
+      if (!open.closed && !isFull(open.fill, limits)) {
+        // Nothing more to take now: the batch waits for more, at most maxWait after its first event.
+        open.timer ??= setTimeout(() => {
+          open.timer = undefined;
+          open.closed = true;
+          this.pump();
+        }, limits.maxWaitMs);
+        return;
+      }
+      open.closed = true;
+      if (!this.request(settings, open.entries)) return;
+    }
+  }
+
+  /** Takes events into `open` until it is full or nothing may join now. */
+  private fillBatch(open: OpenBatch, settings: PreparedDestination): void {
+    const limits = settings.batch!;
+    while (this.ready.length > 0) {
+      if (!this.join(open, this.ready[0]!, limits)) return;
+      this.ready.shift();
+    }
+    const queues = [...this.queues.values()];
+    let idle = 0;
+    while (idle < queues.length && this.queued > 0 && !open.closed) {
+      const queue = queues[this.cursor++ % queues.length]!;
+      const head = this.headOf(queue, settings);
+      if (head === 'parked') {
+        idle = 0;
+        continue;
+      }
+      if (head === undefined) {
+        idle += 1;
+        continue;
+      }
+      if (!this.join(open, head, limits)) return;
+      this.takeHead(queue);
+      idle = 0;
+    }
+  }
+
+  /** Adds `entry` to `open` if it fits (it is then under way); closes the batch when it does not, or when it is full. */
+  private join(open: OpenBatch, entry: Entry, limits: NonNullable<PreparedDestination['batch']>): boolean {
+    const bytes = entry.item.record.value?.length ?? 0;
+    if (!fitsIn(open.fill, bytes, limits)) {
+      open.closed = true;
+      return false;
+    }
+    open.entries.push(entry);
+    if (entry.user !== '') this.order.started(entry);
+    open.fill.events += 1;
+    open.fill.bodyBytes += bytes;
+    entry.queue.running.add(entry.item.record.offset);
+    if (isFull(open.fill, limits)) open.closed = true;
+    return true;
+  }
+
+  /**
+   * The head of `queue` if it may start: undefined when there is none, it is not due
+   * yet (the partition waits) or its partition waits; 'parked' when it was taken off to
+   * wait behind its user's earlier event (ordered destinations).
+   */
+  private headOf(queue: PartitionQueue, settings: PreparedDestination): Entry | 'parked' | undefined {
     const item = queue.items[queue.head];
-    if (item === undefined || queue.dueTimer !== undefined) return 'skip';
-    if (this.waitsForCommit()) return 'blocked';
+    if (item === undefined || queue.dueTimer !== undefined) return undefined;
     const waitMs = this.parts.tierWait.waitMs(item.record.topic, item.envelope);
     if (waitMs > 0) {
       this.waitUntilDue(queue, waitMs);
-      return 'skip';
+      return undefined;
     }
-    const settings = this.parts.settings();
-    if (settings === undefined) return 'blocked'; // left the config: this lane is being stopped
+    if (!settings.ordered) return { queue, item, user: '' };
+    const entry: Entry = { queue, item, user: userOf(item.record) };
+    if (this.order.mayStart(entry.user)) return entry;
+    this.takeHead(queue);
+    this.order.park(entry);
+    queue.parked += 1;
+    // NOTE: parked records are held in memory; a partition with many parked waits (paused) until some go.
+    if (queue.parked >= this.parts.queueBound && !queue.full) {
+      queue.full = true;
+      this.parts.stream.pause(queue.topic, queue.partition);
+    }
+    return 'parked';
+  }
+
+  private takeHead(queue: PartitionQueue): void {
+    queue.head += 1;
+    if (queue.head === queue.items.length) {
+      queue.items = [];
+      queue.head = 0;
+    } else if (queue.head > 1024) {
+      queue.items = queue.items.slice(queue.head);
+      queue.head = 0;
+    }
+    this.queued -= 1;
+  }
+
+  /**
+   * One request for `entries` (one event, or a batch), if it may go: commits keep up, a
+   * permit is free, the rate limit has a token (else it waits for it, holding the
+   * lane). Takes single events off their source; false when the lane is blocked.
+   */
+  private request(settings: PreparedDestination, entries: Entry[]): boolean {
+    if (this.waitsForCommit()) return false;
     const { circuits, pace } = this.parts;
     const now = Date.now();
     // NOTE: a URL whose circuit is open gets no request, so it takes no permit and no token.
@@ -237,16 +457,28 @@ export class DestinationLane {
     if (!this.slots.tryAcquire(weight)) {
       circuits.abandon(admitted, now);
       // A permit frees when a delivery ends, which pumps again.
-      return 'blocked';
+      return false;
     }
-    // NOTE: waiting for a token holds only this lane (its head record, tokens reserved).
+    const batch = settings.batch !== undefined;
+    if (batch) {
+      clearTimeout(this.open?.timer);
+      this.open = undefined;
+    } else {
+      const [entry] = entries;
+      if (this.ready[0] === entry) this.ready.shift();
+      else this.takeHead(entry!.queue);
+      entry!.queue.running.add(entry!.item.record.offset);
+      if (entry!.user !== '') this.order.started(entry!);
+    }
+    const send = batch ? (s: PreparedDestination, a: Admitted, w: number) => this.startBatch(entries, s, a, w) : (s: PreparedDestination, a: Admitted, w: number) => this.startEvent(entries[0]!, s, a, w);
+    // NOTE: waiting for a token holds only this lane (its next request, tokens reserved).
     const paceMs = pace.reserve(settings, requests, now);
     if (paceMs > 0) {
-      this.paced = { queue, admitted, weight, timer: setTimeout(() => this.startPaced(), paceMs) };
-      return 'blocked';
+      this.paced = { entries, admitted, weight, send, timer: setTimeout(() => this.startPaced(), paceMs) };
+      return false;
     }
-    this.startItem(queue, settings, admitted, weight);
-    return 'started';
+    send(settings, admitted, weight);
+    return true;
   }
 
   /**
@@ -266,11 +498,12 @@ export class DestinationLane {
     this.paced = undefined;
     if (paced === undefined) return;
     const settings = this.parts.settings();
-    if (this.stopping || settings === undefined || paced.queue.items[paced.queue.head] === undefined) {
+    if (this.stopping || settings === undefined) {
       this.parts.circuits.abandon(paced.admitted, Date.now());
       this.slots.release(paced.weight);
+      for (const { queue, item } of paced.entries) queue.running.delete(item.record.offset);
     } else {
-      this.startItem(paced.queue, settings, paced.admitted, paced.weight);
+      paced.send(settings, paced.admitted, paced.weight);
     }
     this.pump();
   }
@@ -282,48 +515,104 @@ export class DestinationLane {
     clearTimeout(paced.timer);
     this.parts.circuits.abandon(paced.admitted, Date.now());
     this.slots.release(paced.weight);
+    // NOTE: not sent, so not running: first in turn again (a revoked partition's are dropped from `ready` by revoke).
+    for (const { queue, item } of paced.entries) queue.running.delete(item.record.offset);
+    this.ready.unshift(...paced.entries);
   }
 
-  /** Takes the head off its queue and delivers it; its offset is done once its outcome is safe in Kafka. */
-  private startItem(queue: PartitionQueue, settings: PreparedDestination, admitted: Admitted, weight: number): void {
-    const item = queue.items[queue.head]!;
-    queue.head += 1;
-    if (queue.head === queue.items.length) {
-      queue.items = [];
-      queue.head = 0;
-    } else if (queue.head > 1024) {
-      queue.items = queue.items.slice(queue.head);
-      queue.head = 0;
-    }
-    this.queued -= 1;
-    const { record } = item;
-    queue.running.add(record.offset);
-    const task: Promise<void> = this.parts.events.deliver({ record, envelope: item.envelope, settings, admitted }).then(
-      () => {
-        this.finishTask(task, queue, record, weight);
-        this.parts.commits.finish(record.topic, record.partition, record.offset);
+  /** Delivers one event; its offset is done once its outcome is safe in Kafka. */
+  private startEvent(entry: Entry, settings: PreparedDestination, admitted: Admitted, weight: number): void {
+    const { record, envelope } = entry.item;
+    const task: Promise<void> = this.parts.events.deliver({ record, envelope, settings, admitted, hold: settings.ordered }).then(
+      (result) => {
+        this.endTask(task, [entry], weight);
+        this.settle(entry, result);
       },
       (error: unknown) => {
-        this.finishTask(task, queue, record, weight);
-        this.writeFailed(queue, item, error);
+        this.endTask(task, [entry], weight);
+        this.writeFailed(entry, error);
       },
     );
     this.inFlight.add(task);
   }
 
-  private finishTask(task: Promise<void>, queue: PartitionQueue, record: InboundRecord, weight: number): void {
+  /** Delivers a batch in one request; each event's offset is done once its own outcome is safe in Kafka. */
+  private startBatch(entries: Entry[], settings: PreparedDestination, admitted: Admitted, weight: number): void {
+    const events = entries.map(({ item }) => item);
+    const task: Promise<void> = this.parts.events.deliverBatch({ events, settings, admitted, hold: settings.ordered }).then(
+      (outcomes) => {
+        this.endTask(task, entries, weight);
+        outcomes.forEach((outcome, i) => {
+          if (outcome.status === 'fulfilled') this.settle(entries[i]!, outcome.value);
+          else this.writeFailed(entries[i]!, outcome.reason);
+        });
+      },
+      (error: unknown) => {
+        this.endTask(task, entries, weight);
+        for (const entry of entries) this.writeFailed(entry, error);
+      },
+    );
+    this.inFlight.add(task);
+  }
+
+  private endTask(task: Promise<void>, entries: readonly Entry[], weight: number): void {
     this.inFlight.delete(task);
-    queue.running.delete(record.offset);
+    for (const { queue, item } of entries) queue.running.delete(item.record.offset);
     this.slots.release(weight);
     this.schedulePump();
   }
 
+  /** An event's attempt ended: finished (delivered, retry or dead letter written), or held in the lane for its next attempt. */
+  private settle(entry: Entry, result: DeliveryResult | void): void {
+    if (isHeldRetry(result)) {
+      const { queue, item } = entry;
+      if (this.stopping || this.queues.get(`${queue.partition}:${queue.topic}`) !== queue) {
+        // The partition went while it was in flight: not finished, so the stream fetches it again for whoever owns it.
+        this.parts.stream.release(item.record.topic, item.record.partition, item.record.offset);
+        return;
+      }
+      this.holdUntil(entry, { ...entry.item, envelope: result.held }, (result.held.dueAtMs ?? Date.now()) - Date.now());
+      return;
+    }
+    const { record } = entry.item;
+    this.parts.commits.finish(record.topic, record.partition, record.offset);
+    this.userDone(entry);
+  }
+
+  /** The user's event is done: their next parked one, if any, is ready. */
+  private userDone(entry: Entry): void {
+    if (entry.user === '') return;
+    const next = this.order.done(entry.user);
+    if (next === undefined) return;
+    next.queue.parked -= 1;
+    this.ready.push(next);
+  }
+
+  /**
+   * An ordered destination's event waits in the lane for its next attempt, unfinished,
+   * its user's later events parked behind it; then it is ready again.
+   */
+  private holdUntil(entry: Entry, item: Queued, ms: number): void {
+    const held: Held = {
+      entry,
+      timer: setTimeout(() => {
+        this.held.delete(held);
+        if (this.stopping) return;
+        this.ready.push({ ...entry, item });
+        this.pump();
+      }, Math.max(0, ms)),
+    };
+    this.held.add(held);
+  }
+
   /**
    * NOTE: a retry or dead letter that could not be written leaves its record unfinished
-   * (never committed) and back at the head of its partition's queue, attempted again
-   * after a pause: a duplicate request at worst, never a loss, never a crash.
+   * (never committed) and back at the head of its partition's queue (an ordered
+   * destination's: held in the lane, still ahead of its user's later events), attempted
+   * again after a pause: a duplicate request at worst, never a loss, never a crash.
    */
-  private writeFailed(queue: PartitionQueue, item: Queued, error: unknown): void {
+  private writeFailed(entry: Entry, error: unknown): void {
+    const { queue, item } = entry;
     const { record } = item;
     this.parts.logger.error(
       { err: error, topic: record.topic, partition: record.partition, offset: record.offset },
@@ -333,9 +622,14 @@ export class DestinationLane {
       this.parts.stream.release(record.topic, record.partition, record.offset);
       return;
     }
+    const writeRetryMs = this.parts.writeRetryMs ?? DEFAULT_WRITE_RETRY_MS;
+    if (this.order.holds(entry.user)) {
+      this.holdUntil(entry, item, writeRetryMs);
+      return;
+    }
     queue.items.splice(queue.head, 0, item);
     this.queued += 1;
-    this.waitUntilDue(queue, this.parts.writeRetryMs ?? DEFAULT_WRITE_RETRY_MS);
+    this.waitUntilDue(queue, writeRetryMs);
   }
 
   /** The partition's head waits `ms`: the partition is paused (nothing more fetched) and a timer starts it. */
@@ -362,9 +656,14 @@ export class DestinationLane {
   private resumeIfRoom(): void {
     if (fullness(this.queued, this.parts.queueBound) !== 'resume') return;
     for (const queue of this.queues.values()) {
-      if (!queue.full) continue;
+      if (!queue.full || queue.parked >= this.parts.queueBound) continue;
       queue.full = false;
       if (queue.dueTimer === undefined) this.parts.stream.resume(queue.topic, queue.partition);
     }
   }
+}
+
+/** The user of a record: its key (the userId, else the anonymousId); a record without one is a user of its own. */
+function userOf(record: InboundRecord): string {
+  return record.key === null ? `\u0000${record.topic}/${record.partition}@${record.offset}` : record.key.toString('latin1');
 }

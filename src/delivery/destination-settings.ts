@@ -1,6 +1,6 @@
 // A destination's settings turned, once per config, into what each delivery needs.
 import { webhookLabel } from '../config/mask.js';
-import type { DestinationConfig, RateLimitConfig } from '../config/schema.js';
+import type { BatchConfig, DestinationConfig, RateLimitConfig } from '../config/schema.js';
 import { USER_AGENT } from '../version.js';
 import type { FanOutTarget } from './fan-out.js';
 import { webhookTarget } from './http-sender.js';
@@ -15,6 +15,10 @@ export interface PreparedDestination {
   /** Adds the signature headers of an attempt; undefined without a secret. */
   sign?: Signer;
   rateLimit?: RateLimitConfig;
+  /** Many events in one request (docs/webhooks.md#batches); undefined: one event per request. */
+  batch?: BatchConfig;
+  /** A user's next event waits for the one before (docs/webhooks.md#per-user-order). */
+  ordered: boolean;
 }
 
 /**
@@ -41,7 +45,15 @@ export function prepareDestination(destination: DestinationConfig): PreparedDest
   // NOTE: only the origin and the index: user info, path and query may hold a token
   // (docs/webhooks.md#reading-dead-letters).
   const printableUrls = destination.settings.webhooks.map((hook, i) => webhookLabel(i, hook.url));
-  const { sharedSecret, sharedSecrets, signing, rateLimit } = destination.settings;
+  const { sharedSecret, sharedSecrets, signing, rateLimit, batch, ordering } = destination.settings;
   const sign = createSigner(signing, sharedSecrets ?? (sharedSecret === undefined ? [] : [sharedSecret]));
-  return { id: destination.id, targets, printableUrls, ...(sign === undefined ? {} : { sign }), ...(rateLimit === undefined ? {} : { rateLimit }) };
+  return {
+    id: destination.id,
+    targets,
+    printableUrls,
+    ordered: ordering === 'user',
+    ...(sign === undefined ? {} : { sign }),
+    ...(rateLimit === undefined ? {} : { rateLimit }),
+    ...(batch === undefined ? {} : { batch }),
+  };
 }

@@ -40,6 +40,20 @@ export interface FailedDelivery {
 /** What a write here stands for: a `result` label of `switchyard_deliveries_total`. */
 export type NotDelivered = 'retry_scheduled' | 'dead_lettered';
 
+/**
+ * A failed event of an ordered destination (`ordering: user`) whose next attempt waits
+ * in the lane rather than in a retry tier (docs/webhooks.md#per-user-order): its
+ * envelope as the next attempt reads it (attempts made, first attempt, due time).
+ * Counted as `retry_scheduled`; nothing is written.
+ */
+export interface HeldRetry {
+  held: Envelope;
+}
+
+export function isHeldRetry(result: unknown): result is HeldRetry {
+  return typeof result === 'object' && result !== null && 'held' in result;
+}
+
 interface DeadLetterStage {
   attemptsMade: number;
   firstAttemptAtMs: number;
@@ -59,8 +73,12 @@ export class RetryOrDeadLetter {
     this.topicOfTier = new Map(topics.retries.filter((r) => !r.leftover).map((r) => [r.tier.name, r.topic]));
   }
 
-  /** Schedules the next attempt or dead-letters the event; resolves once that is in Kafka. */
-  async afterFailure(failed: FailedDelivery): Promise<NotDelivered> {
+  /**
+   * Schedules the next attempt or dead-letters the event; resolves once that is in
+   * Kafka. With `hold` (an ordered destination), a next attempt is not written to a
+   * retry tier but returned, to wait in the lane.
+   */
+  async afterFailure(failed: FailedDelivery, hold = false): Promise<NotDelivered | HeldRetry> {
     const { envelope, summary, settings, firstAttemptAtMs } = failed;
     const attemptsMade = envelope.attemptsMade + 1;
     const lastAttemptAtMs = Date.now();
@@ -69,6 +87,11 @@ export class RetryOrDeadLetter {
       { attemptsMade, firstAttemptAtMs, nowMs: lastAttemptAtMs, worthRetrying: summary.worthRetrying, ...(summary.retryAfterMs === undefined ? {} : { retryAfterMs: summary.retryAfterMs }) },
       this.policy,
     );
+    if (step.kind === 'retry' && hold) {
+      this.options.counters.retryScheduled();
+      this.options.logger.debug({ attempt: attemptsMade, dueInMs: step.dueAtMs - lastAttemptAtMs, error }, 'not delivered; the next attempt waits in the lane, holding back the user\'s later events');
+      return { held: { ...envelope, attemptsMade, firstAttemptAtMs, dueAtMs: step.dueAtMs } };
+    }
     if (step.kind === 'retry') {
       const headers = retryHeaders(failed.record.headers, { attemptsMade, firstAttemptAtMs, dueAtMs: step.dueAtMs, error, receivedAtMs: envelope.receivedAtMs });
       await this.write(this.topicOfTier.get(step.tier.name)!, failed.record, headers);

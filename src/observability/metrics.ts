@@ -15,6 +15,7 @@ export interface Metrics {
   deliveryTally: CounterBatch;
   deliveryDuration: Histogram<'destination'>;
   endToEnd: Histogram<'destination'>;
+  batchSize: Histogram<'destination'>;
   retryQueueDepth: Gauge<'destination' | 'tier'>;
   consumerLag: Gauge<'group' | 'topic'>;
   audienceChanges: Counter<'audience' | 'change'>;
@@ -91,6 +92,13 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       help: 'Duration of one webhook request.',
       labelNames: ['destination'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    }),
+    batchSize: new Histogram({
+      name: 'switchyard_batch_size',
+      help: 'Events per batch request of a destination with settings.batch (a 413 split counts each half again).',
+      labelNames: ['destination'],
+      buckets: [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2000, 4000],
       registers,
     }),
     endToEnd: new Histogram({

@@ -10,6 +10,7 @@ import { createRandom } from './random.js';
 import { slope, trendOf } from './samples.js';
 import { reasonsOf } from './tap.js';
 import { chaosTopology, expectedDestinations, integrationsLetThrough, sourceOfRecord } from './topology.js';
+import { orderViolations } from './user-order.js';
 import { judge } from './verdict.js';
 import type { Arrivals, Expectation, Kept, Observations } from './verdict.js';
 
@@ -126,7 +127,7 @@ describe('routing oracle (docs/configuration.md#routing)', () => {
   });
 
   it('adds fleet destinations up to the profile\'s count, fed by fleet sources of five, keeping the shares at 1', () => {
-    expect(topology.destinations.map((d) => d.id)).toEqual(['steady', 'flaky', 'fanout', 'bounce', 'blackhole', 'off', 'unsteady']);
+    expect(topology.destinations.map((d) => d.id)).toEqual(['steady', 'flaky', 'fanout', 'bounce', 'blackhole', 'off', 'unsteady', 'batched', 'ordered']);
     const big = chaosTopology({ failingShare: 0.2, destinations: 50 });
     expect(big.destinations).toHaveLength(50);
     const fleet = big.sources.filter((s) => s.id.startsWith('fleet-'));
@@ -135,7 +136,7 @@ describe('routing oracle (docs/configuration.md#routing)', () => {
     expect(fleet.every((s) => s.destinations.length <= 5)).toBe(true);
     expect(big.sources.reduce((sum, s) => sum + s.share, 0)).toBeCloseTo(1);
     for (const d of big.destinations) expect(big.receivers.some((r) => d.receivers.includes(r.name))).toBe(true);
-    expect(() => chaosTopology({ failingShare: 0.2, destinations: 6 })).toThrow('at least 7 destinations');
+    expect(() => chaosTopology({ failingShare: 0.2, destinations: 8 })).toThrow('at least 9 destinations');
   });
 
   it('finds the source by header first, then by write key', () => {
@@ -233,6 +234,21 @@ describe('command line', () => {
     expect(() => parseChaosArgs(['--profile', 'huge'])).toThrow('--profile must be short, full or soak');
     expect(() => parseChaosArgs(['--kills', '2.5'])).toThrow('--kills must be a whole number');
     expect(() => parseChaosArgs(['--failing-share', '2'])).toThrow('between 0 and 1');
-    expect(() => parseChaosArgs(['--destinations', '3'])).toThrow('--destinations must be at least 7');
+    expect(() => parseChaosArgs(['--destinations', '3'])).toThrow('--destinations must be at least 9');
   });
 });
+
+describe('per-user order check', () => {
+  const at = (key: string, user: string, offset: number, seq: number, partition = 0) => ({ key, user, partition, offset: BigInt(offset), seq });
+  it.each([
+    ['in topic order', [at('a1', 'a', 1, 1), at('b1', 'b', 2, 2), at('a2', 'a', 3, 3)], 0],
+    ['other users interleaved in any order', [at('a1', 'a', 1, 5), at('b1', 'b', 2, 1), at('a2', 'a', 3, 6), at('b2', 'b', 4, 2)], 0],
+    ['a later event of a user first', [at('a1', 'a', 1, 3), at('a2', 'a', 2, 2)], 1],
+    ['one early event counted once, however many come after it', [at('a1', 'a', 1, 9), at('a2', 'a', 2, 10), at('a3', 'a', 3, 1)], 1],
+  ])('%s', (_name, deliveries, expected) => {
+    const result = orderViolations(deliveries);
+    expect(result.violationCount).toBe(expected);
+    expect(result.checked).toBe(deliveries.length);
+  });
+});
+

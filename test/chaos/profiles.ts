@@ -105,7 +105,7 @@ export const PROFILES: Record<'short' | 'full' | 'soak', ChaosProfile> = {
     receiverOutages: 0,
     reloads: 0,
     failingShare: 0.2,
-    destinations: 7,
+    destinations: 9,
     partitions: 3,
     delivery: TEST_DELIVERY,
     drainTimeoutMs: 150_000,
@@ -121,7 +121,7 @@ knobs (each overrides the profile's value):
   --broker-restarts N    broker restarts                --outages N           receiver outages
   --reloads N            config reloads under load      --deletions N         deletion requests
   --failing-share F      share the flaky receiver fails --soak-minutes N      soak length (soak profile)
-  --destinations N       destinations in all (≥ 7)
+  --destinations N       destinations in all (≥ 9)
   --seed N               repeat a run's random choices  --report FILE         also write the report as JSON`;
 
 export interface ChaosCommand {

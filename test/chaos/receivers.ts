@@ -28,6 +28,12 @@ export interface ChaosReceiver {
   url(): string;
   /** Per call, by the key the harness gives it (`keyOf`). */
   readonly arrivals: Map<string, Arrivals>;
+  /**
+   * Per call, its first delivery: the body's user (userId, else anonymousId) and the
+   * place of that delivery among all receivers' deliveries (for the per-user order check,
+   * user-order.ts).
+   */
+  readonly firstDeliveries: Map<string, { user: string | undefined; seq: number }>;
   /** Contract breaches seen on arrival (bad signature, missing headers, a followed redirect, a wrong body). */
   readonly problems: string[];
   problemCount(): number;
@@ -37,6 +43,12 @@ export interface ChaosReceiver {
   /** Until `untilMs`, every request gets a 503 (a receiver outage). */
   outageUntil(untilMs: number): void;
   close(): Promise<void>;
+}
+
+/** One event of a request: the harness's key for its call, and its user. */
+interface Received {
+  key: string;
+  user: string | undefined;
 }
 
 export interface ReceiverOptions {
@@ -66,15 +78,26 @@ export function traceIdOf(traceparent: string | string[] | undefined): string | 
   return match?.[1];
 }
 
-function messageIdOf(body: string): string | undefined {
+/** The events of a body: one, or each element of a batch's array (docs/webhooks.md#batches), with its own bytes. */
+function eventsOf(body: string): { messageId: string | undefined; user: string | undefined; text: string }[] {
+  let parsed: unknown;
   try {
-    const parsed = JSON.parse(body) as unknown;
-    const id = typeof parsed === 'object' && parsed !== null ? (parsed as { messageId?: unknown }).messageId : undefined;
-    return typeof id === 'string' ? id : undefined;
+    parsed = JSON.parse(body);
   } catch {
-    return undefined;
+    return [{ messageId: undefined, user: undefined, text: body }];
   }
+  const one = (value: unknown, text: string) => {
+    const event = typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+    const user = typeof event.userId === 'string' ? event.userId : typeof event.anonymousId === 'string' ? event.anonymousId : undefined;
+    return { messageId: typeof event.messageId === 'string' ? event.messageId : undefined, user, text };
+  };
+  // NOTE: an element's bytes are JSON.stringify of it: the router writes every body with JSON.stringify, which this gives back unchanged.
+  if (body.startsWith('[') && Array.isArray(parsed)) return parsed.map((element) => one(element, JSON.stringify(element)));
+  return [one(parsed, body)];
 }
+
+/** Counts deliveries over every receiver of the run: the order of first deliveries. */
+let deliveriesSeen = 0;
 
 /** Writes `total` bytes (Infinity: forever) at the pace the client reads them, until it goes away. */
 function streamBody(res: ServerResponse, total: number): void {
@@ -95,6 +118,7 @@ function streamBody(res: ServerResponse, total: number): void {
 export async function startChaosReceiver(options: ReceiverOptions): Promise<ChaosReceiver> {
   const { spec, random } = options;
   const arrivals = new Map<string, Arrivals>();
+  const firstDeliveries = new Map<string, { user: string | undefined; seq: number }>();
   const problems: string[] = [];
   const failuresServed = new Map<Failure | 'outage', number>();
   const sockets = new Set<Socket>();
@@ -135,20 +159,24 @@ export async function startChaosReceiver(options: ReceiverOptions): Promise<Chao
     entry.requests += 1;
   };
 
-  /** Marks the call delivered: a 2xx status line went out on a connection the deliverer still holds. */
-  const delivered = (key: string): void => {
-    const entry = arrivals.get(key);
-    if (entry !== undefined) entry.delivered += 1;
+  /** Marks the calls delivered: a 2xx status line went out on a connection the deliverer still holds. */
+  const delivered = (events: readonly Received[]): void => {
+    for (const { key, user } of events) {
+      const entry = arrivals.get(key);
+      if (entry !== undefined) entry.delivered += 1;
+      deliveriesSeen += 1;
+      if (!firstDeliveries.has(key)) firstDeliveries.set(key, { user, seq: deliveriesSeen });
+    }
   };
 
-  const answer200 = (req: IncomingMessage, res: ServerResponse, key: string): void => {
+  const answer200 = (req: IncomingMessage, res: ServerResponse, key: readonly Received[]): void => {
     if (res.destroyed || req.socket.destroyed) return; // the deliverer gave up: not delivered
     delivered(key);
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end('{"ok":true}');
   };
 
-  const fail = (failure: Failure, req: IncomingMessage, res: ServerResponse, key: string): void => {
+  const fail = (failure: Failure, req: IncomingMessage, res: ServerResponse, key: readonly Received[]): void => {
     failuresServed.set(failure, (failuresServed.get(failure) ?? 0) + 1);
     switch (failure) {
       case 'status-500':
@@ -188,9 +216,12 @@ export async function startChaosReceiver(options: ReceiverOptions): Promise<Chao
     requests += 1;
     lastRequestAt = Date.now();
     checkContract(req, body);
-    const text = body.toString('utf8');
-    const key = options.keyOf(messageIdOf(text), traceIdOf(req.headers.traceparent));
-    arrived(key, text);
+    const traceId = traceIdOf(req.headers.traceparent);
+    const key = eventsOf(body.toString('utf8')).map(({ messageId, user, text }): Received => {
+      const received = { key: options.keyOf(messageId, traceId), user };
+      arrived(received.key, text);
+      return received;
+    });
     if (Date.now() < outageUntil) {
       failuresServed.set('outage', (failuresServed.get('outage') ?? 0) + 1);
       res.writeHead(503);
@@ -243,6 +274,7 @@ export async function startChaosReceiver(options: ReceiverOptions): Promise<Chao
     name: spec.name,
     url: () => `http://127.0.0.1:${port}${HOOK_PATH}`,
     arrivals,
+    firstDeliveries,
     problems,
     problemCount: () => problemCount,
     failuresServed,

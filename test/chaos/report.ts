@@ -31,6 +31,11 @@ export function formatReport(report: ChaosReport): string {
         .map(([destination, d]) => `${destination} ${d.duplicates} (${d.perFault.toFixed(1)}/fault)`)
         .join(', ') || 'none'
     }`,
+    `per-user order (ordering: user; no event of a user first delivered before an earlier one): ${
+      Object.entries(report.userOrder)
+        .map(([destination, o]) => `${destination}: ${o.checked} events of ${o.users} users checked, ${o.violationCount} out of order`)
+        .join('; ') || 'no ordered destination'
+    }`,
     `faults: ${report.faults.kills} SIGKILLs (${report.roles.map((r) => `${r.role} ${r.kills}`).join(', ')}), ${report.faults.brokerRestarts} broker restarts, ${report.faults.receiverOutages} receiver outages, ${report.faults.reloads} config reloads`,
     `crashes (exits nobody asked for): ${report.crashes.length}`,
     `timings: load ${seconds(report.timings.loadMs)}, drain ${seconds(report.timings.drainMs)} after the load and last fault (${seconds(report.timings.drainAfterLastFaultMs)} after the last fault), total ${seconds(report.timings.totalMs)}`,
@@ -57,6 +62,7 @@ export function formatReport(report: ChaosReport): string {
     ...verdict.unexpected.map((f) => `  unexpected: ${f.key}${f.destination ? ` → ${f.destination}` : ''}: ${f.what}`),
     ...verdict.problems.map((f) => `  problem: ${f.key}${f.destination ? ` → ${f.destination}` : ''}: ${f.what}`),
     ...report.receivers.flatMap((r) => r.problems.map((p) => `  receiver problem: ${p}`)),
+    ...Object.values(report.userOrder).flatMap((o) => o.violations.map((v) => `  out of order: ${v}`)),
     ...Object.entries(report.trails).map(
       ([key, stops]) =>
         `  trail of ${key}: ${stops.length === 0 ? 'in no topic at all' : stops.map((s) => `${s.topic}[${s.partition}]@${s.offset} ${JSON.stringify(s.headers)}`).join(' → ')}`,

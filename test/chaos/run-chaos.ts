@@ -34,6 +34,8 @@ import type { KafkaTap } from './tap.js';
 import { chaosConfig, chaosTopology } from './topology.js';
 import type { ClusterSettings } from './topology.js';
 import type { Topology } from './topology.js';
+import { checkUserOrder } from './user-order.js';
+import type { UserOrderResult } from './user-order.js';
 import { judge } from './verdict.js';
 import type { Arrivals, Kept, Observations, Verdict } from './verdict.js';
 
@@ -80,6 +82,8 @@ export interface ChaosReport {
   duplicatesByDestination: Record<string, { duplicates: number; perFault: number }>;
   /** For lost calls: every record of them found in the topics, in topic order (calls, deliveries, retries, dead letters). */
   trails: Record<string, TrailStop[]>;
+  /** Per destination with `ordering: user`: its receiver's first deliveries checked against the order of its topic (user-order.ts). */
+  userOrder: Record<string, UserOrderResult>;
 }
 
 type Log = (line: string) => void;
@@ -251,6 +255,7 @@ export async function runChaos(input: ChaosProfile, log: Log): Promise<ChaosRepo
   );
   await run.tap?.close().catch(() => undefined);
   const trails = verdict.lost.length > 0 ? await followTrails(run, verdict) : {};
+  const userOrder = await checkOrderedDestinations(run);
   for (const receiver of run.receivers.values()) await receiver.close();
   // The broker's own log goes with the roles' (its folder is removed with the broker).
   try {
@@ -278,6 +283,7 @@ export async function runChaos(input: ChaosProfile, log: Log): Promise<ChaosRepo
     timings: { loadMs, drainMs: drained.drainMs, drainAfterLastFaultMs: drained.drainAfterLastFaultMs, totalMs: Date.now() - startedAt },
     notDrained: drained.behind,
     trails,
+    userOrder,
   });
   writeFileSync(join(logDir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
   return report;
@@ -559,6 +565,24 @@ async function followTrails(run: ChaosRun, verdict: Verdict): Promise<Record<str
   }
 }
 
+/** The per-user order of each destination with `ordering: user`, read before the broker goes. */
+async function checkOrderedDestinations(run: ChaosRun): Promise<Record<string, UserOrderResult>> {
+  const results: Record<string, UserOrderResult> = {};
+  if (run.broker === undefined) return results;
+  for (const destination of run.topology.destinations.filter((d) => d.ordering === 'user')) {
+    const receiver = run.receivers.get(destination.receivers[0]!);
+    if (receiver === undefined) continue;
+    try {
+      results[destination.id] = await checkUserOrder(run.broker.brokers, run.names.deliveries(destination.id), receiver, (messageId, traceId) => run.ledger.keyOf(messageId, traceId));
+      run.say(`per-user order of ${destination.id}: ${JSON.stringify({ ...results[destination.id], violations: results[destination.id]!.violations.slice(0, 3) })}`);
+    } catch (error) {
+      run.say(`could not check the per-user order of ${destination.id}: ${String(error)}`);
+      results[destination.id] = { checked: 0, users: 0, violations: [`could not be checked: ${String(error)}`], violationCount: 1 };
+    }
+  }
+  return results;
+}
+
 function parseSeconds(duration: string): number {
   const match = /^(\d+(?:\.\d+)?)(ms|s)$/.exec(duration);
   if (match === null) throw new Error(`chaos: delivery.timeout ${duration} must be in ms or s`);
@@ -583,6 +607,7 @@ function buildReport(parts: {
   timings: ChaosReport['timings'];
   notDrained: string[];
   trails: Record<string, TrailStop[]>;
+  userOrder: Record<string, UserOrderResult>;
 }): ChaosReport {
   const { verdict, profile } = parts;
   const kills = parts.faultRecords.filter((r) => r.fault.kind === 'kill');
@@ -619,6 +644,10 @@ function buildReport(parts: {
   if (profile.maxDuplicateRate !== undefined && duplicateRate >= profile.maxDuplicateRate) {
     failures.push(`${(duplicateRate * 100).toFixed(3)} % of delivered pairs delivered twice (${duplicates}); the ${profile.name} profile allows under ${profile.maxDuplicateRate * 100} %`);
   }
+  for (const [destination, order] of Object.entries(parts.userOrder)) {
+    if (order.violationCount > 0) failures.push(`${order.violationCount} event(s) of ${destination} delivered before an earlier event of their user (see userOrder)`);
+    else if (order.checked === 0) failures.push(`no delivery of ${destination} could be checked for per-user order`);
+  }
   const failedFaults = parts.faultRecords.filter((r) => r.error !== undefined).map((r) => `${r.fault.kind}: ${r.error}`);
   const brokerRestarts = parts.faultRecords.filter((r) => r.fault.kind === 'broker-restart').length;
   if (failedFaults.length > 0) failures.push(`${failedFaults.length} fault(s) could not be carried out: ${failedFaults[0]}`);
@@ -648,6 +677,7 @@ function buildReport(parts: {
     duplicateRate,
     duplicatesByDestination: duplicatesPerFault([verdict.load, verdict.fuzz, verdict.deletion], kills.length + brokerRestarts),
     trails: parts.trails,
+    userOrder: parts.userOrder,
   };
 }
 

@@ -27,6 +27,10 @@ export interface DestinationSpec {
   /** Receiver names, one webhook URL each (1 to 5). */
   receivers: string[];
   sharedSecret?: string;
+  /** `settings.batch` (docs/webhooks.md#batches), as written in the config. */
+  batch?: { maxEvents: number; maxBytes: string; maxWait: string };
+  /** `settings.ordering` (docs/webhooks.md#per-user-order). */
+  ordering?: 'user';
 }
 
 export interface SourceSpec {
@@ -52,14 +56,14 @@ export const CATALOG_NAME = 'Webhooks';
 export const BLOCKED_EVENT = 'Debug Ping';
 
 /** The destinations of the base topology (below); a profile with more adds `fleet-NN` ones. */
-export const BASE_DESTINATIONS = 7;
+export const BASE_DESTINATIONS = 9;
 /** Fleet destinations per fleet source: each fleet call reaches this many. */
 const FLEET_PER_SOURCE = 5;
 /** Share of the load's calls from fleet sources, when there are any. */
 const FLEET_SHARE = 0.08;
 
 /**
- * Seven destinations, one per kind of receiver trouble:
+ * Nine destinations, one per kind of receiver trouble or delivery mode:
  * - `steady`: a good receiver (and the target of receiver outages);
  * - `flaky`: a receiver failing `failingShare` of requests (5xx, hangs, resets, slow,
  *   enormous and endless bodies, redirects);
@@ -68,8 +72,12 @@ const FLEET_SHARE = 0.08;
  * - `fanout`: three URLs (a redirect, a half-failing one, a good one): any 2xx delivers;
  * - `bounce`: only a redirect, so everything it gets is dead-lettered at once;
  * - `blackhole`: never answers, so everything it gets is dead-lettered at the window's end;
- * - `off`: disabled, so it must never get anything.
- * With `destinations` above seven, the rest are `fleet-NN` destinations with good
+ * - `off`: disabled, so it must never get anything;
+ * - `batched`: batches of up to 50 events (`settings.batch`) to an unsteady receiver
+ *   (a 503 or a timeout fails the whole batch);
+ * - `ordered`: `ordering: user` to an unsteady receiver: the report checks that no
+ *   event of a user was delivered before an earlier one (user-order.ts).
+ * With `destinations` above nine, the rest are `fleet-NN` destinations with good
  * receivers (many destinations in one deliverer), fed by `fleet-N` sources of up to
  * five destinations each, which send 8 % of the calls.
  */
@@ -102,6 +110,8 @@ export function chaosTopology(options: { failingShare: number; destinations?: nu
       { name: 'blackhole', behaviour: { kind: 'blackhole' } },
       { name: 'off', behaviour: { kind: 'ok', maxDelayMs: 0 } },
       { name: 'unsteady', behaviour: { kind: 'unsteady', share503: 0.15, slowShare: 0.05 } },
+      { name: 'batched', behaviour: { kind: 'unsteady', share503: 0.1, slowShare: 0.02 } },
+      { name: 'ordered', behaviour: { kind: 'unsteady', share503: 0.1, slowShare: 0.02 } },
       ...fleet.map((id): ReceiverSpec => ({ name: id, behaviour: { kind: 'ok', maxDelayMs: 20 } })),
     ],
     destinations: [
@@ -112,12 +122,17 @@ export function chaosTopology(options: { failingShare: number; destinations?: nu
       { id: 'blackhole', enabled: true, receivers: ['blackhole'] },
       { id: 'off', enabled: false, receivers: ['off'] },
       { id: 'unsteady', enabled: true, receivers: ['unsteady'] },
+      { id: 'batched', enabled: true, receivers: ['batched'], sharedSecret: 'chaos-batched-secret', batch: { maxEvents: 50, maxBytes: '256KB', maxWait: '200ms' } },
+      { id: 'ordered', enabled: true, receivers: ['ordered'], ordering: 'user' },
       ...fleet.map((id): DestinationSpec => ({ id, enabled: true, receivers: [id] })),
     ],
     sources: [
       { id: 'web', writeKey: 'web-write-key', destinations: ['steady', 'flaky', 'off'], blockEvents: [BLOCKED_EVENT], share: 0.4 * rest },
       { id: 'mobile', writeKey: 'mobile-write-key', destinations: ['fanout', 'bounce'], share: 0.22 * rest },
-      { id: 'server', destinations: ['steady', 'flaky', 'unsteady'], share: 0.36 * rest },
+      { id: 'server', destinations: ['steady', 'flaky', 'unsteady'], share: 0.3 * rest },
+      // NOTE: below a share of 0.1, so deletions do not name it (deletions.ts): a batch request
+      // carries no traceparent, by which the harness knows a delete body.
+      { id: 'warehouse', destinations: ['batched', 'ordered'], share: 0.06 * rest },
       // Few calls: each one holds a concurrency permit for a whole timeout per attempt.
       { id: 'legacy', destinations: ['blackhole'], share: 0.02 * rest },
       ...fleetSources,
@@ -172,6 +187,8 @@ export function chaosConfig(topology: Topology, settings: ClusterSettings): Reco
       settings: {
         webhooks: destination.receivers.map((receiver) => ({ url: url(receiver), headers: { 'X-Chaos-Receiver': receiver } })),
         ...(destination.sharedSecret === undefined ? {} : { sharedSecret: destination.sharedSecret }),
+        ...(destination.batch === undefined ? {} : { batch: destination.batch }),
+        ...(destination.ordering === undefined ? {} : { ordering: destination.ordering }),
       },
     })),
   };

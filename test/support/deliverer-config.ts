@@ -8,8 +8,8 @@ export interface DelivererConfig {
   partitions: number;
   /** The config's `delivery` section, durations as strings ('5s'). */
   delivery: Record<string, unknown>;
-  /** Destination id → its one webhook URL, in the config's order. */
-  destinations: Record<string, string>;
+  /** Destination id → its one webhook URL (or the URL and more settings: batch, ordering, sharedSecret), in the config's order. */
+  destinations: Record<string, string | ({ url: string } & Record<string, unknown>)>;
 }
 
 /**
@@ -24,7 +24,10 @@ export function writeDelivererConfig(config: DelivererConfig, file?: string): st
       admin: { port: 0, host: '127.0.0.1' },
       delivery: config.delivery,
       sources: [{ id: 'web' }],
-      destinations: Object.entries(config.destinations).map(([id, url]) => ({ id, type: 'webhooks', settings: { webhooks: [{ url }] } })),
+      destinations: Object.entries(config.destinations).map(([id, entry]) => {
+        const { url, ...more } = typeof entry === 'string' ? { url: entry } : entry;
+        return { id, type: 'webhooks', settings: { webhooks: [{ url }], ...more } };
+      }),
     },
     file,
   );

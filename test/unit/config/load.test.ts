@@ -83,13 +83,14 @@ describe('config/example.yaml', () => {
           webhooks: [{ url: 'http://127.0.0.1:4000/segment', headers: { 'X-Team': 'growth' } }],
           sharedSecret: 'demo-shared-secret',
           signing: 'segment',
+          ordering: 'none',
         },
       },
       {
         id: 'hooks-audit',
         type: 'webhooks',
         enabled: true,
-        settings: { webhooks: [{ url: 'http://127.0.0.1:4000/audit', headers: {} }], signing: 'segment' },
+        settings: { webhooks: [{ url: 'http://127.0.0.1:4000/audit', headers: {} }], signing: 'segment', ordering: 'none' },
       },
     ]);
     expect(config.audiences).toEqual([

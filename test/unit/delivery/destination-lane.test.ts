@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CommitLedger, PartitionProgress } from '../../../src/kafka/index.js';
 import type { InboundRecord } from '../../../src/kafka/index.js';
-import type { DeliveryJob } from '../../../src/delivery/deliver-event.js';
+import type { BatchJob, DeliveryJob, DeliveryResult } from '../../../src/delivery/deliver-event.js';
 import { DestinationLane, fullness, laneUncommittedBound } from '../../../src/delivery/destination-lane.js';
 import type { PreparedDestination } from '../../../src/delivery/destination-settings.js';
 import { RatePace } from '../../../src/delivery/rate-pace.js';
@@ -25,10 +25,10 @@ describe('fullness', () => {
 const MAIN = 'deliveries.d';
 const RETRY = 'deliveries.d.retry.1m';
 
-function record(topic: string, partition: number, offset: number, dueAtMs?: number): InboundRecord {
+function record(topic: string, partition: number, offset: number, dueAtMs?: number, key: string | null = null): InboundRecord {
   const headers: Record<string, string> = { 'source-id': 'web', 'message-id': `m-${offset}`, attempt: dueAtMs === undefined ? '0' : '1' };
   if (dueAtMs !== undefined) headers['due-at'] = String(dueAtMs);
-  return { topic, partition, offset: String(offset), key: null, value: Buffer.from('{}'), headers, timestamp: String(Date.now()) };
+  return { topic, partition, offset: String(offset), key: key === null ? null : Buffer.from(key), value: Buffer.from('{}'), headers, timestamp: String(Date.now()) };
 }
 
 /**
@@ -38,9 +38,16 @@ function record(topic: string, partition: number, offset: number, dueAtMs?: numb
  * the main one from offset 0; a round starts only when the lane asks for one at once
  * (commitSoon at half its bound), or a minute after a completion.
  */
-function laneFixture(options: { concurrency: number; queueBound: number; uncommittedBound?: number; rateLimit?: { requestsPerSecond: number; burst: number } }) {
+function laneFixture(options: {
+  concurrency: number;
+  queueBound: number;
+  uncommittedBound?: number;
+  rateLimit?: { requestsPerSecond: number; burst: number };
+  batch?: { maxEvents: number; maxBytes: number; maxWaitMs: number };
+  ordered?: boolean;
+}) {
   const log: string[] = [];
-  const pending = new Map<string, { resolve: () => void; reject: (e: unknown) => void }>();
+  const pending = new Map<string, { resolve: (result?: unknown) => void; reject: (e: unknown) => void; size: number }>();
   const started: string[] = [];
   const channel = fakeCommitChannel();
   const ledger = new CommitLedger(
@@ -61,7 +68,7 @@ function laneFixture(options: { concurrency: number; queueBound: number; uncommi
       await vi.advanceTimersByTimeAsync(0);
     }
   };
-  const settings = { rateLimit: options.rateLimit } as unknown as PreparedDestination;
+  const settings = { rateLimit: options.rateLimit, batch: options.batch, ordered: options.ordered ?? false } as unknown as PreparedDestination;
   const circuits = { admit: () => ({ send: 1, keep: 1, probe: 0, skipped: 0, breakers: [] }), abandon: () => undefined } as unknown as UrlCircuits;
   const lane = new DestinationLane({
     destinationId: 'd',
@@ -75,7 +82,14 @@ function laneFixture(options: { concurrency: number; queueBound: number; uncommi
       deliver: (job: DeliveryJob) => {
         const id = `${job.record.topic}/${job.record.partition}@${job.record.offset}`;
         started.push(id);
-        return new Promise<void>((resolve, reject) => pending.set(id, { resolve, reject }));
+        return new Promise<DeliveryResult | void>((resolve, reject) => pending.set(id, { resolve: (result) => resolve(result as DeliveryResult | undefined), reject, size: 1 }));
+      },
+      deliverBatch: (job: BatchJob) => {
+        const id = `batch ${job.events.map(({ record: r }) => `${r.topic}/${r.partition}@${r.offset}`).join(' ')}`;
+        started.push(id);
+        return new Promise<PromiseSettledResult<DeliveryResult>[]>((resolve, reject) =>
+          pending.set(id, { resolve: (result) => resolve(job.events.map(() => ({ status: 'fulfilled', value: (result ?? 'delivered') as DeliveryResult }))), reject, size: job.events.length }),
+        );
       },
     },
     stream: {
@@ -87,14 +101,16 @@ function laneFixture(options: { concurrency: number; queueBound: number; uncommi
     logger: silentLogger(),
     writeRetryMs: 1_000,
   });
-  const finish = async (id: string, outcome: 'ok' | 'write failed' = 'ok') => {
+  /** `held`: an ordered destination's attempt failed, its next one due in a second. */
+  const finish = async (id: string, outcome: 'ok' | 'write failed' | 'held' = 'ok') => {
     const p = pending.get(id)!;
     pending.delete(id);
     if (outcome === 'ok') p.resolve();
+    else if (outcome === 'held') p.resolve({ held: { attemptsMade: 1, firstAttemptAtMs: Date.now(), dueAtMs: Date.now() + 1_000, receivedAtMs: undefined, traceparent: undefined, problems: [] } });
     else p.reject(new Error('broker down'));
     await vi.advanceTimersByTimeAsync(0);
   };
-  return { lane, log, started, finish, ledger, channel, commitLands };
+  return { lane, log, started, finish, ledger, channel, commitLands, settings: settings as { batch?: unknown } };
 }
 
 describe('DestinationLane', () => {
@@ -263,4 +279,110 @@ describe('DestinationLane', () => {
     expect(stopped).toBe(true);
     expect(started).toEqual([`${MAIN}/0@1`]);
   });
+
+  it('ordering user: one event of a user at a time, the next parked until it is done; other users go on', async () => {
+    const { lane, log, started, finish } = laneFixture({ concurrency: 8, queueBound: 100, ordered: true });
+    lane.accept([record(MAIN, 0, 0, undefined, 'a'), record(MAIN, 0, 1, undefined, 'b'), record(MAIN, 0, 2, undefined, 'a'), record(MAIN, 0, 3, undefined, 'b'), record(MAIN, 0, 4, undefined, 'c')]);
+    expect(started).toEqual([`${MAIN}/0@0`, `${MAIN}/0@1`, `${MAIN}/0@4`]);
+    expect(lane.parkedCount).toBe(2);
+    await finish(`${MAIN}/0@1`);
+    expect(started.slice(3)).toEqual([`${MAIN}/0@3`]);
+    await finish(`${MAIN}/0@0`);
+    expect(started.slice(4)).toEqual([`${MAIN}/0@2`]);
+    expect(log).toEqual([`done ${MAIN}/0@1`, `done ${MAIN}/0@0`]);
+  });
+
+  it("ordering user: a failed event waits in the lane, unfinished, holding back only its user's later events", async () => {
+    const { lane, log, started, finish } = laneFixture({ concurrency: 8, queueBound: 100, ordered: true });
+    lane.accept([record(MAIN, 0, 0, undefined, 'a'), record(MAIN, 0, 1, undefined, 'a'), record(MAIN, 0, 2, undefined, 'b')]);
+    await finish(`${MAIN}/0@0`, 'held');
+    await finish(`${MAIN}/0@2`);
+    expect(started).toEqual([`${MAIN}/0@0`, `${MAIN}/0@2`]);
+    expect(log).toEqual([`done ${MAIN}/0@2`]); // 0 is not finished: the commit stays below it
+    await vi.advanceTimersByTimeAsync(999);
+    expect(started).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(started).toEqual([`${MAIN}/0@0`, `${MAIN}/0@2`, `${MAIN}/0@0`]);
+    await finish(`${MAIN}/0@0`);
+    expect(started.at(-1)).toBe(`${MAIN}/0@1`);
+    expect(log).toEqual([`done ${MAIN}/0@2`, `done ${MAIN}/0@0`]);
+  });
+
+  it('ordering user: a revoked partition drops what its users had parked and held (the next owner reads it again)', async () => {
+    const { lane, started, finish } = laneFixture({ concurrency: 8, queueBound: 100, ordered: true });
+    lane.accept([record(MAIN, 0, 0, undefined, 'a'), record(MAIN, 0, 1, undefined, 'a')]);
+    await finish(`${MAIN}/0@0`, 'held');
+    expect(lane.revoke(MAIN, 0)).toEqual([]);
+    expect(lane.parkedCount).toBe(0);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(started).toEqual([`${MAIN}/0@0`]);
+  });
+
+  it('batch: sends a full batch at once on one permit, a batch not full maxWait after its first event', async () => {
+    const { lane, log, started, finish } = laneFixture({ concurrency: 1, queueBound: 100, batch: { maxEvents: 3, maxBytes: 1_000, maxWaitMs: 100 } });
+    lane.accept([0, 1, 2, 3, 4].map((offset) => record(MAIN, 0, offset)));
+    lane.accept([record(MAIN, 1, 0)]);
+    expect(started).toEqual([`batch ${MAIN}/0@0 ${MAIN}/0@1 ${MAIN}/0@2`]);
+    // The next batch is full and waits for the one permit.
+    await finish(started[0]!);
+    expect(log).toEqual([`done ${MAIN}/0@0`, `done ${MAIN}/0@1`, `done ${MAIN}/0@2`]);
+    expect(started[1]).toBe(`batch ${MAIN}/0@3 ${MAIN}/0@4 ${MAIN}/1@0`);
+    await finish(started[1]!);
+    // One more: not full, so the batch waits for more until maxWait after its first event.
+    lane.accept([record(MAIN, 1, 1)]);
+    await vi.advanceTimersByTimeAsync(99);
+    expect(started).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(started[2]).toBe(`batch ${MAIN}/1@1`);
+  });
+
+  it('batch with ordering user: at most one event of a user in a batch, the next in a later one', async () => {
+    const { lane, started, finish } = laneFixture({ concurrency: 4, queueBound: 100, ordered: true, batch: { maxEvents: 10, maxBytes: 1_000, maxWaitMs: 100 } });
+    lane.accept([record(MAIN, 0, 0, undefined, 'a'), record(MAIN, 0, 1, undefined, 'a'), record(MAIN, 0, 2, undefined, 'b')]);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(started).toEqual([`batch ${MAIN}/0@0 ${MAIN}/0@2`]);
+    await finish(started[0]!);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(started[1]).toBe(`batch ${MAIN}/0@1`);
+  });
+
+  it('batch taken out of the config with a batch open: its events go one by one, first', async () => {
+    const { lane, started, settings } = laneFixture({ concurrency: 4, queueBound: 100, batch: { maxEvents: 10, maxBytes: 1_000, maxWaitMs: 100 } });
+    lane.accept([record(MAIN, 0, 0), record(MAIN, 0, 1)]);
+    expect(started).toEqual([]);
+    delete settings.batch;
+    lane.accept([record(MAIN, 0, 2)]);
+    expect(started).toEqual([`${MAIN}/0@0`, `${MAIN}/0@1`, `${MAIN}/0@2`]);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(started).toHaveLength(3);
+  });
+
+  it('batch: a revoked partition takes its events out of the open batch (not running: the stream hands them over again)', async () => {
+    const { lane, started } = laneFixture({ concurrency: 4, queueBound: 100, batch: { maxEvents: 10, maxBytes: 1_000, maxWaitMs: 100 } });
+    lane.accept([record(MAIN, 0, 0), record(MAIN, 0, 1)]);
+    lane.accept([record(MAIN, 1, 0)]);
+    expect(lane.revoke(MAIN, 0)).toEqual([]);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(started).toEqual([`batch ${MAIN}/1@0`]);
+  });
+
+  it('ordering user: an event in flight when its partition went, answered with a retry, is given back to the stream', async () => {
+    const { lane, log, started, finish } = laneFixture({ concurrency: 4, queueBound: 100, ordered: true });
+    lane.accept([record(MAIN, 0, 0, undefined, 'a'), record(MAIN, 0, 1, undefined, 'a')]);
+    expect(lane.revoke(MAIN, 0)).toEqual(['0']);
+    await finish(`${MAIN}/0@0`, 'held');
+    expect(log).toEqual([`release ${MAIN}/0@0`]);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(started).toEqual([`${MAIN}/0@0`]);
+  });
+
+  it('an event waiting for its rate-limit token is not running: a revoke gives it back to the stream', async () => {
+    const { lane, started } = laneFixture({ concurrency: 4, queueBound: 100, rateLimit: { requestsPerSecond: 1, burst: 1 } });
+    lane.accept([record(MAIN, 0, 0), record(MAIN, 0, 1)]);
+    expect(started).toEqual([`${MAIN}/0@0`]);
+    expect(lane.revoke(MAIN, 0)).toEqual(['0']);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(started).toEqual([`${MAIN}/0@0`]);
+  });
 });
+

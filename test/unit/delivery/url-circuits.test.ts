@@ -13,7 +13,7 @@ const cancelled: SendResult = { outcome: 'cancelled', durationMs: 1 };
 
 function destination(urls: string[]): PreparedDestination {
   const targets = urls.map((url) => ({ target: webhookTarget(url), headers: {} }));
-  return { id: 'hooks', targets, printableUrls: urls };
+  return { id: 'hooks', targets, printableUrls: urls, ordered: false };
 }
 
 async function gauge(metrics: ReturnType<typeof createMetrics>): Promise<Record<string, number>> {

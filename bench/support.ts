@@ -4,8 +4,8 @@
 // the router writes for the deliverer. Not a benchmark itself (bench/run.ts skips it).
 // Benchmarks are not part of `npm test`: each prints a table against a same-run
 // baseline and never fails a build.
-import { spawn } from 'node:child_process';
-import { realpathSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parseConfigText } from '../src/config/load.js';
@@ -21,6 +21,8 @@ export function log(line: string): void {
 export interface Broker {
   /** Bootstrap address(es), comma-separated. */
   brokers: string;
+  /** The broker's JVM, when known: started here, or found listening on the port in KAFKA_BROKERS (brokerPid). */
+  pid?: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -30,7 +32,7 @@ export interface Broker {
  */
 export async function startOrReuseBroker(options: { heapMb?: number } = {}): Promise<Broker> {
   const given = process.env.KAFKA_BROKERS;
-  if (given) return { brokers: given, stop: async () => undefined };
+  if (given) return { brokers: given, pid: brokerPid(given), stop: async () => undefined };
   // @ts-expect-error -- plain ESM script shared with the tests and `npm start`
   const { startBroker } = (await import('../scripts/kafka/broker.mjs')) as {
     startBroker(options?: { heapMb?: number; log?: (line: string) => void; inMemory?: boolean }): Promise<Broker>;
@@ -189,3 +191,98 @@ export function deliveryMessage(messageId: string, n: number): Message {
     timestamp: String(Date.now()),
   };
 }
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ; 100 on every Linux this runs on). */
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/**
+ * CPU seconds (user + system) that process `pid` has used since it started, from
+ * /proc/<pid>/stat; undefined when it cannot be read (gone, another user's, no /proc).
+ * Its resolution is a clock tick (10 ms): read it over seconds, not milliseconds.
+ */
+export function processCpuSeconds(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // NOTE: the command name (field 2) is in parentheses and may hold spaces: count from after it.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14 (utime) and 15 (stime) of proc(5); fields[0] is field 3.
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The pid of the process listening on the port of the first of `brokers` on this
+ * machine (from /proc/net/tcp{,6} and the processes' open sockets), or undefined when
+ * it is elsewhere or not this user's. For the broker's CPU per event in the benches:
+ * a broker shared with other work charges that work too.
+ */
+export function brokerPid(brokers: string): number | undefined {
+  const port = Number(brokers.split(',')[0]?.split(':').pop());
+  if (!Number.isInteger(port)) return undefined;
+  const portHex = port.toString(16).toUpperCase().padStart(4, '0');
+  const inodes = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const cells = line.trim().split(/\s+/);
+      // local_address is cells[1] (ADDR:PORT), st is cells[3] (0A: listening), inode is cells[9].
+      if (cells[1]?.endsWith(`:${portHex}`) && cells[3] === '0A' && cells[9]) inodes.add(`socket:[${cells[9]}]`);
+    }
+  }
+  if (inodes.size === 0) return undefined;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${entry}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        if (inodes.has(readlinkSync(`/proc/${entry}/fd/${fd}`))) return Number(entry);
+      } catch {
+        // closed meanwhile
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A receiver that counts: answers every POST with 200 at once and counts it under the
+ * first segment of its path (`/<tag>/...`); `GET /__count/<tag>` answers that count.
+ * Source for startReceiverProcess.
+ */
+export const COUNTING_RECEIVER_SOURCE = `
+const http = require('node:http');
+const counts = new Map();
+const server = http.createServer((req, res) => {
+  if (req.method === 'GET' && req.url.startsWith('/__count/')) {
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end(String(counts.get(req.url.slice('/__count/'.length)) || 0));
+    return;
+  }
+  req.on('data', () => {});
+  req.on('end', () => {
+    const tag = req.url.split('/')[1];
+    counts.set(tag, (counts.get(tag) || 0) + 1);
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end('ok');
+  });
+});
+`;

@@ -35,13 +35,10 @@
 // one request (docs/webhooks.md, `settings.batch`): it would set `batch.maxEvents` on
 // Switchyard's destinations and make the baselines post JSON arrays of N events, so
 // that the three compare like for like. Not there yet: nothing to batch with.
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Kafka, logLevel } from 'kafkajs';
 import type { Admin, EachBatchPayload, Message, TopicMessages } from 'kafkajs';
@@ -51,22 +48,25 @@ import { topicNames } from '../src/kafka/index.js';
 import {
   COUNTING_RECEIVER_SOURCE,
   benchOptions,
+  NODE_FLAGS,
   formatTable,
+  freePort,
   isEntryPoint,
   log,
   processCpuSeconds,
   runMain,
+  startNodeProcess,
   startOrReuseBroker,
   startReceiverProcess,
+  startSwitchyardRole,
+  stopProcesses,
+  waitForGroups,
 } from './support.js';
-import type { ReceiverProcess } from './support.js';
+import type { ReceiverProcess, Running } from './support.js';
 
 const HERE = fileURLToPath(import.meta.url);
-const ROOT = join(dirname(HERE), '..');
 const PIPELINES = ['single-hop', 'two-hop', 'switchyard'] as const;
 type Pipeline = (typeof PIPELINES)[number];
-/** Every process of every pipeline runs with these Node flags: the image's (Dockerfile). */
-const NODE_FLAGS = ['--max-semi-space-size=64'];
 /** The baselines' settings (the header says why these). */
 const CONSUMED_CONCURRENTLY = 3;
 const CONNECTIONS_PER_DESTINATION = 64;
@@ -189,60 +189,8 @@ async function runBare(spec: BareSpec): Promise<void> {
 // ---------------------------------------------------------------------------
 // Processes of a pipeline.
 
-interface Running {
-  /** What the table calls it: `route`, `deliver`, `single`. */
-  name: string;
-  child: ChildProcess;
-}
-
-function startProcess(name: string, args: string[], env: NodeJS.ProcessEnv = process.env): Running {
-  const child = spawn(process.execPath, [...NODE_FLAGS, ...args], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
-  child.once('exit', (code, signal) => {
-    if (code !== 0 && signal !== 'SIGTERM' && signal !== 'SIGKILL') log(`${name} (pid ${child.pid}) exited with ${signal ?? code}`);
-  });
-  return { name, child };
-}
-
 function startBare(name: string, spec: BareSpec): Running {
-  return startProcess(name, ['--import', 'tsx', HERE, '--bare', JSON.stringify(spec)]);
-}
-
-async function stopProcesses(running: Running[]): Promise<void> {
-  await Promise.all(
-    running.map(
-      ({ child }) =>
-        new Promise<void>((done) => {
-          if (child.exitCode !== null || child.signalCode !== null) return done();
-          const forced = setTimeout(() => child.kill('SIGKILL'), 30_000);
-          child.once('exit', () => {
-            clearTimeout(forced);
-            done();
-          });
-          child.kill('SIGTERM');
-        }),
-    ),
-  );
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((done) => server.close(() => done()));
-  return port;
-}
-
-/** Waits until every group is stable with a member, so that start-up is not timed. */
-async function waitForGroups(admin: Admin, groupIds: string[], running: Running[], timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const dead = running.find(({ child }) => child.exitCode !== null || child.signalCode !== null);
-    if (dead) throw new Error(`${dead.name} exited (${dead.child.signalCode ?? dead.child.exitCode}) before its group joined`);
-    const { groups } = await admin.describeGroups(groupIds);
-    if (groups.length === groupIds.length && groups.every((g) => g.state === 'Stable' && g.members.length > 0)) return;
-    if (Date.now() > deadline) throw new Error(`groups ${groupIds.join(', ')} were not stable within ${timeoutMs / 1000} s`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  return startNodeProcess(name, ['--import', 'tsx', HERE, '--bare', JSON.stringify(spec)]);
 }
 
 interface Round {
@@ -297,17 +245,7 @@ async function startPipeline(setup: Setup, pipeline: Pipeline, tag: string): Pro
     destinations: destinations.map((id, i) => ({ id, type: 'webhooks', settings: { webhooks: [{ url: urls[i] }], sharedSecret: 'bench-e2e-secret' } })),
   };
   await create([input]);
-  const file = join(setup.dir, `${tag}.json`);
-  const main = join(ROOT, 'dist/cli/main.js');
-  const roles: Running[] = [];
-  for (const [name, role] of [
-    ['route', 'router'],
-    ['deliver', 'deliverer'],
-  ] as const) {
-    // NOTE: a config (and an admin port) per process: each role serves its own /metrics.
-    writeFileSync(`${file}.${role}`, JSON.stringify({ ...config, admin: { port: await freePort(), host: '127.0.0.1' } }));
-    roles.push(startProcess(name, [main, role, '--config', `${file}.${role}`], { ...process.env, KAFKA_BROKERS: brokers }));
-  }
+  const roles = [await startSwitchyardRole('route', 'router', config, setup.dir), await startSwitchyardRole('deliver', 'deliverer', config, setup.dir)];
   const naming = { kafka: { clientId: config.kafka.clientId, topicPrefix: prefix, groupPrefix: undefined } };
   return { running: roles, groups: [routerGroupId(naming), delivererGroupId(naming)], input };
 }

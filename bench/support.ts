@@ -5,7 +5,10 @@
 // Benchmarks are not part of `npm test`: each prints a table against a same-run
 // baseline and never fails a build.
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { readFileSync, readdirSync, readlinkSync, realpathSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parseConfigText } from '../src/config/load.js';
@@ -286,3 +289,77 @@ const server = http.createServer((req, res) => {
   });
 });
 `;
+
+/** The repository's root (dist/cli/main.js is there once built). */
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+/** The Node flags of every process the benches start as the product runs: the image's (Dockerfile). */
+export const NODE_FLAGS = ['--max-semi-space-size=64'];
+
+/** A process a bench started, by the name its table gives it. */
+export interface Running {
+  name: string;
+  child: ChildProcess;
+}
+
+/** Starts `node NODE_FLAGS ...args` from the repository's root; its stdout is dropped, its stderr shown. */
+export function startNodeProcess(name: string, args: string[], env: NodeJS.ProcessEnv = process.env): Running {
+  const child = spawn(process.execPath, [...NODE_FLAGS, ...args], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
+  child.once('exit', (code, signal) => {
+    if (code !== 0 && signal !== 'SIGTERM' && signal !== 'SIGKILL') log(`${name} (pid ${child.pid}) exited with ${signal ?? code}`);
+  });
+  return { name, child };
+}
+
+/**
+ * Starts one role of the built CLI (dist/cli/main.js, as bin/switchyard runs it: `npm
+ * run build` after changing src/) on `config` (its YAML shape) with an admin port of its
+ * own, written to a file in `dir`.
+ */
+export async function startSwitchyardRole(name: string, role: string, config: Record<string, unknown>, dir: string): Promise<Running & { adminPort: number }> {
+  const adminPort = await freePort();
+  const file = join(dir, `${name}-${role}-${adminPort}.json`);
+  // JSON is YAML: no second serializer needed.
+  writeFileSync(file, JSON.stringify({ ...config, admin: { port: adminPort, host: '127.0.0.1' } }));
+  const brokers = (config.kafka as { brokers: string[] }).brokers.join(',');
+  return { ...startNodeProcess(name, [join(ROOT, 'dist/cli/main.js'), role, '--config', file], { ...process.env, KAFKA_BROKERS: brokers }), adminPort };
+}
+
+/** SIGTERM to each, SIGKILL after 30 s; resolves once all have exited. */
+export async function stopProcesses(running: Running[]): Promise<void> {
+  await Promise.all(
+    running.map(
+      ({ child }) =>
+        new Promise<void>((done) => {
+          if (child.exitCode !== null || child.signalCode !== null) return done();
+          const forced = setTimeout(() => child.kill('SIGKILL'), 30_000);
+          child.once('exit', () => {
+            clearTimeout(forced);
+            done();
+          });
+          child.kill('SIGTERM');
+        }),
+    ),
+  );
+}
+
+/** A port of 127.0.0.1 free a moment ago. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((done) => server.close(() => done()));
+  return port;
+}
+
+/** Waits until every group is stable with a member (start-up is not what a bench times); fails if a process exits. */
+export async function waitForGroups(admin: Admin, groupIds: string[], running: Running[], timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const dead = running.find(({ child }) => child.exitCode !== null || child.signalCode !== null);
+    if (dead) throw new Error(`${dead.name} exited (${dead.child.signalCode ?? dead.child.exitCode}) before its group joined`);
+    const { groups } = await admin.describeGroups(groupIds);
+    if (groups.length === groupIds.length && groups.every((g) => g.state === 'Stable' && g.members.length > 0)) return;
+    if (Date.now() > deadline) throw new Error(`groups ${groupIds.join(', ')} were not stable within ${timeoutMs / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

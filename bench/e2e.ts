@@ -1,4 +1,4 @@
-// `npm run bench -- e2e [--calls 30000] [--dests 3] [--rounds 3] [--partitions 6] [--pipelines single-hop,two-hop,switchyard]`
+// `npm run bench -- e2e [--calls 30000] [--dests 3] [--rounds 3] [--partitions 6] [--pipelines single-hop,two-hop,switchyard] [--cpu-prof-dir DIR]`
 // (or standalone: `tsx bench/e2e.ts ...`)
 //
 // The whole pipeline, calls in Kafka → webhooks received, against the two hand-written
@@ -30,6 +30,8 @@
 // window, the broker's too (its JVM: started here, or found listening on the port of
 // KAFKA_BROKERS; a broker shared with other work charges that work as well). The
 // pipelines' order rotates between rounds; the table gives medians of the rounds.
+// `--cpu-prof-dir DIR` has every pipeline process write a CPU profile there (node
+// --cpu-prof, named after its role in the table): where the composed pipeline's CPU goes.
 //
 // TODO(batching): a `--batch N` option, once the deliverer sends batches of events in
 // one request (docs/webhooks.md, `settings.batch`): it would set `batch.maxEvents` on
@@ -54,6 +56,7 @@ import {
   isEntryPoint,
   log,
   processCpuSeconds,
+  profileProcessesInto,
   runMain,
   startNodeProcess,
   startOrReuseBroker,
@@ -299,7 +302,8 @@ function median(values: number[]): number {
 }
 
 export async function main(args: string[]): Promise<void> {
-  const options = benchOptions(args, { calls: 30_000, dests: 3, rounds: 3, partitions: 6, pipelines: PIPELINES.join(',') });
+  const options = benchOptions(args, { calls: 30_000, dests: 3, rounds: 3, partitions: 6, pipelines: PIPELINES.join(','), 'cpu-prof-dir': '' });
+  if (options['cpu-prof-dir'] !== '') profileProcessesInto(options['cpu-prof-dir']);
   const pipelines = options.pipelines.split(',').filter((p): p is Pipeline => (PIPELINES as readonly string[]).includes(p));
   if (pipelines.length === 0) throw new Error(`--pipelines takes ${PIPELINES.join(', ')}, comma-separated`);
 

@@ -1,4 +1,4 @@
-// `npm run bench -- gateway [--seconds 10] [--connections 32] [--rounds 2] [--partitions 6] [--parts batch,steady] [--steady-posts 20000]`
+// `npm run bench -- gateway [--seconds 10] [--connections 32] [--rounds 2] [--partitions 6] [--parts batch,steady] [--steady-posts 20000] [--cpu-prof-dir DIR]`
 // (or standalone: `tsx bench/gateway.ts ...`)
 //
 // Requests/s of 20-call batches (~1 KB per call, as analytics-node sends them) through
@@ -28,7 +28,7 @@
 // receiver's clock minus the body's timestamp; same machine, millisecond resolution),
 // and CPU per delivered event of each Switchyard process and of the broker's JVM, read
 // from /proc/<pid>/stat over that window (a broker shared with other work charges that
-// work too).
+// work too). `--cpu-prof-dir DIR`: each role's process writes a CPU profile there.
 // Starts its own local broker unless KAFKA_BROKERS is set.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -59,6 +59,7 @@ import {
   loadBenchConfig,
   log,
   processCpuSeconds,
+  profileProcessesInto,
   recordsIn,
   runMain,
   startOrReuseBroker,
@@ -528,7 +529,8 @@ async function batchRows(broker: Broker, kafka: Kafka, admin: Admin, options: { 
 }
 
 export async function main(args: string[]): Promise<void> {
-  const options = benchOptions(args, { seconds: 10, connections: 32, rounds: 2, partitions: 6, parts: 'batch,steady', 'steady-posts': 20_000 });
+  const options = benchOptions(args, { seconds: 10, connections: 32, rounds: 2, partitions: 6, parts: 'batch,steady', 'steady-posts': 20_000, 'cpu-prof-dir': '' });
+  if (options['cpu-prof-dir'] !== '') profileProcessesInto(options['cpu-prof-dir']);
   const { seconds, connections, rounds, partitions } = options;
   const parts = options.parts.split(',');
   if (!parts.every((part) => part === 'batch' || part === 'steady')) throw new Error('--parts takes batch, steady or both, comma-separated');

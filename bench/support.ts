@@ -295,6 +295,18 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 /** The Node flags of every process the benches start as the product runs: the image's (Dockerfile). */
 export const NODE_FLAGS = ['--max-semi-space-size=64'];
 
+let cpuProfileDir: string | undefined;
+
+/**
+ * From now on, the processes startNodeProcess starts write a CPU profile each into `dir`
+ * (node --cpu-prof, on a clean exit: they are stopped with SIGTERM): the benches'
+ * `--cpu-prof-dir`, for seeing where a pipeline's CPU goes. Node refuses --cpu-prof
+ * in NODE_OPTIONS, hence this.
+ */
+export function profileProcessesInto(dir: string): void {
+  cpuProfileDir = dir;
+}
+
 /** A process a bench started, by the name its table gives it. */
 export interface Running {
   name: string;
@@ -303,7 +315,8 @@ export interface Running {
 
 /** Starts `node NODE_FLAGS ...args` from the repository's root; its stdout is dropped, its stderr shown. */
 export function startNodeProcess(name: string, args: string[], env: NodeJS.ProcessEnv = process.env): Running {
-  const child = spawn(process.execPath, [...NODE_FLAGS, ...args], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const profile = cpuProfileDir !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`, `--cpu-prof-name=${name}-\${pid}.cpuprofile`] : [];
+  const child = spawn(process.execPath, [...NODE_FLAGS, ...profile, ...args], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
   child.once('exit', (code, signal) => {
     if (code !== 0 && signal !== 'SIGTERM' && signal !== 'SIGKILL') log(`${name} (pid ${child.pid}) exited with ${signal ?? code}`);
   });

@@ -58,6 +58,7 @@ export async function startPlatformaticConsumer(
     ...(settings.maxBytesPerPartition !== undefined ? { maxBytesPerPartition: settings.maxBytesPerPartition } : {}),
     ...(settings.maxBytes !== undefined ? { maxBytes: settings.maxBytes } : {}),
     ...(settings.maxWaitTimeInMs !== undefined ? { maxWaitTime: settings.maxWaitTimeInMs } : {}),
+    ...(settings.minBytes !== undefined ? { minBytes: settings.minBytes } : {}),
   });
   const runtime = new StreamRuntime(consumer, settings, handler, events, logger);
   try {

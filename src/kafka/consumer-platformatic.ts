@@ -11,7 +11,9 @@
 //   refetches from the commits on every join): the queues are emptied, and the batches
 //   in hand are no longer owned: they finish, and commit nothing (duplicates, no loss);
 // - a batch's commit names the record after its last one marked done (offset + 1), and
-//   is retried until done while the partition is ours (commit.ts);
+//   is retried until done while the partition is ours (commit.ts); the commits of
+//   batches that finish while a commit request is in flight leave together in the next
+//   (commit-merger.ts);
 // - a failed batch (or a failed stream) ends the stream; after a pause a new one reads
 //   again from the commits, as kafkajs's restart after a crash does.
 import { Consumer } from '@platformatic/kafka';
@@ -20,6 +22,7 @@ import type { Logger } from 'pino';
 import { CONSUMER_HEARTBEAT_INTERVAL_MS, CONSUMER_SESSION_TIMEOUT_MS } from './client.js';
 import type { KafkaClient } from './client.js';
 import { commitUntilDone } from './commit.js';
+import { CommitMerger } from './commit-merger.js';
 import { ForeignAssignment, foreignTopics } from './foreign-assignment.js';
 import type { BatchHandler, ConsumerEvents, ConsumerSettings, RecordBatch, RunningConsumer } from './consumer-contract.js';
 import { fromPlatformaticMessage, platformaticOptions } from './platformatic-client.js';
@@ -93,6 +96,8 @@ class StreamRuntime {
   private restartTimer: NodeJS.Timeout | undefined;
   private readonly idle = new Set<() => void>();
   private readonly concurrency: number;
+  /** The commits of batches that finish close together, as one request (commit-merger.ts). */
+  private readonly commits: CommitMerger;
   readonly foreign: ForeignAssignment;
 
   constructor(
@@ -104,6 +109,9 @@ class StreamRuntime {
   ) {
     this.concurrency = Math.max(1, settings.partitionsConsumedConcurrently ?? 1);
     this.foreign = new ForeignAssignment(settings.groupId, logger);
+    this.commits = new CommitMerger(async (offsets) => {
+      await consumer.commit({ offsets });
+    });
     consumer.on('consumer:group:join', (payload) => this.onJoin(payload.memberId, payload.assignments ?? consumer.assignments ?? []));
   }
 
@@ -254,7 +262,7 @@ class StreamRuntime {
     const stillOurs = () => this.epoch === epoch && this.assigned.has(key);
     if (this.settings.commit.kind === 'none' || done === undefined || !stillOurs()) return;
     try {
-      await commitUntilDone(() => this.consumer.commit({ offsets: [{ topic, partition, offset: done.offset + 1n, leaderEpoch: done.leaderEpoch }] }), {
+      await commitUntilDone(() => this.commits.commit({ topic, partition, offset: done.offset + 1n, leaderEpoch: done.leaderEpoch }), {
         stillOwned: stillOurs,
         logger: this.logger,
         what: `${topic} partition ${partition}`,

@@ -3,7 +3,8 @@
 //
 // The policy: up to `maxConcurrentSends` sends (default one) are in flight at once; sends that
 // arrive meanwhile wait and leave together, merged per topic, when a send finishes.
-// At low load every send leaves at once, alone: no added delay. A send larger than
+// At low load every send leaves at the end of the event loop's turn it was made in,
+// with the others made in that turn (no timer: no added delay). A send larger than
 // the cap (per topic) goes out as several requests, one after the other, so the order
 // of each topic's records is kept.
 //
@@ -163,6 +164,7 @@ export function createSendQueue(request: SendRequest, options: Omit<ProducerOpti
   const waiting: Group[] = [];
   let inFlight = 0;
   let pendingWrites = 0;
+  let pumpScheduled = false;
 
   const finish = (write: Write, error?: unknown): void => {
     if (write.state === 'done') return;
@@ -211,7 +213,16 @@ export function createSendQueue(request: SendRequest, options: Omit<ProducerOpti
         } else {
           waiting.push({ writes: [write], bytes: new Map(write.bytes) });
         }
-        pump();
+        // NOTE: at the end of this turn of the event loop, not at once: the sends made in
+        // one turn (the router's batches of one fetch, routed one after the other) leave
+        // as one request even when nothing is in flight.
+        if (!pumpScheduled) {
+          pumpScheduled = true;
+          setImmediate(() => {
+            pumpScheduled = false;
+            pump();
+          });
+        }
       });
     },
     pending: () => pendingWrites,

@@ -21,7 +21,7 @@
 // (dist/cli/main.js: `npm run build` after changing src/), each its own process, one
 // source, one destination with a shared secret, a 0 ms receiver; `--steady-posts`
 // single-event authenticated POSTs (/v1/track, ~700 bytes, no timestamp: the body's
-// timestamp is then the gateway's receipt time) from `--connections` clients at once
+// timestamp is then the gateway's receipt time; 1,000 users, all seen in the warm-up) from `--connections` clients at once
 // (undici, one request in flight on each; from this process, which is not measured).
 // After a warm-up of a tenth of them, all delivered, it prints events/s (POSTs sent to
 // last delivery), POST acknowledgement p50/p99, received → delivered p50/p99 (the
@@ -290,10 +290,17 @@ const server = http.createServer((req, res) => {
 });
 `;
 
+/**
+ * The steady row's users: all met during the warm-up, so that the measured load is a
+ * router that has run for a while (its seen-pair cache knows them: no `seen` record per
+ * call, src/audiences/router-hook.ts), not the first minutes of a new deployment.
+ */
+const STEADY_USERS = 1_000;
+
 /** A single track call as a server-side library posts it: no timestamp (the gateway stamps its receipt time). */
 function steadyBody(n: number): string {
   return JSON.stringify({
-    userId: `user-${(n * 7919) % 50_000}`,
+    userId: `user-${(n * 7919) % STEADY_USERS}`,
     messageId: `steady-${n}`,
     event: 'Order Completed',
     properties: { seq: n, total: 99.5, currency: 'EUR', padding: 'p'.repeat(300) },
@@ -382,7 +389,7 @@ async function runSteady(broker: Broker, admin: Admin, receiver: ReceiverProcess
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     };
-    const warmup = Math.max(1, Math.round(options.posts / 10));
+    const warmup = Math.max(STEADY_USERS, Math.round(options.posts / 10));
     await post(warmup, []);
     await delivered(warmup);
     const pids = running.map(({ name, child }) => [name, child.pid] as const);

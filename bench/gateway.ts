@@ -1,4 +1,4 @@
-// `npm run bench -- gateway [--seconds 10] [--connections 32] [--rounds 2] [--partitions 6]`
+// `npm run bench -- gateway [--seconds 10] [--connections 32] [--rounds 2] [--partitions 6] [--parts batch,steady] [--steady-posts 20000] [--cpu-prof-dir DIR]`
 // (or standalone: `tsx bench/gateway.ts ...`)
 //
 // Requests/s of 20-call batches (~1 KB per call, as analytics-node sends them) through
@@ -15,6 +15,20 @@
 // The load comes from a separate process (undici, N keep-alive connections, one
 // request in flight on each), so the client's CPU is not the servers'. Each side gets a
 // warm-up, then `--seconds` of load; the order of the sides rotates between rounds.
+//
+// Then the steady-load row (`--parts steady`): the whole stack as it is deployed, the
+// regime a webhook system lives in. `switchyard gateway`, `router` and `deliverer`
+// (dist/cli/main.js: `npm run build` after changing src/), each its own process, one
+// source, one destination with a shared secret, a 0 ms receiver; `--steady-posts`
+// single-event authenticated POSTs (/v1/track, ~700 bytes, no timestamp: the body's
+// timestamp is then the gateway's receipt time; 1,000 users, all seen in the warm-up) from `--connections` clients at once
+// (undici, one request in flight on each; from this process, which is not measured).
+// After a warm-up of a tenth of them, all delivered, it prints events/s (POSTs sent to
+// last delivery), POST acknowledgement p50/p99, received → delivered p50/p99 (the
+// receiver's clock minus the body's timestamp; same machine, millisecond resolution),
+// and CPU per delivered event of each Switchyard process and of the broker's JVM, read
+// from /proc/<pid>/stat over that window (a broker shared with other work charges that
+// work too). `--cpu-prof-dir DIR`: each role's process writes a CPU profile there.
 // Starts its own local broker unless KAFKA_BROKERS is set.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -29,10 +43,32 @@ import { createGatewayService } from '../src/gateway/gateway-service.js';
 import { createKafka, kafkaClientKindFromEnv, topicNames } from '../src/kafka/index.js';
 import { createKafkajsProducer as createProducer, kafkajsOf } from '../src/kafka/client.js';
 import { ensureTopics } from '../src/kafka/ensure-topics.js';
-import type { Kafka, Message } from 'kafkajs';
+import type { Admin, Kafka, Message } from 'kafkajs';
 import { createMetrics } from '../src/observability/metrics.js';
 import { silentLogger } from '../src/observability/logger.js';
-import { Stopwatch, benchOptions, formatTable, isEntryPoint, loadBenchConfig, log, recordsIn, runMain, startOrReuseBroker } from './support.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { delivererGroupId, routerGroupId } from '../src/kafka/group-ids.js';
+import {
+  Stopwatch,
+  benchOptions,
+  formatTable,
+  freePort,
+  isEntryPoint,
+  loadBenchConfig,
+  log,
+  processCpuSeconds,
+  profileProcessesInto,
+  recordsIn,
+  runMain,
+  startOrReuseBroker,
+  startReceiverProcess,
+  startSwitchyardRole,
+  stopProcesses,
+  waitForGroups,
+} from './support.js';
+import type { Broker, ReceiverProcess } from './support.js';
 
 const HERE = fileURLToPath(import.meta.url);
 const WRITE_KEY = 'bench-write-key-0001';
@@ -222,70 +258,299 @@ function loadFromChild(spec: LoadSpec): Promise<LoadResult> {
 
 // ---------------------------------------------------------------------------
 
-export async function main(args: string[]): Promise<void> {
-  const { seconds, connections, rounds, partitions } = benchOptions(args, { seconds: 10, connections: 32, rounds: 2, partitions: 6 });
+// ---------------------------------------------------------------------------
+// The steady-load row: gateway → router → deliverer → receiver, each its own process.
 
-  const broker = await startOrReuseBroker();
+// The receiver of the steady-load row: counts each POST under the first segment of its
+// path and keeps how long after the body's timestamp it arrived; `GET /__stats/<tag>`
+// answers {count, p50, p99} (ms).
+const LATENCY_RECEIVER_SOURCE = `
+const http = require('node:http');
+const seen = new Map();
+const server = http.createServer((req, res) => {
+  if (req.method === 'GET' && req.url.startsWith('/__stats/')) {
+    const lags = (seen.get(req.url.slice('/__stats/'.length)) || []).slice().sort((a, b) => a - b);
+    const at = (q) => lags[Math.min(lags.length - 1, Math.floor(q * lags.length))] || 0;
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ count: lags.length, p50: at(0.5), p99: at(0.99) }));
+    return;
+  }
+  const chunks = [];
+  req.on('data', (chunk) => chunks.push(chunk));
+  req.on('end', () => {
+    const arrived = Date.now();
+    const tag = req.url.split('/')[1];
+    let lag = 0;
+    try { lag = arrived - Date.parse(JSON.parse(Buffer.concat(chunks).toString('utf8')).timestamp); } catch {}
+    if (!seen.has(tag)) seen.set(tag, []);
+    seen.get(tag).push(lag);
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end('ok');
+  });
+});
+`;
+
+/**
+ * The steady row's users: all met during the warm-up, so that the measured load is a
+ * router that has run for a while (its seen-pair cache knows them: no `seen` record per
+ * call, src/audiences/router-hook.ts), not the first minutes of a new deployment.
+ */
+const STEADY_USERS = 1_000;
+
+/** A single track call as a server-side library posts it: no timestamp (the gateway stamps its receipt time). */
+function steadyBody(n: number): string {
+  return JSON.stringify({
+    userId: `user-${(n * 7919) % STEADY_USERS}`,
+    messageId: `steady-${n}`,
+    event: 'Order Completed',
+    properties: { seq: n, total: 99.5, currency: 'EUR', padding: 'p'.repeat(300) },
+    context: {
+      ip: `203.0.113.${n % 250}`,
+      library: { name: '@segment/analytics-node', version: '3.1.0' },
+      page: { path: '/checkout/complete', url: 'https://shop.example.com/checkout/complete', title: 'Thank you' },
+    },
+  });
+}
+
+interface SteadyResult {
+  eventsPerSecond: number;
+  ackP50Ms: number;
+  ackP99Ms: number;
+  deliveredP50Ms: number;
+  deliveredP99Ms: number;
+  failed: number;
+  /** µs of CPU per delivered event: gateway, router, deliverer, broker. */
+  cpuUs: Record<string, number>;
+}
+
+async function receiverStats(receiver: ReceiverProcess, tag: string): Promise<{ count: number; p50: number; p99: number }> {
+  const res = await fetch(receiver.url(`/__stats/${tag}`));
+  return (await res.json()) as { count: number; p50: number; p99: number };
+}
+
+async function waitForReady(adminPort: number, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${adminPort}/readyz`)).status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`the gateway was not ready within ${timeoutMs / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function runSteady(broker: Broker, admin: Admin, receiver: ReceiverProcess, options: { posts: number; connections: number; partitions: number; round: number; run: string }): Promise<SteadyResult> {
+  const tag = `steady-${options.run}-${options.round}`;
+  const prefix = `bench-gw-${tag}.`;
+  const gatewayPort = await freePort();
+  const config = {
+    kafka: { brokers: broker.brokers.split(','), clientId: `bench-${tag}`, topicPrefix: prefix, partitions: options.partitions },
+    gateway: { port: gatewayPort, host: '127.0.0.1' },
+    log: { level: 'warn' },
+    sources: [{ id: 'web', writeKey: WRITE_KEY, destinations: ['hooks'] }],
+    destinations: [{ id: 'hooks', type: 'webhooks', settings: { webhooks: [{ url: receiver.url(`/${tag}/hooks`) }], sharedSecret: 'bench-secret' } }],
+  };
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-bench-gateway-'));
+  const running = [
+    await startSwitchyardRole('gateway', 'gateway', config, dir),
+    await startSwitchyardRole('router', 'router', config, dir),
+    await startSwitchyardRole('deliverer', 'deliverer', config, dir),
+  ];
+  const pool = new Pool(`http://127.0.0.1:${gatewayPort}`, { connections: options.connections, pipelining: 1 });
+  try {
+    const naming = { kafka: { clientId: config.kafka.clientId, topicPrefix: prefix } };
+    await waitForGroups(admin, [routerGroupId(naming), delivererGroupId(naming)], running);
+    await waitForReady(running[0]!.adminPort);
+    const authorization = `Basic ${Buffer.from(`${WRITE_KEY}:`).toString('base64')}`;
+    let next = 0;
+    let failed = 0;
+    const post = async (count: number, latencies: number[]) => {
+      const end = next + count;
+      const worker = async () => {
+        while (next < end) {
+          const body = steadyBody(next++);
+          const sent = performance.now();
+          const res = await pool.request({ path: '/v1/track', method: 'POST', headers: { 'content-type': 'application/json', authorization }, body });
+          await res.body.dump();
+          if (res.statusCode !== 200) failed += 1;
+          latencies.push(performance.now() - sent);
+        }
+      };
+      await Promise.all(Array.from({ length: options.connections }, worker));
+    };
+    const delivered = async (count: number) => {
+      const deadline = Date.now() + 10 * 60_000;
+      for (;;) {
+        const stats = await receiverStats(receiver, tag);
+        if (stats.count >= count) return stats;
+        if (Date.now() > deadline) throw new Error(`steady load: ${stats.count} of ${count} events delivered in 10 minutes`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    const warmup = Math.max(STEADY_USERS, Math.round(options.posts / 10));
+    await post(warmup, []);
+    await delivered(warmup);
+    const pids = running.map(({ name, child }) => [name, child.pid] as const);
+    const cpuAt = () => Object.fromEntries([...pids, ['broker', broker.pid] as const].map(([name, pid]) => [name, processCpuSeconds(pid)] as const));
+    const before = cpuAt();
+    const startedAt = performance.now();
+    const latencies: number[] = [];
+    await post(options.posts, latencies);
+    await delivered(warmup + options.posts);
+    const seconds = (performance.now() - startedAt) / 1000;
+    const after = cpuAt();
+    // Warm-up events are in the receiver's lags too: a tenth, sent before and at the same rate.
+    const stats = await receiverStats(receiver, tag);
+    latencies.sort((a, b) => a - b);
+    const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
+    const cpuUs: Record<string, number> = {};
+    for (const [name, end] of Object.entries(after)) {
+      const start = before[name];
+      if (end !== undefined && start !== undefined) cpuUs[name] = ((end - start) * 1e6) / options.posts;
+    }
+    return { eventsPerSecond: options.posts / seconds, ackP50Ms: at(0.5), ackP99Ms: at(0.99), deliveredP50Ms: stats.p50, deliveredP99Ms: stats.p99, failed, cpuUs };
+  } finally {
+    await pool.close();
+    await stopProcesses(running);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+async function steadyRow(broker: Broker, admin: Admin, options: { posts: number; connections: number; partitions: number; rounds: number }): Promise<string[]> {
+  const receiver = await startReceiverProcess(LATENCY_RECEIVER_SOURCE);
+  const run = randomBytes(4).toString('hex');
+  const results: SteadyResult[] = [];
+  try {
+    for (let round = 1; round <= options.rounds; round++) {
+      const result = await runSteady(broker, admin, receiver, { ...options, round, run });
+      results.push(result);
+      const cpu = Object.entries(result.cpuUs).map(([name, us]) => `${name} ${us.toFixed(0)}`).join(', ');
+      log(
+        `round ${round} steady: ${result.eventsPerSecond.toFixed(0)} events/s, ack p50/p99 ${result.ackP50Ms.toFixed(1)}/${result.ackP99Ms.toFixed(1)} ms, ` +
+          `delivered p50/p99 ${result.deliveredP50Ms}/${result.deliveredP99Ms} ms, CPU µs per event: ${cpu}`,
+      );
+    }
+  } finally {
+    receiver.stop();
+  }
+  const m = (pick: (r: SteadyResult) => number | undefined) => {
+    const values = results.map(pick).filter((v): v is number => v !== undefined);
+    return values.length > 0 ? median(values) : undefined;
+  };
+  const ms = (value: number | undefined) => (value === undefined ? '-' : (value / 1000).toFixed(3));
+  const switchyard = m((r) => ['gateway', 'router', 'deliverer'].reduce((sum, name) => sum + (r.cpuUs[name] ?? 0), 0));
+  return [
+    `steady load: ${options.posts} single-event POSTs (/v1/track, ~700 bytes) from ${options.connections} clients at once through gateway → router → deliverer → 0 ms receiver (1 destination), each role its own process; median of ${options.rounds} round(s)`,
+    ...formatTable(
+      ['events/s', 'ack p50 ms', 'ack p99 ms', 'delivered p50 ms', 'delivered p99 ms', 'Switchyard CPU ms/event', 'gateway', 'router', 'deliverer', 'broker CPU ms/event', 'failed'],
+      [
+        [
+          m((r) => r.eventsPerSecond)!.toFixed(0),
+          m((r) => r.ackP50Ms)!.toFixed(1),
+          m((r) => r.ackP99Ms)!.toFixed(1),
+          m((r) => r.deliveredP50Ms)!.toFixed(0),
+          m((r) => r.deliveredP99Ms)!.toFixed(0),
+          ms(switchyard),
+          ms(m((r) => r.cpuUs.gateway)),
+          ms(m((r) => r.cpuUs.router)),
+          ms(m((r) => r.cpuUs.deliverer)),
+          ms(m((r) => r.cpuUs.broker)),
+          String(results.reduce((sum, r) => sum + r.failed, 0)),
+        ],
+      ],
+    ),
+    `each round (events/s; broker ms/event): ${results.map((r) => `${r.eventsPerSecond.toFixed(0)}; ${ms(r.cpuUs.broker)}`).join(' | ')}`,
+    'targets: broker ≤ 0.15 ms and Switchyard ≤ 0.3 ms CPU per delivered event, ack p99 ≤ 30 ms',
+    '',
+  ];
+}
+
+// ---------------------------------------------------------------------------
+
+async function batchRows(broker: Broker, kafka: Kafka, admin: Admin, options: { seconds: number; connections: number; rounds: number; partitions: number }): Promise<void> {
+  const { seconds, connections, rounds, partitions } = options;
   const run = randomBytes(4).toString('hex');
   const gatewayConfig = benchConfig(broker.brokers, `bench-gw-${run}.`, partitions);
   const baselineTopic = `bench-gw-${run}.baseline.calls`;
-  const kafka = kafkajsOf(createKafka(gatewayConfig.kafka, silentLogger()));
+  // Every topic exists before either side is timed.
+  const names = topicNames(gatewayConfig.kafka.topicPrefix);
+  await ensureTopics(admin, [{ topic: names.calls }, { topic: names.callsInvalid }, { topic: baselineTopic }], {
+    partitions,
+    replicationFactor: 1,
+  });
+
+  const rows: ({ side: string; round: number } & SideResult)[] = [];
+  for (let round = 1; round <= rounds; round++) {
+    // Rotate which side goes first, so none always gets the warmer broker.
+    const order = SIDES.map((_, i) => SIDES[(i + round - 1) % SIDES.length]!);
+    for (const side of order) {
+      const server =
+        side === 'baseline' ? await startBaseline(kafka, baselineTopic) : await startGateway(gatewayConfig, side === 'gateway');
+      try {
+        // NOTE: the server runs in this process and the load in a child: this process's CPU
+        // over the child's life is the server's (and its producer's), per call served.
+        const cpuBefore = process.cpuUsage();
+        const result = await loadFromChild({ port: server.port, connections, seconds, warmupSeconds: WARMUP_SECONDS });
+        const cpu = process.cpuUsage(cpuBefore);
+        const cpuUsPerCall = (cpu.user + cpu.system) / Math.max(1, (result.requests + result.failed + result.warmupRequests) * CALLS_PER_REQUEST);
+        rows.push({ side, round, ...result, cpuUsPerCall });
+        log(`round ${round} ${side}: ${(result.requests / result.seconds).toFixed(0)} requests/s (${result.failed} failed)`);
+      } finally {
+        await server.stop();
+      }
+    }
+  }
+
+  const best = (side: string) =>
+    rows.filter((r) => r.side === side).reduce((a, b) => (b.requests / b.seconds > a.requests / a.seconds ? b : a));
+  const baseline = best('baseline');
+  const gateway = best('gateway');
+  const unmerged = best('unmerged');
+  const rate = (r: LoadResult) => r.requests / r.seconds;
+  const row = (side: string, r: SideResult) => [side, rate(r).toFixed(0), (rate(r) * CALLS_PER_REQUEST).toFixed(0), r.p50Ms.toFixed(1), r.p99Ms.toFixed(1), r.cpuUsPerCall.toFixed(1), String(r.failed)];
+  const failed = rows.reduce((sum, r) => sum + r.failed, 0);
+  const stored = await recordsIn(admin, names.calls);
+  const accepted = rows.filter((r) => r.side !== 'baseline').reduce((sum, r) => sum + r.requests, 0) * CALLS_PER_REQUEST;
+  process.stdout.write(
+    [
+      '',
+      `gateway bench: POST /v1/batch, ${CALLS_PER_REQUEST} calls (~1 KB each) per request, ${connections} connections, ` +
+        `${seconds} s per side after ${WARMUP_SECONDS} s warm-up, ${partitions} partitions; best of ${rounds} round(s)`,
+      ...formatTable(['side', 'requests/s', 'calls/s', 'p50 ms', 'p99 ms', 'µs CPU/call', 'failed'], [row('baseline', baseline), row('gateway', gateway), row('unmerged', unmerged)]),
+      'µs CPU/call: this process\'s CPU (the server and its producer; the load client is another process) per call served, warm-up included',
+      `ratio gateway/baseline: ${(rate(gateway) / rate(baseline)).toFixed(2)}× (target ≥ 0.80×); ` +
+        `without merging concurrent writes: ${(rate(unmerged) / rate(baseline)).toFixed(2)}×`,
+      // Warm-up requests are stored too, so the topic holds at least the timed ones.
+      `check: ${failed} failed request(s); the calls topic holds ${stored} records, ≥ ${accepted} from the timed gateway requests (both kinds)`,
+      '',
+    ].join('\n'),
+  );
+}
+
+export async function main(args: string[]): Promise<void> {
+  const options = benchOptions(args, { seconds: 10, connections: 32, rounds: 2, partitions: 6, parts: 'batch,steady', 'steady-posts': 20_000, 'cpu-prof-dir': '' });
+  if (options['cpu-prof-dir'] !== '') profileProcessesInto(options['cpu-prof-dir']);
+  const { seconds, connections, rounds, partitions } = options;
+  const parts = options.parts.split(',');
+  if (!parts.every((part) => part === 'batch' || part === 'steady')) throw new Error('--parts takes batch, steady or both, comma-separated');
+
+  const broker = await startOrReuseBroker();
+  const kafka = kafkajsOf(createKafka(benchConfig(broker.brokers, 'bench-gw.', partitions).kafka, silentLogger()));
   const admin = kafka.admin();
   await admin.connect();
   try {
-    // Every topic exists before either side is timed.
-    const names = topicNames(gatewayConfig.kafka.topicPrefix);
-    await ensureTopics(admin, [{ topic: names.calls }, { topic: names.callsInvalid }, { topic: baselineTopic }], {
-      partitions,
-      replicationFactor: 1,
-    });
-
-    const rows: ({ side: string; round: number } & SideResult)[] = [];
-    for (let round = 1; round <= rounds; round++) {
-      // Rotate which side goes first, so none always gets the warmer broker.
-      const order = SIDES.map((_, i) => SIDES[(i + round - 1) % SIDES.length]!);
-      for (const side of order) {
-        const server =
-          side === 'baseline' ? await startBaseline(kafka, baselineTopic) : await startGateway(gatewayConfig, side === 'gateway');
-        try {
-          // NOTE: the server runs in this process and the load in a child: this process's CPU
-          // over the child's life is the server's (and its producer's), per call served.
-          const cpuBefore = process.cpuUsage();
-          const result = await loadFromChild({ port: server.port, connections, seconds, warmupSeconds: WARMUP_SECONDS });
-          const cpu = process.cpuUsage(cpuBefore);
-          const cpuUsPerCall = (cpu.user + cpu.system) / Math.max(1, (result.requests + result.failed + result.warmupRequests) * CALLS_PER_REQUEST);
-          rows.push({ side, round, ...result, cpuUsPerCall });
-          log(`round ${round} ${side}: ${(result.requests / result.seconds).toFixed(0)} requests/s (${result.failed} failed)`);
-        } finally {
-          await server.stop();
-        }
-      }
+    if (parts.includes('batch')) await batchRows(broker, kafka, admin, { seconds, connections, rounds, partitions });
+    if (parts.includes('steady')) {
+      process.stdout.write(['', ...(await steadyRow(broker, admin, { posts: options['steady-posts'], connections, partitions, rounds }))].join('\n'));
     }
-
-    const best = (side: string) =>
-      rows.filter((r) => r.side === side).reduce((a, b) => (b.requests / b.seconds > a.requests / a.seconds ? b : a));
-    const baseline = best('baseline');
-    const gateway = best('gateway');
-    const unmerged = best('unmerged');
-    const rate = (r: LoadResult) => r.requests / r.seconds;
-    const row = (side: string, r: SideResult) => [side, rate(r).toFixed(0), (rate(r) * CALLS_PER_REQUEST).toFixed(0), r.p50Ms.toFixed(1), r.p99Ms.toFixed(1), r.cpuUsPerCall.toFixed(1), String(r.failed)];
-    const failed = rows.reduce((sum, r) => sum + r.failed, 0);
-    const stored = await recordsIn(admin, names.calls);
-    const accepted = rows.filter((r) => r.side !== 'baseline').reduce((sum, r) => sum + r.requests, 0) * CALLS_PER_REQUEST;
-    process.stdout.write(
-      [
-        '',
-        `gateway bench: POST /v1/batch, ${CALLS_PER_REQUEST} calls (~1 KB each) per request, ${connections} connections, ` +
-          `${seconds} s per side after ${WARMUP_SECONDS} s warm-up, ${partitions} partitions; best of ${rounds} round(s)`,
-        ...formatTable(['side', 'requests/s', 'calls/s', 'p50 ms', 'p99 ms', 'µs CPU/call', 'failed'], [row('baseline', baseline), row('gateway', gateway), row('unmerged', unmerged)]),
-        'µs CPU/call: this process\'s CPU (the server and its producer; the load client is another process) per call served, warm-up included',
-        `ratio gateway/baseline: ${(rate(gateway) / rate(baseline)).toFixed(2)}× (target ≥ 0.80×); ` +
-          `without merging concurrent writes: ${(rate(unmerged) / rate(baseline)).toFixed(2)}×`,
-        // Warm-up requests are stored too, so the topic holds at least the timed ones.
-        `check: ${failed} failed request(s); the calls topic holds ${stored} records, ≥ ${accepted} from the timed gateway requests (both kinds)`,
-        '',
-      ].join('\n'),
-    );
   } finally {
     await admin.disconnect();
     await broker.stop();

@@ -209,6 +209,7 @@ async function runPassthrough(
     ...(settings.maxBytesPerPartition !== undefined ? { maxBytesPerPartition: settings.maxBytesPerPartition } : {}),
     ...(settings.maxBytes !== undefined ? { maxBytes: settings.maxBytes } : {}),
     ...(settings.maxWaitTimeInMs !== undefined ? { maxWaitTimeInMs: settings.maxWaitTimeInMs } : {}),
+    ...(settings.minBytes !== undefined ? { minBytes: settings.minBytes } : {}),
   });
   await consumer.connect();
   await consumer.subscribe({ topics: [...settings.topics], fromBeginning: settings.fromBeginning });

@@ -4,8 +4,11 @@
 // the router writes for the deliverer. Not a benchmark itself (bench/run.ts skips it).
 // Benchmarks are not part of `npm test`: each prints a table against a same-run
 // baseline and never fails a build.
-import { spawn } from 'node:child_process';
-import { realpathSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { readFileSync, readdirSync, readlinkSync, realpathSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parseConfigText } from '../src/config/load.js';
@@ -21,6 +24,8 @@ export function log(line: string): void {
 export interface Broker {
   /** Bootstrap address(es), comma-separated. */
   brokers: string;
+  /** The broker's JVM, when known: started here, or found listening on the port in KAFKA_BROKERS (brokerPid). */
+  pid?: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -30,7 +35,7 @@ export interface Broker {
  */
 export async function startOrReuseBroker(options: { heapMb?: number } = {}): Promise<Broker> {
   const given = process.env.KAFKA_BROKERS;
-  if (given) return { brokers: given, stop: async () => undefined };
+  if (given) return { brokers: given, pid: brokerPid(given), stop: async () => undefined };
   // @ts-expect-error -- plain ESM script shared with the tests and `npm start`
   const { startBroker } = (await import('../scripts/kafka/broker.mjs')) as {
     startBroker(options?: { heapMb?: number; log?: (line: string) => void; inMemory?: boolean }): Promise<Broker>;
@@ -188,4 +193,186 @@ export function deliveryMessage(messageId: string, n: number, users = 5000): Mes
     // As the router writes it: the receipt time as the record timestamp (src/router/plan-call.ts).
     timestamp: String(Date.now()),
   };
+}
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ; 100 on every Linux this runs on). */
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/**
+ * CPU seconds (user + system) that process `pid` has used since it started, from
+ * /proc/<pid>/stat; undefined when it cannot be read (gone, another user's, no /proc).
+ * Its resolution is a clock tick (10 ms): read it over seconds, not milliseconds.
+ */
+export function processCpuSeconds(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // NOTE: the command name (field 2) is in parentheses and may hold spaces: count from after it.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14 (utime) and 15 (stime) of proc(5); fields[0] is field 3.
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The pid of the process listening on the port of the first of `brokers` on this
+ * machine (from /proc/net/tcp{,6} and the processes' open sockets), or undefined when
+ * it is elsewhere or not this user's. For the broker's CPU per event in the benches:
+ * a broker shared with other work charges that work too.
+ */
+export function brokerPid(brokers: string): number | undefined {
+  const port = Number(brokers.split(',')[0]?.split(':').pop());
+  if (!Number.isInteger(port)) return undefined;
+  const portHex = port.toString(16).toUpperCase().padStart(4, '0');
+  const inodes = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const cells = line.trim().split(/\s+/);
+      // local_address is cells[1] (ADDR:PORT), st is cells[3] (0A: listening), inode is cells[9].
+      if (cells[1]?.endsWith(`:${portHex}`) && cells[3] === '0A' && cells[9]) inodes.add(`socket:[${cells[9]}]`);
+    }
+  }
+  if (inodes.size === 0) return undefined;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${entry}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        if (inodes.has(readlinkSync(`/proc/${entry}/fd/${fd}`))) return Number(entry);
+      } catch {
+        // closed meanwhile
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A receiver that counts: answers every POST with 200 at once and counts it under the
+ * first segment of its path (`/<tag>/...`); `GET /__count/<tag>` answers that count.
+ * Source for startReceiverProcess.
+ */
+export const COUNTING_RECEIVER_SOURCE = `
+const http = require('node:http');
+const counts = new Map();
+const server = http.createServer((req, res) => {
+  if (req.method === 'GET' && req.url.startsWith('/__count/')) {
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end(String(counts.get(req.url.slice('/__count/'.length)) || 0));
+    return;
+  }
+  req.on('data', () => {});
+  req.on('end', () => {
+    const tag = req.url.split('/')[1];
+    counts.set(tag, (counts.get(tag) || 0) + 1);
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end('ok');
+  });
+});
+`;
+
+/** The repository's root (dist/cli/main.js is there once built). */
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+/** The Node flags of every process the benches start as the product runs: the image's (Dockerfile). */
+export const NODE_FLAGS = ['--max-semi-space-size=64'];
+
+let cpuProfileDir: string | undefined;
+
+/**
+ * From now on, the processes startNodeProcess starts write a CPU profile each into `dir`
+ * (node --cpu-prof, on a clean exit: they are stopped with SIGTERM): the benches'
+ * `--cpu-prof-dir`, for seeing where a pipeline's CPU goes. Node refuses --cpu-prof
+ * in NODE_OPTIONS, hence this.
+ */
+export function profileProcessesInto(dir: string): void {
+  cpuProfileDir = dir;
+}
+
+/** A process a bench started, by the name its table gives it. */
+export interface Running {
+  name: string;
+  child: ChildProcess;
+}
+
+/** Starts `node NODE_FLAGS ...args` from the repository's root; its stdout is dropped, its stderr shown. */
+export function startNodeProcess(name: string, args: string[], env: NodeJS.ProcessEnv = process.env): Running {
+  const profile = cpuProfileDir !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`, `--cpu-prof-name=${name}-\${pid}.cpuprofile`] : [];
+  const child = spawn(process.execPath, [...NODE_FLAGS, ...profile, ...args], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
+  child.once('exit', (code, signal) => {
+    if (code !== 0 && signal !== 'SIGTERM' && signal !== 'SIGKILL') log(`${name} (pid ${child.pid}) exited with ${signal ?? code}`);
+  });
+  return { name, child };
+}
+
+/**
+ * Starts one role of the built CLI (dist/cli/main.js, as bin/switchyard runs it: `npm
+ * run build` after changing src/) on `config` (its YAML shape) with an admin port of its
+ * own, written to a file in `dir`.
+ */
+export async function startSwitchyardRole(name: string, role: string, config: Record<string, unknown>, dir: string): Promise<Running & { adminPort: number }> {
+  const adminPort = await freePort();
+  const file = join(dir, `${name}-${role}-${adminPort}.json`);
+  // JSON is YAML: no second serializer needed.
+  writeFileSync(file, JSON.stringify({ ...config, admin: { port: adminPort, host: '127.0.0.1' } }));
+  const brokers = (config.kafka as { brokers: string[] }).brokers.join(',');
+  return { ...startNodeProcess(name, [join(ROOT, 'dist/cli/main.js'), role, '--config', file], { ...process.env, KAFKA_BROKERS: brokers }), adminPort };
+}
+
+/** SIGTERM to each, SIGKILL after 30 s; resolves once all have exited. */
+export async function stopProcesses(running: Running[]): Promise<void> {
+  await Promise.all(
+    running.map(
+      ({ child }) =>
+        new Promise<void>((done) => {
+          if (child.exitCode !== null || child.signalCode !== null) return done();
+          const forced = setTimeout(() => child.kill('SIGKILL'), 30_000);
+          child.once('exit', () => {
+            clearTimeout(forced);
+            done();
+          });
+          child.kill('SIGTERM');
+        }),
+    ),
+  );
+}
+
+/** A port of 127.0.0.1 free a moment ago. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((done) => server.close(() => done()));
+  return port;
+}
+
+/** Waits until every group is stable with a member (start-up is not what a bench times); fails if a process exits. */
+export async function waitForGroups(admin: Admin, groupIds: string[], running: Running[], timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const dead = running.find(({ child }) => child.exitCode !== null || child.signalCode !== null);
+    if (dead) throw new Error(`${dead.name} exited (${dead.child.signalCode ?? dead.child.exitCode}) before its group joined`);
+    const { groups } = await admin.describeGroups(groupIds);
+    if (groups.length === groupIds.length && groups.every((g) => g.state === 'Stable' && g.members.length > 0)) return;
+    if (Date.now() > deadline) throw new Error(`groups ${groupIds.join(', ')} were not stable within ${timeoutMs / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }

@@ -49,7 +49,7 @@ export interface GatewayOptions {
   sendTimeoutMs?: number;
   /**
    * Produce requests in flight at once; the writes of requests that arrive meanwhile
-   * are merged into the next one (the port's producer, src/kafka/producer.ts). Default 4. `Infinity` sends
+   * are merged into the next one (the port's producer, src/kafka/producer.ts). Default 1. `Infinity` sends
    * every request's write on its own.
    */
   maxConcurrentSends?: number;
@@ -77,7 +77,7 @@ export function createGatewayService(deps: RoleDeps, options: GatewayOptions = {
     topology,
     logger,
     sendTimeoutMs: options.sendTimeoutMs ?? 10_000,
-    maxConcurrentSends: options.maxConcurrentSends ?? 4,
+    maxConcurrentSends: options.maxConcurrentSends ?? 1,
   });
   const reply = createResponder(metrics, logger);
   const context: RequestContext = {

@@ -5,7 +5,8 @@
  * The merging of concurrent requests' writes into fewer produce requests is the
  * port's producer's one batching policy (src/kafka/producer.ts): up to
  * `maxConcurrentSends` sends at once, the writes that arrive meanwhile leave
- * together when one finishes; at low load every write leaves at once, alone.
+ * together when one finishes; at low load every write leaves at the end of the event
+ * loop's turn it was made in, with the others made in that turn.
  *
  * NOTE: each write still resolves only after the send that carried it was acknowledged
  * (acks=all), so "200 after the ack" holds. A merged send that fails fails every

@@ -48,6 +48,11 @@ export interface ConsumerSettings {
   maxBytes?: number;
   /** How long an idle fetch waits on the broker; also bounds how long stop() waits for it. */
   maxWaitTimeInMs?: number;
+  /**
+   * kafkajs `minBytes`: the broker answers a fetch once it holds this much for it, or
+   * after `maxWaitTimeInMs`. Default 1 (answer with the first record).
+   */
+  minBytes?: number;
   /** Partitions whose batches run at once (each partition's batches still run one after the other). Default 1. */
   partitionsConsumedConcurrently?: number;
 }

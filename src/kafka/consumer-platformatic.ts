@@ -15,7 +15,9 @@
 // - a group that commits nothing (`commit: none`) has no positions to go back to: on a
 //   rejoin its stream carries on, and so do the queues of the partitions it keeps;
 // - a batch's commit names the record after its last one marked done (offset + 1), and
-//   is retried until done while the partition is ours (commit.ts);
+//   is retried until done while the partition is ours (commit.ts); the commits of
+//   batches that finish while a commit request is in flight leave together in the next
+//   (commit-merger.ts);
 // - a failed batch (or a failed stream) ends the stream; after a pause a new one reads
 //   again from the commits, as kafkajs's restart after a crash does.
 // docs/architecture.md#two-kafka-clients-behind-the-port says the same for users.
@@ -25,6 +27,7 @@ import type { Logger } from 'pino';
 import { CONSUMER_HEARTBEAT_INTERVAL_MS, CONSUMER_SESSION_TIMEOUT_MS } from './client.js';
 import type { KafkaClient } from './client.js';
 import { commitUntilDone } from './commit.js';
+import { CommitMerger } from './commit-merger.js';
 import { ForeignAssignment, foreignTopics } from './foreign-assignment.js';
 import type { BatchHandler, ConsumerEvents, ConsumerSettings, RecordBatch, RunningConsumer } from './consumer-contract.js';
 import { fromPlatformaticMessage, platformaticOptions } from './platformatic-client.js';
@@ -65,6 +68,7 @@ export async function startPlatformaticConsumer(
     ...(settings.maxBytesPerPartition !== undefined ? { maxBytesPerPartition: settings.maxBytesPerPartition } : {}),
     ...(settings.maxBytes !== undefined ? { maxBytes: settings.maxBytes } : {}),
     ...(settings.maxWaitTimeInMs !== undefined ? { maxWaitTime: settings.maxWaitTimeInMs } : {}),
+    ...(settings.minBytes !== undefined ? { minBytes: settings.minBytes } : {}),
   });
   const runtime = new StreamRuntime(consumer, settings, handler, events, logger);
   try {
@@ -103,6 +107,8 @@ class StreamRuntime {
   private restartTimer: NodeJS.Timeout | undefined;
   private readonly idle = new Set<() => void>();
   private readonly concurrency: number;
+  /** The commits of batches that finish close together, as one request (commit-merger.ts). */
+  private readonly commits: CommitMerger;
   readonly foreign: ForeignAssignment;
 
   constructor(
@@ -114,6 +120,9 @@ class StreamRuntime {
   ) {
     this.concurrency = Math.max(1, settings.partitionsConsumedConcurrently ?? 1);
     this.foreign = new ForeignAssignment(settings.groupId, logger);
+    this.commits = new CommitMerger(async (offsets) => {
+      await consumer.commit({ offsets });
+    });
     consumer.on('consumer:group:join', (payload) => this.onJoin(payload.memberId, payload.assignments ?? consumer.assignments ?? []));
   }
 
@@ -323,7 +332,7 @@ class StreamRuntime {
     const stillOurs = () => this.epoch === epoch && this.assigned.has(key);
     if (this.settings.commit.kind === 'none' || done === undefined || !stillOurs()) return;
     try {
-      await commitUntilDone(() => this.consumer.commit({ offsets: [{ topic, partition, offset: done.offset + 1n, leaderEpoch: done.leaderEpoch }] }), {
+      await commitUntilDone(() => this.commits.commit({ topic, partition, offset: done.offset + 1n, leaderEpoch: done.leaderEpoch }), {
         stillOwned: stillOurs,
         logger: this.logger,
         what: `${topic} partition ${partition}`,

@@ -49,6 +49,7 @@ export async function startConsumer(
     ...(settings.maxBytesPerPartition !== undefined ? { maxBytesPerPartition: settings.maxBytesPerPartition } : {}),
     ...(settings.maxBytes !== undefined ? { maxBytes: settings.maxBytes } : {}),
     ...(settings.maxWaitTimeInMs !== undefined ? { maxWaitTimeInMs: settings.maxWaitTimeInMs } : {}),
+    ...(settings.minBytes !== undefined ? { minBytes: settings.minBytes } : {}),
   });
   const state: RunState = { stopping: false };
   const runArgs = {

@@ -50,11 +50,14 @@ function valuesOf(topicMessages: TopicMessages[]): Record<string, unknown[]> {
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 describe('the producer batching policy (createSendQueue)', () => {
-  it('sends at once, alone, while below the concurrency bound', async () => {
+  it('sends at the end of the turn, alone, while below the concurrency bound', async () => {
     const kafka = fakeKafka();
     const sender = sendQueueFixture({ sendBatch: (tm) => kafka.sendBatch(tm), maxConcurrentSends: 2, maxBytesPerSend: 1000 });
     const first = sender.send(write('calls', 'a'), 1, 10_000);
+    expect(kafka.calls).toHaveLength(0);
+    await turn();
     const second = sender.send(write('calls', 'b'), 1, 10_000);
+    await turn();
     expect(kafka.calls.map((c) => valuesOf(c.topicMessages))).toEqual([{ calls: ['a'] }, { calls: ['b'] }]);
     kafka.calls[0]!.ack();
     kafka.calls[1]!.ack();
@@ -68,8 +71,10 @@ describe('the producer batching policy (createSendQueue)', () => {
     const sender = sendQueueFixture({ sendBatch: (tm) => kafka.sendBatch(tm), maxConcurrentSends: 1, maxBytesPerSend: 1000 });
     const outcomes: SendOutcome[] = [];
     void sender.send(write('calls', 'a'), 1, 10_000).then((o) => outcomes.push(o));
+    await turn();
     void sender.send(write('calls', 'b'), 1, 10_000).then((o) => outcomes.push(o));
     void sender.send([...write('calls', 'c'), ...write('calls.invalid', 'x')], 2, 10_000).then((o) => outcomes.push(o));
+    await turn();
     expect(kafka.calls).toHaveLength(1);
     expect(sender.pending()).toBe(3);
 
@@ -85,10 +90,22 @@ describe('the producer batching policy (createSendQueue)', () => {
     expect(outcomes).toEqual([{ ok: true }, { ok: true }, { ok: true }]);
   });
 
+  it('sends the writes made in one turn together, with nothing in flight', async () => {
+    const kafka = fakeKafka();
+    const sender = sendQueueFixture({ sendBatch: (tm) => kafka.sendBatch(tm), maxConcurrentSends: 1, maxBytesPerSend: 1000 });
+    const first = sender.send(write('deliveries.a', 'a1'), 1, 10_000);
+    const second = sender.send([...write('deliveries.a', 'a2'), ...write('deliveries.b', 'b1')], 2, 10_000);
+    await turn();
+    expect(kafka.calls.map((c) => valuesOf(c.topicMessages))).toEqual([{ 'deliveries.a': ['a1', 'a2'], 'deliveries.b': ['b1'] }]);
+    kafka.calls[0]!.ack();
+    expect([await first, await second]).toEqual([{ ok: true }, { ok: true }]);
+  });
+
   it('keeps a merged send under the byte cap per topic, a larger write going alone', async () => {
     const kafka = fakeKafka();
     const sender = sendQueueFixture({ sendBatch: (tm) => kafka.sendBatch(tm), maxConcurrentSends: 1, maxBytesPerSend: 100 });
     void sender.send(write('t', 'busy'), 1, 10_000);
+    await turn();
     void sender.send(write('t', 'a'), 60, 10_000);
     void sender.send(write('t', 'b'), 30, 10_000);
     void sender.send(write('t', 'c'), 30, 10_000);
@@ -105,6 +122,7 @@ describe('the producer batching policy (createSendQueue)', () => {
     // Each record of write() is 24 + key + value = 26 bytes by recordBytes.
     const sender = createSendQueue((tm) => kafka.sendBatch(tm), { maxConcurrentSends: 1, maxTopicBytesPerSend: 60 });
     const done = sender.send([...write('t', 'a', 'b', 'c', 'd', 'e'), ...write('u', 'x')]);
+    await turn();
     expect(kafka.calls.map((c) => valuesOf(c.topicMessages))).toEqual([{ t: ['a', 'b'] }]);
     kafka.calls[0]!.ack();
     await turn();
@@ -121,6 +139,7 @@ describe('the producer batching policy (createSendQueue)', () => {
     const kafka = fakeKafka();
     const sender = sendQueueFixture({ sendBatch: (tm) => kafka.sendBatch(tm), maxConcurrentSends: 1, maxBytesPerSend: 1000 });
     const first = sender.send(write('t', 'a'), 1, 10_000);
+    await turn();
     const second = sender.send(write('t', 'b'), 1, 10_000);
     const third = sender.send(write('t', 'c'), 1, 10_000);
     const broken = new Error('broker gone');
@@ -131,6 +150,7 @@ describe('the producer batching policy (createSendQueue)', () => {
     expect(await second).toEqual({ ok: false, error: broken });
     expect(await third).toEqual({ ok: false, error: broken });
     const later = sender.send(write('t', 'd'), 1, 10_000);
+    await turn();
     kafka.calls[2]!.ack();
     expect(await later).toEqual({ ok: true });
   });
@@ -152,6 +172,7 @@ describe('the producer batching policy (createSendQueue)', () => {
     const kafka = fakeKafka();
     const sender = sendQueueFixture({ sendBatch: (tm) => kafka.sendBatch(tm), maxConcurrentSends: 1, maxBytesPerSend: 1000 });
     const inFlight = sender.send(write('t', 'a'), 1, 50);
+    await turn();
     const waiting = sender.send(write('t', 'b'), 1, 50);
     const [sent, held] = await Promise.all([inFlight, waiting]);
     expect(!sent.ok && sent.error).toBeInstanceOf(SendTimeoutError);

@@ -29,6 +29,9 @@ import { startDemoReceiver } from './demo-receiver.mjs';
 import { canListen, isAlive, isAliveAs, listenerOf, terminate } from './processes.mjs';
 import { startReaper } from './reaper.mjs';
 
+/** How long the local broker may take to start before npm start gives up. */
+const BROKER_START_TIMEOUT_MS = 300_000;
+
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** Where the user typed `npm start`: npm runs scripts in the package's folder and names the user's in INIT_CWD. */
 const userDir = process.env.INIT_CWD ?? process.cwd();
@@ -337,6 +340,10 @@ async function main() {
       );
       broker = await startBroker({
         port: options.kafkaPort === 0 ? undefined : options.kafkaPort,
+        // NOTE: a JVM starting on a machine busy with other work (a test suite starting
+        // brokers of its own) has taken over the default 2 minutes; wait longer before
+        // giving up.
+        startTimeoutMs: BROKER_START_TIMEOUT_MS,
         log: say,
         detached: true,
         baseDir: kafkaDir,

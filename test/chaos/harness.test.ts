@@ -4,7 +4,9 @@
 import { describe, expect, it } from 'vitest';
 import { deletionDestinations, deletionSources, expectedDeleteBody } from './deletions.js';
 import { normalizeReceivedBody, renderExpectedBody } from './expected-body.js';
+import { duplicateCauses } from './duplicate-causes.js';
 import { planFaults } from './faults.js';
+import type { FaultRecord } from './faults.js';
 import { parseChaosArgs, PROFILES } from './profiles.js';
 import { createRandom } from './random.js';
 import { slope, trendOf } from './samples.js';
@@ -182,6 +184,36 @@ describe('fault plan', () => {
     for (const fault of faults) expect(fault.atMs).toBeGreaterThanOrEqual(10_000);
     for (const fault of faults) expect(fault.atMs).toBeLessThanOrEqual(85_000);
     expect(faults.map((f) => f.atMs)).toEqual([...faults.map((f) => f.atMs)].sort((a, b) => a - b));
+  });
+});
+
+describe('duplicate causes', () => {
+  const record = (fault: FaultRecord['fault'], startedAtMs: number): FaultRecord => ({ fault, startedAtMs, endedAtMs: startedAtMs + 1_000 });
+  const faults = [
+    record({ kind: 'kill', atMs: 0, role: 'deliverer', downMs: 0 }, 10_000),
+    record({ kind: 'kill', atMs: 0, role: 'router', downMs: 0 }, 20_000),
+    record({ kind: 'broker-restart', atMs: 0, downMs: 1_000 }, 200_000),
+  ];
+
+  it('puts each 2xx past the first down to the last fault started before it, within the window', () => {
+    const causes = duplicateCauses(
+      [
+        [9_000, 12_000], // after the deliverer's kill
+        [15_000, 21_000, 25_000], // two after the router's kill
+        [1_000], // no duplicate
+        [100_000, 150_000], // 130 s after the last fault: none
+      ],
+      faults,
+    );
+    expect(causes).toEqual({
+      'kill router': { count: 2, medianGapMs: 10_000, medianAfterFaultMs: 5_000 },
+      'kill deliverer': { count: 1, medianGapMs: 3_000, medianAfterFaultMs: 2_000 },
+      none: { count: 1, medianGapMs: 50_000, medianAfterFaultMs: 0 },
+    });
+  });
+
+  it('puts a duplicate before any fault down to none', () => {
+    expect(duplicateCauses([[1_000, 2_000]], faults)).toEqual({ none: { count: 1, medianGapMs: 1_000, medianAfterFaultMs: 0 } });
   });
 });
 

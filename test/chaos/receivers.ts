@@ -163,7 +163,10 @@ export async function startChaosReceiver(options: ReceiverOptions): Promise<Chao
   const delivered = (events: readonly Received[]): void => {
     for (const { key, user } of events) {
       const entry = arrivals.get(key);
-      if (entry !== undefined) entry.delivered += 1;
+      if (entry !== undefined) {
+        entry.delivered += 1;
+        (entry.deliveredAt ??= []).push(Date.now());
+      }
       deliveriesSeen += 1;
       if (!firstDeliveries.has(key)) firstDeliveries.set(key, { user, seq: deliveriesSeen });
     }

@@ -31,6 +31,11 @@ export function formatReport(report: ChaosReport): string {
         .map(([destination, d]) => `${destination} ${d.duplicates} (${d.perFault.toFixed(1)}/fault)`)
         .join(', ') || 'none'
     }`,
+    `duplicates by the fault that started last before them (within 60 s; a guess by timing): ${
+      Object.entries(report.duplicateCauses ?? {})
+        .map(([cause, c]) => `${cause} ${c.count} (median ${c.medianAfterFaultMs} ms after it, ${c.medianGapMs} ms after the first 2xx)`)
+        .join(', ') || 'none'
+    }`,
     `per-user order (ordering: user; no event of a user first delivered before an earlier one): ${
       Object.entries(report.userOrder)
         .map(([destination, o]) => `${destination}: ${o.checked} events of ${o.users} users checked, ${o.violationCount} out of order`)

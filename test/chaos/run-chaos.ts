@@ -36,6 +36,8 @@ import type { ClusterSettings } from './topology.js';
 import type { Topology } from './topology.js';
 import { checkUserOrder } from './user-order.js';
 import type { UserOrderResult } from './user-order.js';
+import { duplicateCauses } from './duplicate-causes.js';
+import type { DuplicateCause } from './duplicate-causes.js';
 import { judge } from './verdict.js';
 import type { Arrivals, Kept, Observations, Verdict } from './verdict.js';
 
@@ -80,6 +82,8 @@ export interface ChaosReport {
    * and those per fault that can redeliver (SIGKILLs of any role and broker restarts).
    */
   duplicatesByDestination: Record<string, { duplicates: number; perFault: number }>;
+  /** Duplicates by the fault that started last before them (duplicate-causes.ts). */
+  duplicateCauses: Record<string, DuplicateCause>;
   /** For lost calls: every record of them found in the topics, in topic order (calls, deliveries, retries, dead letters). */
   trails: Record<string, TrailStop[]>;
   /** Per destination with `ordering: user`: its receiver's first deliveries checked against the order of its topic (user-order.ts). */
@@ -676,6 +680,10 @@ function buildReport(parts: {
     timings: parts.timings,
     duplicateRate,
     duplicatesByDestination: duplicatesPerFault([verdict.load, verdict.fuzz, verdict.deletion], kills.length + brokerRestarts),
+    duplicateCauses: duplicateCauses(
+      [...parts.receivers.values()].flatMap((r) => [...r.arrivals.values()].map((a) => a.deliveredAt ?? [])),
+      parts.faultRecords,
+    ),
     trails: parts.trails,
     userOrder: parts.userOrder,
   };

@@ -15,6 +15,8 @@ export interface Arrivals {
    * twice is. Undefined: one URL, so `delivered - 1`.
    */
   redelivered?: number;
+  /** When each 2xx went out (ms since the epoch), for telling which fault a duplicate followed (duplicate-causes.ts). */
+  deliveredAt?: number[];
 }
 
 /** Records found in a topic for one call. */

@@ -1,4 +1,4 @@
-// `npm run bench -- e2e [--calls 30000] [--dests 3] [--rounds 3] [--partitions 6] [--pipelines single-hop,two-hop,switchyard] [--cpu-prof-dir DIR]`
+// `npm run bench -- e2e [--calls 30000] [--dests 3] [--rounds 3] [--partitions 6] [--pipelines single-hop,two-hop,switchyard] [--batch N] [--cpu-prof-dir DIR]`
 // (or standalone: `tsx bench/e2e.ts ...`)
 //
 // The whole pipeline, calls in Kafka → webhooks received, against the two hand-written
@@ -33,10 +33,11 @@
 // `--cpu-prof-dir DIR` has every pipeline process write a CPU profile there (node
 // --cpu-prof, named after its role in the table): where the composed pipeline's CPU goes.
 //
-// TODO(batching): a `--batch N` option, once the deliverer sends batches of events in
-// one request (docs/webhooks.md, `settings.batch`): it would set `batch.maxEvents` on
-// Switchyard's destinations and make the baselines post JSON arrays of N events, so
-// that the three compare like for like. Not there yet: nothing to batch with.
+// `--batch N` gives Switchyard's destinations `settings.batch: { maxEvents: N, maxBytes: 4MB,
+// maxWait: 100ms }` (docs/webhooks.md#batches): each request carries a JSON array of up to N
+// events, and the receiver counts the events in it. The baselines stay as they are, one
+// event per request: the comparison is Switchyard with batches against what a user would
+// write without them.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -217,6 +218,8 @@ interface Setup {
   run: string;
   dir: string;
   messages: Message[][];
+  /** Switchyard's destinations' batch.maxEvents; 0: no batches. */
+  batch: number;
 }
 
 async function startPipeline(setup: Setup, pipeline: Pipeline, tag: string): Promise<{ running: Running[]; groups: string[]; input: string }> {
@@ -245,7 +248,15 @@ async function startPipeline(setup: Setup, pipeline: Pipeline, tag: string): Pro
     gateway: { port: await freePort(), host: '127.0.0.1' },
     log: { level: 'warn' },
     sources: [{ id: 'web', writeKey: 'bench-e2e-write-key', destinations }],
-    destinations: destinations.map((id, i) => ({ id, type: 'webhooks', settings: { webhooks: [{ url: urls[i] }], sharedSecret: 'bench-e2e-secret' } })),
+    destinations: destinations.map((id, i) => ({
+      id,
+      type: 'webhooks',
+      settings: {
+        webhooks: [{ url: urls[i] }],
+        sharedSecret: 'bench-e2e-secret',
+        ...(setup.batch > 0 ? { batch: { maxEvents: setup.batch, maxBytes: '4MB', maxWait: '100ms' } } : {}),
+      },
+    })),
   };
   await create([input]);
   const roles = [await startSwitchyardRole('route', 'router', config, setup.dir), await startSwitchyardRole('deliver', 'deliverer', config, setup.dir)];
@@ -302,7 +313,9 @@ function median(values: number[]): number {
 }
 
 export async function main(args: string[]): Promise<void> {
-  const options = benchOptions(args, { calls: 30_000, dests: 3, rounds: 3, partitions: 6, pipelines: PIPELINES.join(','), 'cpu-prof-dir': '' });
+  const options = benchOptions(args, { calls: 30_000, dests: 3, rounds: 3, partitions: 6, pipelines: PIPELINES.join(','), batch: 'off', 'cpu-prof-dir': '' });
+  const batch = options.batch === 'off' ? 0 : Number(options.batch);
+  if (options.batch !== 'off' && (!Number.isInteger(batch) || batch < 1 || batch > 4000)) throw new Error(`--batch takes maxEvents from 1 to 4000, or off, not ${options.batch}`);
   if (options['cpu-prof-dir'] !== '') profileProcessesInto(options['cpu-prof-dir']);
   const pipelines = options.pipelines.split(',').filter((p): p is Pipeline => (PIPELINES as readonly string[]).includes(p));
   if (pipelines.length === 0) throw new Error(`--pipelines takes ${PIPELINES.join(', ')}, comma-separated`);
@@ -334,6 +347,7 @@ export async function main(args: string[]): Promise<void> {
       run: randomBytes(4).toString('hex'),
       dir,
       messages,
+      batch,
     };
     if (setup.brokerPid === undefined) log('the broker\'s pid is not known here: no broker CPU in the table');
     const rounds: Round[] = [];
@@ -369,6 +383,7 @@ export async function main(args: string[]): Promise<void> {
       '',
       `e2e bench: ${options.calls} calls (~800-byte tracks) × ${options.dests} destinations = ${options.calls * options.dests} events per round, ` +
         `${options.partitions} partitions, 0 ms receiver; median of ${options.rounds} round(s); Node ${process.versions.node}, ${NODE_FLAGS.join(' ')}`,
+      batch > 0 ? `switchyard's destinations send batches of up to ${batch} events (maxWait 100ms); the baselines one event per request` : 'one event per request everywhere',
       `baselines: kafkajs defaults, partitionsConsumedConcurrently ${CONSUMED_CONCURRENTLY}, acks=all, commit after the work; undici Pool of ${CONNECTIONS_PER_DESTINATION} connections per destination`,
       ...formatTable(['pipeline', 'events/s', 'each round', 'CPU µs/event', 'route|single', 'deliver', 'broker'], rows),
       'CPU µs/event: the pipeline\'s Node processes together, then each, then the broker\'s JVM, per delivered event, over the timed window',

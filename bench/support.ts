@@ -280,10 +280,16 @@ const server = http.createServer((req, res) => {
     res.end(String(counts.get(req.url.slice('/__count/'.length)) || 0));
     return;
   }
-  req.on('data', () => {});
+  // One event per request, or a batch (a JSON array, docs/webhooks.md#batches): one per messageId in it.
+  let chunks;
+  req.on('data', (chunk) => {
+    if (chunks !== undefined) chunks.push(chunk);
+    else if (chunk[0] === 0x5b) chunks = [chunk];
+  });
   req.on('end', () => {
     const tag = req.url.split('/')[1];
-    counts.set(tag, (counts.get(tag) || 0) + 1);
+    const events = chunks === undefined ? 1 : Buffer.concat(chunks).toString('utf8').split('"messageId":').length - 1;
+    counts.set(tag, (counts.get(tag) || 0) + events);
     res.writeHead(200, { 'content-type': 'text/plain' });
     res.end('ok');
   });

@@ -312,25 +312,7 @@ export class DestinationLane {
     while (this.ready.length > 0) {
       if (!this.request(settings, [this.ready[0]!])) return;
     }
-    const queues = [...this.queues.values()];
-    let idle = 0;
-    while (idle < queues.length && this.queued > 0) {
-      const queue = queues[this.cursor++ % queues.length]!;
-      const head = this.headOf(queue, settings);
-      if (head === 'parked') {
-        idle = 0;
-        continue;
-      }
-      if (head === undefined) {
-        idle += 1;
-        continue;
-      }
-      if (!this.request(settings, [head])) {
-        this.cursor -= 1; // the queue that could not start keeps its turn
-        return;
-      }
-      idle = 0;
-    }
+    this.offerHeads(settings, (head) => this.request(settings, [head]));
   }
 
   /**
@@ -367,9 +349,27 @@ export class DestinationLane {
       if (!this.join(open, this.ready[0]!, limits)) return;
       this.ready.shift();
     }
+    this.offerHeads(
+      settings,
+      (head) => {
+        if (!this.join(open, head, limits)) return false;
+        this.takeHead(head.queue);
+        return true;
+      },
+      () => !open.closed,
+    );
+  }
+
+  /**
+   * Offers the queues' heads that may start to `take`, one partition after the other
+   * (round robin, so no partition of the lane starves another), until `take` declines
+   * one (that queue keeps its turn), `more` says stop, or no queue has a head that may
+   * start.
+   */
+  private offerHeads(settings: PreparedDestination, take: (head: Entry) => boolean, more: () => boolean = () => true): void {
     const queues = [...this.queues.values()];
     let idle = 0;
-    while (idle < queues.length && this.queued > 0 && !open.closed) {
+    while (idle < queues.length && this.queued > 0 && more()) {
       const queue = queues[this.cursor++ % queues.length]!;
       const head = this.headOf(queue, settings);
       if (head === 'parked') {
@@ -380,8 +380,10 @@ export class DestinationLane {
         idle += 1;
         continue;
       }
-      if (!this.join(open, head, limits)) return;
-      this.takeHead(queue);
+      if (!take(head)) {
+        this.cursor -= 1;
+        return;
+      }
       idle = 0;
     }
   }

@@ -3,12 +3,11 @@
 // SIGKILL; every request is a JSON array of at most maxEvents bodies signed over the
 // array's bytes; a 413 splits a batch in halves; a 400 dead-letters each event of it.
 import { createHmac } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killAll, startRole } from '../support/daemon.js';
-import type { Daemon } from '../support/daemon.js';
+import { describe, expect, it } from 'vitest';
+import { startRole } from '../support/daemon.js';
+import { useDelivererBed } from '../support/deliverer-bed.js';
 import { writeDelivererConfig } from '../support/deliverer-config.js';
-import { createTestKafka, randomName, randomPrefix } from '../support/kafka.js';
-import { startReceiver } from '../support/receiver.js';
+import { randomName, randomPrefix } from '../support/kafka.js';
 import type { Receiver, Reply } from '../support/receiver.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -16,33 +15,13 @@ const SECRET = 'batch-secret';
 const body = (destination: string, i: number) =>
   `{"version":1,"type":"track","userId":"u-${i % 7}","messageId":"${destination}-${i}","timestamp":"2026-05-01T12:00:00.000Z","event":"Signed Up","properties":{"i":${i}}}`;
 
-let kafka: Awaited<ReturnType<typeof createTestKafka>>;
-const receivers: Receiver[] = [];
-const daemons: Daemon[] = [];
-
-beforeAll(async () => {
-  kafka = await createTestKafka();
-});
-
-afterAll(async () => {
-  await killAll(daemons);
-  for (const receiver of receivers) await receiver.close();
-  await kafka?.close();
-});
-
-async function receiver(): Promise<Receiver> {
-  const started = await startReceiver();
-  receivers.push(started);
-  return started;
-}
+const bed = useDelivererBed();
+const daemons = bed.daemons;
+const receiver = () => bed.receiver();
 
 async function produce(prefix: string, destination: string, count: number): Promise<void> {
-  const messages = Array.from({ length: count }, (_, i) => ({
-    key: `u-${i % 7}`,
-    value: body(destination, i),
-    headers: { 'source-id': 'web', 'message-id': `${destination}-${i}`, attempt: '0', 'first-attempt-at': '' },
-  }));
-  await kafka.produce(`${prefix}deliveries.${destination}`, messages);
+  const events = Array.from({ length: count }, (_, i) => ({ key: `u-${i % 7}`, value: body(destination, i), messageId: `${destination}-${i}` }));
+  await bed.produceDeliveries(prefix, destination, events);
 }
 
 const idsOf = (text: string) => (JSON.parse(text) as { messageId: string }[]).map((event) => event.messageId);
@@ -147,7 +126,7 @@ describe('batches', () => {
     // Each split halves the batch: a batch of n is followed by ones of ceil(n/2) and floor(n/2), never other sizes.
     for (const n of sizes) expect([1, 2, 4, 8]).toContain(n);
 
-    const letters = await kafka.readAll(`${prefix}deliveries.refusing.dlq`, { atLeast: 8, timeoutMs: 30_000 });
+    const letters = await bed.kafka().readAll(`${prefix}deliveries.refusing.dlq`, { atLeast: 8, timeoutMs: 30_000 });
     expect(letters.map((letter) => letter.headers['message-id']).sort()).toEqual(Array.from({ length: 8 }, (_, i) => `refusing-${i}`).sort());
     for (const letter of letters) {
       expect(letter.headers.error).toMatch(/400/);

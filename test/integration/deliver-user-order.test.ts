@@ -2,32 +2,20 @@
 // `switchyard deliverer`: users A and B interleaved, A's first event answered 503 twice.
 // A's events arrive 0..9, none of A's later events is sent before A's first is taken,
 // and all of B's are delivered meanwhile; the same across a SIGKILL while A is held.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killAll, startRole } from '../support/daemon.js';
-import type { Daemon } from '../support/daemon.js';
+import { describe, expect, it } from 'vitest';
+import { startRole } from '../support/daemon.js';
+import { useDelivererBed } from '../support/deliverer-bed.js';
 import { writeDelivererConfig } from '../support/deliverer-config.js';
-import { createTestKafka, randomName, randomPrefix } from '../support/kafka.js';
-import { startReceiver } from '../support/receiver.js';
-import type { ReceivedRequest, Receiver, Reply } from '../support/receiver.js';
+import { randomName, randomPrefix } from '../support/kafka.js';
+import type { ReceivedRequest, Reply } from '../support/receiver.js';
 import { waitFor } from '../support/wait-for.js';
 
 const PER_USER = 10;
 const body = (user: string, i: number) =>
   `{"version":1,"type":"track","userId":"${user}","messageId":"${user}-${i}","timestamp":"2026-05-01T12:00:00.000Z","event":"Step ${i}","properties":{}}`;
 
-let kafka: Awaited<ReturnType<typeof createTestKafka>>;
-const receivers: Receiver[] = [];
-const daemons: Daemon[] = [];
-
-beforeAll(async () => {
-  kafka = await createTestKafka();
-});
-
-afterAll(async () => {
-  await killAll(daemons);
-  for (const receiver of receivers) await receiver.close();
-  await kafka?.close();
-});
+const bed = useDelivererBed();
+const daemons = bed.daemons;
 
 /** What the receiver saw: each request's message id and answer, in arrival order. */
 interface Seen {
@@ -37,8 +25,7 @@ interface Seen {
 
 /** A's first event gets 503 `failures` times; everything else 200 after 20 ms. */
 async function orderedReceiver(failures: number) {
-  const receiver = await startReceiver();
-  receivers.push(receiver);
+  const receiver = await bed.receiver();
   const seen: Seen[] = [];
   let aFirstTries = 0;
   receiver.replyWith((request: ReceivedRequest): Reply => {
@@ -52,12 +39,8 @@ async function orderedReceiver(failures: number) {
 }
 
 async function produceInterleaved(prefix: string, destination: string): Promise<void> {
-  const messages = Array.from({ length: PER_USER }, (_, i) => ['A', 'B'].map((user) => ({
-    key: user,
-    value: body(user, i),
-    headers: { 'source-id': 'web', 'message-id': `${user}-${i}`, attempt: '0', 'first-attempt-at': '' },
-  }))).flat();
-  await kafka.produce(`${prefix}deliveries.${destination}`, messages);
+  const events = Array.from({ length: PER_USER }, (_, i) => ['A', 'B'].map((user) => ({ key: user, value: body(user, i), messageId: `${user}-${i}` }))).flat();
+  await bed.produceDeliveries(prefix, destination, events);
 }
 
 /** The order rules, checked on what the receiver saw (first 2xx of each event). */

@@ -23,7 +23,6 @@ import type { DestinationTopics } from './destination-topics.js';
 import { EventDelivery } from './deliver-event.js';
 import { DeliveryCounters } from './delivery-counters.js';
 import { DestinationLane, laneQueueBound, laneUncommittedBound } from './destination-lane.js';
-import { DeliveredIds } from './delivered-ids.js';
 import { EndOfTurn } from './end-of-turn.js';
 import type { HttpSender } from './http-sender.js';
 import { createHttpSender } from './http-sender.js';
@@ -154,8 +153,6 @@ class DelivererService implements Service, DelivererStatus {
   private readonly draining = new Set<Promise<void>>();
   /** One end-of-turn pump for every lane (end-of-turn.ts). */
   private readonly endOfTurn = new EndOfTurn();
-  /** What each destination took lately, kept across its lane's restarts (delivered-ids.ts). */
-  private readonly deliveredIds = new DeliveredIds();
   private admin: KafkaAdmin | undefined;
   /** One producer for every lane's retries and dead letters (the port merges their sends). */
   private producer: RecordProducer | undefined;
@@ -420,8 +417,6 @@ class DelivererService implements Service, DelivererStatus {
       commits: stream.ledger.account(laneUncommittedBound(delivery.concurrencyPerDestination)),
       logger,
       endOfTurn: this.endOfTurn,
-      deliveredIds: this.deliveredIds.of(id),
-      onSkipped: () => metrics.duplicatesSkipped.inc({ destination: id }),
     });
     const initial = this.settings.get(id);
     if (initial !== undefined) circuits.follow(initial);

@@ -19,17 +19,11 @@
 //   `ready`. A failed event's next attempt waits in the lane (`held`), not in a retry
 //   tier, and stays unfinished with its user's later events: the partition's commit
 //   stays below them, so whoever owns the partition next keeps the order.
-//
-// Before an event starts, its messageId is looked up among those the destination took
-// lately (`deliveredIds`): a copy of an event already delivered is finished without a
-// request (docs/webhooks.md#duplicates).
 import type { Logger } from 'pino';
-import { HEADER, headerText } from '../kafka/index.js';
 import type { InboundRecord, LedgerAccount } from '../kafka/index.js';
 import { fitsIn, isFull } from './batch.js';
 import type { BatchFill } from './batch.js';
 import type { BatchJob, DeliveryJob, DeliveryResult } from './deliver-event.js';
-import type { DestinationDeliveredIds } from './delivered-ids.js';
 import type { PreparedDestination } from './destination-settings.js';
 import { readEnvelope } from './envelope.js';
 import type { Envelope } from './envelope.js';
@@ -76,12 +70,6 @@ export interface LaneParts {
   writeRetryMs?: number;
   /** Where the lane's pumps after a delivery ended are run, shared by every lane of a deliverer (end-of-turn.ts); one of its own if absent. */
   endOfTurn?: EndOfTurn;
-  /**
-   * The messageIds the destination took lately (delivered-ids.ts), kept by the deliverer
-   * across lane restarts: a copy of one is finished without a request, and `onSkipped` told.
-   */
-  deliveredIds?: DestinationDeliveredIds;
-  onSkipped?(): void;
 }
 
 interface Queued {
@@ -322,7 +310,6 @@ export class DestinationLane {
       this.ready.unshift(...open.entries);
     }
     while (this.ready.length > 0) {
-      if (this.skipReadyCopy()) continue;
       if (!this.request(settings, [this.ready[0]!])) return;
     }
     this.offerHeads(settings, (head) => this.request(settings, [head]));
@@ -359,7 +346,6 @@ export class DestinationLane {
   private fillBatch(open: OpenBatch, settings: PreparedDestination): void {
     const limits = settings.batch!;
     while (this.ready.length > 0) {
-      if (this.skipReadyCopy()) continue;
       if (!this.join(open, this.ready[0]!, limits)) return;
       this.ready.shift();
     }
@@ -386,7 +372,7 @@ export class DestinationLane {
     while (idle < queues.length && this.queued > 0 && more()) {
       const queue = queues[this.cursor++ % queues.length]!;
       const head = this.headOf(queue, settings);
-      if (head === 'parked' || head === 'skipped') {
+      if (head === 'parked') {
         idle = 0;
         continue;
       }
@@ -421,17 +407,11 @@ export class DestinationLane {
   /**
    * The head of `queue` if it may start: undefined when there is none, it is not due
    * yet (the partition waits) or its partition waits; 'parked' when it was taken off to
-   * wait behind its user's earlier event (ordered destinations); 'skipped' when it was
-   * a copy of an event the destination took, finished without a request.
+   * wait behind its user's earlier event (ordered destinations).
    */
-  private headOf(queue: PartitionQueue, settings: PreparedDestination): Entry | 'parked' | 'skipped' | undefined {
+  private headOf(queue: PartitionQueue, settings: PreparedDestination): Entry | 'parked' | undefined {
     const item = queue.items[queue.head];
     if (item === undefined || queue.dueTimer !== undefined) return undefined;
-    if (this.isCopy(item)) {
-      this.takeHead(queue);
-      this.finishCopy(item);
-      return 'skipped';
-    }
     const waitMs = this.parts.tierWait.waitMs(item.record.topic, item.envelope);
     if (waitMs > 0) {
       this.waitUntilDue(queue, waitMs);
@@ -449,30 +429,6 @@ export class DestinationLane {
       this.parts.stream.pause(queue.topic, queue.partition);
     }
     return 'parked';
-  }
-
-  /** Whether `item` is a copy of an event the destination took lately (docs/webhooks.md#duplicates). */
-  private isCopy(item: Queued): boolean {
-    const { deliveredIds } = this.parts;
-    if (deliveredIds === undefined) return false;
-    const messageId = headerText(item.record.headers, HEADER.messageId);
-    return messageId !== undefined && messageId !== '' && deliveredIds.has(messageId);
-  }
-
-  private finishCopy(item: Queued): void {
-    const { record } = item;
-    this.parts.commits.finish(record.topic, record.partition, record.offset);
-    this.parts.onSkipped?.();
-  }
-
-  /** The first event whose turn came, if a copy of one delivered: finished, its user's next one ready. */
-  private skipReadyCopy(): boolean {
-    const entry = this.ready[0]!;
-    if (!this.isCopy(entry.item)) return false;
-    this.ready.shift();
-    this.finishCopy(entry.item);
-    this.userDone(entry);
-    return true;
   }
 
   private takeHead(queue: PartitionQueue): void {
@@ -621,10 +577,6 @@ export class DestinationLane {
       return;
     }
     const { record } = entry.item;
-    if (result === 'delivered') {
-      const messageId = headerText(record.headers, HEADER.messageId);
-      if (messageId !== undefined && messageId !== '') this.parts.deliveredIds?.add(messageId);
-    }
     this.parts.commits.finish(record.topic, record.partition, record.offset);
     this.userDone(entry);
   }

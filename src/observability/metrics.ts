@@ -11,7 +11,6 @@ export interface Metrics {
   eventsFiltered: Counter<'source' | 'destination' | 'reason'>;
   deliveryAttempts: Counter<'destination' | 'outcome'>;
   deliveries: Counter<'destination' | 'result'>;
-  duplicatesSkipped: Counter<'destination'>;
   /** Counts of `deliveryAttempts` and `deliveries` not added yet: added when either is read (counter-batch.ts). */
   deliveryTally: CounterBatch;
   deliveryDuration: Histogram<'destination'>;
@@ -88,12 +87,6 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       collect: deliveryTally.flush,
     }),
     deliveryTally,
-    duplicatesSkipped: new Counter({
-      name: 'switchyard_duplicates_skipped_total',
-      help: 'Events not sent because their destination took an event with the same messageId lately (a copy written again after a crash or a client retry).',
-      labelNames: ['destination'],
-      registers,
-    }),
     deliveryDuration: new Histogram({
       name: 'switchyard_delivery_duration_seconds',
       help: 'Duration of one webhook request.',

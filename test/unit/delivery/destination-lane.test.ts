@@ -2,7 +2,6 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CommitLedger, PartitionProgress } from '../../../src/kafka/index.js';
 import type { InboundRecord } from '../../../src/kafka/index.js';
 import type { BatchJob, DeliveryJob, DeliveryResult } from '../../../src/delivery/deliver-event.js';
-import { DeliveredIds } from '../../../src/delivery/delivered-ids.js';
 import { DestinationLane, fullness, laneUncommittedBound } from '../../../src/delivery/destination-lane.js';
 import type { PreparedDestination } from '../../../src/delivery/destination-settings.js';
 import { RatePace } from '../../../src/delivery/rate-pace.js';
@@ -32,12 +31,6 @@ function record(topic: string, partition: number, offset: number, dueAtMs?: numb
   return { topic, partition, offset: String(offset), key: key === null ? null : Buffer.from(key), value: Buffer.from('{}'), headers, timestamp: String(Date.now()) };
 }
 
-/** A record at `offset` carrying the message id of the one at `of` (a copy the router wrote again). */
-function copy(topic: string, partition: number, offset: number, of: number, key: string | null = null): InboundRecord {
-  const original = record(topic, partition, offset, undefined, key);
-  return { ...original, headers: { ...original.headers, 'message-id': `m-${of}` } };
-}
-
 /**
  * A lane with a fake stream (its fetch side), a real commit ledger whose commit requests
  * the test answers (test/support/commit-channel.ts), and fake deliveries that finish
@@ -52,13 +45,11 @@ function laneFixture(options: {
   rateLimit?: { requestsPerSecond: number; burst: number };
   batch?: { maxEvents: number; maxBytes: number; maxWaitMs: number };
   ordered?: boolean;
-  deliveredIds?: DeliveredIds;
 }) {
   const log: string[] = [];
   const pending = new Map<string, { resolve: (result?: unknown) => void; reject: (e: unknown) => void; size: number }>();
   const started: string[] = [];
   const channel = fakeCommitChannel();
-  let skipped = 0;
   const ledger = new CommitLedger(
     {
       groupId: 'g',
@@ -109,20 +100,17 @@ function laneFixture(options: {
     commits: ledger.account(options.uncommittedBound ?? laneUncommittedBound(options.concurrency)),
     logger: silentLogger(),
     writeRetryMs: 1_000,
-    deliveredIds: options.deliveredIds?.of('d'),
-    onSkipped: () => (skipped += 1),
   });
   /** `held`: an ordered destination's attempt failed, its next one due in a second. */
-  const finish = async (id: string, outcome: 'ok' | 'retry' | 'write failed' | 'held' = 'ok') => {
+  const finish = async (id: string, outcome: 'ok' | 'write failed' | 'held' = 'ok') => {
     const p = pending.get(id)!;
     pending.delete(id);
-    if (outcome === 'ok') p.resolve('delivered');
-    else if (outcome === 'retry') p.resolve('retry_scheduled');
+    if (outcome === 'ok') p.resolve();
     else if (outcome === 'held') p.resolve({ held: { attemptsMade: 1, firstAttemptAtMs: Date.now(), dueAtMs: Date.now() + 1_000, receivedAtMs: undefined, traceparent: undefined, problems: [] } });
     else p.reject(new Error('broker down'));
     await vi.advanceTimersByTimeAsync(0);
   };
-  return { lane, log, started, finish, ledger, channel, commitLands, settings: settings as { batch?: unknown }, skipped: () => skipped };
+  return { lane, log, started, finish, ledger, channel, commitLands, settings: settings as { batch?: unknown } };
 }
 
 describe('DestinationLane', () => {
@@ -396,51 +384,5 @@ describe('DestinationLane', () => {
     await vi.advanceTimersByTimeAsync(5_000);
     expect(started).toEqual([`${MAIN}/0@0`]);
   });
-
-  describe('copies of events the destination took (docs/webhooks.md#duplicates)', () => {
-    it('finishes a copy of a delivered event without a request, and still sends one whose original was not delivered', async () => {
-      const ids = new DeliveredIds();
-      const { lane, log, started, finish, skipped } = laneFixture({ concurrency: 4, queueBound: 100, deliveredIds: ids });
-      lane.accept([record(MAIN, 0, 1), record(MAIN, 0, 2)]);
-      await finish(`${MAIN}/0@1`);
-      await finish(`${MAIN}/0@2`, 'retry');
-      lane.accept([copy(MAIN, 0, 3, 1), copy(MAIN, 0, 4, 2), record(MAIN, 0, 5)]);
-      expect(started).toEqual([`${MAIN}/0@1`, `${MAIN}/0@2`, `${MAIN}/0@4`, `${MAIN}/0@5`]);
-      expect(log).toEqual([`done ${MAIN}/0@1`, `done ${MAIN}/0@2`, `done ${MAIN}/0@3`]);
-      expect(skipped()).toBe(1);
-    });
-
-    it('remembers across lanes of the same deliverer (a lane restarted by a reload), per destination', async () => {
-      const ids = new DeliveredIds();
-      const first = laneFixture({ concurrency: 4, queueBound: 100, deliveredIds: ids });
-      first.lane.accept([record(MAIN, 0, 1)]);
-      await first.finish(`${MAIN}/0@1`);
-      const second = laneFixture({ concurrency: 4, queueBound: 100, deliveredIds: ids });
-      second.lane.accept([record(MAIN, 0, 1)]);
-      expect(second.started).toEqual([]);
-      expect(second.log).toEqual([`done ${MAIN}/0@1`]);
-      expect(ids.has('other', 'm-1')).toBe(false);
-    });
-
-    it('ordering user: a copy parked behind its original is finished once the original is delivered, and the user goes on', async () => {
-      const ids = new DeliveredIds();
-      const { lane, log, started, finish } = laneFixture({ concurrency: 4, queueBound: 100, ordered: true, deliveredIds: ids });
-      lane.accept([record(MAIN, 0, 1, undefined, 'a'), copy(MAIN, 0, 2, 1, 'a'), record(MAIN, 0, 3, undefined, 'a')]);
-      expect(started).toEqual([`${MAIN}/0@1`]);
-      await finish(`${MAIN}/0@1`);
-      expect(started).toEqual([`${MAIN}/0@1`, `${MAIN}/0@3`]);
-      expect(log).toEqual([`done ${MAIN}/0@1`, `done ${MAIN}/0@2`]);
-    });
-
-    it('batches: the events of a delivered batch are remembered, and their copies leave the next batch', async () => {
-      const ids = new DeliveredIds();
-      const { lane, log, started, finish } = laneFixture({ concurrency: 1, queueBound: 100, deliveredIds: ids, batch: { maxEvents: 2, maxBytes: 1_000, maxWaitMs: 100 } });
-      lane.accept([record(MAIN, 0, 1), record(MAIN, 0, 2)]);
-      expect(started).toEqual([`batch ${MAIN}/0@1 ${MAIN}/0@2`]);
-      await finish(`batch ${MAIN}/0@1 ${MAIN}/0@2`);
-      lane.accept([copy(MAIN, 0, 3, 2), record(MAIN, 0, 4), copy(MAIN, 0, 5, 1), record(MAIN, 0, 6)]);
-      expect(started.at(-1)).toBe(`batch ${MAIN}/0@4 ${MAIN}/0@6`);
-      expect(log).toEqual(expect.arrayContaining([`done ${MAIN}/0@3`, `done ${MAIN}/0@5`]));
-    });
-  });
 });
+

@@ -72,6 +72,10 @@ export function formatReport(report: ChaosReport): string {
       ([key, stops]) =>
         `  trail of ${key}: ${stops.length === 0 ? 'in no topic at all' : stops.map((s) => `${s.topic}[${s.partition}]@${s.offset} ${JSON.stringify(s.headers)}`).join(' → ')}`,
     ),
+    ...(report.duplicateTrails ?? []).map(
+      (d) =>
+        `  duplicate ${d.key} → ${d.destination}, 2xx at +${d.answeredAtMs.join('/+')} ms: ${d.stops.map((s) => `${s.topic.slice(s.topic.indexOf('.') + 1)}[${s.partition}]@${s.offset} a=${s.headers.attempt ?? '-'}`).join(' → ')}`,
+    ),
     ...report.crashes.map((c) => `  crash: ${c.role} pid ${String(c.pid)} ${c.exit}; last lines:\n${c.lastLines.slice(-8).map((l) => `      ${l.slice(0, 300)}`).join('\n')}`),
   ];
   if (listed.length > 0) lines.push('', 'findings (first ones):', ...listed);

@@ -86,6 +86,13 @@ export interface ChaosReport {
   duplicateCauses: Record<string, DuplicateCause>;
   /** For lost calls: every record of them found in the topics, in topic order (calls, deliveries, retries, dead letters). */
   trails: Record<string, TrailStop[]>;
+  /**
+   * A sample of duplicated events (load calls), each with every record of it in the calls
+   * topic and its destination's topics, and the instants of its 2xx answers (ms after the
+   * first): two records in `deliveries.<id>` are a copy the router wrote again, one record
+   * answered twice is the deliverer sending it again.
+   */
+  duplicateTrails: { key: string; destination: string; answeredAtMs: number[]; stops: TrailStop[] }[];
   /** Per destination with `ordering: user`: its receiver's first deliveries checked against the order of its topic (user-order.ts). */
   userOrder: Record<string, UserOrderResult>;
 }
@@ -259,6 +266,7 @@ export async function runChaos(input: ChaosProfile, log: Log): Promise<ChaosRepo
   );
   await run.tap?.close().catch(() => undefined);
   const trails = verdict.lost.length > 0 ? await followTrails(run, verdict) : {};
+  const duplicateTrails = await followDuplicates(run);
   const userOrder = await checkOrderedDestinations(run);
   for (const receiver of run.receivers.values()) await receiver.close();
   // The broker's own log goes with the roles' (its folder is removed with the broker).
@@ -287,6 +295,7 @@ export async function runChaos(input: ChaosProfile, log: Log): Promise<ChaosRepo
     timings: { loadMs, drainMs: drained.drainMs, drainAfterLastFaultMs: drained.drainAfterLastFaultMs, totalMs: Date.now() - startedAt },
     notDrained: drained.behind,
     trails,
+    duplicateTrails,
     userOrder,
   });
   writeFileSync(join(logDir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
@@ -569,6 +578,41 @@ async function followTrails(run: ChaosRun, verdict: Verdict): Promise<Record<str
   }
 }
 
+/** How many duplicated events `followDuplicates` follows through the topics. */
+const DUPLICATE_SAMPLE = 40;
+
+/** For a sample of the events answered 2xx twice at one URL, every record of them in the topics (see ChaosReport.duplicateTrails). */
+async function followDuplicates(run: ChaosRun): Promise<ChaosReport['duplicateTrails']> {
+  if (run.broker === undefined) return [];
+  const sample: { key: string; destination: string; answeredAtMs: number[] }[] = [];
+  for (const destination of run.topology.destinations) {
+    for (const name of destination.receivers) {
+      for (const [key, seen] of run.receivers.get(name)!.arrivals) {
+        const at = seen.deliveredAt ?? [];
+        if (at.length > 1 && !key.startsWith('trace:')) sample.push({ key, destination: destination.id, answeredAtMs: at.map((t) => t - at[0]!) });
+      }
+    }
+  }
+  // Spread over the run: every n-th one.
+  const step = Math.max(1, Math.floor(sample.length / DUPLICATE_SAMPLE));
+  const picked = sample.filter((_, i) => i % step === 0).slice(0, DUPLICATE_SAMPLE);
+  if (picked.length === 0) return [];
+  run.say(`following ${picked.length} of ${sample.length} duplicated events through the topics`);
+  const { names } = run;
+  const destinations = [...new Set(picked.map((p) => p.destination))];
+  const topics = [
+    names.calls,
+    ...destinations.flatMap((d) => [names.deliveries(d), ...run.profile.delivery.retryTiers.map((tier) => names.retry(d, tier)), names.dlq(d)]),
+  ];
+  try {
+    const found = await findTrails(run.broker.brokers, topics, new Set(picked.map((p) => p.key)), (messageId, traceId) => run.ledger.keyOf(messageId, traceId));
+    return picked.map((p) => ({ ...p, stops: (found.get(p.key) ?? []).filter((stop) => stop.topic === names.calls || stop.topic.startsWith(names.deliveries(p.destination))) }));
+  } catch (error) {
+    run.say(`could not follow the duplicates: ${String(error)}`);
+    return [];
+  }
+}
+
 /** The per-user order of each destination with `ordering: user`, read before the broker goes. */
 async function checkOrderedDestinations(run: ChaosRun): Promise<Record<string, UserOrderResult>> {
   const results: Record<string, UserOrderResult> = {};
@@ -611,6 +655,7 @@ function buildReport(parts: {
   timings: ChaosReport['timings'];
   notDrained: string[];
   trails: Record<string, TrailStop[]>;
+  duplicateTrails: ChaosReport['duplicateTrails'];
   userOrder: Record<string, UserOrderResult>;
 }): ChaosReport {
   const { verdict, profile } = parts;
@@ -685,6 +730,7 @@ function buildReport(parts: {
       parts.faultRecords,
     ),
     trails: parts.trails,
+    duplicateTrails: parts.duplicateTrails,
     userOrder: parts.userOrder,
   };
 }

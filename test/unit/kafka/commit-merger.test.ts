@@ -85,4 +85,58 @@ describe('CommitMerger', () => {
     requests[2]!.answer();
     await expect(retry).resolves.toBeUndefined();
   });
+
+  it('with a spacing, holds the next request until the spacing passed, then sends what waits as one; hurry() sends at once', async () => {
+    const { requests, send } = manualSend();
+    const merger = new CommitMerger(send, { minIntervalMs: 60_000 });
+    const first = merger.commit(at('t', 0, 10));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(requests).toHaveLength(1);
+    requests[0]!.answer();
+    await first;
+    const second = merger.commit(at('t', 0, 12));
+    const third = merger.commit(at('t', 1, 3));
+    await new Promise((resolve) => setImmediate(resolve));
+    // Answered, but the last request left less than the spacing ago: the two wait.
+    expect(requests).toHaveLength(1);
+    expect(await settled(second)).toBe('pending');
+    merger.hurry();
+    expect(requests.map((r) => r.commits)).toEqual([[at('t', 0, 10)], [at('t', 0, 12), at('t', 1, 3)]]);
+    requests[1]!.answer();
+    expect([await settled(second), await settled(third)]).toEqual(['resolved', 'resolved']);
+  });
+
+  it('with a spacing, sends on its own once the spacing passed', async () => {
+    const { requests, send } = manualSend();
+    const merger = new CommitMerger(send, { minIntervalMs: 20 });
+    const first = merger.commit(at('t', 0, 1));
+    await new Promise((resolve) => setImmediate(resolve));
+    requests[0]!.answer();
+    await first;
+    const second = merger.commit(at('t', 0, 2));
+    await expect.poll(() => requests.length, { timeout: 5_000 }).toBe(2);
+    requests[1]!.answer();
+    await expect(second).resolves.toBeUndefined();
+  });
+
+  it('with a spacing, an urgent commit leaves with the next request at once; waitingRecords counts what was not sent', async () => {
+    const { requests, send } = manualSend();
+    const merger = new CommitMerger(send, { minIntervalMs: 60_000 });
+    const first = merger.commit(at('t', 0, 10), 10);
+    expect(merger.waitingRecords()).toBe(10);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(merger.waitingRecords()).toBe(0);
+    requests[0]!.answer();
+    await first;
+    const spaced = merger.commit(at('t', 1, 5), 5);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect([requests.length, merger.waitingRecords()]).toEqual([1, 5]);
+    const urgent = merger.commit(at('t', 0, 400), 390, true);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(requests.map((r) => r.commits)).toEqual([[at('t', 0, 10)], [at('t', 1, 5), at('t', 0, 400)]]);
+    expect(merger.waitingRecords()).toBe(0);
+    requests[1]!.answer();
+    expect([await settled(spaced), await settled(urgent)]).toEqual(['resolved', 'resolved']);
+  });
 });
+

@@ -8,9 +8,6 @@
 // NOTE: with one commit per batch, a router keeping up with a steady stream committed
 // once per partition per fetch, as many commit requests as produce requests (gateway
 // bench, steady row; figures in docs/architecture.md#measured-figures-behind-the-code).
-// `minIntervalMs` spaces the requests further: a request leaves at least that long
-// after the one before it left, carrying everything asked for meanwhile; a commit asked
-// for as `urgent` does not wait for the spacing (only for the request in flight).
 
 /** A partition's next offset to read, as the client commits it. */
 export interface PartitionCommit {
@@ -30,49 +27,14 @@ export class CommitMerger {
   private waiting: Waiter[] = [];
   private inFlight = false;
   private flushScheduled = false;
-  /** When the last request left (Date.now()); the next waits until `minIntervalMs` after it. */
-  private lastSentAt = Number.NEGATIVE_INFINITY;
-  private spacingTimer: NodeJS.Timeout | undefined;
-  /** Stopping: what waits leaves at once, whatever the spacing. */
-  private hurried = false;
-  /** A commit asked for as urgent waits: the next request leaves without the spacing. */
-  private urgentWaiting = false;
-  private recordsWaiting = 0;
-
-  /** The records of the commits not sent yet (as their callers counted them). */
-  waitingRecords(): number {
-    return this.recordsWaiting;
-  }
 
   /** `send` commits the offsets in one request; it fails as a whole. */
-  constructor(
-    private readonly send: (commits: PartitionCommit[]) => Promise<void>,
-    private readonly options: { minIntervalMs?: number } = {},
-  ) {}
+  constructor(private readonly send: (commits: PartitionCommit[]) => Promise<void>) {}
 
-  /** From now on, commits leave without waiting for the spacing (the consumer stops: its last commits should not wait). */
-  hurry(): void {
-    this.hurried = true;
-    clearTimeout(this.spacingTimer);
-    this.spacingTimer = undefined;
-    this.flush();
-  }
-
-  /**
-   * Resolves once a request that carried `commit` (or a later offset of its partition) was
-   * answered; rejects with that request's error. `records`: how many records it commits
-   * (waitingRecords counts them); `urgent`: it leaves with the next request whatever the
-   * spacing.
-   */
-  commit(commit: PartitionCommit, records = 0, urgent = false): Promise<void> {
+  /** Resolves once a request that carried `commit` (or a later offset of its partition) was answered; rejects with that request's error. */
+  commit(commit: PartitionCommit): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.waiting.push({ commit, resolve, reject });
-      this.recordsWaiting += records;
-      if (urgent && this.spacingTimer !== undefined) {
-        clearTimeout(this.spacingTimer);
-        this.spacingTimer = undefined;
-      }
-      if (urgent) this.urgentWaiting = true;
       // NOTE: batches whose records were acknowledged by one merged produce request ask
       // for their commits in the same turn (src/kafka/producer.ts): they leave as one.
       if (!this.flushScheduled) {
@@ -86,18 +48,7 @@ export class CommitMerger {
   }
 
   private flush(): void {
-    if (this.inFlight || this.waiting.length === 0 || this.spacingTimer !== undefined) return;
-    const spacingLeft = this.hurried || this.urgentWaiting ? 0 : this.lastSentAt + (this.options.minIntervalMs ?? 0) - Date.now();
-    if (spacingLeft > 0) {
-      this.spacingTimer = setTimeout(() => {
-        this.spacingTimer = undefined;
-        this.flush();
-      }, spacingLeft);
-      return;
-    }
-    this.lastSentAt = Date.now();
-    this.urgentWaiting = false;
-    this.recordsWaiting = 0;
+    if (this.inFlight || this.waiting.length === 0) return;
     const taken = this.waiting;
     this.waiting = [];
     this.inFlight = true;

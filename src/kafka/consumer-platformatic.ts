@@ -15,10 +15,9 @@
 // - a group that commits nothing (`commit: none`) has no positions to go back to: on a
 //   rejoin its stream carries on, and so do the queues of the partitions it keeps;
 // - a batch's commit names the record after its last one marked done (offset + 1), and
-//   is retried until done while the partition is ours (commit.ts); it goes on beside
-//   the partition's next batch, and the commits of batches that finish while a commit
-//   request is in flight or within COMMIT_SPACING_MS of the last leave together in the
-//   next (commit-merger.ts); stop() waits for them;
+//   is retried until done while the partition is ours (commit.ts); the commits of
+//   batches that finish while a commit request is in flight leave together in the next
+//   (commit-merger.ts);
 // - a failed batch (or a failed stream) ends the stream; after a pause a new one reads
 //   again from the commits, as kafkajs's restart after a crash does.
 // docs/architecture.md#two-kafka-clients-behind-the-port says the same for users.
@@ -40,18 +39,6 @@ const MAX_BATCH_RECORDS = 5_000;
 /** The first wait before a new stream after a failure; doubles up to the max. */
 const RESTART_DELAY_MS = 300;
 const MAX_RESTART_DELAY_MS = 10_000;
-/**
- * At most one commit request per this long. NOTE: at steady load the router committed
- * once per fetch, about as many commit requests as produce requests, each an offset
- * write for the broker; a batch no longer waits for its commit, so the spacing costs no
- * throughput. What it costs: a SIGKILL re-routes up to about this long more of
- * acknowledged calls of small batches (duplicates, never a loss); large batches wait
- * for their commit as before (SPACED_COMMIT_MAX_RECORDS). Measured in
- * docs/architecture.md#measured-figures-behind-the-code.
- */
-const COMMIT_SPACING_MS = 50;
-/** Records whose commits may wait for the spacing (COMMIT_SPACING_MS) without their batches waiting; at this many, the commit leaves at once and its batch waits for it. */
-const SPACED_COMMIT_MAX_RECORDS = 200;
 
 interface PartitionQueue {
   topic: string;
@@ -122,8 +109,6 @@ class StreamRuntime {
   private readonly concurrency: number;
   /** The commits of batches that finish close together, as one request (commit-merger.ts). */
   private readonly commits: CommitMerger;
-  /** Commits of finished batches not answered yet: stop() waits for them. */
-  private readonly committing = new Set<Promise<void>>();
   readonly foreign: ForeignAssignment;
 
   constructor(
@@ -135,12 +120,9 @@ class StreamRuntime {
   ) {
     this.concurrency = Math.max(1, settings.partitionsConsumedConcurrently ?? 1);
     this.foreign = new ForeignAssignment(settings.groupId, logger);
-    this.commits = new CommitMerger(
-      async (offsets) => {
-        await consumer.commit({ offsets });
-      },
-      { minIntervalMs: COMMIT_SPACING_MS },
-    );
+    this.commits = new CommitMerger(async (offsets) => {
+      await consumer.commit({ offsets });
+    });
     consumer.on('consumer:group:join', (payload) => this.onJoin(payload.memberId, payload.assignments ?? consumer.assignments ?? []));
   }
 
@@ -349,28 +331,16 @@ class StreamRuntime {
     // NOTE: not owned() here: a batch that finishes after stop() began still commits (stop waits for it).
     const stillOurs = () => this.epoch === epoch && this.assigned.has(key);
     if (this.settings.commit.kind === 'none' || done === undefined || !stillOurs()) return;
-    // NOTE: at steady load a batch does not wait for its commit: the partition's next
-    // batch may start (these records were acknowledged, so committing past them loses
-    // nothing), and the commits of several batches leave together, at most one request
-    // per COMMIT_SPACING_MS. Once the commits not sent yet cover SPACED_COMMIT_MAX_RECORDS
-    // (a backlog), the batch that reaches it waits for its commit, sent at once, as every
-    // batch did before: a router working off a backlog does not run far ahead of its
-    // commits, so a SIGKILL redoes about as much as it did.
-    const doneRecords = doneIndex + 1;
-    const urgent = this.commits.waitingRecords() + doneRecords >= SPACED_COMMIT_MAX_RECORDS;
-    const offset = { topic, partition, offset: done.offset + 1n, leaderEpoch: done.leaderEpoch };
-    const committing = commitUntilDone(() => this.commits.commit(offset, doneRecords, urgent), {
-      stillOwned: stillOurs,
-      logger: this.logger,
-      what: `${topic} partition ${partition}`,
-    })
-      .catch((error: unknown) => {
-        // A lost generation: this client rejoins by itself and reads again from the last commit.
-        this.logger.debug({ err: error, topic, partition }, 'commit refused (the group moved on); the partition is read again from its last commit');
-      })
-      .finally(() => this.committing.delete(committing));
-    this.committing.add(committing);
-    if (urgent) await committing;
+    try {
+      await commitUntilDone(() => this.commits.commit({ topic, partition, offset: done.offset + 1n, leaderEpoch: done.leaderEpoch }), {
+        stillOwned: stillOurs,
+        logger: this.logger,
+        what: `${topic} partition ${partition}`,
+      });
+    } catch (error) {
+      // A lost generation: this client rejoins by itself and reads again from the last commit.
+      this.logger.debug({ err: error, topic, partition }, 'commit refused (the group moved on); the partition is read again from its last commit');
+    }
   }
 
   /**
@@ -430,8 +400,6 @@ class StreamRuntime {
       this.queued = 0;
     }
     while (this.running > 0) await new Promise<void>((resolve) => this.idle.add(resolve)).finally(() => this.idle.clear());
-    this.commits.hurry();
-    await Promise.all(this.committing);
     const stream = this.stream;
     this.stream = undefined;
     if (stream !== undefined) {

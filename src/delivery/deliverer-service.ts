@@ -47,6 +47,16 @@ export interface DelivererTuning {
   /** After a commit failed (a rebalance, the broker away), how long before the next try (commits otherwise follow completions at once). */
   commitEveryMs: number;
   /**
+   * How long a commit round waits after the first completion it covers (commitDelay,
+   * src/kafka/commit-ledger.ts). NOTE: 50 ms, not the ledger's 5: at steady load (a
+   * few events a millisecond) a round every 5 ms plus its answer was a commit request
+   * per few events, the broker's largest cost after the produce requests. At 50 ms a
+   * SIGKILL redoes at most about 50 ms of completions more (docs/webhooks.md#delivery-and-retries:
+   * within about 100 ms); a lane that fills half its bound still asks for a round at once
+   * (commitSoon), so a backlog commits as before.
+   */
+  commitDelayMs: number;
+  /**
    * Fetch long-poll: how long an idle fetch waits on the broker, also how late a
    * resumed partition (room in its lane, a retry due) is fetched again.
    */
@@ -73,6 +83,7 @@ const DEFAULT_TUNING: DelivererTuning = {
   createSender: createHttpSender,
   circuitBreaker: DEFAULT_CIRCUIT_POLICY,
   commitEveryMs: 100,
+  commitDelayMs: 50,
   maxFetchWaitMs: 500,
   idleFetchWaitMs: 3_000,
   roomFetchWaitMs: 50,
@@ -377,7 +388,7 @@ class DelivererService implements Service, DelivererStatus {
         else this.logger.fatal({ err: error }, 'delivery consumer stopped for good; restart the process');
       },
     };
-    const settings = { groupId: this.groupId, admin, commitEveryMs: this.options.commitEveryMs, maxWaitTimeInMs: this.options.maxFetchWaitMs, idleWaitTimeInMs: this.options.idleFetchWaitMs, roomWaitTimeInMs: this.options.roomFetchWaitMs, legacyGroupOf };
+    const settings = { groupId: this.groupId, admin, commitEveryMs: this.options.commitEveryMs, commitDelayMs: this.options.commitDelayMs, maxWaitTimeInMs: this.options.maxFetchWaitMs, idleWaitTimeInMs: this.options.idleFetchWaitMs, roomWaitTimeInMs: this.options.roomFetchWaitMs, legacyGroupOf };
     return createPartitionStream(this.deps.kafka, settings, handler, events, this.logger);
   }
 

@@ -1,5 +1,10 @@
 // `npm run bench -- destinations [--counts 1,100,1000] [--n 20000] [--partitions 1] [--in-flight 256]
-//   [--ready-timeout 120] [--settle 5] [--idle 10] [--hanging 100] [--timeout 5s] [--batch off]`, or standalone: `tsx bench/destinations.ts [same options]`.
+//   [--ready-timeout 120] [--settle 5] [--idle 10] [--hanging 100] [--timeout 5s] [--batch off] [--cpu-prof-dir DIR]`,
+//   or standalone: `tsx bench/destinations.ts [same options]`.
+//
+// `--cpu-prof-dir DIR`: the deliverer writes a CPU profile there (node --cpu-prof; it is
+// then stopped with SIGTERM, not SIGKILL), and each wave's window is logged on the
+// profile's clock (CLOCK_MONOTONIC µs), to read the samples of the measured wave alone.
 //
 // `--batch N` (N ≥ 1) gives every destination `settings.batch: { maxEvents: N, maxBytes: 512KB,
 // maxWait: 100ms }` (docs/webhooks.md#batches): the same table with batch requests.
@@ -283,6 +288,8 @@ interface RunOptions {
   timeout: string;
   /** settings.batch.maxEvents of every destination; 0: no batches. */
   batch: number;
+  /** Where the deliverer writes a CPU profile (node --cpu-prof); '' for none. */
+  cpuProfDir: string;
 }
 
 /** concurrencyPerDestination at D destinations: the same requests at once at every D, at least one per destination. */
@@ -342,7 +349,8 @@ async function runOnce(options: RunOptions): Promise<RunResult> {
     await createTopics(admin, topics, options.partitions);
     const started = performance.now();
     // The deliverer runs with this process's V8 flags (package.json's bench script: the image's).
-    daemon = startDaemon(['deliverer', '--config', file], { LOG_LEVEL: 'warn', NODE_OPTIONS: v8FlagsOfThisProcess() });
+    const profile = options.cpuProfDir === '' ? [] : ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`, `--cpu-prof-name=deliverer-d${d}-\${pid}.cpuprofile`];
+    daemon = startDaemon(['deliverer', '--config', file], { LOG_LEVEL: 'warn', NODE_OPTIONS: v8FlagsOfThisProcess() }, profile);
     const pid = daemon.process.pid!;
     const ready = await waitUntil(async () => {
       if (daemon!.process.exitCode !== null) throw new Error(`the deliverer exited: ${daemon!.output().slice(-2000)}`);
@@ -382,9 +390,12 @@ async function runOnce(options: RunOptions): Promise<RunResult> {
       }
       log(`D=${d}: wave ${wave} written to Kafka in ${((performance.now() - producing) / 1000).toFixed(1)} s`);
       const cpuAtStart = cpuSeconds(pid);
+      const resumedAt = process.hrtime.bigint();
       const done = await waitUntil(async () => (await options.receiver.stats(wave)).wave.count >= perHealthy, 600_000);
       if (!done) throw new Error(`D=${d}: wave ${wave} not delivered in 10 minutes: ${JSON.stringify(await options.receiver.stats(wave))}`);
       if (wave === 2) result.cpuPerEventUs = ((cpuSeconds(pid) - cpuAtStart) * 1e6) / perHealthy;
+      // The wave on the clock of a CPU profile's timestamps (CLOCK_MONOTONIC, µs): to read only its samples.
+      if (options.cpuProfDir !== '') log(`D=${d}: wave ${wave} window (monotonic µs) ${resumedAt / 1000n}..${process.hrtime.bigint() / 1000n}`);
     }
     const stats = await options.receiver.stats(2);
     result.rate = (stats.wave.count - 1) / ((stats.wave.last - stats.wave.first) / 1000);
@@ -398,7 +409,8 @@ async function runOnce(options: RunOptions): Promise<RunResult> {
     return result;
   } finally {
     if (daemon) {
-      daemon.kill('SIGKILL');
+      // NOTE: node writes the CPU profile only on a clean exit.
+      daemon.kill(options.cpuProfDir === '' ? 'SIGKILL' : 'SIGTERM');
       await daemon.exited;
     }
     await producer.disconnect();
@@ -419,6 +431,7 @@ export async function main(args: string[]): Promise<void> {
     hanging: '100',
     timeout: '5s',
     batch: 'off',
+    'cpu-prof-dir': '',
   });
   const batch = options.batch === 'off' ? 0 : Number(options.batch);
   if (options.batch !== 'off' && (!Number.isInteger(batch) || batch < 1 || batch > 4000)) throw new Error(`--batch takes maxEvents from 1 to 4000, or off, not ${options.batch}`);
@@ -438,6 +451,7 @@ export async function main(args: string[]): Promise<void> {
     idleS: options.idle,
     timeout: options.timeout,
     batch,
+    cpuProfDir: options['cpu-prof-dir'],
   };
   const withReceiver = async (healthy: number, hanging: number, d: number): Promise<RunResult> => {
     const receiver = await startReceiver();

@@ -1,4 +1,4 @@
-// `npm run bench -- destinations [--counts 1,100,1000] [--n 20000] [--partitions 1] [--in-flight 256]
+// `npm run bench -- destinations [--counts 1,100,1000] [--n auto] [--partitions 1] [--in-flight 256]
 //   [--ready-timeout 120] [--settle 5] [--idle 10] [--hanging 100] [--timeout 5s] [--batch off] [--cpu-prof-dir DIR]`,
 //   or standalone: `tsx bench/destinations.ts [same options]`.
 //
@@ -8,6 +8,14 @@
 //
 // `--batch N` (N ≥ 1) gives every destination `settings.batch: { maxEvents: N, maxBytes: 512KB,
 // maxWait: 100ms }` (docs/webhooks.md#batches): the same table with batch requests.
+//
+// NOTE: `--n auto` (the default) is 20,000 events a wave without batches, as before,
+// and 100,000 with --batch. At 20,000, D = 1,000 gave each destination 20 events a
+// wave: one batch of 20, so the measured wave was one request per destination, timed
+// over well under a second at D = 1 (about 0.7 s), and it measured mostly each
+// destination's first request of the wave (the first fetch of 700 partitions, the
+// connections a burst of 1,000 requests needs beyond those of the warm-up wave), not a
+// steady rate. At 100,000, five batches of 20 per destination.
 //
 // What a destination costs the deliverer: one `switchyard deliverer` process (the real
 // CLI, a child process, as Kubernetes runs it) with D destinations, all posting to one
@@ -59,6 +67,9 @@ import type { Daemon } from '../test/support/daemon.js';
 import { benchOptions, deliveryMessage, formatTable, isEntryPoint, log, runMain, startOrReuseBroker, startReceiverProcess } from './support.js';
 
 const SECRET = 'bench-secret';
+/** Events per wave (--n auto): without batches, and with --batch (see the NOTE at the top). */
+const EVENTS_PER_WAVE = 20_000;
+const BATCHED_EVENTS_PER_WAVE = 100_000;
 const TIER = '5s';
 
 // The receiver: node:http, keep-alive; /ok/... answers 200 at once and counts the body's
@@ -422,7 +433,7 @@ async function runOnce(options: RunOptions): Promise<RunResult> {
 export async function main(args: string[]): Promise<void> {
   const options = benchOptions(args, {
     counts: '1,100,1000',
-    n: 20_000,
+    n: 'auto',
     partitions: 1,
     'in-flight': 256,
     'ready-timeout': 120,
@@ -435,6 +446,8 @@ export async function main(args: string[]): Promise<void> {
   });
   const batch = options.batch === 'off' ? 0 : Number(options.batch);
   if (options.batch !== 'off' && (!Number.isInteger(batch) || batch < 1 || batch > 4000)) throw new Error(`--batch takes maxEvents from 1 to 4000, or off, not ${options.batch}`);
+  const n = options.n === 'auto' ? (batch > 0 ? BATCHED_EVENTS_PER_WAVE : EVENTS_PER_WAVE) : Number(options.n);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--n takes a positive integer (events per wave), or auto, not ${options.n}`);
   const counts = options.counts.split(',').map(Number);
   if (counts.some((c) => !Number.isInteger(c) || c <= 0)) throw new Error(`--counts takes positive integers, comma-separated, not ${options.counts}`);
   const hangingAt = options.hanging === 'none' ? [] : options.hanging.split(',').map(Number);
@@ -456,7 +469,7 @@ export async function main(args: string[]): Promise<void> {
   const withReceiver = async (healthy: number, hanging: number, d: number): Promise<RunResult> => {
     const receiver = await startReceiver();
     try {
-      return await runOnce({ ...common, receiver, healthy, hanging, perDestination: Math.max(1, Math.floor(options.n / d)) });
+      return await runOnce({ ...common, receiver, healthy, hanging, perDestination: Math.max(1, Math.floor(n / d)) });
     } finally {
       receiver.stop();
     }
@@ -489,7 +502,7 @@ export async function main(args: string[]): Promise<void> {
     process.stdout.write(
       [
         '',
-        `destinations bench: one \`switchyard deliverer\` (CLI child process), ${options.n} events per wave split evenly over D destinations, ${options.partitions} partition(s) per topic, concurrencyPerDestination ${options['in-flight']} / D (at least 1), one node:http receiver (0 ms)${batch > 0 ? `; batches of up to ${batch} events (maxWait 100ms)` : ''}`,
+        `destinations bench: one \`switchyard deliverer\` (CLI child process), ${n} events per wave split evenly over D destinations, ${options.partitions} partition(s) per topic, concurrencyPerDestination ${options['in-flight']} / D (at least 1), one node:http receiver (0 ms)${batch > 0 ? `; batches of up to ${batch} events (maxWait 100ms)` : ''}`,
         ...formatTable(
           ['D', 'at once', 'ready s', 'RSS idle MB', 'RSS loaded MB', 'broker conns', `CPU % first ${options.settle} s`, 'idle CPU %', 'events/s (wave 2)', `vs D=${results[0]?.d ?? '-'}`, 'µs CPU/ev', 'duplicates', 'timeouts'],
           results.map((r) =>

@@ -1,8 +1,21 @@
-// `npm run bench -- destinations [--counts 1,100,1000] [--n 20000] [--partitions 1] [--in-flight 256]
-//   [--ready-timeout 120] [--settle 5] [--idle 10] [--hanging 100] [--timeout 5s] [--batch off]`, or standalone: `tsx bench/destinations.ts [same options]`.
+// `npm run bench -- destinations [--counts 1,100,1000] [--n auto] [--partitions 1] [--in-flight 256]
+//   [--ready-timeout 120] [--settle 5] [--idle 10] [--hanging 100] [--timeout 5s] [--batch off] [--cpu-prof-dir DIR]`,
+//   or standalone: `tsx bench/destinations.ts [same options]`.
+//
+// `--cpu-prof-dir DIR`: the deliverer writes a CPU profile there (node --cpu-prof; it is
+// then stopped with SIGTERM, not SIGKILL), and each wave's window is logged on the
+// profile's clock (CLOCK_MONOTONIC µs), to read the samples of the measured wave alone.
 //
 // `--batch N` (N ≥ 1) gives every destination `settings.batch: { maxEvents: N, maxBytes: 512KB,
 // maxWait: 100ms }` (docs/webhooks.md#batches): the same table with batch requests.
+//
+// NOTE: `--n auto` (the default) is 20,000 events a wave without batches, as before,
+// and 100,000 with --batch. At 20,000, D = 1,000 gave each destination 20 events a
+// wave: one batch of 20, so the measured wave was one request per destination, timed
+// over well under a second at D = 1 (about 0.7 s), and it measured mostly each
+// destination's first request of the wave (the first fetch of 700 partitions, the
+// connections a burst of 1,000 requests needs beyond those of the warm-up wave), not a
+// steady rate. At 100,000, five batches of 20 per destination.
 //
 // What a destination costs the deliverer: one `switchyard deliverer` process (the real
 // CLI, a child process, as Kubernetes runs it) with D destinations, all posting to one
@@ -54,6 +67,9 @@ import type { Daemon } from '../test/support/daemon.js';
 import { benchOptions, deliveryMessage, formatTable, isEntryPoint, log, runMain, startOrReuseBroker, startReceiverProcess } from './support.js';
 
 const SECRET = 'bench-secret';
+/** Events per wave (--n auto): without batches, and with --batch (see the NOTE at the top). */
+const EVENTS_PER_WAVE = 20_000;
+const BATCHED_EVENTS_PER_WAVE = 100_000;
 const TIER = '5s';
 
 // The receiver: node:http, keep-alive; /ok/... answers 200 at once and counts the body's
@@ -283,6 +299,8 @@ interface RunOptions {
   timeout: string;
   /** settings.batch.maxEvents of every destination; 0: no batches. */
   batch: number;
+  /** Where the deliverer writes a CPU profile (node --cpu-prof); '' for none. */
+  cpuProfDir: string;
 }
 
 /** concurrencyPerDestination at D destinations: the same requests at once at every D, at least one per destination. */
@@ -342,7 +360,8 @@ async function runOnce(options: RunOptions): Promise<RunResult> {
     await createTopics(admin, topics, options.partitions);
     const started = performance.now();
     // The deliverer runs with this process's V8 flags (package.json's bench script: the image's).
-    daemon = startDaemon(['deliverer', '--config', file], { LOG_LEVEL: 'warn', NODE_OPTIONS: v8FlagsOfThisProcess() });
+    const profile = options.cpuProfDir === '' ? [] : ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`, `--cpu-prof-name=deliverer-d${d}-\${pid}.cpuprofile`];
+    daemon = startDaemon(['deliverer', '--config', file], { LOG_LEVEL: 'warn', NODE_OPTIONS: v8FlagsOfThisProcess() }, profile);
     const pid = daemon.process.pid!;
     const ready = await waitUntil(async () => {
       if (daemon!.process.exitCode !== null) throw new Error(`the deliverer exited: ${daemon!.output().slice(-2000)}`);
@@ -382,9 +401,12 @@ async function runOnce(options: RunOptions): Promise<RunResult> {
       }
       log(`D=${d}: wave ${wave} written to Kafka in ${((performance.now() - producing) / 1000).toFixed(1)} s`);
       const cpuAtStart = cpuSeconds(pid);
+      const resumedAt = process.hrtime.bigint();
       const done = await waitUntil(async () => (await options.receiver.stats(wave)).wave.count >= perHealthy, 600_000);
       if (!done) throw new Error(`D=${d}: wave ${wave} not delivered in 10 minutes: ${JSON.stringify(await options.receiver.stats(wave))}`);
       if (wave === 2) result.cpuPerEventUs = ((cpuSeconds(pid) - cpuAtStart) * 1e6) / perHealthy;
+      // The wave on the clock of a CPU profile's timestamps (CLOCK_MONOTONIC, µs): to read only its samples.
+      if (options.cpuProfDir !== '') log(`D=${d}: wave ${wave} window (monotonic µs) ${resumedAt / 1000n}..${process.hrtime.bigint() / 1000n}`);
     }
     const stats = await options.receiver.stats(2);
     result.rate = (stats.wave.count - 1) / ((stats.wave.last - stats.wave.first) / 1000);
@@ -398,7 +420,8 @@ async function runOnce(options: RunOptions): Promise<RunResult> {
     return result;
   } finally {
     if (daemon) {
-      daemon.kill('SIGKILL');
+      // NOTE: node writes the CPU profile only on a clean exit.
+      daemon.kill(options.cpuProfDir === '' ? 'SIGKILL' : 'SIGTERM');
       await daemon.exited;
     }
     await producer.disconnect();
@@ -410,7 +433,7 @@ async function runOnce(options: RunOptions): Promise<RunResult> {
 export async function main(args: string[]): Promise<void> {
   const options = benchOptions(args, {
     counts: '1,100,1000',
-    n: 20_000,
+    n: 'auto',
     partitions: 1,
     'in-flight': 256,
     'ready-timeout': 120,
@@ -419,9 +442,12 @@ export async function main(args: string[]): Promise<void> {
     hanging: '100',
     timeout: '5s',
     batch: 'off',
+    'cpu-prof-dir': '',
   });
   const batch = options.batch === 'off' ? 0 : Number(options.batch);
   if (options.batch !== 'off' && (!Number.isInteger(batch) || batch < 1 || batch > 4000)) throw new Error(`--batch takes maxEvents from 1 to 4000, or off, not ${options.batch}`);
+  const n = options.n === 'auto' ? (batch > 0 ? BATCHED_EVENTS_PER_WAVE : EVENTS_PER_WAVE) : Number(options.n);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--n takes a positive integer (events per wave), or auto, not ${options.n}`);
   const counts = options.counts.split(',').map(Number);
   if (counts.some((c) => !Number.isInteger(c) || c <= 0)) throw new Error(`--counts takes positive integers, comma-separated, not ${options.counts}`);
   const hangingAt = options.hanging === 'none' ? [] : options.hanging.split(',').map(Number);
@@ -438,11 +464,12 @@ export async function main(args: string[]): Promise<void> {
     idleS: options.idle,
     timeout: options.timeout,
     batch,
+    cpuProfDir: options['cpu-prof-dir'],
   };
   const withReceiver = async (healthy: number, hanging: number, d: number): Promise<RunResult> => {
     const receiver = await startReceiver();
     try {
-      return await runOnce({ ...common, receiver, healthy, hanging, perDestination: Math.max(1, Math.floor(options.n / d)) });
+      return await runOnce({ ...common, receiver, healthy, hanging, perDestination: Math.max(1, Math.floor(n / d)) });
     } finally {
       receiver.stop();
     }
@@ -475,7 +502,7 @@ export async function main(args: string[]): Promise<void> {
     process.stdout.write(
       [
         '',
-        `destinations bench: one \`switchyard deliverer\` (CLI child process), ${options.n} events per wave split evenly over D destinations, ${options.partitions} partition(s) per topic, concurrencyPerDestination ${options['in-flight']} / D (at least 1), one node:http receiver (0 ms)${batch > 0 ? `; batches of up to ${batch} events (maxWait 100ms)` : ''}`,
+        `destinations bench: one \`switchyard deliverer\` (CLI child process), ${n} events per wave split evenly over D destinations, ${options.partitions} partition(s) per topic, concurrencyPerDestination ${options['in-flight']} / D (at least 1), one node:http receiver (0 ms)${batch > 0 ? `; batches of up to ${batch} events (maxWait 100ms)` : ''}`,
         ...formatTable(
           ['D', 'at once', 'ready s', 'RSS idle MB', 'RSS loaded MB', 'broker conns', `CPU % first ${options.settle} s`, 'idle CPU %', 'events/s (wave 2)', `vs D=${results[0]?.d ?? '-'}`, 'µs CPU/ev', 'duplicates', 'timeouts'],
           results.map((r) =>

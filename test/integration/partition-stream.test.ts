@@ -38,12 +38,18 @@ describe('partition stream', () => {
     await admin?.disconnect();
   });
 
-  function startStream(groupId: string, got: InboundRecord[], commitDelayMs?: number): PartitionStream {
+  function startStream(groupId: string, got: InboundRecord[], commitDelayMs?: number, onAccept: () => void = () => undefined): PartitionStream {
     const client = createKafka(testConfig(minimalConfig('x.', 'ps')).kafka, silentLogger());
     const stream = createPartitionStream(
       client,
       { groupId, admin, commitEveryMs: 100, maxWaitTimeInMs: 200, ...(commitDelayMs !== undefined ? { commitDelayMs } : {}) },
-      { accept: (records) => got.push(...records), revoke: () => [] },
+      {
+        accept: (records) => {
+          got.push(...records);
+          onAccept();
+        },
+        revoke: () => [],
+      },
       {},
       silentLogger(),
     );
@@ -140,6 +146,35 @@ describe('partition stream', () => {
     expect(got.map((r) => r.offset)).toEqual(['1', '3', '4']);
     await stream.stop();
   });
+
+  it('a long hand-over of one fetch lets I/O run between its batches', async () => {
+    const prefix = randomPrefix();
+    // Eight topics of one partition (as the deliverer's, a topic per destination), fetched together.
+    const topics = Array.from({ length: 8 }, (_, i) => `${prefix}handover.${i}`);
+    const groupId = randomName('ps-handover');
+    await admin.ensureTopics(
+      topics.map((topic) => ({ topic })),
+      { partitions: 1, replicationFactor: 1 },
+    );
+    await kafka.producer.sendBatch({ acks: -1, topicMessages: topics.map((topic) => ({ topic, messages: [{ value: topic }] })) });
+    const got: InboundRecord[] = [];
+    let batches = 0;
+    let batchesBeforeIo: number | undefined;
+    // Each hand-over keeps the event loop 4 ms (a lane starting its requests); the first
+    // asks for a turn of the event loop: it comes before the fetch's last batch only if
+    // the stream lets I/O run meanwhile.
+    const stream = startStream(groupId, got, undefined, () => {
+      batches += 1;
+      if (batches === 1) setImmediate(() => (batchesBeforeIo = batches));
+      const until = performance.now() + 4;
+      while (performance.now() < until);
+    });
+    await stream.start(topics);
+    await waitFor(() => got.length === 8, { what: 'the records of the 8 topics', timeoutMs: 30_000 });
+    expect(batchesBeforeIo).toBeDefined();
+    expect(batchesBeforeIo).toBeLessThan(8);
+    await stream.stop();
+  }, 60_000);
 
   it('commits hundreds of partitions that finished at once, more than one commit request takes', async () => {
     const prefix = randomPrefix();

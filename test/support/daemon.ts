@@ -36,8 +36,8 @@ export function writeConfigFile(config: unknown, file?: string): string {
   return path;
 }
 
-export function startDaemon(args: string[], env: Record<string, string> = {}): Daemon {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...args], {
+export function startDaemon(args: string[], env: Record<string, string> = {}, nodeArgs: readonly string[] = []): Daemon {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...args], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

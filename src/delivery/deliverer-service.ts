@@ -48,12 +48,10 @@ export interface DelivererTuning {
   commitEveryMs: number;
   /**
    * How long a commit round waits after the first completion it covers (commitDelay,
-   * src/kafka/commit-ledger.ts). NOTE: 50 ms, not the ledger's 5: at steady load (a
-   * few events a millisecond) a round every 5 ms plus its answer was a commit request
-   * per few events, the broker's largest cost after the produce requests. At 50 ms a
-   * SIGKILL redoes at most about 50 ms of completions more (docs/webhooks.md#delivery-and-retries:
-   * within about 100 ms); a lane that fills half its bound still asks for a round at once
-   * (commitSoon), so a backlog commits as before.
+   * src/kafka/commit-ledger.ts): 5 ms. NOTE: 50 ms was tried (docs/architecture.md#measured-figures-behind-the-code):
+   * at steady load it cut the deliverer's commit requests from about 35 to 12 a second,
+   * but a SIGKILL then redid about twice as many finished deliveries (deliver-flaky-kill:
+   * 29 where one round trip's worth is 16), and the CPU it saved was within the noise.
    */
   commitDelayMs: number;
   /**
@@ -83,7 +81,7 @@ const DEFAULT_TUNING: DelivererTuning = {
   createSender: createHttpSender,
   circuitBreaker: DEFAULT_CIRCUIT_POLICY,
   commitEveryMs: 100,
-  commitDelayMs: 50,
+  commitDelayMs: 5,
   maxFetchWaitMs: 500,
   idleFetchWaitMs: 3_000,
   roomFetchWaitMs: 50,

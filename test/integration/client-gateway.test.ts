@@ -38,13 +38,18 @@ afterAll(async () => {
   await gateway?.stop();
 });
 
-/** The stored calls of one test, told apart by their user id. */
+/**
+ * The stored calls of one test, told apart by their user id. NOTE: on the suite's busy
+ * shared broker a partition just created can stay without a leader for up to about 30 s
+ * (seen while other files create and delete hundreds of topics): its offsets cannot be
+ * read until then, hence the long wait.
+ */
 async function storedFor(user: string, atLeast: number) {
-  const all = await testKafka.readAll(`${prefix}calls`, { atLeast, timeoutMs: 20_000 });
+  const all = await testKafka.readAll(`${prefix}calls`, { atLeast, timeoutMs: 60_000 });
   return all.filter((m) => m.text.includes(user));
 }
 
-describe('switchyard-client → gateway → calls topic', () => {
+describe('switchyard-client → gateway → calls topic', { timeout: 120_000 }, () => {
   it('all six call types arrive, keyed and attributed, with the client messageIds and skew-corrected timestamps', async () => {
     const user = randomName('u');
     const errors: unknown[] = [];

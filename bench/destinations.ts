@@ -64,7 +64,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import type { Admin, Message, Producer } from 'kafkajs';
 import { startDaemon, writeConfigFile } from '../test/support/daemon.js';
 import type { Daemon } from '../test/support/daemon.js';
-import { benchOptions, deliveryMessage, formatTable, isEntryPoint, log, runMain, startOrReuseBroker, startReceiverProcess } from './support.js';
+import { batchOption, benchOptions, deliveryMessage, formatTable, isEntryPoint, log, runMain, startOrReuseBroker, startReceiverProcess } from './support.js';
 
 const SECRET = 'bench-secret';
 /** Events per wave (--n auto): without batches, and with --batch (see the NOTE at the top). */
@@ -444,8 +444,7 @@ export async function main(args: string[]): Promise<void> {
     batch: 'off',
     'cpu-prof-dir': '',
   });
-  const batch = options.batch === 'off' ? 0 : Number(options.batch);
-  if (options.batch !== 'off' && (!Number.isInteger(batch) || batch < 1 || batch > 4000)) throw new Error(`--batch takes maxEvents from 1 to 4000, or off, not ${options.batch}`);
+  const batch = batchOption(options.batch);
   const n = options.n === 'auto' ? (batch > 0 ? BATCHED_EVENTS_PER_WAVE : EVENTS_PER_WAVE) : Number(options.n);
   if (!Number.isInteger(n) || n < 1) throw new Error(`--n takes a positive integer (events per wave), or auto, not ${options.n}`);
   const counts = options.counts.split(',').map(Number);

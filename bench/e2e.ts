@@ -50,6 +50,7 @@ import { delivererGroupId, routerGroupId } from '../src/kafka/group-ids.js';
 import { topicNames } from '../src/kafka/index.js';
 import {
   COUNTING_RECEIVER_SOURCE,
+  batchOption,
   benchOptions,
   NODE_FLAGS,
   formatTable,
@@ -314,8 +315,7 @@ function median(values: number[]): number {
 
 export async function main(args: string[]): Promise<void> {
   const options = benchOptions(args, { calls: 30_000, dests: 3, rounds: 3, partitions: 6, pipelines: PIPELINES.join(','), batch: 'off', 'cpu-prof-dir': '' });
-  const batch = options.batch === 'off' ? 0 : Number(options.batch);
-  if (options.batch !== 'off' && (!Number.isInteger(batch) || batch < 1 || batch > 4000)) throw new Error(`--batch takes maxEvents from 1 to 4000, or off, not ${options.batch}`);
+  const batch = batchOption(options.batch);
   if (options['cpu-prof-dir'] !== '') profileProcessesInto(options['cpu-prof-dir']);
   const pipelines = options.pipelines.split(',').filter((p): p is Pipeline => (PIPELINES as readonly string[]).includes(p));
   if (pipelines.length === 0) throw new Error(`--pipelines takes ${PIPELINES.join(', ')}, comma-separated`);

@@ -72,6 +72,14 @@ export function benchOptions<const T extends Record<string, number | string>>(ar
   return out as OptionValues<T>;
 }
 
+/** `--batch`: settings.batch.maxEvents from 1 to 4,000 (docs/webhooks.md#batches), or `off` (0). */
+export function batchOption(text: string): number {
+  if (text === 'off') return 0;
+  const maxEvents = Number(text);
+  if (!Number.isInteger(maxEvents) || maxEvents < 1 || maxEvents > 4000) throw new Error(`--batch takes maxEvents from 1 to 4000, or off, not ${text}`);
+  return maxEvents;
+}
+
 /** A config from its YAML shape (durations as strings), through the daemon's own loader. */
 export function loadBenchConfig(shape: Record<string, unknown>, file: string): Config {
   // JSON is YAML: no second serializer needed.

@@ -38,6 +38,17 @@ describe('partition stream', () => {
     await admin?.disconnect();
   });
 
+  /** `count` new topics of one partition each, named `<prefix><name>.<i>`. */
+  async function onePartitionTopics(name: string, count: number): Promise<string[]> {
+    const prefix = randomPrefix();
+    const topics = Array.from({ length: count }, (_, i) => `${prefix}${name}.${i}`);
+    await admin.ensureTopics(
+      topics.map((topic) => ({ topic })),
+      { partitions: 1, replicationFactor: 1 },
+    );
+    return topics;
+  }
+
   function startStream(groupId: string, got: InboundRecord[], commitDelayMs?: number, onAccept: () => void = () => undefined): PartitionStream {
     const client = createKafka(testConfig(minimalConfig('x.', 'ps')).kafka, silentLogger());
     const stream = createPartitionStream(
@@ -148,14 +159,9 @@ describe('partition stream', () => {
   });
 
   it('a long hand-over of one fetch lets I/O run between its batches', async () => {
-    const prefix = randomPrefix();
     // Eight topics of one partition (as the deliverer's, a topic per destination), fetched together.
-    const topics = Array.from({ length: 8 }, (_, i) => `${prefix}handover.${i}`);
+    const topics = await onePartitionTopics('handover', 8);
     const groupId = randomName('ps-handover');
-    await admin.ensureTopics(
-      topics.map((topic) => ({ topic })),
-      { partitions: 1, replicationFactor: 1 },
-    );
     await kafka.producer.sendBatch({ acks: -1, topicMessages: topics.map((topic) => ({ topic, messages: [{ value: topic }] })) });
     const got: InboundRecord[] = [];
     let batches = 0;
@@ -177,14 +183,9 @@ describe('partition stream', () => {
   }, 60_000);
 
   it('commits hundreds of partitions that finished at once, more than one commit request takes', async () => {
-    const prefix = randomPrefix();
     // More than PARTITIONS_PER_COMMIT (50): the commit goes out in slices, all at once.
-    const topics = Array.from({ length: 230 }, (_, i) => `${prefix}many.${i}`);
+    const topics = await onePartitionTopics('many', 230);
     const groupId = randomName('ps-many');
-    await admin.ensureTopics(
-      topics.map((topic) => ({ topic })),
-      { partitions: 1, replicationFactor: 1 },
-    );
     await kafka.producer.sendBatch({ acks: -1, topicMessages: topics.map((topic, i) => ({ topic, messages: ids(1 + (i % 3)).map((id) => ({ value: id })) })) });
     const got: InboundRecord[] = [];
     const stream = startStream(groupId, got);

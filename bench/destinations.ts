@@ -1,5 +1,6 @@
 // `npm run bench -- destinations [--counts 1,100,1000] [--n auto] [--partitions 1] [--in-flight 256]
-//   [--ready-timeout 120] [--settle 5] [--idle 10] [--hanging 100] [--timeout 5s] [--batch off] [--cpu-prof-dir DIR]`,
+//   [--ready-timeout 120] [--settle 5] [--idle 10] [--hanging 100] [--timeout 5s] [--batch off] [--waves 3]
+//   [--cpu-prof-dir DIR]`,
 //   or standalone: `tsx bench/destinations.ts [same options]`.
 //
 // `--cpu-prof-dir DIR`: the deliverer writes a CPU profile there (node --cpu-prof; it is
@@ -24,9 +25,14 @@
 // established TCP connections from the deliverer to the broker, CPU while idle (nothing
 // to deliver, over --idle seconds once --settle seconds passed after ready: the start-up's
 // last work, such as the first lag sample, is not idleness; the CPU of those first
-// seconds is printed beside it), the steady-state rate of a second wave after a
-// warm-up wave (timed at the receiver, first to last arrival of the wave), and the
-// duplicates the receiver counted (by message id). Then the hanging case: at D =
+// seconds is printed beside it), the steady-state rate of the measured waves after a
+// warm-up wave (timed at the receiver, first to last arrival of a wave; the median of
+// --waves waves, with their range), and the duplicates the receiver counted (by message id).
+//
+// NOTE: --waves is 3 (it was one measured wave): on a quiet 2-core machine, one wave of
+// the same code gave D = 1 33,340, 34,564 and 48,635 events/s in three runs, and D = 1,000
+// 27,423, 34,938 and 34,411 (the deliverer's CPU per event 17–29 µs at D = 1, with the
+// collector's share varying run to run); a ratio of one wave each measured that noise. Then the hanging case: at D =
 // --hanging, 10 % of the destinations hang until the timeout, and the others' rate is
 // compared with the same healthy destinations run without them.
 //
@@ -64,7 +70,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import type { Admin, Message, Producer } from 'kafkajs';
 import { startDaemon, writeConfigFile } from '../test/support/daemon.js';
 import type { Daemon } from '../test/support/daemon.js';
-import { batchOption, benchOptions, deliveryMessage, formatTable, isEntryPoint, log, runMain, startOrReuseBroker, startReceiverProcess } from './support.js';
+import { batchOption, benchOptions, deliveryMessage, formatTable, isEntryPoint, log, median, runMain, startOrReuseBroker, startReceiverProcess } from './support.js';
 
 const SECRET = 'bench-secret';
 /** Events per wave (--n auto): without batches, and with --batch (see the NOTE at the top). */
@@ -263,8 +269,10 @@ interface RunResult {
   /** CPU over the --settle seconds right after ready. */
   settleCpuPercent?: number;
   rate?: number;
-  /** The deliverer's CPU time (user + system) per event of wave 2, from its resumption to the last arrival, in µs. */
+  /** The deliverer's CPU time (user + system) per event of a measured wave, from its resumption to the last arrival, in µs: the median. */
   cpuPerEventUs?: number;
+  /** The measured waves' rates (events/s), in the order run. */
+  rates?: number[];
   duplicates?: number;
   received?: number;
   /** switchyard_delivery_attempts_total summed over the destinations, by outcome (what a duplicate came from). */
@@ -301,7 +309,10 @@ interface RunOptions {
   batch: number;
   /** Where the deliverer writes a CPU profile (node --cpu-prof); '' for none. */
   cpuProfDir: string;
+  /** Measured waves after the warm-up wave; rate and CPU per event are their medians. */
+  waves: number;
 }
+
 
 /** concurrencyPerDestination at D destinations: the same requests at once at every D, at least one per destination. */
 function concurrencyAt(inFlight: number, d: number): number {
@@ -388,32 +399,40 @@ async function runOnce(options: RunOptions): Promise<RunResult> {
     result.connections = brokerConnections(pid, brokerPorts);
 
     const perHealthy = options.perDestination * healthyIds.length;
-    for (const wave of [1, 2]) {
+    const rates: number[] = [];
+    const cpuPerEvent: number[] = [];
+    for (let wave = 1; wave <= 1 + options.waves; wave++) {
       log(`D=${d}: wave ${wave}, ${options.perDestination * d} events`);
-      // The measured wave is written while the deliverer is stopped (SIGSTOP): its rate is
+      // A measured wave is written while the deliverer is stopped (SIGSTOP): its rate is
       // then the deliverer's, not the writing's (see the NOTE at the top).
-      if (wave === 2) process.kill(pid, 'SIGSTOP');
+      const measured = wave > 1;
+      if (measured) process.kill(pid, 'SIGSTOP');
       const producing = performance.now();
       try {
         await produceWave(producer, prefix, ids, options.perDestination, wave);
       } finally {
-        if (wave === 2) process.kill(pid, 'SIGCONT');
+        if (measured) process.kill(pid, 'SIGCONT');
       }
       log(`D=${d}: wave ${wave} written to Kafka in ${((performance.now() - producing) / 1000).toFixed(1)} s`);
       const cpuAtStart = cpuSeconds(pid);
       const resumedAt = process.hrtime.bigint();
       const done = await waitUntil(async () => (await options.receiver.stats(wave)).wave.count >= perHealthy, 600_000);
       if (!done) throw new Error(`D=${d}: wave ${wave} not delivered in 10 minutes: ${JSON.stringify(await options.receiver.stats(wave))}`);
-      if (wave === 2) result.cpuPerEventUs = ((cpuSeconds(pid) - cpuAtStart) * 1e6) / perHealthy;
+      if (measured) {
+        cpuPerEvent.push(((cpuSeconds(pid) - cpuAtStart) * 1e6) / perHealthy);
+        const { wave: arrivals } = await options.receiver.stats(wave);
+        rates.push((arrivals.count - 1) / ((arrivals.last - arrivals.first) / 1000));
+      }
       // The wave on the clock of a CPU profile's timestamps (CLOCK_MONOTONIC, µs): to read only its samples.
       if (options.cpuProfDir !== '') log(`D=${d}: wave ${wave} window (monotonic µs) ${resumedAt / 1000n}..${process.hrtime.bigint() / 1000n}`);
     }
-    const stats = await options.receiver.stats(2);
-    result.rate = (stats.wave.count - 1) / ((stats.wave.last - stats.wave.first) / 1000);
+    result.rates = rates;
+    result.rate = median(rates);
+    result.cpuPerEventUs = median(cpuPerEvent);
     result.rssLoadedMb = rssMb(pid);
     // Late duplicates (a redelivery after the last first arrival) would be missed without a pause.
     await sleep(2_000);
-    const after = await options.receiver.stats(2);
+    const after = await options.receiver.stats(1);
     result.received = after.total;
     result.duplicates = after.total - after.unique;
     result.attempts = await attemptOutcomes(adminPort);
@@ -442,8 +461,10 @@ export async function main(args: string[]): Promise<void> {
     hanging: '100',
     timeout: '5s',
     batch: 'off',
+    waves: 3,
     'cpu-prof-dir': '',
   });
+  if (!Number.isInteger(options.waves) || options.waves < 1) throw new Error(`--waves takes a positive integer (measured waves after the warm-up wave), not ${options.waves}`);
   const batch = batchOption(options.batch);
   const n = options.n === 'auto' ? (batch > 0 ? BATCHED_EVENTS_PER_WAVE : EVENTS_PER_WAVE) : Number(options.n);
   if (!Number.isInteger(n) || n < 1) throw new Error(`--n takes a positive integer (events per wave), or auto, not ${options.n}`);
@@ -464,6 +485,7 @@ export async function main(args: string[]): Promise<void> {
     timeout: options.timeout,
     batch,
     cpuProfDir: options['cpu-prof-dir'],
+    waves: options.waves,
   };
   const withReceiver = async (healthy: number, hanging: number, d: number): Promise<RunResult> => {
     const receiver = await startReceiver();
@@ -503,10 +525,10 @@ export async function main(args: string[]): Promise<void> {
         '',
         `destinations bench: one \`switchyard deliverer\` (CLI child process), ${n} events per wave split evenly over D destinations, ${options.partitions} partition(s) per topic, concurrencyPerDestination ${options['in-flight']} / D (at least 1), one node:http receiver (0 ms)${batch > 0 ? `; batches of up to ${batch} events (maxWait 100ms)` : ''}`,
         ...formatTable(
-          ['D', 'at once', 'ready s', 'RSS idle MB', 'RSS loaded MB', 'broker conns', `CPU % first ${options.settle} s`, 'idle CPU %', 'events/s (wave 2)', `vs D=${results[0]?.d ?? '-'}`, 'µs CPU/ev', 'duplicates', 'timeouts'],
+          ['D', 'at once', 'ready s', 'RSS idle MB', 'RSS loaded MB', 'broker conns', `CPU % first ${options.settle} s`, 'idle CPU %', `events/s (median of ${options.waves})`, 'range', `vs D=${results[0]?.d ?? '-'}`, 'µs CPU/ev', 'duplicates', 'timeouts'],
           results.map((r) =>
             r.note !== undefined
-              ? [String(r.d), String(atOnce(r.d)), r.note, cell(r.rssIdleMb), '-', cell(r.connections), '-', '-', '-', '-', '-', '-', '-']
+              ? [String(r.d), String(atOnce(r.d)), r.note, cell(r.rssIdleMb), '-', cell(r.connections), '-', '-', '-', '-', '-', '-', '-', '-']
               : [
                   String(r.d),
                   String(atOnce(r.d)),
@@ -517,6 +539,7 @@ export async function main(args: string[]): Promise<void> {
                   cell(r.settleCpuPercent, 1),
                   cell(r.idleCpuPercent, 1),
                   cell(r.rate),
+                  r.rates === undefined ? '-' : `${Math.round(Math.min(...r.rates))}–${Math.round(Math.max(...r.rates))}`,
                   base && r.rate ? `${(r.rate / base).toFixed(2)}×` : '-',
                   cell(r.cpuPerEventUs, 1),
                   r.duplicates === undefined || r.received === undefined ? '-' : `${r.duplicates} of ${r.received - r.duplicates}`,
@@ -526,7 +549,8 @@ export async function main(args: string[]): Promise<void> {
         ),
         'at once: requests in flight at most (concurrencyPerDestination × D); at least one per destination, so past --in-flight destinations it grows with D (and so do the connections to the receiver: one per request in flight). ' +
           `CPU % first ${options.settle} s: right after ready (the start-up's last work); idle CPU %: the ${options.idle} s after that, nothing to deliver; ` +
-          'µs CPU/ev: the deliverer process\'s CPU time per event of wave 2 (its resumption to the last arrival); duplicates: 2xx answers past the first for a message id, of the events delivered (both waves); timeouts: requests the deliverer gave up on (delivery.timeout), sent again later',
+          `events/s: of each measured wave (after a warm-up wave), first to last arrival at the receiver; the median and the range of ${options.waves}; ` +
+          'µs CPU/ev: the deliverer process\'s CPU time per event of a measured wave (its resumption to the last arrival), the median; duplicates: 2xx answers past the first for a message id, of the events delivered (all waves); timeouts: requests the deliverer gave up on (delivery.timeout), sent again later',
         'targets: ready < 10 s; connections independent of D; idle CPU < 2 % of a core; D=1000 ≥ 0.90× D=1; zero duplicates',
         ...(hangingRows.length > 0
           ? [

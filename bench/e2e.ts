@@ -57,6 +57,7 @@ import {
   freePort,
   isEntryPoint,
   log,
+  median,
   processCpuSeconds,
   profileProcessesInto,
   runMain,
@@ -305,12 +306,6 @@ async function runRound(setup: Setup, pipeline: Pipeline, round: number): Promis
   } finally {
     await stopProcesses(running);
   }
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 export async function main(args: string[]): Promise<void> {

@@ -58,6 +58,7 @@ import {
   isEntryPoint,
   loadBenchConfig,
   log,
+  median,
   processCpuSeconds,
   profileProcessesInto,
   recordsIn,
@@ -416,12 +417,6 @@ async function runSteady(broker: Broker, admin: Admin, receiver: ReceiverProcess
     await stopProcesses(running);
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 async function steadyRow(broker: Broker, admin: Admin, options: { posts: number; connections: number; partitions: number; rounds: number }): Promise<string[]> {

@@ -122,6 +122,13 @@ export class Stopwatch {
 }
 
 /** Text table lines: the first column left-aligned, the others right-aligned, each as wide as its widest cell. */
+/** The middle value (the mean of the two middle ones for an even count); NaN for none. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
 export function formatTable(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] ?? '').length)));
   const line = (cells: readonly string[]) =>

@@ -40,6 +40,7 @@
 // write without them.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -128,8 +129,9 @@ function renderTrack(value: Buffer | null): string {
 // ---------------------------------------------------------------------------
 // The baselines' processes (this file run with `--bare <json>`).
 
-interface BareSpec {
-  role: 'single-hop' | 'render' | 'post';
+export interface BareSpec {
+  /** ingest: the gateway's bare floor (the steady row of bench/gateway.ts); the others consume. */
+  role: 'single-hop' | 'render' | 'post' | 'ingest';
   brokers: string[];
   groupId: string;
   /** The topics it consumes. */
@@ -138,9 +140,46 @@ interface BareSpec {
   outputs: string[];
   /** single-hop: the URLs of each call; post: the URL of each input topic, in the same order. */
   urls: string[];
+  /** ingest: the port it listens on (127.0.0.1). */
+  port?: number;
+}
+
+/**
+ * The bare floor of an HTTP intake: POST /v1/track bodies, each JSON.parsed, stamped with
+ * its receipt time when it has none, and written as a track call to `outputs[0]` (one
+ * send per request, acks=all, keyed by userId); 200 once the broker has it. Any GET
+ * answers 200 (the bench's ready probe). No write key, validation, limits or metrics.
+ */
+async function runIngest(spec: BareSpec): Promise<void> {
+  const kafka = new Kafka({ clientId: spec.groupId, brokers: spec.brokers, logLevel: logLevel.NOTHING });
+  const producer = kafka.producer({ allowAutoTopicCreation: false });
+  await producer.connect();
+  const topic = spec.outputs[0]!;
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const answer = (status: number) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(status === 200 ? '{"success":true}' : '{"success":false}');
+      };
+      if (req.method !== 'POST') return answer(200);
+      const call = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+      const value = JSON.stringify({ ...call, type: 'track', timestamp: call.timestamp ?? new Date().toISOString() });
+      producer.send({ topic, acks: -1, messages: [{ key: String(call.userId), value }] }).then(() => answer(200), () => answer(503));
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((done) => server.listen(spec.port, '127.0.0.1', done));
+  process.once('SIGTERM', () => {
+    server.closeAllConnections();
+    server.close();
+    void producer.disconnect().then(() => process.exit(0));
+  });
 }
 
 async function runBare(spec: BareSpec): Promise<void> {
+  if (spec.role === 'ingest') return runIngest(spec);
   const kafka = new Kafka({ clientId: spec.groupId, brokers: spec.brokers, logLevel: logLevel.NOTHING });
   const consumer = kafka.consumer({ groupId: spec.groupId, allowAutoTopicCreation: false });
   const producer = kafka.producer({ allowAutoTopicCreation: false });
@@ -195,7 +234,8 @@ async function runBare(spec: BareSpec): Promise<void> {
 // ---------------------------------------------------------------------------
 // Processes of a pipeline.
 
-function startBare(name: string, spec: BareSpec): Running {
+/** A baseline's process (this file run with `--bare`), named as in the tables. */
+export function startBare(name: string, spec: BareSpec): Running {
   return startNodeProcess(name, ['--import', 'tsx', HERE, '--bare', JSON.stringify(spec)]);
 }
 

@@ -69,7 +69,8 @@ import {
   stopProcesses,
   waitForGroups,
 } from './support.js';
-import type { Broker, ReceiverProcess } from './support.js';
+import type { Broker, ReceiverProcess, Running } from './support.js';
+import { startBare } from './e2e.js';
 
 const HERE = fileURLToPath(import.meta.url);
 const WRITE_KEY = 'bench-write-key-0001';
@@ -342,28 +343,71 @@ async function waitForReady(adminPort: number, timeoutMs = 120_000): Promise<voi
   }
 }
 
-async function runSteady(broker: Broker, admin: Admin, receiver: ReceiverProcess, options: { posts: number; connections: number; partitions: number; round: number; run: string }): Promise<SteadyResult> {
-  const tag = `steady-${options.run}-${options.round}`;
+/** The steady row's pipelines: Switchyard's three roles, and the bare floor of the same shape (bench/e2e.ts's baselines). */
+const STEADY_PIPELINES = ['switchyard', 'bare'] as const;
+type SteadyPipeline = (typeof STEADY_PIPELINES)[number];
+
+/** The processes of a steady pipeline, and the port its POSTs go to once `ready` resolves. */
+async function startSteadyPipeline(
+  pipeline: SteadyPipeline,
+  broker: Broker,
+  admin: Admin,
+  receiver: ReceiverProcess,
+  options: { partitions: number; tag: string; dir: string },
+): Promise<{ running: Running[]; port: number; ready: () => Promise<void> }> {
+  const { tag, partitions } = options;
   const prefix = `bench-gw-${tag}.`;
-  const gatewayPort = await freePort();
+  const port = await freePort();
+  const url = receiver.url(`/${tag}/hooks`);
+  if (pipeline === 'bare') {
+    const calls = `${prefix}calls`;
+    const hop = `${prefix}hop.hooks`;
+    await admin.createTopics({ waitForLeaders: true, topics: [calls, hop].map((topic) => ({ topic, numPartitions: partitions, replicationFactor: 1 })) });
+    const brokers = broker.brokers.split(',');
+    const render = { role: 'render' as const, brokers, groupId: `${prefix}render`, input: [calls], outputs: [hop], urls: [] };
+    const post = { role: 'post' as const, brokers, groupId: `${prefix}post`, input: [hop], outputs: [], urls: [url] };
+    const running = [
+      startBare('ingest', { role: 'ingest', brokers, groupId: `${prefix}ingest`, input: [], outputs: [calls], urls: [], port }),
+      startBare('route', render),
+      startBare('deliver', post),
+    ];
+    return { running, port, ready: async () => {
+      await waitForGroups(admin, [render.groupId, post.groupId], running);
+      await waitForReady(port);
+    } };
+  }
   const config = {
-    kafka: { brokers: broker.brokers.split(','), clientId: `bench-${tag}`, topicPrefix: prefix, partitions: options.partitions },
-    gateway: { port: gatewayPort, host: '127.0.0.1' },
+    kafka: { brokers: broker.brokers.split(','), clientId: `bench-${tag}`, topicPrefix: prefix, partitions },
+    gateway: { port, host: '127.0.0.1' },
     log: { level: 'warn' },
     sources: [{ id: 'web', writeKey: WRITE_KEY, destinations: ['hooks'] }],
-    destinations: [{ id: 'hooks', type: 'webhooks', settings: { webhooks: [{ url: receiver.url(`/${tag}/hooks`) }], sharedSecret: 'bench-secret' } }],
+    destinations: [{ id: 'hooks', type: 'webhooks', settings: { webhooks: [{ url }], sharedSecret: 'bench-secret' } }],
   };
-  const dir = mkdtempSync(join(tmpdir(), 'switchyard-bench-gateway-'));
   const running = [
-    await startSwitchyardRole('gateway', 'gateway', config, dir),
-    await startSwitchyardRole('router', 'router', config, dir),
-    await startSwitchyardRole('deliverer', 'deliverer', config, dir),
+    await startSwitchyardRole('gateway', 'gateway', config, options.dir),
+    await startSwitchyardRole('router', 'router', config, options.dir),
+    await startSwitchyardRole('deliverer', 'deliverer', config, options.dir),
   ];
-  const pool = new Pool(`http://127.0.0.1:${gatewayPort}`, { connections: options.connections, pipelining: 1 });
-  try {
-    const naming = { kafka: { clientId: config.kafka.clientId, topicPrefix: prefix } };
+  const naming = { kafka: { clientId: config.kafka.clientId, topicPrefix: prefix } };
+  return { running, port, ready: async () => {
     await waitForGroups(admin, [routerGroupId(naming), delivererGroupId(naming)], running);
     await waitForReady(running[0]!.adminPort);
+  } };
+}
+
+async function runSteady(
+  pipeline: SteadyPipeline,
+  broker: Broker,
+  admin: Admin,
+  receiver: ReceiverProcess,
+  options: { posts: number; connections: number; partitions: number; round: number; run: string },
+): Promise<SteadyResult> {
+  const tag = `steady-${pipeline}-${options.run}-${options.round}`;
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-bench-gateway-'));
+  const { running, port, ready } = await startSteadyPipeline(pipeline, broker, admin, receiver, { partitions: options.partitions, tag, dir });
+  const pool = new Pool(`http://127.0.0.1:${port}`, { connections: options.connections, pipelining: 1 });
+  try {
+    await ready();
     const authorization = `Basic ${Buffer.from(`${WRITE_KEY}:`).toString('base64')}`;
     let next = 0;
     let failed = 0;
@@ -422,48 +466,57 @@ async function runSteady(broker: Broker, admin: Admin, receiver: ReceiverProcess
 async function steadyRow(broker: Broker, admin: Admin, options: { posts: number; connections: number; partitions: number; rounds: number }): Promise<string[]> {
   const receiver = await startReceiverProcess(LATENCY_RECEIVER_SOURCE);
   const run = randomBytes(4).toString('hex');
-  const results: SteadyResult[] = [];
+  const results: (SteadyResult & { pipeline: SteadyPipeline })[] = [];
   try {
     for (let round = 1; round <= options.rounds; round++) {
-      const result = await runSteady(broker, admin, receiver, { ...options, round, run });
-      results.push(result);
-      const cpu = Object.entries(result.cpuUs).map(([name, us]) => `${name} ${us.toFixed(0)}`).join(', ');
-      log(
-        `round ${round} steady: ${result.eventsPerSecond.toFixed(0)} events/s, ack p50/p99 ${result.ackP50Ms.toFixed(1)}/${result.ackP99Ms.toFixed(1)} ms, ` +
-          `delivered p50/p99 ${result.deliveredP50Ms}/${result.deliveredP99Ms} ms, CPU µs per event: ${cpu}`,
-      );
+      // Rotate which pipeline goes first, so none always gets the warmer broker.
+      const order = STEADY_PIPELINES.map((_, i) => STEADY_PIPELINES[(i + round - 1) % STEADY_PIPELINES.length]!);
+      for (const pipeline of order) {
+        const result = await runSteady(pipeline, broker, admin, receiver, { ...options, round, run });
+        results.push({ ...result, pipeline });
+        const cpu = Object.entries(result.cpuUs).map(([name, us]) => `${name} ${us.toFixed(0)}`).join(', ');
+        log(
+          `round ${round} steady ${pipeline}: ${result.eventsPerSecond.toFixed(0)} events/s, ack p50/p99 ${result.ackP50Ms.toFixed(1)}/${result.ackP99Ms.toFixed(1)} ms, ` +
+            `delivered p50/p99 ${result.deliveredP50Ms}/${result.deliveredP99Ms} ms, CPU µs per event: ${cpu}`,
+        );
+      }
     }
   } finally {
     receiver.stop();
   }
-  const m = (pick: (r: SteadyResult) => number | undefined) => {
-    const values = results.map(pick).filter((v): v is number => v !== undefined);
+  const roles: Record<SteadyPipeline, [string, string, string]> = { switchyard: ['gateway', 'router', 'deliverer'], bare: ['ingest', 'route', 'deliver'] };
+  const m = (pipeline: SteadyPipeline, pick: (r: SteadyResult) => number | undefined) => {
+    const values = results.filter((r) => r.pipeline === pipeline).map(pick).filter((v): v is number => v !== undefined);
     return values.length > 0 ? median(values) : undefined;
   };
   const ms = (value: number | undefined) => (value === undefined ? '-' : (value / 1000).toFixed(3));
-  const switchyard = m((r) => ['gateway', 'router', 'deliverer'].reduce((sum, name) => sum + (r.cpuUs[name] ?? 0), 0));
+  const total = (pipeline: SteadyPipeline) => m(pipeline, (r) => roles[pipeline].reduce((sum, name) => sum + (r.cpuUs[name] ?? 0), 0));
+  const row = (pipeline: SteadyPipeline) => [
+    pipeline,
+    m(pipeline, (r) => r.eventsPerSecond)!.toFixed(0),
+    m(pipeline, (r) => r.ackP50Ms)!.toFixed(1),
+    m(pipeline, (r) => r.ackP99Ms)!.toFixed(1),
+    m(pipeline, (r) => r.deliveredP50Ms)!.toFixed(0),
+    m(pipeline, (r) => r.deliveredP99Ms)!.toFixed(0),
+    ms(total(pipeline)),
+    ...roles[pipeline].map((name) => `${ms(m(pipeline, (r) => r.cpuUs[name]))} ${name}`),
+    ms(m(pipeline, (r) => r.cpuUs.broker)),
+    String(results.filter((r) => r.pipeline === pipeline).reduce((sum, r) => sum + r.failed, 0)),
+  ];
+  const ratio = (pick: (pipeline: SteadyPipeline) => number | undefined) => {
+    const [a, b] = [pick('switchyard'), pick('bare')];
+    return a === undefined || b === undefined ? '-' : `${(a / b).toFixed(2)}×`;
+  };
   return [
-    `steady load: ${options.posts} single-event POSTs (/v1/track, ~700 bytes) from ${options.connections} clients at once through gateway → router → deliverer → 0 ms receiver (1 destination), each role its own process; median of ${options.rounds} round(s)`,
+    `steady load: ${options.posts} single-event POSTs (/v1/track, ~700 bytes) from ${options.connections} clients at once through three processes to a 0 ms receiver (1 destination); median of ${options.rounds} round(s)`,
+    '  switchyard: gateway → router → deliverer; bare: the same shape with nothing but the I/O (bench/e2e.ts runIngest, render, post: kafkajs defaults, acks=all, undici)',
     ...formatTable(
-      ['events/s', 'ack p50 ms', 'ack p99 ms', 'delivered p50 ms', 'delivered p99 ms', 'Switchyard CPU ms/event', 'gateway', 'router', 'deliverer', 'broker CPU ms/event', 'failed'],
-      [
-        [
-          m((r) => r.eventsPerSecond)!.toFixed(0),
-          m((r) => r.ackP50Ms)!.toFixed(1),
-          m((r) => r.ackP99Ms)!.toFixed(1),
-          m((r) => r.deliveredP50Ms)!.toFixed(0),
-          m((r) => r.deliveredP99Ms)!.toFixed(0),
-          ms(switchyard),
-          ms(m((r) => r.cpuUs.gateway)),
-          ms(m((r) => r.cpuUs.router)),
-          ms(m((r) => r.cpuUs.deliverer)),
-          ms(m((r) => r.cpuUs.broker)),
-          String(results.reduce((sum, r) => sum + r.failed, 0)),
-        ],
-      ],
+      ['pipeline', 'events/s', 'ack p50 ms', 'ack p99 ms', 'delivered p50 ms', 'delivered p99 ms', 'CPU ms/event', 'intake', 'route', 'deliver', 'broker CPU ms/event', 'failed'],
+      [row('switchyard'), row('bare')],
     ),
-    `each round (events/s; broker ms/event): ${results.map((r) => `${r.eventsPerSecond.toFixed(0)}; ${ms(r.cpuUs.broker)}`).join(' | ')}`,
-    'targets: broker ≤ 0.15 ms and Switchyard ≤ 0.3 ms CPU per delivered event, ack p99 ≤ 30 ms',
+    `each round (pipeline: events/s; broker ms/event): ${results.map((r) => `${r.pipeline}: ${r.eventsPerSecond.toFixed(0)}; ${ms(r.cpuUs.broker)}`).join(' | ')}`,
+    `switchyard / bare: ${ratio((p) => m(p, (r) => r.eventsPerSecond))} events/s, ${ratio(total)} CPU per event, ${ratio((p) => m(p, (r) => r.cpuUs.broker))} broker CPU per event`,
+    'targets (switchyard): broker ≤ 0.15 ms and Switchyard ≤ 0.3 ms CPU per delivered event, ack p99 ≤ 30 ms',
     '',
   ];
 }

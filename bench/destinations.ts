@@ -29,12 +29,14 @@
 // warm-up wave (timed at the receiver, first to last arrival of a wave; the median of
 // --waves waves, with their range), and the duplicates the receiver counted (by message id).
 //
+// Then the hanging case: at D = --hanging, 10 % of the destinations hang until the
+// timeout, and the others' rate is compared with the same healthy destinations run
+// without them.
+//
 // NOTE: --waves is 3 (it was one measured wave): on a quiet 2-core machine, one wave of
 // the same code gave D = 1 33,340, 34,564 and 48,635 events/s in three runs, and D = 1,000
-// 27,423, 34,938 and 34,411 (the deliverer's CPU per event 17–29 µs at D = 1, with the
-// collector's share varying run to run); a ratio of one wave each measured that noise. Then the hanging case: at D =
-// --hanging, 10 % of the destinations hang until the timeout, and the others' rate is
-// compared with the same healthy destinations run without them.
+// 27,423, 34,938 and 34,411 (the deliverer's CPU per event 17–29 µs at D = 1, the
+// collector's share varying from run to run): a ratio of one wave each measured that noise.
 //
 // NOTE: kafka.partitions defaults to 1. Every destination has 3 topics here
 // (deliveries, one retry tier, dlq), so D = 1,000 already means 3,000 partitions on one
@@ -312,7 +314,6 @@ interface RunOptions {
   /** Measured waves after the warm-up wave; rate and CPU per event are their medians. */
   waves: number;
 }
-
 
 /** concurrencyPerDestination at D destinations: the same requests at once at every D, at least one per destination. */
 function concurrencyAt(inFlight: number, d: number): number {

@@ -28,7 +28,11 @@
 // receiver's clock minus the body's timestamp; same machine, millisecond resolution),
 // and CPU per delivered event of each Switchyard process and of the broker's JVM, read
 // from /proc/<pid>/stat over that window (a broker shared with other work charges that
-// work too). `--cpu-prof-dir DIR`: each role's process writes a CPU profile there.
+// work too). Beside it, in the same run (the order rotating between rounds), the bare
+// floor of the same shape: bench/e2e.ts's runIngest (node:http, one kafkajs send per
+// POST, acks=all, the answer after the ack), then its bare render and post hops; the
+// ratios Switchyard / bare follow the table. `--cpu-prof-dir DIR`: each process writes a
+// CPU profile there.
 // Starts its own local broker unless KAFKA_BROKERS is set.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -338,7 +342,7 @@ async function waitForReady(adminPort: number, timeoutMs = 120_000): Promise<voi
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error(`the gateway was not ready within ${timeoutMs / 1000} s`);
+    if (Date.now() > deadline) throw new Error(`nothing answered 200 on port ${adminPort} within ${timeoutMs / 1000} s (the gateway's /readyz, or the bare intake)`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

@@ -7,6 +7,7 @@ type Method = (this: unknown, ...args: unknown[]) => unknown;
 const cluster = (require('kafkajs/src/cluster/index.js') as { prototype: Record<string, Method> }).prototype;
 const brokerPool = (require('kafkajs/src/cluster/brokerPool.js') as { prototype: Record<string, Method> }).prototype;
 const originalFind = cluster.findTopicPartitionMetadata!;
+const originalFetchTopicsOffset = cluster.fetchTopicsOffset!;
 applyTopicLookupFix();
 const find = cluster.findTopicPartitionMetadata!;
 const refreshIfNecessary = brokerPool.refreshMetadataIfNecessary!;
@@ -53,5 +54,51 @@ describe("kafkajs's topic metadata lookups, by name instead of by scan", () => {
     await refreshIfNecessary.call(pool({ topicMetadata }, Date.now() - 1), ['a']);
     await refreshIfNecessary.call(pool({ topicMetadata }, later), ['a', 'c']);
     expect(refreshed).toEqual([['a'], ['b'], ['a'], ['a', 'c']]);
+  });
+
+  it('asks each leader for the offsets of its partitions and merges the answers as kafkajs did, by a map', async () => {
+    expect(cluster.fetchTopicsOffset).not.toBe(originalFetchTopicsOffset);
+    // Three topics over two leaders; t2 has a partition on each.
+    const metadata = {
+      topicMetadata: [
+        { topic: 't1', partitionMetadata: [{ partitionId: 0, leader: 1 }] },
+        { topic: 't2', partitionMetadata: [{ partitionId: 0, leader: 1 }, { partitionId: 1, leader: 2 }] },
+        { topic: 't3', partitionMetadata: [{ partitionId: 0, leader: 2 }] },
+      ],
+    };
+    const fakeCluster = () => {
+      const requests: unknown[] = [];
+      const self = {
+        brokerPool: { metadata },
+        isolationLevel: 1,
+        findTopicPartitionMetadata: cluster.findTopicPartitionMetadata,
+        findLeaderForPartitions: cluster.findLeaderForPartitions,
+        defaultOffset: cluster.defaultOffset,
+        findBroker: async ({ nodeId }: { nodeId: number }) => ({
+          listOffsets: async (request: { topics: { topic: string; partitions: { partition: number; timestamp: number }[] }[] }) => {
+            requests.push({ nodeId, request });
+            return { responses: request.topics.map(({ topic, partitions }) => ({ topic, partitions: partitions.map(({ partition, timestamp }) => ({ partition, offset: `${nodeId}:${partition}:${timestamp}`, errorCode: 0 })) })) };
+          },
+        }),
+      };
+      return { self, requests };
+    };
+    const query = [
+      { topic: 't1', partitions: [{ partition: 0 }], fromBeginning: true },
+      { topic: 't2', partitions: [{ partition: 0 }, { partition: 1 }], fromBeginning: false },
+      { topic: 't3', partitions: [{ partition: 0 }], fromTimestamp: 1234 },
+    ];
+    const theirs = fakeCluster();
+    const ours = fakeCluster();
+    const expected = await originalFetchTopicsOffset.call(theirs.self, query);
+    const got = await cluster.fetchTopicsOffset!.call(ours.self, query);
+    expect(got).toEqual(expected);
+    expect(ours.requests).toEqual(theirs.requests);
+    // What the answer says, spelled out: t2's partitions from both leaders, each with its own timestamp.
+    expect(got).toEqual([
+      { topic: 't1', partitions: [{ partition: 0, offset: '1:0:-2' }] },
+      { topic: 't2', partitions: [{ partition: 0, offset: '1:0:-1' }, { partition: 1, offset: '2:1:-1' }] },
+      { topic: 't3', partitions: [{ partition: 0, offset: '2:0:1234' }] },
+    ]);
   });
 });

@@ -1,6 +1,6 @@
 // `npm run bench -- destinations [--counts 1,100,1000] [--n auto] [--partitions 1] [--in-flight 256]
 //   [--ready-timeout 120] [--settle 5] [--idle 10] [--hanging 100] [--timeout 5s] [--batch off] [--waves 3]
-//   [--cpu-prof-dir DIR]`,
+//   [--rounds 2] [--cpu-prof-dir DIR]`,
 //   or standalone: `tsx bench/destinations.ts [same options]`.
 //
 // `--cpu-prof-dir DIR`: the deliverer writes a CPU profile there (node --cpu-prof; it is
@@ -37,6 +37,12 @@
 // the same code gave D = 1 33,340, 34,564 and 48,635 events/s in three runs, and D = 1,000
 // 27,423, 34,938 and 34,411 (the deliverer's CPU per event 17–29 µs at D = 1, the
 // collector's share varying from run to run): a ratio of one wave each measured that noise.
+//
+// NOTE: --rounds is 2: the counts run in order, then again, and each D's rate is the
+// median of its rounds. The first runs meet a colder broker (its JIT): D = 1,000 run
+// alone on a fresh broker gave 18,868 events/s, against 27,000–35,000 after D = 1; in
+// one run of --counts 1,1000,1,1000, D = 1,000 gave 38,489 and then 44,236 events/s,
+// D = 1 42,753 and 44,569. One round put every D = 1,000 after a single D = 1.
 //
 // NOTE: kafka.partitions defaults to 1. Every destination has 3 topics here
 // (deliveries, one retry tier, dlq), so D = 1,000 already means 3,000 partitions on one
@@ -463,8 +469,10 @@ export async function main(args: string[]): Promise<void> {
     timeout: '5s',
     batch: 'off',
     waves: 3,
+    rounds: 2,
     'cpu-prof-dir': '',
   });
+  if (!Number.isInteger(options.rounds) || options.rounds < 1) throw new Error(`--rounds takes a positive integer (times the counts run, in order), not ${options.rounds}`);
   if (!Number.isInteger(options.waves) || options.waves < 1) throw new Error(`--waves takes a positive integer (measured waves after the warm-up wave), not ${options.waves}`);
   const batch = batchOption(options.batch);
   const n = options.n === 'auto' ? (batch > 0 ? BATCHED_EVENTS_PER_WAVE : EVENTS_PER_WAVE) : Number(options.n);
@@ -497,28 +505,52 @@ export async function main(args: string[]): Promise<void> {
     }
   };
   try {
-    const results: RunResult[] = [];
-    for (const d of counts) {
-      const result = await withReceiver(d, 0, d);
-      log(`D=${d}: ${JSON.stringify(result)}`);
-      results.push(result);
+    const results: (RunResult & { round: number })[] = [];
+    for (let round = 1; round <= options.rounds; round++) {
+      for (const d of counts) {
+        const result = await withReceiver(d, 0, d);
+        log(`round ${round}, D=${d}: ${JSON.stringify(result)}`);
+        results.push({ ...result, round });
+      }
     }
     const hangingRows: string[][] = [];
     for (const d of hangingAt) {
       const hanging = Math.round(d / 10);
-      // The same healthy destinations, with the same events each, without and with the hanging ones.
-      const alone = await withReceiver(d - hanging, 0, d);
-      const beside = await withReceiver(d - hanging, hanging, d);
-      log(`hanging D=${d}: alone ${JSON.stringify(alone)}, beside ${JSON.stringify(beside)}`);
+      // The same healthy destinations, with the same events each, without and with the
+      // hanging ones; --rounds times, the order alternating (as with the counts, the
+      // second run of a pair met a warmer broker).
+      const alone: number[] = [];
+      const beside: number[] = [];
+      const notes: string[] = [];
+      for (let round = 1; round <= options.rounds; round++) {
+        for (const hangingNow of round % 2 === 1 ? [0, hanging] : [hanging, 0]) {
+          const result = await withReceiver(d - hanging, hangingNow, d);
+          log(`hanging D=${d}, round ${round}, ${hangingNow} hanging: ${JSON.stringify(result)}`);
+          if (result.rate === undefined) notes.push(result.note ?? 'no rate');
+          else (hangingNow === 0 ? alone : beside).push(result.rate);
+        }
+      }
+      const [aloneRate, besideRate] = [alone, beside].map((rates) => (rates.length > 0 ? median(rates) : undefined));
       hangingRows.push([
         `D=${d}, ${hanging} hanging`,
-        alone.rate === undefined ? (alone.note ?? '-') : Math.round(alone.rate).toString(),
-        beside.rate === undefined ? (beside.note ?? '-') : Math.round(beside.rate).toString(),
-        alone.rate && beside.rate ? `${(beside.rate / alone.rate).toFixed(2)}×` : '-',
+        aloneRate === undefined ? (notes[0] ?? '-') : Math.round(aloneRate).toString(),
+        besideRate === undefined ? (notes[0] ?? '-') : Math.round(besideRate).toString(),
+        aloneRate && besideRate ? `${(besideRate / aloneRate).toFixed(2)}×` : '-',
         '≥ 0.90×',
       ]);
     }
-    const base = results[0]?.rate;
+    // The first D's rate in each round: each run's "vs" column is against its own round's.
+    const baseOf = (round: number) => results.find((r) => r.round === round)?.rate;
+    const firstD = counts[0]!;
+    const rateOfD = (d: number) => {
+      const rates = results.filter((r) => r.d === d && r.rate !== undefined).map((r) => r.rate!);
+      return rates.length > 0 ? median(rates) : undefined;
+    };
+    const summary = [...new Set(counts)].map((d) => {
+      const rate = rateOfD(d);
+      const base = rateOfD(firstD);
+      return `D=${d} ${rate === undefined ? '-' : Math.round(rate)}${rate !== undefined && base !== undefined ? ` (${(rate / base).toFixed(2)}×)` : ''}`;
+    });
     const atOnce = (d: number) => concurrencyAt(options['in-flight'], d) * d;
     const cell = (value: number | undefined, digits = 0) => (value === undefined ? '-' : value.toFixed(digits));
     process.stdout.write(
@@ -526,11 +558,12 @@ export async function main(args: string[]): Promise<void> {
         '',
         `destinations bench: one \`switchyard deliverer\` (CLI child process), ${n} events per wave split evenly over D destinations, ${options.partitions} partition(s) per topic, concurrencyPerDestination ${options['in-flight']} / D (at least 1), one node:http receiver (0 ms)${batch > 0 ? `; batches of up to ${batch} events (maxWait 100ms)` : ''}`,
         ...formatTable(
-          ['D', 'at once', 'ready s', 'RSS idle MB', 'RSS loaded MB', 'broker conns', `CPU % first ${options.settle} s`, 'idle CPU %', `events/s (median of ${options.waves})`, 'range', `vs D=${results[0]?.d ?? '-'}`, 'µs CPU/ev', 'duplicates', 'timeouts'],
+          ['round', 'D', 'at once', 'ready s', 'RSS idle MB', 'RSS loaded MB', 'broker conns', `CPU % first ${options.settle} s`, 'idle CPU %', `events/s (median of ${options.waves})`, 'range', `vs D=${firstD}`, 'µs CPU/ev', 'duplicates', 'timeouts'],
           results.map((r) =>
             r.note !== undefined
-              ? [String(r.d), String(atOnce(r.d)), r.note, cell(r.rssIdleMb), '-', cell(r.connections), '-', '-', '-', '-', '-', '-', '-', '-']
+              ? [String(r.round), String(r.d), String(atOnce(r.d)), r.note, cell(r.rssIdleMb), '-', cell(r.connections), '-', '-', '-', '-', '-', '-', '-', '-']
               : [
+                  String(r.round),
                   String(r.d),
                   String(atOnce(r.d)),
                   cell(r.readySeconds, 1),
@@ -541,7 +574,7 @@ export async function main(args: string[]): Promise<void> {
                   cell(r.idleCpuPercent, 1),
                   cell(r.rate),
                   r.rates === undefined ? '-' : `${Math.round(Math.min(...r.rates))}–${Math.round(Math.max(...r.rates))}`,
-                  base && r.rate ? `${(r.rate / base).toFixed(2)}×` : '-',
+                  baseOf(r.round) && r.rate ? `${(r.rate / baseOf(r.round)!).toFixed(2)}×` : '-',
                   cell(r.cpuPerEventUs, 1),
                   r.duplicates === undefined || r.received === undefined ? '-' : `${r.duplicates} of ${r.received - r.duplicates}`,
                   cell(r.attempts?.['timeout'] ?? 0),
@@ -552,11 +585,12 @@ export async function main(args: string[]): Promise<void> {
           `CPU % first ${options.settle} s: right after ready (the start-up's last work); idle CPU %: the ${options.idle} s after that, nothing to deliver; ` +
           `events/s: of each measured wave (after a warm-up wave), first to last arrival at the receiver; the median and the range of ${options.waves}; ` +
           'µs CPU/ev: the deliverer process\'s CPU time per event of a measured wave (its resumption to the last arrival), the median; duplicates: 2xx answers past the first for a message id, of the events delivered (all waves); timeouts: requests the deliverer gave up on (delivery.timeout), sent again later',
+        `events/s of each D, the median of its ${options.rounds} round(s) (vs D=${firstD}): ${summary.join(', ')}`,
         'targets: ready < 10 s; connections independent of D; idle CPU < 2 % of a core; D=1000 ≥ 0.90× D=1; zero duplicates',
         ...(hangingRows.length > 0
           ? [
               '',
-              `hanging: the healthy destinations' rate (events/s) alone, and beside 10 % of destinations whose URL hangs until the ${options.timeout} timeout`,
+              `hanging: the healthy destinations' rate (events/s) alone, and beside 10 % of destinations whose URL hangs until the ${options.timeout} timeout; medians of ${options.rounds} round(s)`,
               ...formatTable(['run', 'alone/s', 'beside hanging/s', 'ratio', 'target'], hangingRows),
             ]
           : []),

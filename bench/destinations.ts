@@ -72,13 +72,12 @@
 // timed from the first arrival.
 import { randomBytes } from 'node:crypto';
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Kafka, logLevel } from 'kafkajs';
 import type { Admin, Message, Producer } from 'kafkajs';
 import { startDaemon, writeConfigFile } from '../test/support/daemon.js';
 import type { Daemon } from '../test/support/daemon.js';
-import { batchOption, benchOptions, deliveryMessage, formatTable, isEntryPoint, log, median, runMain, startOrReuseBroker, startReceiverProcess } from './support.js';
+import { batchOption, benchOptions, deliveryMessage, formatTable, freePort, isEntryPoint, log, median, runMain, startOrReuseBroker, startReceiverProcess } from './support.js';
 
 const SECRET = 'bench-secret';
 /** Events per wave (--n auto): without batches, and with --batch (see the NOTE at the top). */
@@ -151,17 +150,6 @@ async function startReceiver(): Promise<Receiver> {
       return (await response.json()) as ReceiverStats;
     },
   };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** `per` events to each of `destinations`, with the headers the router writes. */

@@ -47,14 +47,6 @@ export interface DelivererTuning {
   /** After a commit failed (a rebalance, the broker away), how long before the next try (commits otherwise follow completions at once). */
   commitEveryMs: number;
   /**
-   * How long a commit round waits after the first completion it covers (commitDelay,
-   * src/kafka/commit-ledger.ts): 5 ms. NOTE: 50 ms was tried (docs/architecture.md#measured-figures-behind-the-code):
-   * at steady load it cut the deliverer's commit requests from about 35 to 12 a second,
-   * but a SIGKILL then redid about twice as many finished deliveries (deliver-flaky-kill:
-   * 29 where one round trip's worth is 16), and the CPU it saved was within the noise.
-   */
-  commitDelayMs: number;
-  /**
    * Fetch long-poll: how long an idle fetch waits on the broker, also how late a
    * resumed partition (room in its lane, a retry due) is fetched again.
    */
@@ -81,7 +73,6 @@ const DEFAULT_TUNING: DelivererTuning = {
   createSender: createHttpSender,
   circuitBreaker: DEFAULT_CIRCUIT_POLICY,
   commitEveryMs: 100,
-  commitDelayMs: 5,
   maxFetchWaitMs: 500,
   idleFetchWaitMs: 3_000,
   roomFetchWaitMs: 50,
@@ -386,7 +377,7 @@ class DelivererService implements Service, DelivererStatus {
         else this.logger.fatal({ err: error }, 'delivery consumer stopped for good; restart the process');
       },
     };
-    const settings = { groupId: this.groupId, admin, commitEveryMs: this.options.commitEveryMs, commitDelayMs: this.options.commitDelayMs, maxWaitTimeInMs: this.options.maxFetchWaitMs, idleWaitTimeInMs: this.options.idleFetchWaitMs, roomWaitTimeInMs: this.options.roomFetchWaitMs, legacyGroupOf };
+    const settings = { groupId: this.groupId, admin, commitEveryMs: this.options.commitEveryMs, maxWaitTimeInMs: this.options.maxFetchWaitMs, idleWaitTimeInMs: this.options.idleFetchWaitMs, roomWaitTimeInMs: this.options.roomFetchWaitMs, legacyGroupOf };
     return createPartitionStream(this.deps.kafka, settings, handler, events, this.logger);
   }
 

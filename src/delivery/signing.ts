@@ -8,7 +8,8 @@
 //   `webhook-timestamp` (the attempt's, in seconds) and `webhook-signature`, one
 //   `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` per secret, space-separated, so a
 //   receiver that knows either secret of a rotation accepts the request.
-import { createHash, createHmac } from 'node:crypto';
+import { createHash, createHmac, createSecretKey } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import { STANDARD_SECRET_PATTERN } from '../config/schema.js';
 import type { SigningScheme } from '../config/schema.js';
 
@@ -23,7 +24,7 @@ export function decodeStandardSecret(secret: string): Buffer | undefined {
 }
 
 /** One `v1,<base64>` signature of Standard Webhooks. */
-export function standardSignature(key: Buffer, id: string, timestampSeconds: number, body: Buffer | string): string {
+export function standardSignature(key: Buffer | KeyObject, id: string, timestampSeconds: number, body: Buffer | string): string {
   // NOTE: "id.timestamp." and the body are hashed one after the other: the body is
   // never copied into a joined string.
   const hmac = createHmac('sha256', key).update(`${id}.${timestampSeconds}.`, 'utf8');
@@ -42,8 +43,10 @@ export function createSigner(scheme: SigningScheme, secrets: readonly string[]):
   const [first] = secrets;
   if (first === undefined) return undefined;
   if (scheme === 'segment') {
-    // The seed's key is the secret's UTF-8 bytes.
-    const key = Buffer.from(first, 'utf8');
+    // The seed's key is the secret's UTF-8 bytes. NOTE: a KeyObject made once, not the
+    // bytes: createHmac then skips importing the key on every request (0.8 of 4 µs per
+    // 800-byte body on the e2e bench's machine).
+    const key = createSecretKey(Buffer.from(first, 'utf8'));
     return (body, _messageId, _nowMs, headers) => {
       headers['x-signature'] = createHmac('sha1', key).update(body).digest('hex');
     };
@@ -52,7 +55,7 @@ export function createSigner(scheme: SigningScheme, secrets: readonly string[]):
     const bytes = decodeStandardSecret(secret);
     // The config schema refuses such a secret; reaching here is a bug.
     if (bytes === undefined) throw new Error(`signing: standard needs whsec_<base64> secrets; secret ${i + 1} is not one`);
-    return bytes;
+    return createSecretKey(bytes);
   });
   return (body, messageId, nowMs, headers) => {
     const id = messageId !== undefined && messageId !== '' ? webhookId(messageId) : fallbackMessageId(body);

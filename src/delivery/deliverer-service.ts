@@ -24,7 +24,6 @@ import { EventDelivery } from './deliver-event.js';
 import { DeliveryCounters } from './delivery-counters.js';
 import { DestinationLane, laneQueueBound, laneUncommittedBound } from './destination-lane.js';
 import { EndOfTurn } from './end-of-turn.js';
-import { QueueBudget } from './queue-budget.js';
 import type { HttpSender } from './http-sender.js';
 import { createHttpSender } from './http-sender.js';
 import { RatePace } from './rate-pace.js';
@@ -154,8 +153,6 @@ class DelivererService implements Service, DelivererStatus {
   private readonly draining = new Set<Promise<void>>();
   /** One end-of-turn pump for every lane (end-of-turn.ts). */
   private readonly endOfTurn = new EndOfTurn();
-  /** Records queued over all lanes, at most (queue-budget.ts). */
-  private readonly budget = new QueueBudget();
   private admin: KafkaAdmin | undefined;
   /** One producer for every lane's retries and dead letters (the port merges their sends). */
   private producer: RecordProducer | undefined;
@@ -368,7 +365,6 @@ class DelivererService implements Service, DelivererStatus {
     const handler = {
       accept: (records: readonly InboundRecord[]) => this.laneOfTopic.get(records[0]!.topic)?.lane.accept(records),
       revoke: (topic: string, partition: number) => this.laneOfTopic.get(topic)?.lane.revoke(topic, partition) ?? [],
-      room: () => this.budget.room(),
     };
     // The names older versions gave the group, most recent first (src/kafka/group-ids.ts).
     const legacyGroupOf = (topic: string): readonly string[] => {
@@ -421,7 +417,6 @@ class DelivererService implements Service, DelivererStatus {
       commits: stream.ledger.account(laneUncommittedBound(delivery.concurrencyPerDestination)),
       logger,
       endOfTurn: this.endOfTurn,
-      budget: this.budget,
     });
     const initial = this.settings.get(id);
     if (initial !== undefined) circuits.follow(initial);

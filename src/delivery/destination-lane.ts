@@ -31,8 +31,6 @@ import { EndOfTurn } from './end-of-turn.js';
 import type { RatePace } from './rate-pace.js';
 import { isHeldRetry } from './retry-or-dead-letter.js';
 import type { RetryTierWait } from './retry-tier-wait.js';
-import { laneShare } from './queue-budget.js';
-import type { QueueBudget } from './queue-budget.js';
 import { Semaphore } from './semaphore.js';
 import { countBits } from './url-circuits.js';
 import type { Admitted, UrlCircuits } from './url-circuits.js';
@@ -72,8 +70,6 @@ export interface LaneParts {
   writeRetryMs?: number;
   /** Where the lane's pumps after a delivery ended are run, shared by every lane of a deliverer (end-of-turn.ts); one of its own if absent. */
   endOfTurn?: EndOfTurn;
-  /** The deliverer's bound on queued records over all lanes (queue-budget.ts), where the lane counts its queue up to its share. */
-  budget?: QueueBudget;
 }
 
 interface Queued {
@@ -170,8 +166,6 @@ export class DestinationLane {
   private readonly slots: Semaphore;
   private readonly inFlight = new Set<Promise<void>>();
   private queued = 0;
-  /** What the lane counts in the deliverer's budget now: its queued records, up to its share. */
-  private budgeted = 0;
   private paced: Paced | undefined;
   private stopping = false;
   private cursor = 0;
@@ -194,7 +188,7 @@ export class DestinationLane {
     if (first === undefined || this.stopping) return;
     const queue = this.queueOf(first.topic, first.partition);
     for (const record of records) queue.items.push({ record, envelope: readEnvelope(record.headers, record.timestamp) });
-    this.countQueued(records.length);
+    this.queued += records.length;
     this.pump();
     if (fullness(this.queued, this.parts.queueBound) === 'pause') this.pauseFull();
   }
@@ -270,18 +264,6 @@ export class DestinationLane {
     while (this.inFlight.size > 0) await Promise.all(this.inFlight);
   }
 
-  /** The queued records changed by `delta`; the lane's count in the deliverer's budget follows. */
-  private countQueued(delta: number): void {
-    this.queued += delta;
-    const { budget } = this.parts;
-    if (budget === undefined) return;
-    const { concurrency, queueBound } = this.parts;
-    const budgeted = Math.min(this.queued, laneShare(concurrency, this.parts.settings()?.batch?.maxEvents, queueBound));
-    if (budgeted === this.budgeted) return;
-    budget.add(budgeted - this.budgeted);
-    this.budgeted = budgeted;
-  }
-
   private queueOf(topic: string, partition: number): PartitionQueue {
     const key = `${partition}:${topic}`;
     let queue = this.queues.get(key);
@@ -293,7 +275,7 @@ export class DestinationLane {
   }
 
   private dropQueued(queue: PartitionQueue): void {
-    this.countQueued(-(queue.items.length - queue.head));
+    this.queued -= queue.items.length - queue.head;
     queue.items = [];
     queue.head = 0;
     clearTimeout(queue.dueTimer);
@@ -458,7 +440,7 @@ export class DestinationLane {
       queue.items = queue.items.slice(queue.head);
       queue.head = 0;
     }
-    this.countQueued(-1);
+    this.queued -= 1;
   }
 
   /**
@@ -648,7 +630,7 @@ export class DestinationLane {
       return;
     }
     queue.items.splice(queue.head, 0, item);
-    this.countQueued(1);
+    this.queued += 1;
     this.waitUntilDue(queue, writeRetryMs);
   }
 

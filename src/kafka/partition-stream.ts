@@ -33,12 +33,6 @@ export interface StreamHandler {
    * running: they are not handed over again should the partition come back.
    */
   revoke(topic: string, partition: number): Iterable<string>;
-  /**
-   * Undefined while the role has room for more records; else a promise that resolves
-   * when it has (or when it stops waiting): the stream hands over and fetches nothing
-   * more meanwhile (the deliverer's queue budget, src/delivery/queue-budget.ts).
-   */
-  room?(): Promise<void> | undefined;
 }
 
 /** How long the hand-over of a fetch keeps the event loop before it lets I/O run (handOverTurn). */
@@ -549,10 +543,7 @@ class KafkaPartitionStream implements PartitionStream {
       this.handler.accept(records);
     }
     payload.resolveOffset(batch.lastOffset());
-    const room = this.handler.room?.();
-    if (room === undefined) return this.handOverTurn();
-    await room;
-    this.turnStartedAt = performance.now();
+    await this.handOverTurn();
   }
 
   /**

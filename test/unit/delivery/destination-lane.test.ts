@@ -4,7 +4,6 @@ import type { InboundRecord } from '../../../src/kafka/index.js';
 import type { BatchJob, DeliveryJob, DeliveryResult } from '../../../src/delivery/deliver-event.js';
 import { DestinationLane, fullness, laneUncommittedBound } from '../../../src/delivery/destination-lane.js';
 import type { PreparedDestination } from '../../../src/delivery/destination-settings.js';
-import { QueueBudget } from '../../../src/delivery/queue-budget.js';
 import { RatePace } from '../../../src/delivery/rate-pace.js';
 import { RetryTierWait } from '../../../src/delivery/retry-tier-wait.js';
 import type { UrlCircuits } from '../../../src/delivery/url-circuits.js';
@@ -46,7 +45,6 @@ function laneFixture(options: {
   rateLimit?: { requestsPerSecond: number; burst: number };
   batch?: { maxEvents: number; maxBytes: number; maxWaitMs: number };
   ordered?: boolean;
-  budget?: QueueBudget;
 }) {
   const log: string[] = [];
   const pending = new Map<string, { resolve: (result?: unknown) => void; reject: (e: unknown) => void; size: number }>();
@@ -102,7 +100,6 @@ function laneFixture(options: {
     commits: ledger.account(options.uncommittedBound ?? laneUncommittedBound(options.concurrency)),
     logger: silentLogger(),
     writeRetryMs: 1_000,
-    ...(options.budget !== undefined ? { budget: options.budget } : {}),
   });
   /** `held`: an ordered destination's attempt failed, its next one due in a second. */
   const finish = async (id: string, outcome: 'ok' | 'write failed' | 'held' = 'ok') => {
@@ -387,20 +384,5 @@ describe('DestinationLane', () => {
     await vi.advanceTimersByTimeAsync(5_000);
     expect(started).toEqual([`${MAIN}/0@0`]);
   });
-  it('counts its queued records in the deliverer budget up to its share (two rounds of its permits), and none once revoked', async () => {
-    const budget = new QueueBudget(1_000);
-    const { lane, finish } = laneFixture({ concurrency: 2, queueBound: 100, budget });
-    lane.accept(Array.from({ length: 10 }, (_, i) => record(MAIN, 0, i)));
-    expect(lane.queuedCount).toBe(8); // two started
-    expect(budget.counted).toBe(4);
-    for (const offset of [0, 1, 2, 3, 4]) await finish(`${MAIN}/0@${offset}`);
-    expect(lane.queuedCount).toBe(3);
-    expect(budget.counted).toBe(3);
-    lane.accept([record(MAIN, 1, 0), record(MAIN, 1, 1)]);
-    expect(budget.counted).toBe(4);
-    lane.revoke(MAIN, 0);
-    lane.revoke(MAIN, 1);
-    expect(lane.queuedCount).toBe(0);
-    expect(budget.counted).toBe(0);
-  });
 });
+

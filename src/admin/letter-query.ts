@@ -3,7 +3,7 @@
 // the list, the cursor of the next page. The same meanings as `switchyard dlq list` and
 // `replay` (docs/cli.md#operator-commands). Pure.
 import { formatTimestamp } from '../calls/index.js';
-import { parseTimeArgument, TIME_ARGUMENT_HELP } from '../config/time-argument.js';
+import { parseTimeBounds } from '../config/time-argument.js';
 import type { LetterPosition, TimeRange } from '../delivery/dead-letters.js';
 
 /** A page of the list holds this many letters unless `limit` says otherwise. */
@@ -95,23 +95,15 @@ function letterQuery(values: Record<string, string>, destinations: readonly stri
   const destination = values.destination;
   if (destination === undefined || destination === '') return fail(`destination is required: one of ${destinations.join(', ') || '(the config has none)'}`);
   if (!destinations.includes(destination)) return fail(`no destination has id ${JSON.stringify(destination)} (the config has: ${destinations.join(', ') || 'none'})`);
-  const range: TimeRange = {};
-  for (const bound of ['since', 'until'] as const) {
-    const text = values[bound];
-    if (text === undefined || text === '') continue;
-    const at = parseTimeArgument(text, nowMs);
-    if (at === undefined) return fail(`${bound} ${JSON.stringify(text)} is not a time: ${TIME_ARGUMENT_HELP}`);
-    range[bound === 'since' ? 'sinceMs' : 'untilMs'] = at;
-  }
-  if (range.sinceMs !== undefined && range.untilMs !== undefined && range.sinceMs >= range.untilMs) {
-    return fail(`since (${formatTimestamp(range.sinceMs)}) is not before until (${formatTimestamp(range.untilMs)}): swap them or widen the range`);
-  }
+  // The API has taken an empty since or until for an open side from the start.
+  const range = parseTimeBounds({ since: values.since || undefined, until: values.until || undefined }, nowMs, (bound) => bound);
+  if (!range.ok) return range;
   let limit: number | undefined;
   if (values.limit !== undefined) {
     limit = /^\d+$/.test(values.limit) ? Number(values.limit) : Number.NaN;
     if (!Number.isSafeInteger(limit) || limit <= 0) return fail(`limit ${JSON.stringify(values.limit)} is not a positive whole number`);
   }
-  return { ok: true, value: { destination, range, limit } };
+  return { ok: true, value: { destination, range: range.value, limit } };
 }
 
 function fail(message: string): { ok: false; message: string } {

@@ -1,7 +1,7 @@
 // TIME arguments of `switchyard dlq list` and `replay` (docs/cli.md): an ISO 8601 time, or a
 // duration back from now written as in the config (`30m`, `2h`, `7d`). Pure.
 import { formatTimestamp } from '../calls/index.js';
-import { parseTimeArgument, TIME_ARGUMENT_HELP } from '../config/time-argument.js';
+import { parseTimeArgument, parseTimeBounds, TIME_ARGUMENT_HELP } from '../config/time-argument.js';
 import type { TimeRange } from '../delivery/dead-letters.js';
 
 export type { TimeRange };
@@ -17,24 +17,7 @@ export function parseTimeArg(option: string, text: string, nowMs: number): Parse
 
 /** `--since` and `--until` together; refuses an empty range, which would match nothing by mistake. */
 export function parseTimeRange(values: { since?: string | undefined; until?: string | undefined }, nowMs: number): Parsed<TimeRange> {
-  const range: TimeRange = {};
-  if (values.since !== undefined) {
-    const since = parseTimeArg('since', values.since, nowMs);
-    if (!since.ok) return since;
-    range.sinceMs = since.value;
-  }
-  if (values.until !== undefined) {
-    const until = parseTimeArg('until', values.until, nowMs);
-    if (!until.ok) return until;
-    range.untilMs = until.value;
-  }
-  if (range.sinceMs !== undefined && range.untilMs !== undefined && range.sinceMs >= range.untilMs) {
-    return {
-      ok: false,
-      message: `--since (${formatTimestamp(range.sinceMs)}) is not before --until (${formatTimestamp(range.untilMs)}): swap them or widen the range`,
-    };
-  }
-  return { ok: true, value: range };
+  return parseTimeBounds(values, nowMs, (bound) => `--${bound}`);
 }
 
 /** "dead-lettered since 2026-05-01T10:00:00.000Z", for messages; empty without a bound. */

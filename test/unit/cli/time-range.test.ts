@@ -41,6 +41,11 @@ describe('parseTimeRange', () => {
     expect(parseTimeRange({}, NOW)).toEqual({ ok: true, value: {} });
   });
 
+  it('refuses an empty bound: a --since=$SINCE that lost its value must not open the range to every letter', () => {
+    const result = parseTimeRange({ since: '', until: '1h' }, NOW);
+    expect(result).toEqual({ ok: false, message: expect.stringContaining('--since "" is not a time') });
+  });
+
   it('refuses an empty or reversed range, naming both times', () => {
     for (const values of [{ since: '1h', until: '2h' }, { since: '1h', until: '1h' }]) {
       const result = parseTimeRange(values, NOW);

@@ -1,19 +1,12 @@
 // TIME arguments of `switchyard dlq list` and `replay` (docs/cli.md): an ISO 8601 time, or a
 // duration back from now written as in the config (`30m`, `2h`, `7d`). Pure.
 import { formatTimestamp } from '../calls/index.js';
-import { parseTimeArgument, parseTimeBounds, TIME_ARGUMENT_HELP } from '../config/time-argument.js';
+import { parseTimeBounds } from '../config/time-argument.js';
 import type { TimeRange } from '../delivery/dead-letters.js';
 
 export type { TimeRange };
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
-
-/** Epoch milliseconds for one TIME argument, read against `nowMs`. */
-export function parseTimeArg(option: string, text: string, nowMs: number): Parsed<number> {
-  const at = parseTimeArgument(text, nowMs);
-  if (at !== undefined) return { ok: true, value: at };
-  return { ok: false, message: `--${option} ${JSON.stringify(text)} is not a time: ${TIME_ARGUMENT_HELP}` };
-}
 
 /** `--since` and `--until` together; refuses an empty range, which would match nothing by mistake. */
 export function parseTimeRange(values: { since?: string | undefined; until?: string | undefined }, nowMs: number): Parsed<TimeRange> {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { describeTimeRange, parseTimeArg, parseTimeRange } from '../../../src/cli/time-range.js';
+import { describeTimeRange, parseTimeRange } from '../../../src/cli/time-range.js';
 import { inTimeRange } from '../../../src/delivery/dead-letters.js';
 
 const NOW = Date.UTC(2026, 4, 1, 12, 0, 0); // 2026-05-01T12:00:00.000Z
 
-describe('parseTimeArg', () => {
+describe('parseTimeRange: one TIME argument', () => {
   it.each([
     ['2h', NOW - 2 * 3_600_000],
     ['30m', NOW - 30 * 60_000],
@@ -16,13 +16,13 @@ describe('parseTimeArg', () => {
     ['2026-05-01T12:00:00+02:00', Date.UTC(2026, 4, 1, 10)],
     ['2026-04-30', Date.UTC(2026, 3, 30)],
   ])('%s → %d', (text, ms) => {
-    expect(parseTimeArg('since', text, NOW)).toEqual({ ok: true, value: ms });
+    expect(parseTimeRange({ since: text }, NOW)).toEqual({ ok: true, value: { sinceMs: ms } });
   });
 
   it.each([['yesterday'], [''], ['2'], ['-2h'], ['2 h'], ['2H'], ['2026-13-01T00:00:00Z'], ['2026-02-30'], ['1714557600000'], ['2h ago']])(
     '%j is refused with a message naming the option and the accepted forms',
     (text) => {
-      const result = parseTimeArg('until', text, NOW);
+      const result = parseTimeRange({ until: text }, NOW);
       expect(result.ok).toBe(false);
       if (!result.ok) {
         expect(result.message).toContain(`--until ${JSON.stringify(text)} is not a time`);

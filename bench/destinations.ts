@@ -509,20 +509,21 @@ export async function main(args: string[]): Promise<void> {
       // second run of a pair met a warmer broker).
       const alone: number[] = [];
       const beside: number[] = [];
-      const notes: string[] = [];
+      // Why a run gave no rate, per side (alone, beside).
+      const notes: [string[], string[]] = [[], []];
       for (let round = 1; round <= options.rounds; round++) {
         for (const hangingNow of round % 2 === 1 ? [0, hanging] : [hanging, 0]) {
           const result = await withReceiver(d - hanging, hangingNow, d);
           log(`hanging D=${d}, round ${round}, ${hangingNow} hanging: ${JSON.stringify(result)}`);
-          if (result.rate === undefined) notes.push(result.note ?? 'no rate');
+          if (result.rate === undefined) notes[hangingNow === 0 ? 0 : 1].push(result.note ?? 'no rate');
           else (hangingNow === 0 ? alone : beside).push(result.rate);
         }
       }
       const [aloneRate, besideRate] = [alone, beside].map((rates) => (rates.length > 0 ? median(rates) : undefined));
       hangingRows.push([
         `D=${d}, ${hanging} hanging`,
-        aloneRate === undefined ? (notes[0] ?? '-') : Math.round(aloneRate).toString(),
-        besideRate === undefined ? (notes[0] ?? '-') : Math.round(besideRate).toString(),
+        aloneRate === undefined ? (notes[0][0] ?? '-') : Math.round(aloneRate).toString(),
+        besideRate === undefined ? (notes[1][0] ?? '-') : Math.round(besideRate).toString(),
         aloneRate && besideRate ? `${(besideRate / aloneRate).toFixed(2)}×` : '-',
         '≥ 0.90×',
       ]);
@@ -534,10 +535,10 @@ export async function main(args: string[]): Promise<void> {
       const rates = results.filter((r) => r.d === d && r.rate !== undefined).map((r) => r.rate!);
       return rates.length > 0 ? median(rates) : undefined;
     };
+    const firstRate = rateOfD(firstD);
     const summary = [...new Set(counts)].map((d) => {
       const rate = rateOfD(d);
-      const base = rateOfD(firstD);
-      return `D=${d} ${rate === undefined ? '-' : Math.round(rate)}${rate !== undefined && base !== undefined ? ` (${(rate / base).toFixed(2)}×)` : ''}`;
+      return `D=${d} ${rate === undefined ? '-' : Math.round(rate)}${rate !== undefined && firstRate !== undefined ? ` (${(rate / firstRate).toFixed(2)}×)` : ''}`;
     });
     const atOnce = (d: number) => concurrencyAt(options['in-flight'], d) * d;
     const cell = (value: number | undefined, digits = 0) => (value === undefined ? '-' : value.toFixed(digits));

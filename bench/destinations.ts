@@ -1,6 +1,6 @@
 // `npm run bench -- destinations [--counts 1,100,1000] [--n auto] [--partitions 1] [--in-flight 256]
 //   [--ready-timeout 120] [--settle 5] [--idle 10] [--hanging 100] [--timeout 5s] [--batch off] [--waves 3]
-//   [--rounds 2] [--cpu-prof-dir DIR]`,
+//   [--rounds 2] [--cpu-prof-dir DIR] [--tiers 5s]`,
 //   or standalone: `tsx bench/destinations.ts [same options]`.
 //
 // `--cpu-prof-dir DIR`: the deliverer writes a CPU profile there (node --cpu-prof; it is
@@ -50,6 +50,11 @@
 // partition does not cap D = 1: the deliverer keeps concurrencyPerDestination requests
 // in flight within a partition.
 //
+// NOTE: --tiers is one tier (5s) by default, for the 3 topics a destination above; the
+// default config has four (10s,1m,10m,1h), and `--tiers 10s,1m,10m,1h` measures that
+// shape: D = 1,000 is then 6,000 topics, 5,000 of them read by the deliverer. With
+// kafkajs's joins as they were, that deliverer never delivered (src/kafka/join-fix.ts).
+//
 // NOTE: concurrencyPerDestination is --in-flight / D (at least 1): the same requests at
 // once to the one receiver at every D. With 64 per destination, D = 100 put 6,400
 // requests at once on one node:http process: answers took longer than the 5 s timeout,
@@ -83,7 +88,8 @@ const SECRET = 'bench-secret';
 /** Events per wave (--n auto): without batches, and with --batch (see the NOTE at the top). */
 const EVENTS_PER_WAVE = 20_000;
 const BATCHED_EVENTS_PER_WAVE = 100_000;
-const TIER = '5s';
+/** The retry tiers of --tiers' default: one, so that D = 1,000 is 3,000 topics (see the NOTE on kafka.partitions). */
+const ONE_TIER = '5s';
 
 // The receiver: node:http, keep-alive; /ok/... answers 200 at once and counts the body's
 // messageId (a second 200 for one messageId is a duplicate); /hang never answers; GET /stats gives the counts and the arrival times of
@@ -176,8 +182,8 @@ async function produceWave(producer: Producer, prefix: string, destinations: rea
   await flush();
 }
 
-function topicsOf(prefix: string, id: string): string[] {
-  return [`${prefix}deliveries.${id}`, `${prefix}deliveries.${id}.retry.${TIER}`, `${prefix}deliveries.${id}.dlq`];
+function topicsOf(prefix: string, id: string, tiers: readonly string[]): string[] {
+  return [`${prefix}deliveries.${id}`, ...tiers.map((tier) => `${prefix}deliveries.${id}.retry.${tier}`), `${prefix}deliveries.${id}.dlq`];
 }
 
 async function createTopics(admin: Admin, topics: readonly string[], partitions: number): Promise<void> {
@@ -307,6 +313,8 @@ interface RunOptions {
   cpuProfDir: string;
   /** Measured waves after the warm-up wave; rate and CPU per event are their medians. */
   waves: number;
+  /** delivery.retryTiers: each is one more topic per destination that the deliverer reads. */
+  tiers: readonly string[];
 }
 
 /** concurrencyPerDestination at D destinations: the same requests at once at every D, at least one per destination. */
@@ -340,12 +348,12 @@ async function runOnce(options: RunOptions): Promise<RunResult> {
   await admin.connect();
   const producer = kafka.producer({ allowAutoTopicCreation: false });
   await producer.connect();
-  const topics = ids.flatMap((id) => topicsOf(prefix, id));
+  const topics = ids.flatMap((id) => topicsOf(prefix, id, options.tiers));
   const adminPort = await freePort();
   const file = writeConfigFile({
     kafka: { brokers: options.brokers.split(','), clientId: `bench-dest-${run}`, topicPrefix: prefix, partitions: options.partitions },
     admin: { port: adminPort, host: '127.0.0.1' },
-    delivery: { timeout: options.timeout, retryTiers: [TIER], maxRetryWindow: '1h', concurrencyPerDestination: concurrencyAt(options.inFlight, d) },
+    delivery: { timeout: options.timeout, retryTiers: [...options.tiers], maxRetryWindow: '1h', concurrencyPerDestination: concurrencyAt(options.inFlight, d) },
     sources: [{ id: 'web' }], // a config needs a source; this bench only delivers
     destinations: ids.map((id) => ({
       id,
@@ -459,6 +467,7 @@ export async function main(args: string[]): Promise<void> {
     waves: 3,
     rounds: 2,
     'cpu-prof-dir': '',
+    tiers: ONE_TIER,
   });
   if (!Number.isInteger(options.rounds) || options.rounds < 1) throw new Error(`--rounds takes a positive integer (times the counts run, in order), not ${options.rounds}`);
   if (!Number.isInteger(options.waves) || options.waves < 1) throw new Error(`--waves takes a positive integer (measured waves after the warm-up wave), not ${options.waves}`);
@@ -483,6 +492,7 @@ export async function main(args: string[]): Promise<void> {
     batch,
     cpuProfDir: options['cpu-prof-dir'],
     waves: options.waves,
+    tiers: options.tiers.split(','),
   };
   const withReceiver = async (healthy: number, hanging: number, d: number): Promise<RunResult> => {
     const receiver = await startReceiver();

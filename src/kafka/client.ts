@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { applyIdleTimerFix } from './idle-timer-fix.js';
 import { applyTopicLookupFix } from './topic-lookup-fix.js';
+import { applyJoinFix } from './join-fix.js';
 import { applyFetchSessions } from './fetch-sessions.js';
 import { createKafkaLogLevels } from './log-levels.js';
 import type { LogTarget } from './log-levels.js';
@@ -100,6 +101,7 @@ const kafkajsClients = new WeakMap<KafkaClient, Kafka>();
 export function createKafka(settings: KafkaSettings, logger: Logger, options: CreateKafkaOptions = {}): KafkaClient {
   applyIdleTimerFix();
   applyTopicLookupFix();
+  applyJoinFix();
   applyFetchSessions();
   const clientId = options.clientIdSuffix ? `${settings.clientId}-${options.clientIdSuffix}` : settings.clientId;
   const config: KafkaConfig = {

@@ -175,7 +175,8 @@ async function readDestinations(
   const { config, existing } = run;
   // Every other destination's topics, so that an id such as `a.retry.1m` is not taken for a tier of `a`.
   const taken = new Set(config.destinations.flatMap((d) => [names.deliveries(d.id), names.dlq(d.id)]));
-  const plan = ids.map((id) => destinationTopics(names, id, config.delivery.retryTiers, [...existing], taken));
+  const topicList = [...existing]; // one list for every destination: indexed once (destination-topics.ts)
+  const plan = ids.map((id) => destinationTopics(names, id, config.delivery.retryTiers, topicList, taken));
   const where = new Map<string, DeliveryStage['where']>();
   for (const topics of plan) {
     where.set(topics.main, 'delivery');

@@ -41,4 +41,24 @@ describe('destinationTopics', () => {
       ['sy.deliveries.hooks.retry.1h', true],
     ]);
   });
+
+  it('finds each destination its own leftovers in one broker list, an id holding .retry. included', () => {
+    // One list for every destination, as the deliverer and the admin API pass it.
+    const existing = [
+      'sy.deliveries.a.retry.5m',
+      'sy.deliveries.a.retry.1m', // the delivery topic of destination `a.retry.1m`: taken
+      'sy.deliveries.a.retry.1m.retry.2h', // a leftover tier of `a.retry.1m`, not of `a`
+      'sy.deliveries.a.retry.1m.retry.10s',
+      'sy.deliveries.ab.retry.3m',
+    ];
+    const taken = new Set(['sy.deliveries.a', 'sy.deliveries.a.dlq', 'sy.deliveries.a.retry.1m', 'sy.deliveries.a.retry.1m.dlq', 'sy.deliveries.ab', 'sy.deliveries.ab.dlq']);
+    const leftovers = (id: string) =>
+      destinationTopics(names, id, tiers, existing, taken)
+        .retries.filter((r) => r.leftover)
+        .map((r) => r.topic);
+    expect(leftovers('a')).toEqual(['sy.deliveries.a.retry.5m']);
+    expect(leftovers('a.retry.1m')).toEqual(['sy.deliveries.a.retry.1m.retry.2h']);
+    expect(leftovers('ab')).toEqual(['sy.deliveries.ab.retry.3m']);
+    expect(leftovers('b')).toEqual([]);
+  });
 });

@@ -15,9 +15,9 @@ export interface DestinationTopics {
  * the config change, events still wait in the old tier topics, and they must be
  * delivered all the same. New retries go only to configured tiers.
  *
- * `existing` is the broker's topic list (not changed once given: it is indexed once, see
- * retryTopicsOf); `taken` holds topics that belong to other
- * destinations (an id such as `a.retry.1m` would otherwise look like a tier of `a`).
+ * `existing` is the broker's topic list, not changed once given (it is indexed once:
+ * retryTopicsOf); `taken` holds topics that belong to other destinations (an id such as
+ * `a.retry.1m` would otherwise look like a tier of `a`).
  */
 export function destinationTopics(
   names: TopicNames,

@@ -3,12 +3,13 @@
 import { formatTimestamp, parseTimestamp } from '../calls/index.js';
 import { HEADER, headerText } from '../kafka/index.js';
 import type { RawHeaders } from '../kafka/index.js';
+import type { TimeBounds } from '../config/time-argument.js';
 
-/** Dead-lettering times to keep: `sinceMs <= t < untilMs`; an absent bound is open. */
-export interface TimeRange {
-  sinceMs?: number;
-  untilMs?: number;
-}
+/**
+ * Dead-lettering times to keep: `sinceMs <= t < untilMs`; an absent bound is open. The
+ * pair the operator commands and the admin API read (config/time-argument.ts).
+ */
+export type TimeRange = TimeBounds;
 
 export function inTimeRange(range: TimeRange, ms: number | undefined): boolean {
   if (range.sinceMs === undefined && range.untilMs === undefined) return true;

@@ -9,6 +9,7 @@ import type { Config } from '../config/schema.js';
 import { applyIdleTimerFix } from './idle-timer-fix.js';
 import { applyTopicLookupFix } from './topic-lookup-fix.js';
 import { applyJoinFix } from './join-fix.js';
+import { applyHeaderDecodeFix } from './header-decode-fix.js';
 import { applyFetchSessions } from './fetch-sessions.js';
 import { createKafkaLogLevels } from './log-levels.js';
 import type { LogTarget } from './log-levels.js';
@@ -102,6 +103,7 @@ export function createKafka(settings: KafkaSettings, logger: Logger, options: Cr
   applyIdleTimerFix();
   applyTopicLookupFix();
   applyJoinFix();
+  applyHeaderDecodeFix();
   applyFetchSessions();
   const clientId = options.clientIdSuffix ? `${settings.clientId}-${options.clientIdSuffix}` : settings.clientId;
   const config: KafkaConfig = {

@@ -10,6 +10,13 @@
 // --tiers; docs/benchmarks.md#many-destinations-npm-run-bench----destinations). The same
 // maps, each built in one pass. Same keys, values and key order; a topic named
 // `__proto__` stays an own key, as in the spread.
+//
+// NOTE: the same second evaluation of consumerGroup.js serves its fetch, which found
+// each answered topic's request by scanning the list of all topics requested
+// (`requests.find`): the topics answered times those requested, at every fetch. At 1,000
+// destinations a fetch names 2,000 topics and a full answer about 140 of them. Here the
+// request of a topic is looked up in an index of that list (the first request of the
+// topic, as `find` gives).
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
@@ -21,6 +28,10 @@ const SPREAD_REDUCER = /\(\s*(\w+),\s*\{\s*topic,\s*partitions\s*\}\s*\)\s*=>\s*
 const ONE_PASS = '__switchyardByTopic';
 /** How many spread reducers consumerGroup.js of kafkajs 2.2.4 has; another count is another kafkajs, left as it is. */
 const EXPECTED_REDUCERS = 2;
+/** The fetch's scan for an answered topic's request, as kafkajs writes it. */
+const REQUEST_SCAN = /requests\.find\(\s*\(\s*\{\s*topic\s*\}\s*\)\s*=>\s*topic\s*===\s*topicName\s*\)/g;
+/** The name the lookup has in the recompiled consumerGroup.js. */
+const REQUEST_OF = '__switchyardRequestOf';
 
 /** Sets `acc[topic]` as an own, enumerable key (also for `__proto__`), and returns `acc`. */
 function setOwn<T>(acc: Record<string, T>, topic: string, value: T): Record<string, T> {
@@ -33,14 +44,41 @@ function byTopic(acc: Record<string, number[]>, { topic, partitions }: { topic: 
   return setOwn(acc, topic, partitions);
 }
 
-/** consumerGroup.js's source with each spread reducer replaced by the one-pass one, and how many were. */
-export function rewriteConsumerGroup(source: string): { source: string; replaced: number } {
+interface TopicRequest {
+  topic: string;
+}
+
+/** Each request list's index by topic: built at the first lookup, gone with the list (one fetch's). */
+const requestIndexes = new WeakMap<readonly TopicRequest[], Map<string, TopicRequest>>();
+
+/** The first request of `topic` in `requests`, as `requests.find` gives it, from the list's index. */
+export function requestOf(requests: readonly TopicRequest[], topic: string): TopicRequest | undefined {
+  let index = requestIndexes.get(requests);
+  if (index === undefined) {
+    index = new Map();
+    for (const request of requests) if (!index.has(request.topic)) index.set(request.topic, request);
+    requestIndexes.set(requests, index);
+  }
+  return index.get(topic);
+}
+
+/**
+ * consumerGroup.js's source with each spread reducer replaced by the one-pass one and
+ * the fetch's scan by the lookup, and how many of each were.
+ */
+export function rewriteConsumerGroup(source: string): { source: string; replaced: number; lookups: number } {
   let replaced = 0;
-  const rewritten = source.replace(SPREAD_REDUCER, () => {
-    replaced += 1;
-    return ONE_PASS;
-  });
-  return { source: rewritten, replaced };
+  let lookups = 0;
+  const rewritten = source
+    .replace(SPREAD_REDUCER, () => {
+      replaced += 1;
+      return ONE_PASS;
+    })
+    .replace(REQUEST_SCAN, () => {
+      lookups += 1;
+      return `${REQUEST_OF}(requests, topicName)`;
+    });
+  return { source: rewritten, replaced, lookups };
 }
 
 interface TopicPartitions {
@@ -61,8 +99,9 @@ let applied = false;
 
 /**
  * Replaces SubscriptionState.assign, and ConsumerGroup's joinAndSync with the join and
- * sync it calls, by the same methods building their maps in one pass; once per process,
- * only where kafkajs has the shape this fix knows (else nothing changes).
+ * sync it calls, by the same methods building their maps in one pass, and ConsumerGroup's
+ * fetch by the same method finding requests in an index; once per process, only where
+ * kafkajs has the shape this fix knows (else nothing changes).
  *
  * NOTE: the two ConsumerGroup methods use names private to their module (its symbols
  * and imports), so they are taken from a second evaluation of consumerGroup.js, whose
@@ -86,14 +125,15 @@ export function applyJoinFix(): void {
   const original = subscriptionState?.assign;
   if (typeof original === 'function' && /\.\.\.assigned/.test(original.toString())) subscriptionState!.assign = assign;
   if (consumerGroup === undefined || typeof consumerGroup.joinAndSync !== 'function') return;
-  const { source, replaced } = rewriteConsumerGroup(readFileSync(filename, 'utf8'));
+  const { source, replaced, lookups } = rewriteConsumerGroup(readFileSync(filename, 'utf8'));
   if (replaced !== EXPECTED_REDUCERS) return;
   const module = { exports: {} as { prototype?: Prototype } };
-  const evaluate = compileFunction(source, ['exports', 'require', 'module', '__filename', '__dirname', ONE_PASS], { filename });
-  evaluate(module.exports, createRequire(filename), module, filename, dirname(filename), byTopic);
+  const evaluate = compileFunction(source, ['exports', 'require', 'module', '__filename', '__dirname', ONE_PASS, REQUEST_OF], { filename });
+  evaluate(module.exports, createRequire(filename), module, filename, dirname(filename), byTopic, requestOf);
   const rewritten = module.exports.prototype;
   if (rewritten === undefined || typeof rewritten.joinAndSync !== 'function') return;
   // joinAndSync calls the join and the sync by the second module's symbols: they come along.
   for (const symbol of Object.getOwnPropertySymbols(rewritten)) consumerGroup[symbol] = rewritten[symbol];
   consumerGroup.joinAndSync = rewritten.joinAndSync;
+  if (lookups === 1 && typeof rewritten.fetch === 'function') consumerGroup.fetch = rewritten.fetch;
 }

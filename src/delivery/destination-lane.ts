@@ -449,6 +449,9 @@ export class DestinationLane {
    * lane). Takes single events off their source; false when the lane is blocked.
    */
   private request(settings: PreparedDestination, entries: Entry[]): boolean {
+    // NOTE: every permit taken is the usual case of a busy lane's pump (a batch filled
+    // while its one request is out): nothing below could start it, and a permit freed pumps again.
+    if (this.slots.inUse === this.slots.capacity) return false;
     if (this.waitsForCommit()) return false;
     const { circuits, pace } = this.parts;
     const now = Date.now();

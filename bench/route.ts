@@ -1,4 +1,4 @@
-// `npm run bench -- route [--n 100000] [--partitions 6] [--rounds 1] [--concurrency N] [--sides passthrough,passthrough-platformatic,router,router-kafkajs,passthrough+headers,router+seen]`
+// `npm run bench -- route [--n 100000] [--partitions 6] [--rounds 1] [--concurrency N] [--sides passthrough,passthrough-platformatic,router,router-kafkajs,passthrough+headers,router+seen] [--wide 1000]`
 //
 // How fast the router drains `calls` compared with a bare kafkajs consume→produce
 // passthrough on the same broker, in the same run, over the same input topic: the
@@ -39,6 +39,15 @@
 // for the events it sees (so both sides write the same records and events/s compare
 // like for like: the cost of evaluating, not the saving of writing less). Target: at
 // least 0.7x the events/s of `router`.
+//
+// A side `router-wide` (not run unless --sides names it) is the router with the same
+// calls, each still routed to three destinations, but spread over --wide destinations
+// (1,000 by default) in sources of three each (the calls' source-id headers taken in
+// turn), on topics of its own: what a router pays when its output is spread over many
+// delivery topics instead of three, against `router`. Its `calls` has --partitions
+// partitions as the other sides'; every destination's topics have one partition and
+// one retry tier (as in the destinations bench: at 1,000 destinations × 6 topics × 6
+// partitions the local broker gave the topics no leader within 30 s).
 //
 // Starts its own local broker unless KAFKA_BROKERS is set.
 import { randomBytes } from 'node:crypto';
@@ -84,6 +93,36 @@ function benchConfig(brokers: string, prefix: string, clientId: string, partitio
     },
     'bench-route.yaml',
   );
+}
+
+/**
+ * The `router-wide` side's config: `count` destinations, in sources of DESTINATIONS.length
+ * each (so every call routes as with `web`), the source settings of `web`; one partition
+ * per topic it makes, one retry tier.
+ */
+function wideConfig(brokers: string, prefix: string, clientId: string, count: number): Config {
+  const ids = Array.from({ length: count }, (_, i) => `w${i}`);
+  const sources = Array.from({ length: wideSources(count) }, (_, k) => ({
+    id: `s${k}`,
+    writeKey: `bench-write-key-${k}`,
+    // The last source takes the first destinations again when `count` does not divide by three.
+    destinations: DESTINATIONS.map((_, j) => ids[(k * DESTINATIONS.length + j) % count]!),
+    trackFilter: { blockEvents: ['Debug Ping'] },
+  }));
+  return loadBenchConfig(
+    {
+      kafka: { brokers: brokers.split(','), clientId, topicPrefix: prefix, groupPrefix: `${clientId}.`, partitions: 1 },
+      delivery: { retryTiers: ['5s'] },
+      sources,
+      destinations: ids.map((id) => ({ id, type: 'webhooks', settings: { webhooks: [{ url: `https://hooks.example.com/${id}` }], sharedSecret: 'bench-secret' } })),
+    },
+    'bench-route-wide.yaml',
+  );
+}
+
+/** How many sources `count` destinations make, DESTINATIONS.length each. */
+function wideSources(count: number): number {
+  return Math.ceil(count / DESTINATIONS.length);
 }
 
 /** The user of the n-th call: 50,000 users, each met again every 50,000 calls. */
@@ -157,7 +196,8 @@ function benchCall(n: number): { value: string; fanout: number; key: string } {
   };
 }
 
-async function produceInput(kafka: Kafka, topic: string, n: number): Promise<number> {
+/** Writes the bench's n calls to `topic`, the n-th from `sourceOf(n)` (its source-id header); the events they route to. */
+async function produceInput(kafka: Kafka, topic: string, n: number, sourceOf: (n: number) => string = () => 'web'): Promise<number> {
   const producer = createProducer(kafka);
   await producer.connect();
   let events = 0;
@@ -169,7 +209,7 @@ async function produceInput(kafka: Kafka, topic: string, n: number): Promise<num
         const call = benchCall(i);
         events += call.fanout;
         bytes += call.value.length;
-        messages.push({ key: call.key, value: call.value, headers: { 'source-id': 'web', [FANOUT_HEADER]: String(call.fanout) } });
+        messages.push({ key: call.key, value: call.value, headers: { 'source-id': sourceOf(i), [FANOUT_HEADER]: String(call.fanout) } });
       }
       await producer.send({ topic, acks: -1, messages });
     }
@@ -327,6 +367,8 @@ async function waitForCondition(check: () => boolean, what: string, timeoutMs = 
 }
 
 const SIDES = ['passthrough', 'passthrough-platformatic', 'router', 'router-kafkajs', 'passthrough+headers', 'router+seen', 'router+seen-warm', 'router+shaping'];
+/** Sides run only when --sides names them. */
+const OPT_IN_SIDES = ['router-wide'];
 const SEEN_SIDES: Record<string, 'cold' | 'warm'> = { 'router+seen': 'cold', 'router+seen-warm': 'warm' };
 
 export async function main(args: string[]): Promise<void> {
@@ -336,15 +378,16 @@ export async function main(args: string[]): Promise<void> {
     rounds: 1,
     sides: SIDES.join(','),
     concurrency: ROUTER_TUNING.partitionsConsumedConcurrently,
+    wide: 1_000,
   });
-  const { n, partitions, rounds } = options;
+  const { n, partitions, rounds, wide } = options;
   // Both sides always run with the same consumer settings: the router's defaults,
   // with partitionsConsumedConcurrently overridable to compare.
   const tuning: RouterTuning = { ...ROUTER_TUNING, partitionsConsumedConcurrently: options.concurrency };
   // One side alone is for profiling (node --cpu-prof); the table then has no ratio.
   // `passthrough+headers` is left out by `--sides passthrough,router`.
-  const sides = options.sides.split(',').filter((side) => SIDES.includes(side));
-  if (sides.length === 0) throw new Error(`--sides takes ${SIDES.join(', ')}, comma-separated`);
+  const sides = options.sides.split(',').filter((side) => SIDES.includes(side) || OPT_IN_SIDES.includes(side));
+  if (sides.length === 0) throw new Error(`--sides takes ${[...SIDES, ...OPT_IN_SIDES].join(', ')}, comma-separated`);
 
   const broker = await startOrReuseBroker();
   const run = randomBytes(4).toString('hex');
@@ -362,6 +405,17 @@ export async function main(args: string[]): Promise<void> {
       replicationFactor: 1,
     });
     const events = await produceInput(kafka, names.calls, n);
+    // The wide side's own topics and input: the same calls, their sources taken in turn.
+    const widePrefix = `bench-${run}-wide.`;
+    const wideSetup = wideConfig(broker.brokers, widePrefix, `bench-${run}-wide`, wide);
+    if (sides.includes('router-wide')) {
+      const clock = new Stopwatch();
+      await ensureTopics(admin, [{ topic: topicNames(widePrefix).calls }], { partitions, replicationFactor: 1 });
+      await ensureTopics(admin, [...createTopology(widePrefix).router(wideSetup), ...createTopology(widePrefix).audienceState()], { partitions: 1, replicationFactor: 1 });
+      log(`router-wide: ${wide} destinations' topics made in ${clock.read().seconds.toFixed(1)} s`);
+      const wideEvents = await produceInput(kafka, topicNames(widePrefix).calls, n, (i) => `s${i % wideSources(wide)}`);
+      if (wideEvents !== events) throw new Error(`the wide input routes to ${wideEvents} events, not the ${events} of the other sides`);
+    }
 
     const rows: { side: string; round: number; seconds: number; cpuSeconds: number }[] = [];
     for (let round = 1; round <= rounds; round++) {
@@ -373,7 +427,9 @@ export async function main(args: string[]): Promise<void> {
         const groupId = `bench-${run}-${side.replaceAll('+', '_')}-${round}`;
         const seconds = side.startsWith('router')
           ? await runRouter(
-              benchConfig(broker.brokers, prefix, groupId, partitions, side === 'router+shaping'),
+              side === 'router-wide'
+                ? wideConfig(broker.brokers, widePrefix, groupId, wide)
+                : benchConfig(broker.brokers, prefix, groupId, partitions, side === 'router+shaping'),
               admin,
               tuning,
               SEEN_SIDES[side] ?? 'off',
@@ -391,6 +447,10 @@ export async function main(args: string[]): Promise<void> {
     }
 
     const written = await Promise.all(DESTINATIONS.map((id) => recordsIn(admin, names.deliveries(id))));
+    let wideWritten = 0;
+    if (sides.includes('router-wide')) {
+      for (const destination of wideSetup.destinations) wideWritten += await recordsIn(admin, topicNames(widePrefix).deliveries(destination.id));
+    }
     const best = (side: string) => Math.min(...rows.filter((r) => r.side === side).map((r) => r.seconds));
     const leastCpu = (side: string) => Math.min(...rows.filter((r) => r.side === side).map((r) => r.cpuSeconds));
     const out = [
@@ -436,8 +496,16 @@ export async function main(args: string[]): Promise<void> {
     if (sides.some((side) => side in SEEN_SIDES)) {
       out.push(`seen records written: ${await recordsIn(admin, audienceTopicNames(prefix).events)} for ${n * rounds} calls per side (${rounds} round(s))`);
     }
-    if (sides.some((side) => side.startsWith('router'))) {
-      const routers = sides.filter((side) => side.startsWith('router')).length;
+    if (sides.includes('router') && sides.includes('router-wide')) {
+      out.push(
+        `ratio router-wide/router (each call to 3 of ${wide} destinations in ${wideSources(wide)} sources, instead of 3 in one): ${ratio('router-wide', 'router')}`,
+      );
+    }
+    if (sides.includes('router-wide')) {
+      out.push(`check: the router-wide side wrote ${wideWritten} records over ${wide} delivery topics for ${events * rounds} expected (${rounds} round(s))`);
+    }
+    if (sides.some((side) => side.startsWith('router') && side !== 'router-wide')) {
+      const routers = sides.filter((side) => side.startsWith('router') && side !== 'router-wide').length;
       out.push(
         `check: the router sides wrote ${written.join(' + ')} = ${written.reduce((a, b) => a + b, 0)} records for ${events * rounds * routers} expected (${rounds} round(s), ${routers} router side(s))`,
       );

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { VERSION } from '../version.js';
-import { CounterBatch } from './counter-batch.js';
+import { CounterBatch, LabeledCounts } from './counter-batch.js';
 
 /** Every metric of docs/metrics.md; names and labels are part of the contract. */
 export interface Metrics {
@@ -11,6 +11,13 @@ export interface Metrics {
   eventsFiltered: Counter<'source' | 'destination' | 'reason'>;
   deliveryAttempts: Counter<'destination' | 'outcome'>;
   deliveries: Counter<'destination' | 'result'>;
+  /** The router's counts of `callsReceived`, `eventsRouted`, `eventsFiltered` and `callsInvalid` not added yet: added when each is read (counter-batch.ts). */
+  routerCounts: {
+    received: LabeledCounts<'source' | 'type'>;
+    routed: LabeledCounts<'source' | 'destination'>;
+    filtered: LabeledCounts<'source' | 'destination' | 'reason'>;
+    invalid: LabeledCounts<'reason'>;
+  };
   /** Counts of `deliveryAttempts` and `deliveries` not added yet: added when either is read (counter-batch.ts). */
   deliveryTally: CounterBatch;
   deliveryDuration: Histogram<'destination'>;
@@ -46,6 +53,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
   if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
   const registers = [registry];
   const deliveryTally = new CounterBatch();
+  const routerCounts = {
+    received: new LabeledCounts(['source', 'type'] as const),
+    routed: new LabeledCounts(['source', 'destination'] as const),
+    filtered: new LabeledCounts(['source', 'destination', 'reason'] as const),
+    invalid: new LabeledCounts(['reason'] as const),
+  };
   return {
     registry,
     callsReceived: new Counter({
@@ -53,25 +66,38 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       help: 'Calls accepted per source and type, filtered ones included (usage).',
       labelNames: ['source', 'type'],
       registers,
+      collect() {
+        routerCounts.received.flushInto(this);
+      },
     }),
     callsInvalid: new Counter({
       name: 'switchyard_calls_invalid_total',
       help: 'Calls that could not be parsed, validated or attributed, kept in calls.invalid.',
       labelNames: ['reason'],
       registers,
+      collect() {
+        routerCounts.invalid.flushInto(this);
+      },
     }),
     eventsRouted: new Counter({
       name: 'switchyard_events_routed_total',
       help: 'Webhook bodies produced to a destination topic.',
       labelNames: ['source', 'destination'],
       registers,
+      collect() {
+        routerCounts.routed.flushInto(this);
+      },
     }),
     eventsFiltered: new Counter({
       name: 'switchyard_events_filtered_total',
       help: 'Events not routed to a connected destination, by reason (integrations, track_filter, disabled, destination_filter, sample, transform_error).',
       labelNames: ['source', 'destination', 'reason'],
       registers,
+      collect() {
+        routerCounts.filtered.flushInto(this);
+      },
     }),
+    routerCounts,
     deliveryAttempts: new Counter({
       name: 'switchyard_delivery_attempts_total',
       help: 'Webhook requests by outcome (2xx, 4xx, 5xx, timeout, network, tls; blocked: refused by delivery.blockPrivateNetworks; circuit_open: skipped by the URL circuit breaker; no request sent for either).',

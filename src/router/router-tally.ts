@@ -1,10 +1,9 @@
-// Metric counts gathered while a send is assembled and added to the docs/metrics.md
-// counters once that send is acknowledged: one `inc` per label set and send, not per
-// call (prom-client hashes the labels on every `inc`).
+// Metric counts gathered while a send is assembled and handed to the docs/metrics.md
+// counters once that send is acknowledged; they add them when read (LabeledCounts:
+// prom-client hashes the labels on every `inc`).
+import { LABEL_SEPARATOR as SEP } from '../observability/counter-batch.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { FilterReason } from './routing-rules.js';
-
-const SEP = '\u0000';
 
 function bump(map: Map<string, number>, key: string): void {
   map.set(key, (map.get(key) ?? 0) + 1);
@@ -32,21 +31,13 @@ export class RouterTally {
     bump(this.invalid, reason);
   }
 
-  /** Adds the counts to the metrics and starts over. */
+  /** Hands the counts to the metrics (added to the counters at their next read) and starts over. */
   applyTo(metrics: Metrics): void {
-    for (const [key, n] of this.received) {
-      const [source = '', type = ''] = key.split(SEP);
-      metrics.callsReceived.inc({ source, type }, n);
-    }
-    for (const [key, n] of this.routed) {
-      const [source = '', destination = ''] = key.split(SEP);
-      metrics.eventsRouted.inc({ source, destination }, n);
-    }
-    for (const [key, n] of this.filtered) {
-      const [source = '', destination = '', reason = ''] = key.split(SEP);
-      metrics.eventsFiltered.inc({ source, destination, reason }, n);
-    }
-    for (const [reason, n] of this.invalid) metrics.callsInvalid.inc({ reason }, n);
+    const counts = metrics.routerCounts;
+    counts.received.addAll(this.received);
+    counts.routed.addAll(this.routed);
+    counts.filtered.addAll(this.filtered);
+    counts.invalid.addAll(this.invalid);
     this.clear();
   }
 

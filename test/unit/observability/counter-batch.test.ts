@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CounterBatch } from '../../../src/observability/counter-batch.js';
+import { CounterBatch, LABEL_SEPARATOR, LabeledCounts } from '../../../src/observability/counter-batch.js';
 import { createMetrics } from '../../../src/observability/metrics.js';
 
 /** A counter child that records each inc() it gets. */
@@ -45,5 +45,36 @@ describe('CounterBatch', () => {
     const again = await metrics.deliveries.get();
     expect(again.values.find((v) => v.labels.result === 'delivered')?.value).toBe(4);
     expect(await metrics.registry.metrics()).toContain('switchyard_delivery_attempts_total{destination="d1",outcome="2xx"} 2');
+  });
+});
+
+describe('LabeledCounts', () => {
+  it('sums the counts of every hand-over and adds them at a read, one inc per series', () => {
+    const counts = new LabeledCounts(['source', 'destination'] as const);
+    const incs: [Record<string, string | undefined>, number | undefined][] = [];
+    const counter = { inc: (labels: Partial<Record<'source' | 'destination', string>>, value?: number) => void incs.push([labels, value]) };
+    const key = (source: string, destination: string) => source + LABEL_SEPARATOR + destination;
+    counts.addAll(new Map([[key('web', 'd1'), 2], [key('web', 'd2'), 1]]));
+    counts.addAll(new Map([[key('web', 'd1'), 3]]));
+    expect(incs).toEqual([]);
+    counts.flushInto(counter);
+    expect(incs).toEqual([
+      [{ source: 'web', destination: 'd1' }, 5],
+      [{ source: 'web', destination: 'd2' }, 1],
+    ]);
+    counts.flushInto(counter);
+    expect(incs).toHaveLength(2);
+  });
+
+  it('is flushed by a read of the router counters, beside direct incs (the gateway counts invalid calls itself)', async () => {
+    const metrics = createMetrics({ defaultMetrics: false });
+    metrics.routerCounts.routed.addAll(new Map([[`web${LABEL_SEPARATOR}main`, 4]]));
+    metrics.routerCounts.invalid.addAll(new Map([['unknown_source', 2]]));
+    metrics.callsInvalid.inc({ reason: 'unknown_source' });
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('switchyard_events_routed_total{source="web",destination="main"} 4');
+    expect(text).toContain('switchyard_calls_invalid_total{reason="unknown_source"} 3');
+    // Read again: nothing added twice.
+    expect(await metrics.registry.metrics()).toContain('switchyard_events_routed_total{source="web",destination="main"} 4');
   });
 });

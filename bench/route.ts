@@ -407,8 +407,8 @@ export async function main(args: string[]): Promise<void> {
     const events = await produceInput(kafka, names.calls, n);
     // The wide side's own topics and input: the same calls, their sources taken in turn.
     const widePrefix = `bench-${run}-wide.`;
-    const wideSetup = wideConfig(broker.brokers, widePrefix, `bench-${run}-wide`, wide);
-    if (sides.includes('router-wide')) {
+    const wideSetup = sides.includes('router-wide') ? wideConfig(broker.brokers, widePrefix, `bench-${run}-wide`, wide) : undefined;
+    if (wideSetup !== undefined) {
       const clock = new Stopwatch();
       await ensureTopics(admin, [{ topic: topicNames(widePrefix).calls }], { partitions, replicationFactor: 1 });
       await ensureTopics(admin, [...createTopology(widePrefix).router(wideSetup), ...createTopology(widePrefix).audienceState()], { partitions: 1, replicationFactor: 1 });
@@ -448,7 +448,7 @@ export async function main(args: string[]): Promise<void> {
 
     const written = await Promise.all(DESTINATIONS.map((id) => recordsIn(admin, names.deliveries(id))));
     let wideWritten = 0;
-    if (sides.includes('router-wide')) {
+    if (wideSetup !== undefined) {
       for (const destination of wideSetup.destinations) wideWritten += await recordsIn(admin, topicNames(widePrefix).deliveries(destination.id));
     }
     const best = (side: string) => Math.min(...rows.filter((r) => r.side === side).map((r) => r.seconds));

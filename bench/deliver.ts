@@ -375,7 +375,7 @@ export async function main(args: string[]): Promise<void> {
         ],
         [
           'healthy + hanging URL, breaker off',
-          () => scenario({ pair: [healthy, receiver.url('/hang')] }, { pair: breakerN }, { timeout: breakerTimeout, tuning: { circuitBreaker: { failureThreshold: Number.MAX_SAFE_INTEGER } } }),
+          () => scenario({ pair: [healthy, receiver.url('/hang')] }, { pair: breakerN }, { timeout: breakerTimeout, tuning: { circuitBreaker: { minAttempts: Number.MAX_SAFE_INTEGER, unanswered: Number.MAX_SAFE_INTEGER } } }),
         ],
       ],
       batch: [

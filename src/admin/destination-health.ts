@@ -87,9 +87,10 @@ function urlProblem(url: UrlStatus & { label: string }, nowMs: number): string {
   const last = url.lastFailure === undefined ? '' : `; last answer ${url.lastFailure.reason} at ${formatTimestamp(url.lastFailure.atMs)}`;
   if (url.state === 'open') {
     const probe = url.nextProbeAtMs === undefined ? '' : `, next probe in ${Math.max(0, Math.ceil((url.nextProbeAtMs - nowMs) / 1000))} s`;
-    return `${url.label}: circuit open after ${url.failures} failures in a row (no requests${probe})${last}`;
+    const why = url.window !== undefined && url.window.attempts > 0 ? `${url.window.failed} of its last ${url.window.attempts} attempts failed` : `${url.failures} failures in a row`;
+    return `${url.label}: circuit open after ${why} (no requests${probe})${last}`;
   }
-  if (url.state === 'half-open') return `${url.label}: circuit half-open, a probe is out${last}`;
+  if (url.state === 'half-open') return `${url.label}: circuit half-open, probes are out${last}`;
   const since = url.failingSinceMs === undefined ? '' : ` since ${formatTimestamp(url.failingSinceMs)}`;
   return `${url.label}: no 2xx${since}${last}`;
 }

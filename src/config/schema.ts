@@ -36,7 +36,23 @@ export interface DestinationConfig {
     batch?: BatchConfig;
     /** `user`: a user's events in order (docs/webhooks.md#per-user-order). */
     ordering: Ordering;
+    /** Overrides `delivery.circuitBreaker` for this destination's URLs. */
+    circuitBreaker?: CircuitBreakerConfig;
   } & ShapingSettings;
+}
+
+/**
+ * `circuitBreaker` (docs/webhooks.md#circuit-breaker): only what the config sets; the
+ * rest are the defaults of src/delivery/circuit-breaker.ts. YAML keys `window`,
+ * `failureRate`, `coolDown`, `maxCoolDown` become the `…Ms` and `failureRatio` fields.
+ */
+export interface CircuitBreakerConfig {
+  windowMs?: number;
+  minAttempts?: number;
+  failureRatio?: number;
+  unanswered?: number;
+  coolDownMs?: number;
+  maxCoolDownMs?: number;
 }
 
 /** `settings.batch`: a request carries a JSON array of up to `maxEvents` bodies, `maxBytes` in all, closed `maxWait` after its first event. */
@@ -144,6 +160,8 @@ export interface Config {
     concurrencyPerDestination: number;
     /** Connect only to global unicast addresses (src/network/address-rule.ts). */
     blockPrivateNetworks: boolean;
+    /** The circuit breaker's thresholds for every destination (each may override them). */
+    circuitBreaker?: CircuitBreakerConfig;
   };
   /** YAML key `shutdownTimeout`. */
   shutdownTimeoutMs: number;
@@ -752,12 +770,59 @@ const retryTiers = field(
   { type: 'array', minItems: 1, items: checkDuration.input },
 );
 
+/** A failure rate above 0, at most 1 (0.5: half of the window's attempts). */
+function checkFailureRate(value: unknown): Checked<number> {
+  const n = checkFraction(value);
+  if (n.ok && n.value === 0) return fail('must be above 0 (0.5 opens a circuit when half of the attempts in the window failed), got 0');
+  return n;
+}
+checkFailureRate.input = { anyOf: [{ type: 'number', exclusiveMinimum: 0, maximum: 1 }, { type: 'string', pattern: '^\\d+(\\.\\d+)?$' }, FROM_ENV] };
+
+/** Longest sliding window and cool-down a circuit breaker may be given. */
+const MAX_CIRCUIT_WINDOW_MS = 3_600_000;
+const MAX_CIRCUIT_COOL_DOWN_MS = 24 * 3_600_000;
+
+function checkDurationBetween(minMs: number, maxMs: number) {
+  return withInput(checkDuration.input!, (value: unknown): Checked<number> => {
+    const ms = checkDuration(value);
+    if (ms.ok && (ms.value < minMs || ms.value > maxMs)) return fail(`${describe(value)} is outside ${formatDuration(minMs)} to ${formatDuration(maxMs)}; give a duration in that range`);
+    return ms;
+  });
+}
+
+const circuitBreakerSchema = strictObject({
+  window: field(checkDurationBetween(1_000, MAX_CIRCUIT_WINDOW_MS)).optional(),
+  minAttempts: field(checkInt(1, 1_000_000)).optional(),
+  failureRate: field(checkFailureRate).optional(),
+  unanswered: field(checkInt(1, 1_000_000)).optional(),
+  coolDown: field(checkDurationBetween(100, MAX_CIRCUIT_COOL_DOWN_MS)).optional(),
+  maxCoolDown: field(checkDurationBetween(100, MAX_CIRCUIT_COOL_DOWN_MS)).optional(),
+})
+  .superRefine(
+    (c, ctx) => {
+      if (c.coolDown !== undefined && c.maxCoolDown !== undefined && c.maxCoolDown < c.coolDown) {
+        ctx.addIssue({ code: 'custom', path: ['maxCoolDown'], message: 'is shorter than coolDown; the cool-down doubles from coolDown up to maxCoolDown, so give a maxCoolDown at least as long' });
+      }
+    },
+  )
+  .transform((c): CircuitBreakerConfig => {
+    const out: CircuitBreakerConfig = {};
+    if (c.window !== undefined) out.windowMs = c.window;
+    if (c.minAttempts !== undefined) out.minAttempts = c.minAttempts;
+    if (c.failureRate !== undefined) out.failureRatio = c.failureRate;
+    if (c.unanswered !== undefined) out.unanswered = c.unanswered;
+    if (c.coolDown !== undefined) out.coolDownMs = c.coolDown;
+    if (c.maxCoolDown !== undefined) out.maxCoolDownMs = c.maxCoolDown;
+    return out;
+  });
+
 const deliverySchema = strictObject({
   timeout: field(checkDuration).prefault('5s'),
   retryTiers: retryTiers.prefault([...DEFAULT_RETRY_TIERS]),
   maxRetryWindow: field(checkDuration).prefault('4h'),
   concurrencyPerDestination: field(checkInt(1, 100_000)).prefault(64),
   blockPrivateNetworks: field(checkBoolean).prefault(false),
+  circuitBreaker: circuitBreakerSchema.optional(),
 }).transform(
   (d): Config['delivery'] => ({
     timeoutMs: d.timeout,
@@ -765,6 +830,7 @@ const deliverySchema = strictObject({
     maxRetryWindowMs: d.maxRetryWindow,
     concurrencyPerDestination: d.concurrencyPerDestination,
     blockPrivateNetworks: d.blockPrivateNetworks,
+    ...(d.circuitBreaker === undefined ? {} : { circuitBreaker: d.circuitBreaker }),
   }),
 );
 
@@ -947,6 +1013,7 @@ const destinationSchema = strictObject({
     rateLimit: rateLimitSchema.optional(),
     batch: batchSchema.optional(),
     ordering: field(oneOf(['none', 'user'] as const)).prefault('none'),
+    circuitBreaker: circuitBreakerSchema.optional(),
     webhooks: list(webhookSchema).superRefine(
       (hooks, ctx) => {
         if (hooks.length === 0) ctx.addIssue({ code: 'custom', message: 'needs at least 1 entry, got 0' });

@@ -187,7 +187,7 @@ export class EventDelivery {
     const results: UrlResult[] = admitted.send === 0 ? [] : await fanOut(this.options.sender, settings.targets, body, perEvent, admitted);
     const answeredAt = Date.now();
     circuits.settle(admitted, results, answeredAt);
-    if (admitted.skipped !== 0) results.push(...circuits.skippedResults(admitted, answeredAt));
+    if (admitted.skipped !== 0) results.push(...circuits.skippedResults(admitted));
     if (span !== undefined) recordAttempt(span, results);
     this.count(results, answeredAt);
     return results;

@@ -5,7 +5,7 @@
 // changes. Whatever the number of destinations the process has one consumer, one
 // producer, one admin and one HTTP connection pool.
 import type { Logger } from 'pino';
-import type { Config } from '../config/schema.js';
+import type { CircuitBreakerConfig, Config } from '../config/schema.js';
 import { TopicsNotCreatedError } from '../errors.js';
 import { createAdmin, createPartitionStream, createProducer, createTopology, delivererGroupId, legacyGroupIds } from '../kafka/index.js';
 import type { InboundRecord, KafkaAdmin, PartitionStream, RecordProducer, Topology } from '../kafka/index.js';
@@ -79,19 +79,22 @@ const DEFAULT_TUNING: DelivererTuning = {
 };
 
 /**
- * The breaker's thresholds for a delivery config. NOTE: a cool-down is at most a
- * quarter of `maxRetryWindow`: with a window shorter than the defaults' minutes (a test
- * or a demo config), a URL skipped longer would see its events dead-lettered without a
- * single request after a brief hiccup. With the 4 h default nothing changes. A probe or
- * watched request always ends within the timeout; the lease only frees the slot of one
- * whose result was lost to a bug.
+ * The breaker's thresholds for a delivery config and a destination's `circuitBreaker`
+ * settings (over the tuning, over the defaults). NOTE: a cool-down is at most a quarter
+ * of `maxRetryWindow`: with a window shorter than the defaults' minutes (a test or a
+ * demo config), a URL shut longer would see its events wait past their window after a
+ * brief hiccup. With the 4 h default nothing changes. A probe or watched request always
+ * ends within the timeout; the lease only frees the slot of one whose result was lost to a bug.
  */
-export function circuitPolicy(delivery: Config['delivery'], tuning: Partial<typeof DEFAULT_CIRCUIT_POLICY> = {}): CircuitPolicy {
-  const policy = { ...DEFAULT_CIRCUIT_POLICY, ...tuning };
+export function circuitPolicy(
+  delivery: Config['delivery'],
+  tuning: Partial<typeof DEFAULT_CIRCUIT_POLICY> = {},
+  overrides: CircuitBreakerConfig = {},
+): CircuitPolicy {
+  const policy = { ...DEFAULT_CIRCUIT_POLICY, ...tuning, ...overrides };
   const maxCoolDownMs = Math.min(policy.maxCoolDownMs, delivery.maxRetryWindowMs / 4);
   return { ...policy, coolDownMs: Math.min(policy.coolDownMs, maxCoolDownMs), maxCoolDownMs, trackedLeaseMs: 2 * delivery.timeoutMs + 1_000 };
 }
-
 
 /** The deliverer's consumer group (`<groupPrefix>deliverer`), one for every destination: named in src/kafka/group-ids.ts. */
 export { delivererGroupId } from '../kafka/index.js';
@@ -260,11 +263,17 @@ class DelivererService implements Service, DelivererStatus {
    */
   private async reconcile(config: Config): Promise<void> {
     const enabled = config.destinations.filter((d) => d.enabled);
-    this.prepareSettings(enabled);
-    const deliveryJson = JSON.stringify(config.delivery);
+    this.prepareSettings(enabled, config.delivery);
+    // NOTE: the circuit breaker's thresholds apply live (UrlCircuits.follow): a change of them alone restarts no lane.
+    const { circuitBreaker: _live, ...restarting } = config.delivery;
+    const deliveryJson = JSON.stringify(restarting);
     const stale = [...this.lanes.values()].filter((running) => !this.settings.has(running.id) || running.deliveryJson !== deliveryJson);
     const missing = enabled.filter((d) => !this.lanes.has(d.id) || stale.some((r) => r.id === d.id));
-    for (const running of this.lanes.values()) if (!stale.includes(running)) running.circuits.follow(this.settings.get(running.id)!);
+    for (const running of this.lanes.values()) {
+      if (stale.includes(running)) continue;
+      running.circuits.follow(this.settings.get(running.id)!);
+      running.lane.wake();
+    }
     this.forgetUnmade(enabled);
     if (stale.length === 0 && missing.length === 0 && (this.subscribed || enabled.length === 0)) return;
     const planned = await this.createTopicsOf(config, missing);
@@ -285,9 +294,10 @@ class DelivererService implements Service, DelivererStatus {
   }
 
   /** Settings first: running lanes take new URLs, headers and secrets with their next event. */
-  private prepareSettings(enabled: readonly Config['destinations'][number][]): void {
+  private prepareSettings(enabled: readonly Config['destinations'][number][], delivery: Config['delivery']): void {
     this.settings.clear();
-    for (const destination of enabled) this.settings.set(destination.id, prepareDestination(destination));
+    const defaults = delivery.circuitBreaker === undefined ? {} : { circuitBreaker: delivery.circuitBreaker };
+    for (const destination of enabled) this.settings.set(destination.id, prepareDestination(destination, defaults));
   }
 
   /**
@@ -397,7 +407,7 @@ class DelivererService implements Service, DelivererStatus {
     const { delivery } = config;
     const { metrics } = this.deps;
     const logger = this.logger.child({ destination: id });
-    const circuits = new UrlCircuits({ destinationId: id, policy: circuitPolicy(delivery, this.options.circuitBreaker), gauge: metrics.circuitState, logger });
+    const circuits = new UrlCircuits({ destinationId: id, policy: (overrides) => circuitPolicy(delivery, this.options.circuitBreaker, overrides), gauge: metrics.circuitState, logger });
     const counters = new DeliveryCounters(metrics, id);
     const pace = new RatePace(delivery.maxRetryWindowMs);
     const next = new RetryOrDeadLetter({ destinationId: id, topics, delivery, producer: this.producer!, counters, logger });

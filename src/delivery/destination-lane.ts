@@ -176,6 +176,8 @@ export class DestinationLane {
   private ready: Entry[] = [];
   private readonly held = new Set<Held>();
   private open: OpenBatch | undefined;
+  /** Every URL's circuit is open: nothing starts, the partitions are paused, and this timer pumps when one may let a request through. */
+  private circuitWait: NodeJS.Timeout | undefined;
 
   constructor(private readonly parts: LaneParts) {
     this.slots = new Semaphore(parts.concurrency);
@@ -189,6 +191,7 @@ export class DestinationLane {
     const queue = this.queueOf(first.topic, first.partition);
     for (const record of records) queue.items.push({ record, envelope: readEnvelope(record.headers, record.timestamp) });
     this.queued += records.length;
+    if (this.circuitWait !== undefined) this.parts.stream.pause(queue.topic, queue.partition);
     this.pump();
     if (fullness(this.queued, this.parts.queueBound) === 'pause') this.pauseFull();
   }
@@ -249,9 +252,21 @@ export class DestinationLane {
     return this.order.parked;
   }
 
+  /** Whether every URL's circuit is open, so that the lane holds its events (docs/webhooks.md#circuit-breaker). */
+  get waitingForCircuits(): boolean {
+    return this.circuitWait !== undefined;
+  }
+
+  /** The destination's settings changed (a reload): what waited on the old URLs' circuits may go now. */
+  wake(): void {
+    this.schedulePump();
+  }
+
   /** Starts nothing new, drops the queues, waits for the requests in flight (bounded by the timeout). */
   async stop(): Promise<void> {
     this.stopping = true;
+    clearTimeout(this.circuitWait);
+    this.circuitWait = undefined;
     this.parts.commits.close();
     this.cancelPaced();
     for (const queue of this.queues.values()) this.dropQueued(queue);
@@ -295,6 +310,7 @@ export class DestinationLane {
     if (this.stopping || this.paced !== undefined) return;
     const settings = this.parts.settings();
     if (settings === undefined) return; // left the config: this lane is being stopped
+    if (this.circuitWait !== undefined && this.parts.circuits.allOpenUntil(settings, Date.now()) === undefined) this.endCircuitWait();
     if (settings.batch === undefined) this.pumpEvents(settings);
     else this.pumpBatches(settings);
     this.resumeIfRoom();
@@ -455,6 +471,11 @@ export class DestinationLane {
     if (this.waitsForCommit()) return false;
     const { circuits, pace } = this.parts;
     const now = Date.now();
+    const openUntil = circuits.allOpenUntil(settings, now);
+    if (openUntil !== undefined) {
+      this.waitForCircuits(openUntil - now);
+      return false;
+    }
     // NOTE: a URL whose circuit is open gets no request, so it takes no permit and no token.
     const admitted = circuits.admit(settings, now);
     const requests = countBits(admitted.send);
@@ -484,6 +505,34 @@ export class DestinationLane {
     }
     send(settings, admitted, weight);
     return true;
+  }
+
+  /**
+   * Every URL's circuit is open: the lane attempts nothing and writes nothing (no
+   * `circuit_open` attempt, no retry-tier record) until one may let a request through;
+   * its partitions are paused meanwhile, so it fetches no more than it holds. NOTE: the
+   * probe's own end pumps the lane too (endTask), so a probe that settles early ends the wait early.
+   */
+  private waitForCircuits(ms: number): void {
+    if (this.circuitWait === undefined) {
+      const resumeAt = Date.now() + ms;
+      for (const queue of this.queues.values()) this.parts.stream.pause(queue.topic, queue.partition, resumeAt);
+    }
+    clearTimeout(this.circuitWait);
+    this.circuitWait = setTimeout(this.pumpAfterCircuitWait, Math.max(1, ms));
+  }
+
+  private readonly pumpAfterCircuitWait = (): void => {
+    this.pump();
+  };
+
+  /** A URL lets requests through again: the partitions the wait paused fetch again (unless full or waiting for a due time). */
+  private endCircuitWait(): void {
+    clearTimeout(this.circuitWait);
+    this.circuitWait = undefined;
+    for (const queue of this.queues.values()) {
+      if (!queue.full && queue.dueTimer === undefined) this.parts.stream.resume(queue.topic, queue.partition);
+    }
   }
 
   /**
@@ -644,7 +693,7 @@ export class DestinationLane {
     queue.dueTimer = setTimeout(() => {
       queue.dueTimer = undefined;
       if (this.stopping) return;
-      if (!queue.full) this.parts.stream.resume(queue.topic, queue.partition);
+      if (!queue.full && this.circuitWait === undefined) this.parts.stream.resume(queue.topic, queue.partition);
       this.pump();
     }, ms);
   }
@@ -663,7 +712,7 @@ export class DestinationLane {
     for (const queue of this.queues.values()) {
       if (!queue.full || queue.parked >= this.parts.queueBound) continue;
       queue.full = false;
-      if (queue.dueTimer === undefined) this.parts.stream.resume(queue.topic, queue.partition);
+      if (queue.dueTimer === undefined && this.circuitWait === undefined) this.parts.stream.resume(queue.topic, queue.partition);
     }
   }
 }

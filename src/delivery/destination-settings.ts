@@ -1,6 +1,6 @@
 // A destination's settings turned, once per config, into what each delivery needs.
 import { webhookLabel } from '../config/mask.js';
-import type { BatchConfig, DestinationConfig, RateLimitConfig } from '../config/schema.js';
+import type { BatchConfig, CircuitBreakerConfig, DestinationConfig, RateLimitConfig } from '../config/schema.js';
 import { USER_AGENT } from '../version.js';
 import type { FanOutTarget } from './fan-out.js';
 import { webhookTarget } from './http-sender.js';
@@ -19,6 +19,8 @@ export interface PreparedDestination {
   batch?: BatchConfig;
   /** A user's next event waits for the one before (docs/webhooks.md#per-user-order). */
   ordered: boolean;
+  /** The circuit breaker's thresholds set in the config (`delivery.circuitBreaker`, then the destination's own); the rest are the defaults. */
+  circuitBreaker?: CircuitBreakerConfig;
 }
 
 /**
@@ -27,7 +29,7 @@ export interface PreparedDestination {
  * A URL with user:password also gets the Basic `Authorization` it stands for (undici
  * does not derive it), unless the entry sets Authorization itself.
  */
-export function prepareDestination(destination: DestinationConfig): PreparedDestination {
+export function prepareDestination(destination: DestinationConfig, defaults: { circuitBreaker?: CircuitBreakerConfig } = {}): PreparedDestination {
   const targets = destination.settings.webhooks.map((hook): FanOutTarget => {
     const headers: Record<string, string> = {
       'content-type': 'application/json',
@@ -47,6 +49,7 @@ export function prepareDestination(destination: DestinationConfig): PreparedDest
   const printableUrls = destination.settings.webhooks.map((hook, i) => webhookLabel(i, hook.url));
   const { sharedSecret, sharedSecrets, signing, rateLimit, batch, ordering } = destination.settings;
   const sign = createSigner(signing, sharedSecrets ?? (sharedSecret === undefined ? [] : [sharedSecret]));
+  const circuitBreaker = { ...defaults.circuitBreaker, ...destination.settings.circuitBreaker };
   return {
     id: destination.id,
     targets,
@@ -55,5 +58,6 @@ export function prepareDestination(destination: DestinationConfig): PreparedDest
     ...(sign === undefined ? {} : { sign }),
     ...(rateLimit === undefined ? {} : { rateLimit }),
     ...(batch === undefined ? {} : { batch }),
+    ...(Object.keys(circuitBreaker).length === 0 ? {} : { circuitBreaker }),
   };
 }

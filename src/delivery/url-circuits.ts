@@ -25,7 +25,8 @@ export interface Admitted extends FanOutSelection {
 
 export interface UrlCircuitsOptions {
   destinationId: string;
-  policy: CircuitPolicy;
+  /** The policy for a destination's `circuitBreaker` settings (config overrides over the defaults). */
+  policy: (overrides: Partial<CircuitPolicy> | undefined) => CircuitPolicy;
   gauge: Gauge<'destination' | 'url_index'>;
   logger: Logger;
 }
@@ -39,6 +40,8 @@ export interface UrlStatus {
   state: CircuitState;
   /** Retryable failures in a row (the breaker's count). */
   failures: number;
+  /** The breaker's sliding window now: attempts that counted, and how many of them failed retryably. */
+  window?: { attempts: number; failed: number };
   /** While open: when the next probe may go. */
   nextProbeAtMs?: number;
   /** The last answer that did not deliver (any outcome but a 2xx), and when. */
@@ -77,6 +80,8 @@ export class UrlCircuits {
   private answers: LastAnswers[] = [];
   private urls: string[] = [];
   private seen: PreparedDestination | undefined;
+  private policy: CircuitPolicy | undefined;
+  private policyJson = '';
 
   constructor(private readonly options: UrlCircuitsOptions) {}
 
@@ -107,7 +112,7 @@ export class UrlCircuits {
       let verdict: Verdict = 'unknown';
       let reason = '';
       if (result.outcome !== 'cancelled') {
-        verdict = result.verdict === 'retryable' ? 'failure' : 'success';
+        verdict = verdictOf(result);
         reason = result.reason;
         // A late result of a URL replaced by a reload is not the new URL's answer.
         if (breaker === this.breakers[index]) this.answers[index]?.note(result, nowMs);
@@ -125,21 +130,38 @@ export class UrlCircuits {
   }
 
   /** A `circuit_open` result for every skipped URL: retryable, so the event is never dead-lettered for it before its window ends. */
-  skippedResults(admitted: Admitted, nowMs: number): UrlResult[] {
+  skippedResults(admitted: Admitted): UrlResult[] {
     const results: UrlResult[] = [];
     admitted.breakers.forEach((breaker, i) => {
       if ((admitted.skipped & (1 << i)) === 0) return;
-      const result: AttemptResult & { durationMs: number } = { outcome: 'circuit_open', verdict: 'retryable', reason: skipReason(breaker, nowMs), durationMs: 0 };
+      const result: AttemptResult & { durationMs: number } = { outcome: 'circuit_open', verdict: 'retryable', reason: skipReason(breaker), durationMs: 0 };
       results.push({ index: i, result });
     });
     return results;
   }
 
+  /**
+   * Whether every URL's circuit is open now (no request would go to any of them), and
+   * if so the earliest time one may let a request through: the lane then holds its
+   * events instead of attempting them (docs/webhooks.md#circuit-breaker).
+   */
+  allOpenUntil(settings: PreparedDestination, nowMs: number): number | undefined {
+    this.follow(settings);
+    if (this.breakers.length === 0) return undefined;
+    let earliest = Infinity;
+    for (const breaker of this.breakers) {
+      const at = breaker.nextAdmissionAt(nowMs);
+      if (at <= nowMs) return undefined;
+      earliest = Math.min(earliest, at);
+    }
+    return earliest;
+  }
+
   /** Each URL's circuit and last answers, by index (read-only: for the operator's console). */
-  statuses(): UrlStatus[] {
+  statuses(nowMs = Date.now()): UrlStatus[] {
     return this.breakers.map((breaker, index) => {
       const answers = this.answers[index];
-      const status: UrlStatus = { index, state: breaker.state, failures: breaker.failures };
+      const status: UrlStatus = { index, state: breaker.state, failures: breaker.failures, window: breaker.windowTotals(nowMs) };
       if (breaker.state === 'open') status.nextProbeAtMs = breaker.openUntil;
       if (answers?.lastFailure !== undefined) status.lastFailure = answers.lastFailure;
       if (answers?.lastSuccessAtMs !== undefined) status.lastSuccessAtMs = answers.lastSuccessAtMs;
@@ -162,6 +184,13 @@ export class UrlCircuits {
     if (settings === this.seen) return;
     this.seen = settings;
     const { destinationId, gauge } = this.options;
+    const policyJson = JSON.stringify(settings.circuitBreaker ?? {});
+    if (this.policy === undefined || policyJson !== this.policyJson) {
+      this.policy = this.options.policy(settings.circuitBreaker);
+      this.policyJson = policyJson;
+      for (const breaker of this.breakers) breaker.updatePolicy(this.policy);
+    }
+    const policy = this.policy;
     const urls = settings.targets.map((t) => t.target.url);
     for (let i = urls.length; i < this.breakers.length; i++) gauge.remove(destinationId, String(i));
     // A new array, not changed in place: events admitted before keep the breakers they had.
@@ -171,7 +200,7 @@ export class UrlCircuits {
       if (kept !== undefined && this.urls[i] === url) return kept;
       // NOTE: a breaker that was replaced (or closed) may still see late results; its
       // moves no longer show in the gauge or the log.
-      const breaker: CircuitBreaker = new CircuitBreaker(this.options.policy, (t) => {
+      const breaker: CircuitBreaker = new CircuitBreaker(policy, (t) => {
         if (this.breakers[i] === breaker) this.transition(i, t);
       });
       gauge.set({ destination: destinationId, url_index: String(i) }, CIRCUIT_STATE_VALUE.closed);
@@ -184,30 +213,38 @@ export class UrlCircuits {
   private transition(index: number, t: CircuitTransition): void {
     const { destinationId, gauge, logger } = this.options;
     gauge.set({ destination: destinationId, url_index: String(index) }, CIRCUIT_STATE_VALUE[t.to]);
-    const fields = { urlIndex: index, failures: t.failures, coolDownMs: t.coolDownMs };
-    if (t.to === 'open' && t.from === 'closed') {
-      logger.warn(fields, `webhook URL #${index} failed ${t.failures} times in a row; its circuit is open: no requests to it for ${formatSeconds(t.coolDownMs)}, then one probe`);
+    const fields = { urlIndex: index, attempts: t.attempts, failed: t.failed, unanswered: t.unanswered, coolDownMs: t.coolDownMs };
+    const pause = `no requests to it for ${formatSeconds(t.coolDownMs)}, then probes`;
+    if (t.to === 'open' && t.cause === 'unanswered') {
+      logger.warn(fields, `webhook URL #${index}: ${t.unanswered} attempts in a row got no answer (connection failed or timed out); its circuit is open: ${pause}`);
+    } else if (t.to === 'open' && t.cause === 'failure-rate') {
+      logger.warn(fields, `webhook URL #${index}: ${t.failed} of its last ${t.attempts} attempts failed; its circuit is open: ${pause}`);
     } else if (t.to === 'open') {
-      logger.warn(fields, `webhook URL #${index} failed its probe; its circuit stays open for ${formatSeconds(t.coolDownMs)}`);
+      logger.warn(fields, `webhook URL #${index} failed its probes; its circuit stays open for ${formatSeconds(t.coolDownMs)}`);
     } else if (t.to === 'closed') {
       logger.info(fields, `webhook URL #${index} answered again; its circuit is closed`);
     } else {
-      logger.debug(fields, `webhook URL #${index}: cool-down over; sending a probe`);
+      logger.debug(fields, `webhook URL #${index}: cool-down over; sending probes`);
     }
   }
 }
 
-/** Why a URL got no request, for the dead-letter `error`; the circuit may have moved on since the event was admitted. */
-function skipReason(breaker: CircuitBreaker, nowMs: number): string {
-  const last = breaker.lastFailure === '' ? '' : `, the last: ${breaker.lastFailure}`;
-  switch (breaker.state) {
-    case 'open':
-      return `circuit open after ${breaker.failures} consecutive retryable failures${last}; no request sent, next probe in ${formatSeconds(breaker.openUntil - nowMs)}`;
-    case 'half-open':
-      return `circuit open after ${breaker.failures} consecutive retryable failures${last}; no request sent while a probe is out`;
-    case 'closed':
-      return 'circuit open when the event was taken up (closed since); no request sent';
-  }
+/** What a result says about the URL's health (circuit-breaker.ts `Verdict`). */
+function verdictOf(result: AttemptResult): Verdict {
+  if (result.verdict !== 'retryable') return 'success';
+  if (result.outcome === 'timeout') return 'timeout';
+  // NOTE: no HTTP answer at all (refused, reset, no DNS, a failed handshake): nothing is there to answer.
+  if (result.outcome === 'network' || result.outcome === 'tls') return 'unreachable';
+  return 'failure';
+}
+
+/**
+ * Why a URL got no request, for the dead-letter `error`. NOTE: no timer and no count:
+ * the reason is stored with the event, and "next probe in 5s" is stale once read.
+ */
+function skipReason(breaker: CircuitBreaker): string {
+  const last = breaker.lastFailure === '' ? '' : ` (its last failure: ${breaker.lastFailure})`;
+  return breaker.state === 'closed' ? 'circuit open when the event was taken up; no request sent' : `circuit open${last}; no request sent`;
 }
 
 function admissionOf(admitted: Admitted, bit: number): Admission {

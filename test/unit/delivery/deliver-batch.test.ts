@@ -60,7 +60,7 @@ destinations:
     },
   } as unknown as RecordProducer;
   const topics = { main: 'deliveries.d', retries: [{ tier: { name: '10s', ms: 10_000 }, topic: 'deliveries.d.retry.10s', leftover: false }], dlq: 'deliveries.d.dlq' };
-  const circuits = new UrlCircuits({ destinationId: 'd', policy: { failureThreshold: 100, coolDownMs: 1_000, maxCoolDownMs: 4_000, trackedLeaseMs: 10_000 }, gauge: metrics.circuitState, logger });
+  const circuits = new UrlCircuits({ destinationId: 'd', policy: () => ({ windowMs: 10_000, minAttempts: 100, failureRatio: 0.5, unanswered: 100, coolDownMs: 1_000, maxCoolDownMs: 4_000, probes: 1, trackedLeaseMs: 10_000 }), gauge: metrics.circuitState, logger });
   circuits.follow(settings);
   const next = new RetryOrDeadLetter({ destinationId: 'd', topics, delivery: config.delivery, producer, counters, logger });
   const delivery = new EventDelivery({ destinationId: 'd', sender, circuits, pace: new RatePace(3_600_000), counters, next, logger });

@@ -6,7 +6,9 @@ import { DestinationLane, fullness, laneUncommittedBound } from '../../../src/de
 import type { PreparedDestination } from '../../../src/delivery/destination-settings.js';
 import { RatePace } from '../../../src/delivery/rate-pace.js';
 import { RetryTierWait } from '../../../src/delivery/retry-tier-wait.js';
-import type { UrlCircuits } from '../../../src/delivery/url-circuits.js';
+import { UrlCircuits } from '../../../src/delivery/url-circuits.js';
+import { webhookTarget } from '../../../src/delivery/http-sender.js';
+import { createMetrics } from '../../../src/observability/metrics.js';
 import { silentLogger } from '../../../src/observability/logger.js';
 import { fakeCommitChannel } from '../../support/commit-channel.js';
 
@@ -45,6 +47,9 @@ function laneFixture(options: {
   rateLimit?: { requestsPerSecond: number; burst: number };
   batch?: { maxEvents: number; maxBytes: number; maxWaitMs: number };
   ordered?: boolean;
+  /** Real circuits (with `targets` in the settings); else every URL lets every request through. */
+  circuits?: UrlCircuits;
+  targets?: PreparedDestination['targets'];
 }) {
   const log: string[] = [];
   const pending = new Map<string, { resolve: (result?: unknown) => void; reject: (e: unknown) => void; size: number }>();
@@ -68,8 +73,9 @@ function laneFixture(options: {
       await vi.advanceTimersByTimeAsync(0);
     }
   };
-  const settings = { rateLimit: options.rateLimit, batch: options.batch, ordered: options.ordered ?? false } as unknown as PreparedDestination;
-  const circuits = { admit: () => ({ send: 1, keep: 1, probe: 0, skipped: 0, breakers: [] }), abandon: () => undefined } as unknown as UrlCircuits;
+  const settings = { rateLimit: options.rateLimit, batch: options.batch, ordered: options.ordered ?? false, targets: options.targets ?? [] } as unknown as PreparedDestination;
+  const circuits =
+    options.circuits ?? ({ admit: () => ({ send: 1, keep: 1, probe: 0, skipped: 0, breakers: [] }), abandon: () => undefined, allOpenUntil: () => undefined } as unknown as UrlCircuits);
   const lane = new DestinationLane({
     destinationId: 'd',
     concurrency: options.concurrency,
@@ -195,6 +201,40 @@ describe('DestinationLane', () => {
     channel.out[0]!.answer();
     await vi.advanceTimersByTimeAsync(0);
     expect(started.at(-1)).toBe(`${MAIN}/0@10`);
+  });
+
+  it('with every URL\'s circuit open, attempts nothing and pauses its partitions; after the cool-down a probe goes, and its success lets the rest go', async () => {
+    const policy = { windowMs: 10_000, minAttempts: 2, failureRatio: 0.5, unanswered: 5, coolDownMs: 5_000, maxCoolDownMs: 20_000, probes: 1, trackedLeaseMs: 30_000 };
+    const circuits = new UrlCircuits({ destinationId: 'd', policy: () => policy, gauge: createMetrics({ defaultMetrics: false }).circuitState, logger: silentLogger() });
+    const targets = [{ target: webhookTarget('https://a.test/'), headers: {} }];
+    const { lane, log, started, finish } = laneFixture({ concurrency: 4, queueBound: 100, circuits, targets });
+    // Two failed requests open the circuit (the lane's deliveries are fakes: the test feeds the circuit their answers).
+    const e503 = { outcome: '5xx' as const, verdict: 'retryable' as const, status: 503, reason: '503 Service Unavailable', durationMs: 1 };
+    const settingsNow = { targets, printableUrls: [], ordered: false, id: 'd' } as PreparedDestination;
+    for (let i = 0; i < 2; i++) circuits.settle(circuits.admit(settingsNow, Date.now()), [{ index: 0, result: e503 }], Date.now());
+    expect(circuits.statuses()[0]!.state).toBe('open');
+
+    lane.accept([record(MAIN, 0, 1), record(MAIN, 0, 2)]);
+    lane.accept([record(MAIN, 1, 7)]);
+    expect(started).toEqual([]);
+    expect(lane.waitingForCircuits).toBe(true);
+    expect(log).toEqual([`pause ${MAIN}/0`, `pause ${MAIN}/1`]);
+    await vi.advanceTimersByTimeAsync(4_990);
+    expect(started).toEqual([]);
+    // Cool-down over: one probe (the head of a partition); the others wait for its answer, the partitions paused again.
+    await vi.advanceTimersByTimeAsync(20);
+    expect(started).toHaveLength(1);
+    expect(lane.waitingForCircuits).toBe(true);
+    expect(log.slice(2)).toEqual([`resume ${MAIN}/0`, `resume ${MAIN}/1`, `pause ${MAIN}/0`, `pause ${MAIN}/1`]);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(started).toHaveLength(1);
+    // The probe answers: the circuit closes (the fake delivery's answer is fed to it here), the lane goes on.
+    const [probe] = started;
+    circuits.settle({ send: 1, keep: 1, probe: 1, skipped: 0, breakers: (circuits as unknown as { breakers: never[] }).breakers }, [{ index: 0, result: { outcome: '2xx', verdict: 'delivered', status: 200, reason: '200 OK', durationMs: 1 } }], Date.now());
+    await finish(probe!);
+    expect(started).toHaveLength(3);
+    expect(lane.waitingForCircuits).toBe(false);
+    expect(log.slice(6)).toEqual([`done ${probe!.slice(0, probe!.indexOf('@'))}@${probe!.slice(probe!.indexOf('@') + 1)}`, `resume ${MAIN}/0`, `resume ${MAIN}/1`]);
   });
 
   it('takes turns between partitions, so none starves another', async () => {

@@ -6,7 +6,9 @@ import { UrlCircuits, countBits } from '../../../src/delivery/url-circuits.js';
 import { silentLogger } from '../../../src/observability/logger.js';
 import { createMetrics } from '../../../src/observability/metrics.js';
 
-const POLICY = { failureThreshold: 2, coolDownMs: 1_000, maxCoolDownMs: 4_000, trackedLeaseMs: 10_000 };
+/** Two attempts in the window, both failed, open a circuit; one probe at a time decides. */
+const BASE_POLICY = { windowMs: 10_000, minAttempts: 2, failureRatio: 0.5, unanswered: 5, coolDownMs: 1_000, maxCoolDownMs: 4_000, probes: 1, trackedLeaseMs: 10_000 };
+const POLICY = () => BASE_POLICY;
 const ok: SendResult = { outcome: '2xx', verdict: 'delivered', status: 200, reason: '200 OK', durationMs: 1 };
 const e500: SendResult = { outcome: '5xx', verdict: 'retryable', status: 500, reason: '500 Internal Server Error', durationMs: 1 };
 const cancelled: SendResult = { outcome: 'cancelled', durationMs: 1 };
@@ -36,13 +38,13 @@ describe('UrlCircuits', () => {
     const skipping = circuits.admit(settings, 2);
     expect(skipping).toMatchObject({ send: 0b10, skipped: 0b01 });
     expect(countBits(skipping.send)).toBe(1);
-    const [skipped] = circuits.skippedResults(skipping, 2);
+    const [skipped] = circuits.skippedResults(skipping);
     expect(skipped).toEqual({
       index: 0,
       result: {
         outcome: 'circuit_open',
         verdict: 'retryable',
-        reason: 'circuit open after 2 consecutive retryable failures, the last: 500 Internal Server Error; no request sent, next probe in 1s',
+        reason: 'circuit open (its last failure: 500 Internal Server Error); no request sent',
         durationMs: 0,
       },
     });
@@ -93,11 +95,42 @@ describe('UrlCircuits skip reasons', () => {
     const skipped = circuits.admit(settings, 2);
     const probe = circuits.admit(settings, 1_001);
     const skippedDuringProbe = circuits.admit(settings, 1_002);
-    expect(circuits.skippedResults(skippedDuringProbe, 1_002)[0]!.result).toMatchObject({
-      reason: 'circuit open after 2 consecutive retryable failures, the last: 500 Internal Server Error; no request sent while a probe is out',
+    expect(circuits.skippedResults(skippedDuringProbe)[0]!.result).toMatchObject({
+      reason: 'circuit open (its last failure: 500 Internal Server Error); no request sent',
     });
     circuits.settle(probe, [{ index: 0, result: ok }], 1_003);
-    expect(circuits.skippedResults(skipped, 1_004)[0]!.result).toMatchObject({ reason: 'circuit open when the event was taken up (closed since); no request sent' });
+    expect(circuits.skippedResults(skipped)[0]!.result).toMatchObject({ reason: 'circuit open when the event was taken up; no request sent' });
+  });
+});
+
+describe('UrlCircuits.allOpenUntil', () => {
+  it('is undefined while any URL lets a request through, else the earliest time one will', () => {
+    const circuits = new UrlCircuits({ destinationId: 'hooks', policy: POLICY, gauge: createMetrics({ defaultMetrics: false }).circuitState, logger: silentLogger() });
+    const settings = destination(['https://a.test/', 'https://b.test/']);
+    expect(circuits.allOpenUntil(settings, 0)).toBeUndefined();
+    for (const at of [0, 1]) circuits.settle(circuits.admit(settings, at), [{ index: 0, result: e500 }, { index: 1, result: ok }], at);
+    // URL #0 open, URL #1 closed: requests still go.
+    expect(circuits.allOpenUntil(settings, 2)).toBeUndefined();
+    for (const at of [500, 501]) circuits.settle(circuits.admit(settings, at), [{ index: 1, result: e500 }], at);
+    expect(circuits.allOpenUntil(settings, 502)).toBe(1_001);
+    // The cool-down of #0 is over: its probe may go.
+    expect(circuits.allOpenUntil(settings, 1_001)).toBeUndefined();
+    const probing = circuits.admit(settings, 1_001);
+    expect(probing.probe).toBe(0b01);
+    // #0's one probe is out, #1 is still cooling down: the earliest is #1's end of cool-down.
+    expect(circuits.allOpenUntil(settings, 1_100)).toBe(1_501);
+  });
+
+  it('takes the destination\'s own thresholds, and new ones at a reload', () => {
+    const seen: (object | undefined)[] = [];
+    const circuits = new UrlCircuits({ destinationId: 'hooks', policy: (o) => (seen.push(o), { ...BASE_POLICY, ...o }), gauge: createMetrics({ defaultMetrics: false }).circuitState, logger: silentLogger() });
+    const strict = { ...destination(['https://a.test/']), circuitBreaker: { minAttempts: 1 } };
+    circuits.settle(circuits.admit(strict, 0), [{ index: 0, result: e500 }], 0);
+    expect(circuits.statuses(1)[0]!.state).toBe('open');
+    const lenient = { ...destination(['https://b.test/']), circuitBreaker: { minAttempts: 3 } };
+    for (const at of [10, 11]) circuits.settle(circuits.admit(lenient, at), [{ index: 0, result: e500 }], at);
+    expect(circuits.statuses(12)[0]!.state).toBe('closed');
+    expect(seen).toEqual([{ minAttempts: 1 }, { minAttempts: 3 }]);
   });
 });
 
@@ -136,9 +169,9 @@ describe('UrlCircuits.statuses', () => {
       const admitted = circuits.admit(settings, at);
       circuits.settle(admitted, [{ index: 0, result: e500 }, { index: 1, result: ok }], at);
     }
-    expect(circuits.statuses()).toEqual([
-      { index: 0, state: 'open', failures: 2, nextProbeAtMs: 1_020, failingSinceMs: 10, lastFailure: { atMs: 20, outcome: '5xx', reason: '500 Internal Server Error' } },
-      { index: 1, state: 'closed', failures: 0, lastSuccessAtMs: 20 },
+    expect(circuits.statuses(30)).toEqual([
+      { index: 0, state: 'open', failures: 2, window: { attempts: 2, failed: 2 }, nextProbeAtMs: 1_020, failingSinceMs: 10, lastFailure: { atMs: 20, outcome: '5xx', reason: '500 Internal Server Error' } },
+      { index: 1, state: 'closed', failures: 0, window: { attempts: 2, failed: 0 }, lastSuccessAtMs: 20 },
     ]);
     // A cancelled attempt is no answer: nothing changes.
     const probing = circuits.admit(settings, 1_030);
@@ -147,11 +180,11 @@ describe('UrlCircuits.statuses', () => {
     // A 2xx ends the failing spell; the last failure is kept.
     const again = circuits.admit(settings, 1_040);
     circuits.settle(again, [{ index: 0, result: ok }, { index: 1, result: ok }], 1_040);
-    expect(circuits.statuses()[0]).toEqual({ index: 0, state: 'closed', failures: 0, lastSuccessAtMs: 1_040, lastFailure: { atMs: 20, outcome: '5xx', reason: '500 Internal Server Error' } });
+    expect(circuits.statuses(1_041)[0]).toEqual({ index: 0, state: 'closed', failures: 0, window: { attempts: 0, failed: 0 }, lastSuccessAtMs: 1_040, lastFailure: { atMs: 20, outcome: '5xx', reason: '500 Internal Server Error' } });
     circuits.admit(destination(['https://c.test/', 'https://b.test/']), 1_050);
-    expect(circuits.statuses()).toEqual([
-      { index: 0, state: 'closed', failures: 0 },
-      { index: 1, state: 'closed', failures: 0, lastSuccessAtMs: 1_040 },
+    expect(circuits.statuses(1_051)).toEqual([
+      { index: 0, state: 'closed', failures: 0, window: { attempts: 0, failed: 0 } },
+      { index: 1, state: 'closed', failures: 0, window: { attempts: 4, failed: 0 }, lastSuccessAtMs: 1_040 },
     ]);
   });
 });

@@ -62,7 +62,8 @@ beforeAll(async () => {
   config = testConfig(
     {
       kafka: { brokers: testBrokers(), clientId: randomName('circuit'), topicPrefix: prefix, partitions: 2 },
-      delivery: { timeout: '2s', retryTiers: ['200ms', '1s'], maxRetryWindow: '60s', concurrencyPerDestination: 16 },
+      // Five attempts in the window (all failed) open a circuit: these tests send a few events one at a time.
+      delivery: { timeout: '2s', retryTiers: ['200ms', '1s'], maxRetryWindow: '60s', concurrencyPerDestination: 16, circuitBreaker: { minAttempts: 5 } },
       sources: [{ id: 'web' }],
       destinations: [
         // URL 0 fails, URL 1 answers: the token in URL 0 must never reach a label or a log.
@@ -90,7 +91,7 @@ afterAll(async () => {
 });
 
 describe('circuit breaker per URL', () => {
-  it('a URL that fails 5 times in a row gets no requests while the other URL keeps delivering, then one probe after the cool-down', async () => {
+  it('a URL whose attempts failed (5, the configured minimum, of 5) gets no requests while the other URL keeps delivering, then a probe after the cool-down', async () => {
     const { failing, healthy } = receivers;
     let recovered = false;
     failing.replyWith(() => ({ status: recovered ? 200 : 500 }));
@@ -130,7 +131,7 @@ describe('circuit breaker per URL', () => {
     expect(await metrics.registry.metrics()).not.toContain('do-not-print');
   });
 
-  it('with its only URL open an event goes on through the retry tiers without requests, and is delivered after the probe, not dead-lettered', async () => {
+  it('with its only URL open an event waits in the lane (no attempt, no retry-tier record) and is delivered after the probe, not dead-lettered', async () => {
     const { lonely } = receivers;
     lonely.replyWith((_req, i) => ({ status: i < 5 ? 503 : 200 }));
     await produce('lonely', ['l-1']);
@@ -138,9 +139,11 @@ describe('circuit breaker per URL', () => {
     // 5 failures open the circuit; the 6th request is the probe, at least a cool-down later.
     expect(lonely.requests).toHaveLength(6);
     expect(lonely.requests[5]!.at - lonely.requests[4]!.at).toBeGreaterThanOrEqual(COOL_DOWN_MS);
-    const skipped = await count('deliveryAttempts', { destination: 'lonely', outcome: 'circuit_open' });
-    expect(skipped).toBeGreaterThanOrEqual(1);
-    expect(await count('deliveries', { destination: 'lonely', result: 'retry_scheduled' })).toBe(5 + skipped);
+    // Waiting wrote nothing: a retry-tier record per failed request, none for the cool-down.
+    expect(await count('deliveryAttempts', { destination: 'lonely', outcome: 'circuit_open' })).toBe(0);
+    expect(await count('deliveries', { destination: 'lonely', result: 'retry_scheduled' })).toBe(5);
+    const tierRecords = (await Promise.all(['200ms', '1s'].map((tier) => kafka.admin.fetchTopicOffsets(`${prefix}deliveries.lonely.retry.${tier}`)))).flat();
+    expect(tierRecords.reduce((sum, p) => sum + Number(p.high), 0)).toBe(5);
     expect(await count('deliveries', { destination: 'lonely', result: 'dead_lettered' })).toBe(0);
   });
 });

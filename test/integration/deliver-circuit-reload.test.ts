@@ -47,7 +47,7 @@ describe('switchyard_circuit_state across reloads', () => {
     const prefix = randomPrefix();
     const shape = (urls: string[]) => ({
       kafka: { brokers: testBrokers(), clientId: randomName('circuit-reload'), topicPrefix: prefix, partitions: 1 },
-      delivery: { timeout: '2s', retryTiers: ['200ms'], maxRetryWindow: '60s' },
+      delivery: { timeout: '2s', retryTiers: ['200ms'], maxRetryWindow: '60s', circuitBreaker: { minAttempts: 5 } },
       sources: [{ id: 'web' }],
       destinations: urls.length === 0 ? [] : [{ id: 'pair', type: 'webhooks', settings: { webhooks: urls.map((url) => ({ url })) } }],
     });
@@ -57,7 +57,7 @@ describe('switchyard_circuit_state across reloads', () => {
     await service.start();
     await waitFor(() => service!.health().ready, { timeoutMs: 60_000, what: 'the destination consumer to join' });
 
-    // Five failures of URL #1, one event at a time (the watched request of each counts).
+    // Five failures of URL #1 (the configured minimum of attempts), one event at a time (the watched request of each counts).
     for (let i = 1; i <= 5; i++) {
       const id = `r-${i}`;
       await kafka.produce(`${prefix}deliveries.pair`, [

@@ -310,7 +310,14 @@ export class DestinationLane {
     if (this.stopping || this.paced !== undefined) return;
     const settings = this.parts.settings();
     if (settings === undefined) return; // left the config: this lane is being stopped
-    if (this.circuitWait !== undefined && this.parts.circuits.allOpenUntil(settings, Date.now()) === undefined) this.endCircuitWait();
+    const now = Date.now();
+    const openUntil = this.parts.circuits.allOpenUntil(settings, now);
+    if (openUntil !== undefined) {
+      this.waitForCircuits(openUntil - now);
+      this.startEndedWindows(settings, now);
+      return;
+    }
+    if (this.circuitWait !== undefined) this.endCircuitWait();
     if (settings.batch === undefined) this.pumpEvents(settings);
     else this.pumpBatches(settings);
     this.resumeIfRoom();
@@ -329,6 +336,27 @@ export class DestinationLane {
       if (!this.request(settings, [this.ready[0]!])) return;
     }
     this.offerHeads(settings, (head) => this.request(settings, [head]));
+  }
+
+  /**
+   * With every URL open: the events whose retry window ended go on (each to its dead
+   * letter, no request), the heads of their partitions first; the rest wait. NOTE: a
+   * batching destination's events wait together, window ended or not, for the probes.
+   */
+  private startEndedWindows(settings: PreparedDestination, now: number): void {
+    if (settings.batch !== undefined) return;
+    const ended = (entry: Entry) => this.parts.tierWait.windowEnded(entry.item.envelope, now);
+    while (this.ready[0] !== undefined && ended(this.ready[0])) {
+      if (!this.request(settings, [this.ready[0]])) return;
+    }
+    for (const queue of this.queues.values()) {
+      for (;;) {
+        const head = this.headOf(queue, settings);
+        if (head === 'parked') continue;
+        if (head === undefined || !ended(head)) break;
+        if (!this.request(settings, [head])) return;
+      }
+    }
   }
 
   /**
@@ -471,8 +499,10 @@ export class DestinationLane {
     if (this.waitsForCommit()) return false;
     const { circuits, pace } = this.parts;
     const now = Date.now();
+    // NOTE: an event whose retry window ended goes on with every URL open: no request,
+    // its dead letter (with the circuit's last failure) instead of waiting for a probe.
     const openUntil = circuits.allOpenUntil(settings, now);
-    if (openUntil !== undefined) {
+    if (openUntil !== undefined && !entries.every(({ item }) => this.parts.tierWait.windowEnded(item.envelope, now))) {
       this.waitForCircuits(openUntil - now);
       return false;
     }
@@ -509,7 +539,8 @@ export class DestinationLane {
 
   /**
    * Every URL's circuit is open: the lane attempts nothing and writes nothing (no
-   * `circuit_open` attempt, no retry-tier record) until one may let a request through;
+   * `circuit_open` attempt, no retry-tier record; only the dead letters of events whose
+   * window ended) until one may let a request through;
    * its partitions are paused meanwhile, so it fetches no more than it holds. NOTE: the
    * probe's own end pumps the lane too (endTask), so a probe that settles early ends the wait early.
    */

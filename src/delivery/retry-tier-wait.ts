@@ -20,6 +20,15 @@ export class RetryTierWait {
    * record is due. The lane holds the partition that long (paused, its head queued),
    * while the destination's other partitions and topics go on.
    */
+  /**
+   * Whether the event's retry window has ended (it was attempted, and `maxRetryWindow`
+   * has passed since): its next failure, even without a request, is its dead letter
+   * (retry-schedule.ts `planNextStep`).
+   */
+  windowEnded(envelope: Envelope, nowMs: number): boolean {
+    return envelope.firstAttemptAtMs !== undefined && nowMs >= envelope.firstAttemptAtMs + this.maxRetryWindowMs;
+  }
+
   waitMs(topic: string, envelope: Envelope): number {
     if (!this.tierTopics.has(topic)) return 0;
     // NOTE: a due time is capped so that a wrong header cannot park a partition for longer than a window.

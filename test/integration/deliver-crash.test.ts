@@ -41,8 +41,9 @@ describe('deliverer crash', () => {
 
     // First request: held unanswered for even-numbered events (in flight at the kill);
     // 503 for four odd-numbered ones (a retry gets scheduled), 200 on their retry; 200
-    // for the rest. NOTE: four, not more: 5 failures in a row would open the URL's
-    // circuit (docs/webhooks.md#delivery-and-retries) and the events after them would not reach the receiver.
+    // for the rest. NOTE: four, a few of the first attempts: a failure rate of half the
+    // window's attempts (20 at least) would open the URL's circuit
+    // (docs/webhooks.md#circuit-breaker) and the events after them would wait.
     const seen = new Map<string, number>();
     const acknowledged = new Set<string>();
     let holding = 0;

@@ -83,7 +83,8 @@ beforeAll(async () => {
   const hook = (id: HookId, extra: Record<string, unknown> = {}) => ({ id, type: 'webhooks', settings: { webhooks: [{ url: url(id) }], ...extra } });
   const doc = {
     kafka: { brokers: testBrokers(), clientId: randomName('deliver'), topicPrefix: prefix, partitions: 2 },
-    delivery: { timeout: '1s', retryTiers: ['200ms', '500ms'], maxRetryWindow: `${WINDOW_MS / 1000}s`, concurrencyPerDestination: 8 },
+    // Five attempts (all failed) open a circuit here, so that the short window sees it open and probing.
+    delivery: { timeout: '1s', retryTiers: ['200ms', '500ms'], maxRetryWindow: `${WINDOW_MS / 1000}s`, concurrencyPerDestination: 8, circuitBreaker: { minAttempts: 5 } },
     sources: [{ id: 'web' }], // a config needs a source; this test only delivers
     destinations: [
       { id: 'sig', type: 'webhooks', settings: { webhooks: [{ url: url('sig', '/segment?team=growth'), headers: { 'X-Team': 'growth' } }], sharedSecret: SECRET } },
@@ -226,23 +227,23 @@ describe('deliverer', () => {
     expect(warned).toMatchObject({ level: 40, messageId: 'b-1', topic: `${prefix}deliveries.bad`, partition: expect.any(Number), offset: expect.stringMatching(/^\d+$/) });
   });
 
-  it('always 500: five requests open the circuit; attempts go on, with a probe after each cool-down, until the window ends, then a dead letter, then silence', async () => {
+  it('always 500: five requests open the circuit; the event waits, probes go after each cool-down until the window ends, then a dead letter, then silence', async () => {
     receivers.down!.reply({ status: 500 });
     await produce('down', [{ id: 'd-1' }]);
     const [dead] = await kafka.readAll(`${prefix}deliveries.down.dlq`, { atLeast: 1, timeoutMs: WINDOW_MS + 20_000 });
-    // The circuit breaker (docs/webhooks.md#delivery-and-retries) opens after 5 failures; its cool-down (a quarter of
-    // this short window) lets a probe through now and then. Attempts without a request
-    // count as circuit_open.
+    // The circuit breaker (docs/webhooks.md#circuit-breaker) opens after 5 failed attempts
+    // (this file's minimum); its cool-down (a quarter of this short window) lets probes
+    // through now and then. While it is open the event waits: no attempt, no record.
     const requests = receivers.down!.requests.length;
-    expect(requests).toBeGreaterThanOrEqual(5);
-    const skipped = await count('deliveryAttempts', { destination: 'down', outcome: 'circuit_open' });
-    expect(skipped).toBeGreaterThanOrEqual(1);
+    expect(requests).toBeGreaterThanOrEqual(6);
+    expect(await count('deliveryAttempts', { destination: 'down', outcome: 'circuit_open' })).toBe(0);
     expect(await count('deliveryAttempts', { destination: 'down', outcome: '5xx' })).toBe(requests);
-    expect(dead!.headers.attempt).toBe(String(requests + skipped));
-    const where = printedUrl(url('down')).replace(/[.[\]]/g, '\\$&');
-    expect(dead!.headers.error).toMatch(
-      new RegExp(`^${where}: (500 Internal Server Error|circuit open after \\d+ consecutive retryable failures, the last: 500 Internal Server Error; no request sent, next probe in [\\d.]+s)$`),
-    );
+    expect(await count('deliveries', { destination: 'down', result: 'retry_scheduled' })).toBe(requests - 1);
+    expect(dead!.headers.attempt).toBe(String(requests));
+    expect(dead!.headers.error).toBe(`${printedUrl(url('down'))}: 500 Internal Server Error`);
+    const gaps = receivers.down!.requests.slice(1).map((r, i) => r.at - receivers.down!.requests[i]!.at);
+    // The 6th request is the first probe, a cool-down (WINDOW_MS / 4) after the 5th.
+    expect(gaps[4]).toBeGreaterThanOrEqual(WINDOW_MS / 4 - 50);
     const first = Date.parse(dead!.headers['first-attempt-at']!);
     const last = Date.parse(dead!.headers['last-attempt-at']!);
     expect(last - first).toBeGreaterThanOrEqual(WINDOW_MS);

@@ -237,6 +237,25 @@ describe('DestinationLane', () => {
     expect(log.slice(6)).toEqual([`done ${probe!.slice(0, probe!.indexOf('@'))}@${probe!.slice(probe!.indexOf('@') + 1)}`, `resume ${MAIN}/0`, `resume ${MAIN}/1`]);
   });
 
+  it('with every URL\'s circuit open, an event whose retry window ended goes on (to its dead letter, no request) while one still in its window waits', async () => {
+    const policy = { windowMs: 10_000, minAttempts: 1, failureRatio: 0.5, unanswered: 5, coolDownMs: 5_000, maxCoolDownMs: 20_000, probes: 1, trackedLeaseMs: 30_000 };
+    const circuits = new UrlCircuits({ destinationId: 'd', policy: () => policy, gauge: createMetrics({ defaultMetrics: false }).circuitState, logger: silentLogger() });
+    const targets = [{ target: webhookTarget('https://a.test/'), headers: {} }];
+    const { lane, started } = laneFixture({ concurrency: 4, queueBound: 100, circuits, targets });
+    const e503 = { outcome: '5xx' as const, verdict: 'retryable' as const, status: 503, reason: '503 Service Unavailable', durationMs: 1 };
+    circuits.settle(circuits.admit({ targets, printableUrls: [], ordered: false, id: 'd' } as PreparedDestination, Date.now()), [{ index: 0, result: e503 }], Date.now());
+    // The fixture's window is 10 min.
+    const inWindow = record(RETRY, 0, 3, Date.now() - 1);
+    inWindow.headers!['first-attempt-at'] = new Date(Date.now() - 1_000).toISOString();
+    const ended = record(MAIN, 1, 4);
+    ended.headers!['first-attempt-at'] = new Date(Date.now() - 600_001).toISOString();
+    const fresh = record(MAIN, 1, 5);
+    lane.accept([inWindow]);
+    lane.accept([ended, fresh]);
+    expect(started).toEqual([`${MAIN}/1@4`]);
+    expect(lane.waitingForCircuits).toBe(true);
+  });
+
   it('takes turns between partitions, so none starves another', async () => {
     const { lane, started, finish } = laneFixture({ concurrency: 1, queueBound: 100 });
     lane.accept([record(MAIN, 0, 1), record(MAIN, 0, 2)]);

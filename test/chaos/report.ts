@@ -41,6 +41,12 @@ export function formatReport(report: ChaosReport): string {
         .map(([destination, o]) => `${destination}: ${o.checked} events of ${o.users} users checked, ${o.violationCount} out of order`)
         .join('; ') || 'no ordered destination'
     }`,
+    `retry-tier records per event (a record per failed attempt; none while a circuit is open): ${
+      Object.entries(report.retryTierRecords ?? {})
+        .filter(([, t]) => t.tierRecords > 0)
+        .map(([destination, t]) => `${destination} ${t.perEvent.toFixed(2)} (${t.tierRecords} for ${t.events})`)
+        .join(', ') || 'none'
+    }`,
     `faults: ${report.faults.kills} SIGKILLs (${report.roles.map((r) => `${r.role} ${r.kills}`).join(', ')}), ${report.faults.brokerRestarts} broker restarts, ${report.faults.receiverOutages} receiver outages, ${report.faults.reloads} config reloads`,
     `crashes (exits nobody asked for): ${report.crashes.length}`,
     `timings: load ${seconds(report.timings.loadMs)}, drain ${seconds(report.timings.drainMs)} after the load and last fault (${seconds(report.timings.drainAfterLastFaultMs)} after the last fault), total ${seconds(report.timings.totalMs)}`,

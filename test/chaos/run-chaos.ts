@@ -95,6 +95,12 @@ export interface ChaosReport {
   duplicateTrails: { key: string; destination: string; answeredAtMs: number[]; stops: TrailStop[] }[];
   /** Per destination with `ordering: user`: its receiver's first deliveries checked against the order of its topic (user-order.ts). */
   userOrder: Record<string, UserOrderResult>;
+  /**
+   * Per enabled destination: the records its topic got (events routed to it), the records
+   * written to its retry tiers, and their ratio. NOTE: a record per failed attempt; an
+   * open circuit writes none (docs/webhooks.md#circuit-breaker).
+   */
+  retryTierRecords: Record<string, { events: number; tierRecords: number; perEvent: number }>;
 }
 
 type Log = (line: string) => void;
@@ -245,6 +251,7 @@ export async function runChaos(input: ChaosProfile, log: Log): Promise<ChaosRepo
   let shutdown = new Map<RoleName, string>();
   let loadMs = 0;
   let drained: Drained = { drainMs: undefined, drainAfterLastFaultMs: undefined, behind: [] };
+  let tierRecords: ChaosReport['retryTierRecords'] = {};
   try {
     await startSystem(run);
     sampler = setInterval(() => sampleResources(run), profile.sampleEveryMs);
@@ -252,6 +259,7 @@ export async function runChaos(input: ChaosProfile, log: Log): Promise<ChaosRepo
     loadMs = driven.loadEndedAt - driven.loadStartedAt;
     faultRecords = driven.faultRecords;
     drained = await waitForDrain(run, driven.loadEndedAt, faultRecords);
+    tierRecords = await countTierRecords(run);
   } finally {
     clearInterval(sampler);
     shutdown = await stopRoles(run);
@@ -297,6 +305,7 @@ export async function runChaos(input: ChaosProfile, log: Log): Promise<ChaosRepo
     trails,
     duplicateTrails,
     userOrder,
+    tierRecords,
   });
   writeFileSync(join(logDir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
   return report;
@@ -613,6 +622,24 @@ async function followDuplicates(run: ChaosRun): Promise<ChaosReport['duplicateTr
   }
 }
 
+/** Records in each enabled destination's topic and in its retry tiers, once drained (ChaosReport.retryTierRecords). */
+async function countTierRecords(run: ChaosRun): Promise<ChaosReport['retryTierRecords']> {
+  const out: ChaosReport['retryTierRecords'] = {};
+  if (run.admin === undefined) return out;
+  const records = async (topic: string) => (await run.admin!.fetchTopicOffsets(topic)).reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
+  for (const destination of run.topology.destinations.filter((d) => d.enabled)) {
+    try {
+      const events = await records(run.names.deliveries(destination.id));
+      let tierRecords = 0;
+      for (const tier of run.profile.delivery.retryTiers) tierRecords += await records(run.names.retry(destination.id, tier));
+      out[destination.id] = { events, tierRecords, perEvent: events === 0 ? 0 : tierRecords / events };
+    } catch (error) {
+      run.say(`could not count the retry-tier records of ${destination.id}: ${String(error)}`);
+    }
+  }
+  return out;
+}
+
 /** The per-user order of each destination with `ordering: user`, read before the broker goes. */
 async function checkOrderedDestinations(run: ChaosRun): Promise<Record<string, UserOrderResult>> {
   const results: Record<string, UserOrderResult> = {};
@@ -657,6 +684,7 @@ function buildReport(parts: {
   trails: Record<string, TrailStop[]>;
   duplicateTrails: ChaosReport['duplicateTrails'];
   userOrder: Record<string, UserOrderResult>;
+  tierRecords: ChaosReport['retryTierRecords'];
 }): ChaosReport {
   const { verdict, profile } = parts;
   const kills = parts.faultRecords.filter((r) => r.fault.kind === 'kill');
@@ -731,6 +759,7 @@ function buildReport(parts: {
     ),
     trails: parts.trails,
     duplicateTrails: parts.duplicateTrails,
+    retryTierRecords: parts.tierRecords,
     userOrder: parts.userOrder,
   };
 }

@@ -49,8 +49,10 @@ export interface HttpSenderOptions {
 /** Node's default keeps connections 5 s; receivers usually keep them longer. */
 const KEEP_ALIVE_MS = 30_000;
 const DEFAULT_MAX_RESPONSE_BODY_BYTES = 64 * 1024;
-/** How much later than delivery.timeout undici's own timeouts fire. */
+/** How much later than delivery.timeout (and its one extension for a stall, Attempt.expire) undici's own timeouts fire. */
 const BACKSTOP_MARGIN_MS = 1_000;
+/** A deadline timer this late means the process stalled (Attempt.expire). */
+const STALL_MS = 100;
 
 const TIMED_OUT = new Error('switchyard: no complete answer within delivery.timeout');
 const CANCELLED = new Error('switchyard: another URL of the destination already accepted the event');
@@ -69,8 +71,10 @@ class Attempt implements Dispatcher.DispatchHandler {
   private bodyBytes = 0;
   private settled = false;
   private stopReason: Error | undefined;
-  private readonly timer: NodeJS.Timeout;
+  private timer: NodeJS.Timeout;
   private readonly started = performance.now();
+  /** The deadline was moved once for a stall of this process's own (expire). */
+  private extended = false;
 
   constructor(
     private readonly resolve: (result: SendResult) => void,
@@ -85,14 +89,25 @@ class Attempt implements Dispatcher.DispatchHandler {
   }
 
   /**
-   * The deadline passed. NOTE: timers run before the loop's I/O poll, so when the loop
+   * The deadline passed. Timers run before the loop's I/O poll, so when the loop
    * fell behind (a burst of work, a GC pause) an answer already in the socket would lose
    * to this timer: the event is retried although the receiver took it (a duplicate).
    * The decision waits one loop turn (setImmediate runs after the poll): an answer that
    * arrived by then is read first and counts.
    */
   expire(): void {
-    if (!this.settled) setImmediate(expireNow, this);
+    if (this.settled) return;
+    // NOTE: a timer that fires late says this process stalled (a burst of work, a long GC,
+    // a consumer rejoining): the request may not even have left it yet. The receiver gets
+    // the time the stall took from it, once and at most one more timeout: our stall must
+    // not count as the receiver's timeout (a retry, and a duplicate when it answers).
+    const lateMs = performance.now() - this.started - this.timeoutMs;
+    if (!this.extended && lateMs >= STALL_MS) {
+      this.extended = true;
+      this.timer = setTimeout(expire, Math.min(lateMs, this.timeoutMs), this);
+      return;
+    }
+    setImmediate(expireNow, this);
   }
 
   expireNow(): void {
@@ -202,7 +217,7 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
   // NOTE: the whole-request deadline of Attempt is the one that counts; undici's
   // per-phase timeouts are only a backstop, a second later, so that they never decide
   // before Attempt's look at what arrived (see Attempt.expire).
-  const backstopMs = timeoutMs + BACKSTOP_MARGIN_MS;
+  const backstopMs = 2 * timeoutMs + BACKSTOP_MARGIN_MS;
   const agent = new Agent({
     keepAliveTimeout: KEEP_ALIVE_MS,
     keepAliveMaxTimeout: 10 * KEEP_ALIVE_MS,

@@ -74,6 +74,14 @@ describe('the delivery timeout on a loop that fell behind', () => {
     expect(result).toMatchObject({ outcome: '2xx', verdict: 'delivered', status: 200 });
   });
 
+  it('a request the stalled loop had not even sent by the deadline gets the time of the stall: a prompt answer counts', async () => {
+    const path = `/hook?delay=0&n=${Math.random()}`;
+    const result = sender.send(webhookTarget(`http://127.0.0.1:${port}${path}`), Buffer.from('{}'), { 'content-type': 'application/json' });
+    // Blocked before the request reached the socket, until twice the timeout.
+    blockLoop(2 * TIMEOUT_MS);
+    expect(await result).toMatchObject({ outcome: '2xx', verdict: 'delivered', status: 200 });
+  });
+
   it('an answer that arrives after the deadline is still a timeout', async () => {
     const result = await sendThenBlock(3 * TIMEOUT_MS, 0);
     expect(result).toMatchObject({ outcome: 'timeout', verdict: 'retryable' });

@@ -31,6 +31,8 @@ export interface DestinationSpec {
   batch?: { maxEvents: number; maxBytes: string; maxWait: string };
   /** `settings.ordering` (docs/webhooks.md#per-user-order). */
   ordering?: 'user';
+  /** `settings.circuitBreaker` (docs/webhooks.md#circuit-breaker), as written in the config. */
+  circuitBreaker?: { minAttempts?: number; unanswered?: number };
 }
 
 export interface SourceSpec {
@@ -71,7 +73,9 @@ const FLEET_SHARE = 0.08;
  *   (issue 13's flaky destination: its slow requests hold its oldest offset back);
  * - `fanout`: three URLs (a redirect, a half-failing one, a good one): any 2xx delivers;
  * - `bounce`: only a redirect, so everything it gets is dead-lettered at once;
- * - `blackhole`: never answers, so everything it gets is dead-lettered at the window's end;
+ * - `blackhole`: never answers, so everything it gets is dead-lettered at the window's end
+ *   (its circuit breaker never opens: an open one would keep its events waiting in its
+ *   topic, docs/webhooks.md#circuit-breaker, which the receiver outages check instead);
  * - `off`: disabled, so it must never get anything;
  * - `batched`: batches of up to 50 events (`settings.batch`) to an unsteady receiver
  *   (a 503 or a timeout fails the whole batch);
@@ -119,7 +123,7 @@ export function chaosTopology(options: { failingShare: number; destinations?: nu
       { id: 'flaky', enabled: true, receivers: ['flaky'] },
       { id: 'fanout', enabled: true, receivers: ['fanout-redirect', 'fanout-failing', 'fanout-ok'], sharedSecret: 'chaos-fanout-secret' },
       { id: 'bounce', enabled: true, receivers: ['bounce'] },
-      { id: 'blackhole', enabled: true, receivers: ['blackhole'] },
+      { id: 'blackhole', enabled: true, receivers: ['blackhole'], circuitBreaker: { minAttempts: 1_000_000, unanswered: 1_000_000 } },
       { id: 'off', enabled: false, receivers: ['off'] },
       { id: 'unsteady', enabled: true, receivers: ['unsteady'] },
       { id: 'batched', enabled: true, receivers: ['batched'], sharedSecret: 'chaos-batched-secret', batch: { maxEvents: 50, maxBytes: '256KB', maxWait: '200ms' } },
@@ -189,6 +193,7 @@ export function chaosConfig(topology: Topology, settings: ClusterSettings): Reco
         ...(destination.sharedSecret === undefined ? {} : { sharedSecret: destination.sharedSecret }),
         ...(destination.batch === undefined ? {} : { batch: destination.batch }),
         ...(destination.ordering === undefined ? {} : { ordering: destination.ordering }),
+        ...(destination.circuitBreaker === undefined ? {} : { circuitBreaker: destination.circuitBreaker }),
       },
     })),
   };

@@ -4,7 +4,7 @@ import { createCrashLevels } from '../../../src/kafka/crash-levels.js';
 /** As kafkajs throws it at a first start, while the broker loads __consumer_offsets. */
 const coordinatorLoading = Object.assign(new Error("The coordinator is loading and hence can't process requests for this group"), {
   name: 'KafkaJSProtocolError',
-  type: 'COORDINATOR_LOAD_IN_PROGRESS',
+  type: 'GROUP_LOAD_IN_PROGRESS',
   retriable: true,
 });
 /** As @platformatic/kafka wraps a broker's answer: the retriable error inside. */

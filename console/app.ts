@@ -85,6 +85,7 @@ function run(action: () => Promise<void>): void {
 // ---- login -----------------------------------------------------------------
 
 function showLogin(message?: string): void {
+  stopAutoRefresh();
   for (const view of VIEWS) $(`view-${view}`).hidden = true;
   $('nav').hidden = true;
   $('login').hidden = false;
@@ -106,8 +107,36 @@ function showView(view: View): void {
   $('nav').hidden = false;
   for (const v of VIEWS) $(`view-${v}`).hidden = v !== view;
   for (const tab of document.querySelectorAll<HTMLButtonElement>('button.tab')) tab.classList.toggle('active', tab.dataset.view === view);
-  if (view === 'destinations') run(loadDestinations);
+  if (view === 'destinations') {
+    run(loadDestinations);
+    startAutoRefresh();
+  } else stopAutoRefresh();
   if (view === 'letters') run(fillDestinationChoice);
+}
+
+// ---- auto-refresh ----------------------------------------------------------
+
+/** How often the destinations view reloads itself while shown and not paused. */
+const AUTO_REFRESH_MS = 15_000;
+let autoTimer: number | undefined;
+let autoPaused = false;
+
+function startAutoRefresh(): void {
+  stopAutoRefresh();
+  if (!autoPaused) autoTimer = window.setInterval(() => run(loadDestinations), AUTO_REFRESH_MS);
+  showAutoRefresh();
+}
+
+function stopAutoRefresh(): void {
+  if (autoTimer !== undefined) window.clearInterval(autoTimer);
+  autoTimer = undefined;
+}
+
+function showAutoRefresh(): void {
+  const button = $('auto-refresh');
+  button.textContent = autoPaused ? 'Resume auto-refresh' : 'Pause auto-refresh';
+  button.setAttribute('aria-pressed', String(autoPaused));
+  button.title = autoPaused ? 'paused: the figures stay as they are until Refresh' : `reloads every ${AUTO_REFRESH_MS / 1000} s`;
 }
 
 // ---- destinations ----------------------------------------------------------
@@ -126,6 +155,7 @@ interface DestinationRow {
   health: string;
   reasons: string[];
   lastMinute: { seconds: number; eventsPerSecond: number; errorRate: number | null; p95AttemptSeconds: number | null } | null;
+  lastHour: HourSeries | null;
   urls: UrlRow[];
   consumerLag: number | null;
   retryBacklog: { tier: string; waiting: number }[] | null;
@@ -146,7 +176,7 @@ async function loadDestinations(): Promise<void> {
   const doc = await api<DestinationsDocument>('/v1/destinations');
   knownDestinations = doc.destinations.map((d) => d.id).sort();
   $('answered-by').textContent = `answered by ${doc.answeredBy.pod} (role ${doc.answeredBy.role}, switchyard ${doc.answeredBy.version})`;
-  $('destinations-at').textContent = `as of ${doc.at}`;
+  $('destinations-at').textContent = `as of ${doc.at}${autoPaused ? ' (auto-refresh paused)' : `, refreshed every ${AUTO_REFRESH_MS / 1000} s`}`;
   const notes = $('notes');
   notes.replaceChildren(...doc.notes.map((note) => el('li', { text: note })));
   if (!doc.kafka.ok && doc.kafka.error !== undefined) notes.append(el('li', { text: doc.kafka.error, className: 'error' }));
@@ -167,6 +197,7 @@ function destinationRow(d: DestinationRow): HTMLElement {
     cell(minute === null ? '–' : minute.eventsPerSecond.toFixed(1), 'num'),
     cell(minute === null || minute.errorRate === null ? '–' : `${(minute.errorRate * 100).toFixed(1)} %`, 'num'),
     cell(minute === null || minute.p95AttemptSeconds === null ? '–' : `${Math.round(minute.p95AttemptSeconds * 1000)} ms`, 'num'),
+    d.lastHour === null ? cell('–') : el('td', {}, hourChart(d.lastHour)),
     el('td', {}, ...d.urls.map(urlLine)),
     cell(d.retryBacklog === null ? '–' : d.retryBacklog.map((t) => `${t.tier}: ${t.waiting}`).join(', ') || 'none'),
     lettersCell(d),
@@ -175,11 +206,63 @@ function destinationRow(d: DestinationRow): HTMLElement {
   return row;
 }
 
+/** A circuit as an operator reads it: a closed one lets requests through, so it is "ok". */
+const CIRCUIT_WORDS: Record<NonNullable<UrlRow['circuit']>, { text: string; title: string }> = {
+  closed: { text: 'ok', title: 'circuit closed: requests go through' },
+  open: { text: 'open', title: 'circuit open: no requests until the next probe' },
+  'half-open': { text: 'probing', title: 'circuit half-open: one probe request is out' },
+};
+
 function urlLine(url: UrlRow): HTMLElement {
-  const state = url.circuit ?? 'no lane here';
-  const line = el('div', { className: 'mono' }, `${url.url}: `, el('span', { text: state, className: `circuit-${state}` }));
+  const words = url.circuit === null ? { text: 'no lane here', title: 'this process delivers nothing for this destination' } : CIRCUIT_WORDS[url.circuit];
+  const state = el('span', { text: words.text, className: `circuit circuit-${url.circuit ?? 'none'}`, title: words.title });
+  state.dataset.circuit = url.circuit ?? '';
+  const line = el('div', { className: 'mono' }, `${url.url}: `, state);
   if (url.lastFailure !== undefined) line.title = `last failure ${url.lastFailure.at}: ${url.lastFailure.reason}`;
   return line;
+}
+
+// ---- the last hour's chart ------------------------------------------------
+
+interface HourSeries {
+  from: string;
+  delivered: number[];
+  failed: number[];
+}
+
+const SVG = 'http://www.w3.org/2000/svg';
+
+/**
+ * The last hour as two lines, events delivered (green) and attempts failed (red) per
+ * minute. NOTE: drawn in the counts' own units (x: the minute's index, y: minus the count,
+ * the view box as tall as the largest count), stretched to the box by the browser, so each
+ * point of a line is a minute and its count as sent.
+ */
+function hourChart(hour: HourSeries): SVGSVGElement {
+  const minutes = hour.delivered.length;
+  const top = Math.max(1, ...hour.delivered, ...hour.failed);
+  const svg = document.createElementNS(SVG, 'svg');
+  svg.setAttribute('class', 'hour');
+  svg.setAttribute('viewBox', `0 ${-top} ${Math.max(1, minutes - 1)} ${top}`);
+  svg.setAttribute('preserveAspectRatio', 'none');
+  svg.setAttribute('role', 'img');
+  const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+  const title = document.createElementNS(SVG, 'title');
+  title.textContent = `the last ${minutes} minutes from ${hour.from}: ${sum(hour.delivered)} event(s) delivered, ${sum(hour.failed)} delivery attempt(s) failed; most in one minute ${top}`;
+  svg.append(title);
+  for (const [name, values] of [
+    ['delivered', hour.delivered],
+    ['failed', hour.failed],
+  ] as const) {
+    const line = document.createElementNS(SVG, 'polyline');
+    line.setAttribute('class', name);
+    line.setAttribute('fill', 'none');
+    line.setAttribute('stroke-width', '1.5');
+    line.setAttribute('vector-effect', 'non-scaling-stroke');
+    line.setAttribute('points', values.map((count, i) => `${i},${-count}`).join(' '));
+    svg.append(line);
+  }
+  return svg;
 }
 
 function lettersCell(d: DestinationRow): HTMLElement {
@@ -375,6 +458,11 @@ function start(): void {
     if (token() !== null) showView(currentView());
   });
   $('refresh').addEventListener('click', () => run(loadDestinations));
+  $('auto-refresh').addEventListener('click', () => {
+    autoPaused = !autoPaused;
+    if (currentView() === 'destinations' && token() !== null) startAutoRefresh();
+    else showAutoRefresh();
+  });
   $('letters-form').addEventListener('submit', (event) => {
     event.preventDefault();
     $('replay-box').hidden = true;

@@ -3,7 +3,7 @@
 // (unless KAFKA_BROKERS is set), a demo webhook receiver on :4000, and
 // `switchyard all --config config/example.yaml`.
 //
-//   npm start [-- --fresh] [--config PATH] [--kafka-port N] [--receiver-port N] [--state-dir DIR]
+//   npm start [-- --fresh] [--json] [--config PATH] [--kafka-port N] [--receiver-port N] [--state-dir DIR]
 //
 // It stops everything it started on Ctrl-C, SIGTERM, SIGHUP (a closed terminal), when
 // its parent ends, and when its output goes away (`npm start | tee log`, then Ctrl-C);
@@ -16,7 +16,8 @@
 //
 // Its own lines (`start: …`) go to stdout with the daemon's logs and the webhooks, so
 // `npm start | tee log` keeps them; usage errors and the reasons it could not start go
-// to stderr, and so does everything once stdout is gone.
+// to stderr, and so does everything once stdout is gone. The daemon's pino JSON lines are
+// shown one line each, readable (pino-pretty), unless --json asks for them as they are.
 // The broker's data lives in .cache/npm-start/kafka and is kept across runs (--fresh
 // starts from nothing); .cache/npm-start/instance.json names the running instance.
 import { spawn, spawnSync } from 'node:child_process';
@@ -24,6 +25,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { prettyFactory } from 'pino-pretty';
 import { startBroker } from './kafka/broker.mjs';
 import { startDemoReceiver } from './demo-receiver.mjs';
 import { canListen, isAlive, isAliveAs, listenerOf, terminate } from './processes.mjs';
@@ -49,9 +51,10 @@ const PARENT_POLL_MS = 1_000;
 
 const USAGE = `usage: npm start [-- OPTIONS]
   --fresh              start the local broker with empty data (removes the kept data first)
+  --json               print the daemon's logs as the JSON lines it writes (default: one readable line each)
   --config PATH        the daemon's config (default config/example.yaml)
   --kafka-port N       the local broker's port (default 9092; 0 = a free port)
-  --receiver-port N    the demo receiver's port (default 4000)
+  --receiver-port N    the demo receiver's port (default 4000; the example config's webhooks follow it)
   --state-dir DIR      where the broker's data and the instance file live (default .cache/npm-start)
 With KAFKA_BROKERS set, no local broker is started and that Kafka is used.`;
 
@@ -83,10 +86,32 @@ function guardedStream(stream, onGone) {
   };
 }
 
+/**
+ * The daemon's output as a person reads it: each pino JSON line as one line
+ * `[12:00:03.412] INFO: started {"services":[…]}` (UTC; an error's stack follows it,
+ * indented), anything else as it is. Chunks are cut anywhere: lines are put back together.
+ */
+function readableLogs(write, { colorize }) {
+  const pretty = prettyFactory({ colorize, singleLine: true, translateTime: 'HH:MM:ss.l', ignore: 'service,pid,hostname' });
+  let rest = '';
+  const line = (text) => write(text.startsWith('{') ? pretty(text) : `${text}\n`);
+  return {
+    write(chunk) {
+      const lines = (rest + chunk).split('\n');
+      rest = lines.pop();
+      for (const text of lines) line(text);
+    },
+    end() {
+      if (rest !== '') line(rest);
+      rest = '';
+    },
+  };
+}
+
 // ---- arguments ----------------------------------------------------------------------
 
 function parseArgs(argv) {
-  const options = { fresh: false, config: join(root, 'config', 'example.yaml'), kafkaPort: 9092, receiverPort: 4000, stateDir: join(root, '.cache', 'npm-start') };
+  const options = { fresh: false, json: false, config: join(root, 'config', 'example.yaml'), kafkaPort: 9092, receiverPort: 4000, stateDir: join(root, '.cache', 'npm-start') };
   const port = (flag, value) => {
     const n = Number(value);
     if (value === undefined || !Number.isInteger(n) || n < 0 || n > 65535) throw new UsageError(`${flag} needs a port number (0-65535), got ${value ?? 'nothing'}`);
@@ -99,6 +124,9 @@ function parseArgs(argv) {
       case '--fresh':
         options.fresh = true;
         break;
+      case '--json':
+        options.json = true;
+        break;
       case '--config':
         if (!value) throw new UsageError('--config needs a path');
         options.config = resolve(userDir, value);
@@ -110,7 +138,7 @@ function parseArgs(argv) {
         break;
       case '--receiver-port':
         options.receiverPort = port(arg, value);
-        if (options.receiverPort === 0) throw new UsageError('--receiver-port needs a fixed port: the config names it in its webhook URLs');
+        if (options.receiverPort === 0) throw new UsageError('--receiver-port needs a fixed port: the config names it in its webhook URLs (the example through ${DEMO_RECEIVER_PORT})');
         i++;
         break;
       case '--state-dir':
@@ -176,7 +204,7 @@ function describeOther(file, other, alive) {
   return `another npm start is running from this folder${since} (${list}).${brokers}\n  ${stopHint}\n  (its instance file: ${file})`;
 }
 
-async function describeTakenPort(port, host, what) {
+async function describeTakenPort(port, host, what, instead) {
   const holder = listenerOf(port);
   const command = holder && holder.command.length > 120 ? `${holder.command.split(' ')[0]} … ${holder.command.slice(-80)}` : holder?.command;
   const who = holder
@@ -185,7 +213,7 @@ async function describeTakenPort(port, host, what) {
   let hint = holder ? `stop it (kill ${holder.pid}) and run npm start again` : 'stop it and run npm start again';
   if (holder?.command.includes('kafka.Kafka')) hint = `a Kafka broker, perhaps left by an earlier npm start or npm run kafka: ${hint}`;
   else if (holder?.command.includes('main.js')) hint = `a switchyard daemon, perhaps left by an earlier npm start: ${hint}`;
-  return `${what} needs ${host}:${port}, but ${who}.\n  ${hint}`;
+  return `${what} needs ${host}:${port}, but ${who}.\n  ${hint}; or ${instead}`;
 }
 
 // ---- main ---------------------------------------------------------------------------
@@ -246,6 +274,8 @@ async function main() {
   // the user set one, this run gets a random one, kept in the state folder for curl.
   const adminTokenGenerated = !env.SWITCHYARD_ADMIN_TOKEN;
   if (adminTokenGenerated) env.SWITCHYARD_ADMIN_TOKEN = randomBytes(24).toString('hex');
+  // The example config's webhook URLs name the demo receiver's port through this variable.
+  env.DEMO_RECEIVER_PORT = String(options.receiverPort);
   const ownBroker = !env.KAFKA_BROKERS;
   if (ownBroker) env.KAFKA_BROKERS = `127.0.0.1:${options.kafkaPort || 9092}`;
   const loaded = loadConfigFile(options.config, env);
@@ -274,15 +304,27 @@ async function main() {
   };
 
   const wanted = [
-    ...(ownBroker && options.kafkaPort !== 0 ? [{ port: options.kafkaPort, host: '127.0.0.1', what: 'the local Kafka broker' }] : []),
-    { port: options.receiverPort, host: '127.0.0.1', what: 'the demo receiver' },
-    { port: config.gateway.port, host: config.gateway.host, what: `the gateway (gateway.port in ${shown(options.config)})` },
-    { port: config.admin.port, host: config.admin.host, what: `the admin server (admin.port in ${shown(options.config)})` },
+    ...(ownBroker && options.kafkaPort !== 0
+      ? [{ port: options.kafkaPort, host: '127.0.0.1', what: 'the local Kafka broker', instead: 'start it on another port: npm start -- --kafka-port N (0: a free one)' }]
+      : []),
+    { port: options.receiverPort, host: '127.0.0.1', what: 'the demo receiver', instead: 'run it on another port: npm start -- --receiver-port N' },
+    {
+      port: config.gateway.port,
+      host: config.gateway.host,
+      what: `the gateway (gateway.port in ${shown(options.config)})`,
+      instead: 'give gateway.port another value in a copy of the config: npm start -- --config PATH',
+    },
+    {
+      port: config.admin.port,
+      host: config.admin.host,
+      what: `the admin server (admin.port in ${shown(options.config)})`,
+      instead: 'give admin.port another value in a copy of the config: npm start -- --config PATH',
+    },
   ];
-  for (const { port, host, what } of wanted) {
+  for (const { port, host, what, instead } of wanted) {
     if (port !== 0 && !(await canListen(port, host))) {
       releaseInstance();
-      complain(await describeTakenPort(port, host, what));
+      complain(await describeTakenPort(port, host, what, instead));
       return EXIT_USAGE;
     }
   }
@@ -372,7 +414,7 @@ async function main() {
 
     daemon = spawn(process.execPath, [cli, 'all', '--config', options.config], {
       cwd: root,
-      env: { ...process.env, KAFKA_BROKERS: brokers, SWITCHYARD_ADMIN_TOKEN: env.SWITCHYARD_ADMIN_TOKEN },
+      env: { ...process.env, KAFKA_BROKERS: brokers, SWITCHYARD_ADMIN_TOKEN: env.SWITCHYARD_ADMIN_TOKEN, DEMO_RECEIVER_PORT: env.DEMO_RECEIVER_PORT },
       // NOTE: its output passes through this script rather than being inherited: when
       // the reader goes away only this script notices (and stops everything), instead of
       // the daemon dying on EPIPE mid-drain while the broker runs on.
@@ -381,7 +423,13 @@ async function main() {
       // first and the broker after it.
       detached: true,
     });
-    daemon.stdout.on('data', (chunk) => out.write(chunk));
+    if (options.json) daemon.stdout.on('data', (chunk) => out.write(chunk));
+    else {
+      const logs = readableLogs((text) => out.write(text), { colorize: Boolean(process.stdout.isTTY) });
+      daemon.stdout.setEncoding('utf8');
+      daemon.stdout.on('data', (chunk) => logs.write(chunk));
+      daemon.stdout.on('end', () => logs.end());
+    }
     daemon.stderr.on('data', (chunk) => err.write(chunk));
     const daemonPid = daemon.pid;
     if (daemonPid !== undefined) {

@@ -148,7 +148,11 @@ async function previousControllerPort(propsFile) {
  * `detached` (for `npm start`) keeps a terminal's Ctrl-C from reaching the JVM.
  * `baseDir` (for `npm start`) keeps config, data and log there across runs instead of
  * in a fresh temporary folder; `stop()` then never removes it.
- * `watch` is told each JVM pid as it starts ({ add(pid), remove(pid) }), for a reaper.
+ * `watch` is told each JVM pid as it starts ({ add(pid), remove(pid) }), for a reaper,
+ * and the temporary folder (removeAtEnd(dir), when it has it). Without one, the broker
+ * gets a reaper of its own: should the calling process end without stop() (a test runner
+ * stopped by SIGINT, which skips its teardown), the reaper stops the JVM and removes the
+ * temporary folder.
  * `inMemory` makes the fresh temporary folder in /dev/shm where the machine has it.
  *
  * NOTE: inMemory is for the tests, benches and chaos harness: on a disk like this
@@ -157,12 +161,14 @@ async function previousControllerPort(propsFile) {
  * took 31 s to write 15 s after the first 20,000 took 1 s (0.5 s in memory), and a broker
  * restart once took over 2 minutes. That measures the disk, not Switchyard.
  */
-export async function startBroker({ port, heapMb = 384, startTimeoutMs = 120_000, log, detached = false, baseDir: keptDir, inMemory = false, watch } = {}) {
+export async function startBroker({ port, heapMb = 384, startTimeoutMs = 120_000, log, detached = false, baseDir: keptDir, inMemory = false, watch: given } = {}) {
   const lib = ensureKafkaJars({ log });
+  const watch = given ?? reaperWatch(startReaper());
   const brokerPort = port ?? (await freePort());
   const parentDir = inMemory && existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
   const baseDir = keptDir ?? mkdtempSync(join(parentDir, 'switchyard-kafka-'));
   mkdirSync(baseDir, { recursive: true });
+  if (keptDir === undefined) watch.removeAtEnd?.(baseDir);
   const dataDir = join(baseDir, 'data');
   const propsFile = join(baseDir, 'server.properties');
   const log4jFile = join(baseDir, 'log4j2.properties');
@@ -246,6 +252,7 @@ export async function startBroker({ port, heapMb = 384, startTimeoutMs = 120_000
     brokers,
     port: brokerPort,
     logFile,
+    dataDir: baseDir,
     get pid() {
       return child?.pid;
     },
@@ -264,6 +271,10 @@ export async function startBroker({ port, heapMb = 384, startTimeoutMs = 120_000
       if (!keepData && keptDir === undefined) rmSync(baseDir, { recursive: true, force: true });
     },
   };
+}
+
+function reaperWatch(reaper) {
+  return { add: reaper.watch, remove: reaper.forget, removeAtEnd: reaper.removeAtEnd };
 }
 
 async function main() {
@@ -286,7 +297,7 @@ async function main() {
     broker.stop().then(() => process.exit(0), () => process.exit(2));
   };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, stop);
-  broker = await startBroker({ port: port === 0 ? undefined : port, watch: { add: reaper.watch, remove: reaper.forget } });
+  broker = await startBroker({ port: port === 0 ? undefined : port, watch: reaperWatch(reaper) });
   process.stdout.write(`${broker.brokers}\n`);
   process.stderr.write(`kafka: broker ready at ${broker.brokers} (pid ${broker.pid}, log ${broker.logFile}); Ctrl-C stops it\n`);
 }

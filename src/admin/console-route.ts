@@ -50,18 +50,27 @@ function loadScript(): string | undefined {
   return undefined;
 }
 
-/** Answers GET /console, /console/app.js and /console/app.css; false for any other path. */
+/**
+ * The console's icon, also answered at `/favicon.ico`, which a browser asks for on every
+ * page of the port (a 404 there shows as an error in its console). A switch's two tracks.
+ */
+const ICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#1d2329"/><path d="M3 12h10M3 12l7-8h3" stroke="#fff" stroke-width="2" fill="none"/></svg>
+`;
+export const FAVICON_PATH = '/favicon.ico';
+
+/** Answers GET /console, /console/app.js, /console/app.css, /console/icon.svg and /favicon.ico; false for any other path. */
 export function createConsoleRoute(): (req: IncomingMessage, res: ServerResponse, path: string) => boolean {
   // Read once, at the first request: the page does not change while the process runs.
   let script: string | undefined;
   return (req, res, path) => {
-    if (path !== CONSOLE_PATH && path !== `${CONSOLE_PATH}/` && !path.startsWith(`${CONSOLE_PATH}/`)) return false;
+    if (path !== CONSOLE_PATH && path !== FAVICON_PATH && path !== `${CONSOLE_PATH}/` && !path.startsWith(`${CONSOLE_PATH}/`)) return false;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       answer(res, 405, 'text/plain; charset=utf-8', 'the console is read with GET\n', { allow: 'GET, HEAD' });
       return true;
     }
     if (path === CONSOLE_PATH || path === `${CONSOLE_PATH}/`) answer(res, 200, 'text/html; charset=utf-8', CONSOLE_HTML);
     else if (path === `${CONSOLE_PATH}/app.css`) answer(res, 200, 'text/css; charset=utf-8', CONSOLE_CSS);
+    else if (path === `${CONSOLE_PATH}/icon.svg` || path === FAVICON_PATH) answer(res, 200, 'image/svg+xml', ICON_SVG, { 'cache-control': 'max-age=86400' });
     else if (path === `${CONSOLE_PATH}/app.js`) {
       script ??= loadScript();
       if (script === undefined) answer(res, 500, 'text/plain; charset=utf-8', 'the console script (dist/console/app.js) is missing: run npm run build\n');
@@ -83,6 +92,7 @@ const CONSOLE_HTML = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Switchyard console</title>
+<link rel="icon" href="/console/icon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/console/app.css">
 <script type="module" src="/console/app.js"></script>
 </head>
@@ -102,16 +112,17 @@ const CONSOLE_HTML = `<!doctype html>
   <section id="login" hidden>
     <h2>Admin token</h2>
     <p>The console calls this port's admin API with the admin token (<code>admin.token</code>). It is kept in this tab only (sessionStorage) and sent as <code>Authorization: Bearer</code>, never in a URL.</p>
+    <p id="login-npm-start">Started with <code>npm start</code>? Unless <code>SWITCHYARD_ADMIN_TOKEN</code> was set, it made a token for the run and keeps it in <code>.cache/npm-start/admin-token</code> in the checkout: <code>cat .cache/npm-start/admin-token</code>.</p>
     <form id="login-form">
       <input id="token" type="password" autocomplete="off" placeholder="admin token" required>
       <button type="submit">Open</button>
     </form>
   </section>
   <section id="view-destinations" hidden>
-    <div class="bar"><h2>Destinations</h2><button type="button" id="refresh">Refresh</button><span id="destinations-at" class="muted"></span></div>
+    <div class="bar"><h2>Destinations</h2><button type="button" id="refresh">Refresh</button><button type="button" id="auto-refresh" aria-pressed="false">Pause auto-refresh</button><span id="destinations-at" class="muted"></span></div>
     <ul id="notes" class="muted"></ul>
     <table id="destinations">
-      <thead><tr><th>Destination</th><th>Health</th><th>Events/s</th><th>Error rate</th><th>p95 attempt</th><th>Circuits</th><th>Retry backlog</th><th>Dead letters</th><th>Lag</th></tr></thead>
+      <thead><tr><th>Destination</th><th>Health</th><th title="events delivered per second over the last minute">Delivered/s</th><th title="the share of the last minute's delivery attempts that did not deliver (sent to retry or dead-lettered)">Error rate</th><th title="95th percentile of one request to a receiver, last minute">p95 request</th><th title="per minute, in this process: events delivered (green), delivery attempts failed (red)">Last hour <span class="legend-delivered">delivered</span> <span class="legend-failed">failed</span></th><th title="each webhook URL's circuit breaker: ok (closed) lets requests through, open holds them back">Circuits</th><th>Retry backlog</th><th>Dead letters</th><th>Lag</th></tr></thead>
       <tbody></tbody>
     </table>
   </section>
@@ -157,6 +168,7 @@ body { margin: 0; }
 header { background: #1d2329; color: #fff; padding: 8px 16px; display: flex; gap: 16px; align-items: center; flex-wrap: wrap; }
 header h1 { font-size: 16px; margin: 0; }
 header .muted { color: #b8c0c8; }
+[hidden] { display: none !important; }
 nav { display: flex; gap: 4px; margin-left: auto; }
 main { padding: 12px 16px; }
 h2 { font-size: 15px; margin: 8px 0; }
@@ -167,7 +179,7 @@ h2 { font-size: 15px; margin: 8px 0; }
 table { border-collapse: collapse; width: 100%; background: #fff; }
 th, td { border-bottom: 1px solid #dde1e5; padding: 4px 6px; text-align: left; vertical-align: top; }
 th { background: #eceff2; font-weight: 600; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 code, .mono { font-family: ui-monospace, monospace; font-size: 12px; word-break: break-all; }
 button { font: inherit; padding: 3px 10px; cursor: pointer; }
 header button { background: #2f3944; color: #fff; border: 1px solid #4a5561; }
@@ -181,9 +193,16 @@ input, select { font: inherit; padding: 2px 4px; }
 .health-ok { background: #2e7d32; color: #fff; }
 .health-disabled { background: #c3c8cd; }
 .reasons { margin: 2px 0 0; padding-left: 16px; color: #8a1a12; }
+.circuit { white-space: nowrap; word-break: normal; }
+.circuit-closed { color: #2e7d32; }
 .circuit-open { color: #b42318; font-weight: 600; }
 .circuit-half-open { color: #a36a00; font-weight: 600; }
 .state-delivered { color: #2e7d32; }
 .state-dead_lettered, .state-retrying { color: #b42318; }
 .message { background: #fff; border: 1px solid #dde1e5; padding: 6px 8px; margin-bottom: 8px; }
+svg.hour { display: block; width: 120px; height: 28px; background: #f6f7f9; }
+svg.hour .delivered { stroke: #2e7d32; }
+svg.hour .failed { stroke: #b42318; }
+.legend-delivered { color: #2e7d32; }
+.legend-failed { color: #b42318; }
 `;

@@ -67,7 +67,7 @@ function roundFailures({ recent }: HealthInput): string[] {
   const failed = retryScheduled + deadLettered;
   if (failed === 0 || errorRate === null || errorRate < FAILING_ERROR_RATE) return [];
   const how = [retryScheduled > 0 ? `${retryScheduled} sent to retry` : '', deadLettered > 0 ? `${deadLettered} dead-lettered` : ''].filter((s) => s !== '').join(', ');
-  return [`${failed} of ${failed + delivered} events failed in the last ${Math.round(recent.seconds)} s (${how})`];
+  return [`${failed} of ${failed + delivered} delivery attempts failed in the last ${Math.round(recent.seconds)} s (${how})`];
 }
 
 /**

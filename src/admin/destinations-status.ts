@@ -13,6 +13,7 @@ import { KafkaUnavailableError } from '../errors.js';
 import { createAdmin, isKafkaClientError } from '../kafka/index.js';
 import type { KafkaClient } from '../kafka/index.js';
 import type { RecentDeliveries, RecentFigures, WindowFigures } from '../observability/recent-deliveries.js';
+import type { HourFigures, MinuteHistory } from '../observability/minute-history.js';
 import { compareRows, judgeDestination } from './destination-health.js';
 import type { DestinationHealth, KafkaFigures } from './destination-health.js';
 import { readKafkaFigures } from './destination-kafka.js';
@@ -47,6 +48,12 @@ export interface DestinationRow {
   reasons: string[];
   /** This process's last minute; null where it runs no deliverer. */
   lastMinute: (WindowFigures & { seconds: number }) | null;
+  /**
+   * This process's last hour, minute by minute, oldest first (the last entry the current
+   * minute, so far): events delivered, and delivery attempts that did not deliver; null
+   * where it runs no deliverer.
+   */
+  lastHour: { from: string; delivered: number[]; failed: number[] } | null;
   urls: UrlRow[];
   /** From Kafka; null when Kafka did not answer. */
   consumerLag: number | null;
@@ -69,6 +76,8 @@ export interface DestinationsStatusOptions {
   answeredBy: AnsweredBy;
   /** With a deliverer in this process: its last minute, and its lanes. */
   recent?: RecentDeliveries | undefined;
+  /** With a deliverer in this process: its last hour, minute by minute. */
+  hour?: MinuteHistory | undefined;
   deliverer?: DelivererStatus | undefined;
   logger: Logger;
   nowMs?: () => number;
@@ -96,10 +105,10 @@ export function createDestinationsStatus(options: DestinationsStatusOptions): ()
   };
   return async () => {
     const config = options.config.current();
-    const [kafka, recent] = await Promise.all([kafkaFigures(config), options.recent?.figures()]);
+    const [kafka, recent, hour] = await Promise.all([kafkaFigures(config), options.recent?.figures(), options.hour?.figures()]);
     const nowMs = now();
     const statuses = options.deliverer?.urlStatuses();
-    const destinations = config.destinations.map((d) => row(d, { recent, statuses, kafka, nowMs })).sort(compareRows);
+    const destinations = config.destinations.map((d) => row(d, { recent, hour, statuses, kafka, nowMs })).sort(compareRows);
     return {
       answeredBy: options.answeredBy,
       at: formatTimestamp(nowMs),
@@ -112,7 +121,7 @@ export function createDestinationsStatus(options: DestinationsStatusOptions): ()
 
 function row(
   destination: Config['destinations'][number],
-  known: { recent: RecentFigures | undefined; statuses: Map<string, UrlStatus[]> | undefined; kafka: KafkaRead; nowMs: number },
+  known: { recent: RecentFigures | undefined; hour: HourFigures | undefined; statuses: Map<string, UrlStatus[]> | undefined; kafka: KafkaRead; nowMs: number },
 ): DestinationRow {
   const { id, enabled } = destination;
   const figures = known.recent?.byDestination.get(id);
@@ -131,6 +140,7 @@ function row(
     enabled,
     ...verdict,
     lastMinute: known.recent === undefined ? null : { seconds: known.recent.seconds, ...(figures ?? emptyFigures()) },
+    lastHour: known.hour === undefined ? null : lastHour(known.hour, id),
     urls: urls.map(({ label, status }, index) => urlRow(index, label, status)),
     consumerLag: kafka?.consumerLag ?? null,
     retryBacklog: kafka?.retryBacklog ?? null,
@@ -146,6 +156,12 @@ function urlRow(index: number, url: string, status: UrlStatus | undefined): UrlR
   if (status.lastSuccessAtMs !== undefined) row.lastSuccessAt = formatTimestamp(status.lastSuccessAtMs);
   if (status.failingSinceMs !== undefined) row.failingSince = formatTimestamp(status.failingSinceMs);
   return row;
+}
+
+function lastHour(hour: HourFigures, id: string): NonNullable<DestinationRow['lastHour']> {
+  const series = hour.byDestination.get(id);
+  const zeros = () => new Array<number>(hour.minutes).fill(0);
+  return { from: formatTimestamp(hour.fromMs), delivered: series?.delivered ?? zeros(), failed: series?.failed ?? zeros() };
 }
 
 function emptyFigures(): WindowFigures {

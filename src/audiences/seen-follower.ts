@@ -10,7 +10,7 @@
 //
 // Until the first fetch, and after a crash of its consumer, the cache holds nothing
 // and every call's pair is written (more records, never a pair missed).
-import { createProducer, seenFollowerGroupId, startConsumer } from '../kafka/index.js';
+import { createCrashLevels, createProducer, seenFollowerGroupId, startConsumer } from '../kafka/index.js';
 import type { ConsumerEvents, ConsumerSettings, RecordBatch, RecordProducer, RunningConsumer } from '../kafka/index.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import { onceStop, runAll } from '../runtime/service.js';
@@ -91,7 +91,10 @@ export function createSeenFollower(deps: RoleDeps, cache: SeenPairCache): Servic
     }
   };
 
+  // A transient crash (the coordinator still loading at a first start) stays at debug for a minute (src/kafka/crash-levels.ts).
+  const crashLevels = createCrashLevels();
   const followerEvents: ConsumerEvents = {
+    onJoin: () => crashLevels.joined(),
     onFetch: () => {
       if (!cache.following) logger.debug({ topic }, 'following user.sources; the seen-pair cache is on');
       failed = false;
@@ -101,7 +104,8 @@ export function createSeenFollower(deps: RoleDeps, cache: SeenPairCache): Servic
       // Changes may be missed until it is back: cache nothing meanwhile.
       cache.setFollowing(false);
       failed = true;
-      logger.warn({ err: error, restart }, `reading ${topic} failed; every call's source is written until it is back`);
+      const { level, lastingMs } = crashLevels.crashed(error, restart, Date.now());
+      logger[level === 'fatal' ? 'error' : level]({ err: error, restart, lastingMs }, `reading ${topic} failed; every call's source is written until it is back`);
     },
   };
 

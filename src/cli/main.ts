@@ -25,6 +25,8 @@ import { listDeadLetters } from '../delivery/list-dead-letters.js';
 import { replayDeadLetters } from '../delivery/replay.js';
 import { startRecentDeliveries } from '../observability/recent-deliveries.js';
 import type { RecentDeliveries } from '../observability/recent-deliveries.js';
+import { startMinuteHistory } from '../observability/minute-history.js';
+import type { MinuteHistory } from '../observability/minute-history.js';
 import { traceUser } from '../trace/trace.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import type { Service } from '../runtime/service.js';
@@ -106,12 +108,13 @@ export async function main(argv: string[], env: Record<string, string | undefine
   const tracing = await startTracing(role, env, logger);
   const roles: Service[] = ROLE_FACTORIES[role](deps);
   const deletions = createDeletionRequester(kafka, () => config.current().kafka.topicPrefix);
-  const { admin, recent } = createAdmin(deps, roles, role, deletions);
+  const { admin, recent, hour } = createAdmin(deps, roles, role, deletions);
   return runServices({
     services: [admin, ...roles],
     afterStop: async () => {
       await deletions.stop();
       recent?.stop();
+      hour?.stop();
       config.close();
       // Last: the spans of the drain are exported too.
       await tracing?.shutdown();
@@ -125,16 +128,23 @@ export async function main(argv: string[], env: Record<string, string | undefine
  * The admin port of a role: its probes, the admin API and the console, with what this
  * process knows (a deliverer's lanes and last minute, when it runs one).
  */
-function createAdmin(deps: RoleDeps, roles: Service[], role: string, deletions: { handle: DeletionHandler }): { admin: AdminServer; recent: RecentDeliveries | undefined } {
+function createAdmin(
+  deps: RoleDeps,
+  roles: Service[],
+  role: string,
+  deletions: { handle: DeletionHandler },
+): { admin: AdminServer; recent: RecentDeliveries | undefined; hour: MinuteHistory | undefined } {
   const { config, kafka, metrics, logger } = deps;
   const initial = config.current();
   const deliverer = roles.find(isDelivererStatus);
   const recent = deliverer === undefined ? undefined : startRecentDeliveries(metrics);
+  const hour = deliverer === undefined ? undefined : startMinuteHistory(metrics);
   const destinations = createDestinationsStatus({
     config,
     kafka,
     answeredBy: { pod: hostname(), role, version: VERSION, pid: process.pid, startedAt: new Date().toISOString() },
     recent,
+    hour,
     deliverer,
     logger,
   });
@@ -154,7 +164,7 @@ function createAdmin(deps: RoleDeps, roles: Service[], role: string, deletions: 
       replay: (options) => replayDeadLetters(deps, options),
     },
   });
-  return { admin, recent };
+  return { admin, recent, hour };
 }
 
 const OPERATOR_COMMAND_NAME = { replay: 'replay', 'dlq-list': 'dlq list', trace: 'trace' } as const;

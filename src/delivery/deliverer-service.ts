@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import type { CircuitBreakerConfig, Config } from '../config/schema.js';
 import { TopicsNotCreatedError } from '../errors.js';
-import { createAdmin, createPartitionStream, createProducer, createTopology, delivererGroupId, legacyGroupIds } from '../kafka/index.js';
+import { createAdmin, createCrashLevels, createPartitionStream, createProducer, createTopology, delivererGroupId, legacyGroupIds } from '../kafka/index.js';
 import type { InboundRecord, KafkaAdmin, PartitionStream, RecordProducer, Topology } from '../kafka/index.js';
 import type { LagSampler } from '../observability/consumer-lag.js';
 import { startLagSampler } from '../observability/consumer-lag.js';
@@ -381,10 +381,14 @@ class DelivererService implements Service, DelivererStatus {
       const running = this.laneOfTopic.get(topic);
       return running === undefined ? [] : [legacyGroupIds.deliverer(this.initial), legacyDelivererGroupId(this.initial, running.id)].filter((group) => group !== this.groupId);
     };
+    // A transient crash (the coordinator still loading at a first start) stays at debug for a minute (crash-levels.ts).
+    const crashLevels = createCrashLevels();
     const events = {
+      onJoin: () => crashLevels.joined(),
       onCrash: (error: Error, restart: boolean) => {
-        if (restart) this.logger.warn({ err: error }, 'delivery consumer failed; it joins the group again shortly');
-        else this.logger.fatal({ err: error }, 'delivery consumer stopped for good; restart the process');
+        const { level, lastingMs } = crashLevels.crashed(error, restart, Date.now());
+        if (level === 'fatal') this.logger.fatal({ err: error }, 'delivery consumer stopped for good; restart the process');
+        else this.logger[level]({ err: error, lastingMs }, 'delivery consumer failed; it joins the group again shortly');
       },
     };
     const settings = { groupId: this.groupId, admin, commitEveryMs: this.options.commitEveryMs, maxWaitTimeInMs: this.options.maxFetchWaitMs, idleWaitTimeInMs: this.options.idleFetchWaitMs, roomWaitTimeInMs: this.options.roomFetchWaitMs, legacyGroupOf };

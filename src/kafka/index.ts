@@ -17,6 +17,8 @@ export * from './headers.js';
 export * from './invalid-record.js';
 export type { TopicSpec } from './ensure-topics.js';
 export { commitUntilDone, isGenerationLost, isRetriable } from './commit.js';
+export { createCrashLevels } from './crash-levels.js';
+export type { CrashDecision, CrashLevels } from './crash-levels.js';
 export type { CommitRetryOptions } from './commit.js';
 export * from './scan-topic.js';
 export * from './read-to-end.js';

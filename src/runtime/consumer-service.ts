@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { NotStartedError } from '../errors.js';
-import { TopicEnsurer, carryGroupCommits, createAdmin, createProducer, startConsumer } from '../kafka/index.js';
+import { TopicEnsurer, carryGroupCommits, createAdmin, createCrashLevels, createProducer, startConsumer } from '../kafka/index.js';
 import type { BatchHandler, ConsumerEvents, ConsumerSettings, KafkaAdmin, ProducerOptions, RecordProducer, RunningConsumer, TopicSpec } from '../kafka/index.js';
 import { startLagSampler } from '../observability/consumer-lag.js';
 import type { LagGroup, LagSampler } from '../observability/consumer-lag.js';
@@ -119,18 +119,21 @@ class ConsumerServiceRuntime {
   private events(): ConsumerEvents {
     const { logger, consumerLabel, onJoin } = this.options;
     const health = this.health;
+    const crashLevels = createCrashLevels();
     return {
       onJoin: (assignment, memberId) => {
         health.joined = true;
+        crashLevels.joined();
         onJoin?.(assignment, memberId);
       },
       onCrash: (error, restart) => {
         health.joined = false;
-        if (restart) {
-          logger.warn({ err: error }, `${consumerLabel} failed; it joins the group again shortly`);
-        } else {
+        const { level, lastingMs } = crashLevels.crashed(error, restart, Date.now());
+        if (level === 'fatal') {
           health.dead = true;
           logger.fatal({ err: error }, `${consumerLabel} stopped for good; restart the process`);
+        } else {
+          logger[level]({ err: error, lastingMs }, `${consumerLabel} failed; it joins the group again shortly`);
         }
       },
       onStop: () => {

@@ -190,4 +190,39 @@ void id;
     );
     expect(result).toBe('ok');
   });
+
+  it('type-checks for an HTTP-only user without @types/node (no Node type in its declarations)', async () => {
+    const dir = join(project, 'no-node-types');
+    await run('mkdir', [dir]);
+    await writeFile(
+      join(dir, 'app.ts'),
+      `import { Analytics } from 'switchyard-client';
+import type { AnalyticsOptions, KafkaTlsOptions, TrackCall } from 'switchyard-client';
+
+const options: AnalyticsOptions = { endpoint: 'http://localhost:8080', maxRetries: 2 };
+const analytics = new Analytics('wk', options);
+const call: TrackCall = { userId: 'u', event: 'e', properties: { total: 1 } };
+const id: string = analytics.track(call);
+const tls: KafkaTlsOptions = { ca: 'PEM', rejectUnauthorized: true };
+await analytics.close();
+void id;
+void tls;
+`,
+    );
+    // No Node types anywhere: none named, and none under this project's node_modules/@types.
+    await writeFile(
+      join(dir, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: { strict: true, skipLibCheck: false, target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', lib: ['es2022'], types: [], noEmit: true },
+        files: ['app.ts'],
+      }),
+    );
+    await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'no-node-types', private: true, type: 'module' }));
+    const tsc = join(root, 'node_modules/typescript/bin/tsc');
+    const result = await run(process.execPath, [tsc, '-p', dir], { cwd: dir, env: cleanEnv(), timeout: 60_000 }).then(
+      () => 'ok',
+      (err: { stdout?: string }) => err.stdout ?? String(err),
+    );
+    expect(result).toBe('ok');
+  });
 });

@@ -68,6 +68,18 @@ async function api<T>(path: string): Promise<T> {
   return (await res.json()) as T;
 }
 
+/** A destination's last-hour chart as drawn: each line's points as [minute index, count]. */
+async function chartOf(destination: string): Promise<{ delivered: number[][]; failed: number[][] }> {
+  const line = (name: string) =>
+    page
+      .locator(`tr[data-destination="${destination}"] svg.hour polyline.${name}`)
+      .getAttribute('points')
+      .then((points) => (points ?? '').split(' ').map((point) => point.split(',').map(Number)).map(([x, y]) => [x!, -y! || 0]));
+  return { delivered: await line('delivered'), failed: await line('failed') };
+}
+
+const total = (points: number[][]) => points.reduce((sum, [, count]) => sum + count!, 0);
+
 /** The destination ids of the table's rows, top to bottom. */
 async function rowOrder(): Promise<string[]> {
   return page.locator('#destinations tbody tr').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-destination') ?? ''));
@@ -122,8 +134,22 @@ describe('the operator console in Chromium', () => {
     await waitFor(async () => (await api<{ inRange: number }>('/v1/dead-letters?destination=hooks-down')).inRange === 3, { timeoutMs: 60_000, what: 'three dead letters of hooks-down' });
     await waitFor(() => receiver.requests.filter((r) => r.path === '/ok').length === 3, { what: 'hooks-ok to get the three events' });
 
-    // The page asks for the token; the token goes in a form, not a URL.
+    // What the browser reports as failed while the page loads and logs in: nothing (no 404 for /favicon.ico either).
+    const failures: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error') failures.push(`console: ${message.text()}`);
+    });
+    page.on('response', (response) => {
+      if (response.status() >= 400) failures.push(`${response.status()} ${response.url()}`);
+    });
+
+    // The page asks for the token, and shows nothing else: no tabs, no "Forget token".
     await page.goto(`${adminBase}/console`);
+    await page.locator('#login').waitFor();
+    for (const hidden of ['#nav', '#logout', 'button.tab >> nth=0', '#view-destinations']) expect(await page.locator(hidden).isVisible(), `${hidden} on the login screen`).toBe(false);
+    expect(await page.locator('#login').innerText()).toContain('npm start? Unless SWITCHYARD_ADMIN_TOKEN was set, it made a token for the run and keeps it in .cache/npm-start/admin-token');
+    await shot('login');
+    // The token goes in a form, not a URL.
     await page.locator('#token').fill(TOKEN);
     await page.locator('#login-form button[type=submit]').click();
     await page.locator('#destinations tbody tr').first().waitFor();
@@ -138,7 +164,19 @@ describe('the operator console in Chromium', () => {
     await expect.poll(() => down.locator('.reasons').innerText()).toContain(`${printedUrl(receiver.url('/down'))}: no 2xx since`);
     const reasons = await down.locator('.reasons').innerText();
     expect(reasons).toContain('last answer 501 Not Implemented');
-    expect(reasons).toMatch(/3 of 3 events failed in the last \d+ s \(3 dead-lettered\)/);
+    expect(reasons).toMatch(/3 of 3 delivery attempts failed in the last \d+ s \(3 dead-lettered\)/);
+    // A healthy circuit reads "ok", on one line; each row has the last hour drawn from what was sent.
+    const okCircuit = page.locator('tr[data-destination="hooks-ok"] [data-circuit="closed"]');
+    expect(await okCircuit.innerText()).toBe('ok');
+    expect(await okCircuit.evaluate((span) => span.getClientRects().length)).toBe(1);
+    const okChart = await chartOf('hooks-ok');
+    expect(okChart.delivered.map(([x]) => x)).toEqual([...Array(60).keys()]);
+    expect([total(okChart.delivered), total(okChart.failed)]).toEqual([3, 0]);
+    const downChart = await chartOf('hooks-down');
+    expect([total(downChart.delivered), total(downChart.failed)]).toEqual([0, 3]);
+    // The chart's scale is the largest count in a minute: the top of its view box.
+    expect(await page.locator('tr[data-destination="hooks-down"] svg.hour').getAttribute('viewBox')).toBe(`0 ${-Math.max(...downChart.failed.map(([, n]) => n!))} 59 ${Math.max(...downChart.failed.map(([, n]) => n!))}`);
+    expect(failures, 'failed requests and console errors').toEqual([]);
     expect(reasons).toContain('3 dead letters not replayed');
     expect(await page.locator('tr[data-destination="hooks-off"]').getAttribute('data-health')).toBe('disabled');
     expect(await page.locator('tr[data-destination="hooks-ok"]').getAttribute('data-health')).toBe('ok');
@@ -168,6 +206,12 @@ describe('the operator console in Chromium', () => {
     const redelivered = receiver.requests.filter((r) => r.path === '/down').slice(before).map((r) => (JSON.parse(r.text) as { messageId: string }).messageId);
     expect(redelivered.sort()).toEqual([...ids].sort());
     await expect.poll(() => page.locator('#letters tbody tr').allInnerTexts()).toEqual(expect.arrayContaining([expect.stringContaining('(replayed)')]));
+
+    // The replayed three are delivered now: hooks-down's chart says so, its failures stay.
+    await page.locator('button.tab[data-view="destinations"]').click();
+    await expect.poll(async () => total((await chartOf('hooks-down')).delivered)).toBe(3);
+    expect(total((await chartOf('hooks-down')).failed)).toBe(3);
+    await shot('destinations-after-replay');
 
     // Trace the user: their three calls, delivered to hooks-ok.
     await page.locator('button.tab[data-view="trace"]').click();
@@ -201,6 +245,45 @@ describe('the operator console in Chromium', () => {
     expect(await page.locator('main img').count()).toBe(0);
     expect(await page.evaluate(XSS_FLAGS)).toEqual([undefined, undefined]);
     await shot('dead-letters-xss');
+  });
+
+  it('reloads the destinations every 15 s while shown, not while paused; serves its icon at /favicon.ico', async () => {
+    const tab = await context.newPage();
+    try {
+      // The page's clock, moved by the test: 15 s pass in an instant.
+      await tab.clock.install();
+      let loads = 0;
+      tab.on('request', (request) => {
+        if (new URL(request.url()).pathname === '/v1/destinations') loads += 1;
+      });
+      await tab.goto(`${adminBase}/console`);
+      await tab.locator('#token').fill(TOKEN);
+      await tab.locator('#login-form button[type=submit]').click();
+      await expect.poll(() => loads).toBe(1);
+      expect(await tab.locator('#auto-refresh').innerText()).toBe('Pause auto-refresh');
+      await tab.clock.fastForward(15_000);
+      await expect.poll(() => loads).toBe(2);
+
+      await tab.locator('#auto-refresh').click();
+      expect(await tab.locator('#auto-refresh').innerText()).toBe('Resume auto-refresh');
+      await tab.clock.fastForward(60_000);
+      // A reload by hand after the minute: had the timer run, its request would come first.
+      await tab.locator('#refresh').click();
+      await expect.poll(() => loads).toBe(3);
+      await expect.poll(() => tab.locator('#destinations-at').innerText()).toContain('(auto-refresh paused)');
+      expect(loads).toBe(3);
+
+      await tab.locator('#auto-refresh').click();
+      await tab.clock.fastForward(15_000);
+      await expect.poll(() => loads).toBe(4);
+    } finally {
+      await tab.close();
+    }
+
+    const icon = await fetch(`${adminBase}/favicon.ico`);
+    expect(icon.status).toBe(200);
+    expect(icon.headers.get('content-type')).toBe('image/svg+xml');
+    expect(await icon.text()).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
   });
 
   it('serves the page under its CSP to anyone, and its data only with the Bearer token, never from a URL', async () => {

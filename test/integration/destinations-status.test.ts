@@ -45,6 +45,7 @@ describe('the destinations document', () => {
       ]);
       expect(doc.destinations[0]).toMatchObject({
         lastMinute: null,
+        lastHour: null,
         urls: [{ index: 0, url: 'webhooks[0] https://b.example.com', circuit: null }],
         consumerLag: 0,
         retryBacklog: [

@@ -3,8 +3,10 @@
 // can be ended must leave no broker, no daemon and no listener behind (checked by pid and
 // port): SIGINT, SIGTERM and SIGHUP sent to npm's pid alone (as pm2, systemd or a closed
 // terminal do), its output pipe closing, and the script itself killed outright. A second
-// start beside a running one must say so and exit non-zero, a healthy start prints no
-// error-level log line, and the CLI line it prints works as printed.
+// start beside a running one must say so and exit non-zero, a port taken is named with the
+// option that avoids it, a healthy first start prints its logs one readable line each with
+// no WARN or ERROR line among them (`--json` keeps the JSON lines), and the CLI line it
+// prints works as printed.
 //
 // NOTE: every port is a free one and the state folder a temporary one, so this test
 // never meets a real `npm start` (9092, 8080, 9464, 4000, .cache/npm-start) or the run's
@@ -112,9 +114,12 @@ function npmStart(args: string[], via: 'npm' | 'script' = 'npm'): Run {
   return run;
 }
 
+/** The daemon's "started" line: as JSON (`--json`), or as npm start shows it by default. */
+const STARTED = { json: /^\{.*"msg":"started"/m, readable: /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: started \{"services":\[/m };
+
 /** Waits for the daemon's "started" line and returns the pids npm start recorded. */
-async function started(run: Run): Promise<Instance> {
-  const up = waitFor(() => run.stdout().includes('"msg":"started"'), { timeoutMs: START_TIMEOUT_MS, what: 'npm start to be up' });
+async function started(run: Run, form: keyof typeof STARTED = 'json'): Promise<Instance> {
+  const up = waitFor(() => STARTED[form].test(run.stdout()), { timeoutMs: START_TIMEOUT_MS, what: 'npm start to be up' });
   const early = run.exited.then((code) => {
     throw new Error(`npm start exited (${code}) before it was up`);
   });
@@ -180,12 +185,9 @@ beforeAll(async () => {
   gatewayPort = await freePort();
   adminPort = await freePort();
   receiverPort = await freePort();
-  // The example config on free ports (its webhooks name the demo receiver's port).
+  // The example config on free ports (its webhooks follow --receiver-port).
   const example = readFileSync(join(ROOT, 'config', 'example.yaml'), 'utf8');
-  const text = example
-    .replace(/^(gateway:\n {2}port: )8080$/m, `$1${gatewayPort}`)
-    .replace(/^(admin:\n {2}port: )9464$/m, `$1${adminPort}`)
-    .replaceAll('127.0.0.1:4000', `127.0.0.1:${receiverPort}`);
+  const text = example.replace(/^(gateway:\n {2}port: )8080$/m, `$1${gatewayPort}`).replace(/^(admin:\n {2}port: )9464$/m, `$1${adminPort}`);
   expect(text).toContain(`port: ${gatewayPort}`);
   expect(text).toContain(`port: ${adminPort}`);
   config = join(stateDir, 'switchyard.yaml');
@@ -201,20 +203,52 @@ afterAll(async () => {
 }, 60_000);
 
 const portArgs = () => ['--kafka-port', '0', '--receiver-port', String(receiverPort)];
+const jsonArgs = () => [...portArgs(), '--json'];
+
+/** Lines of the daemon's logs at WARN or above, as npm start shows them by default. */
+const LOUD_READABLE = /^\[\d\d:\d\d:\d\d\.\d{3}\] (WARN|ERROR|FATAL):.*$/gm;
+
+async function track(messageId: string): Promise<Response> {
+  return fetch(`http://127.0.0.1:${gatewayPort}/v1/track`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from('web-demo-key:').toString('base64')}` },
+    body: JSON.stringify({ userId: 'u-1', event: 'Order Completed', messageId }),
+  });
+}
 
 describe('npm start', () => {
+  it('names a taken receiver port with the option that avoids it, before it starts anything', async () => {
+    const holder = createServer();
+    await new Promise<void>((listening) => holder.listen(receiverPort, '127.0.0.1', listening));
+    try {
+      const run = npmStart(portArgs(), 'script');
+      expect(await run.exited).toBe(1);
+      expect(run.stderr()).toContain(`start: the demo receiver needs 127.0.0.1:${receiverPort}, but `);
+      expect(run.stderr()).toContain('or run it on another port: npm start -- --receiver-port N');
+      expect(run.stdout()).not.toContain('starting a local Kafka broker');
+    } finally {
+      await new Promise((closed) => holder.close(closed));
+    }
+  });
+
   it(
-    'starts clean (no error-level line), prints a CLI line that works as printed, refuses a second start beside it, and leaves nothing behind on SIGHUP to npm',
+    'starts clean on a fresh broker (readable lines, no WARN or ERROR), prints a CLI line that works as printed, refuses a second start beside it, and leaves nothing behind on SIGHUP to npm',
     async () => {
       const run = npmStart(['--fresh', ...portArgs()]);
       try {
-        const instance = await started(run);
+        const instance = await started(run, 'readable');
         // `exec` in package.json: npm's child is the script itself, not a shell in between.
         expect(parentOf(instance.start)).toBe(run.child.pid);
         // Its own lines go to stdout with the rest (`npm start | tee log` keeps them).
         expect(run.stdout()).toContain('start: starting a local Kafka broker with empty data');
-        const loud = levels(run.stdout()).filter((line) => line.level >= 50);
-        expect(loud, 'error-level lines on a healthy start').toEqual([]);
+        // The daemon's logs one readable line each, none of them JSON; on a first start
+        // (the broker loading its offsets topic) not one at WARN or above.
+        expect(levels(run.stdout()), 'JSON lines without --json').toEqual([]);
+        expect(run.stdout()).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: gateway listening \{"component":"gateway",/m);
+        expect(run.stdout().match(LOUD_READABLE) ?? [], 'WARN and ERROR lines on a healthy first start').toEqual([]);
+        // The webhook reaches the demo receiver on --receiver-port (the example's URLs follow it).
+        expect((await track('npm-start-readable-1')).status).toBe(200);
+        await waitFor(() => run.stdout().includes('>>> webhook POST /segment (signature verified)'), { timeoutMs: 60_000, what: 'the demo receiver to print the webhook' });
 
         // The line for the CLI runs the checkout's own command, and works as printed.
         const hint = /^start: for the CLI against this Kafka: (KAFKA_BROKERS=127\.0\.0\.1:\d+ bin\/switchyard dlq list .*)$/m.exec(run.stdout());
@@ -246,9 +280,11 @@ describe('npm start', () => {
   it.each(['SIGINT', 'SIGTERM'] as const)(
     'leaves nothing behind on %s to npm alone (a process manager signals only its pid)',
     async (signal) => {
-      const run = npmStart(portArgs());
+      const run = npmStart(jsonArgs());
       try {
         const instance = await started(run);
+        // --json: the daemon's lines as it writes them, none at WARN or above.
+        expect(levels(run.stdout()).filter((line) => line.level >= 40)).toEqual([]);
         run.child.kill(signal);
         // npm passes the signal on and ends with the script, which waits for the daemon and the broker.
         expect(await endOf(run, `${signal} to npm's pid`)).toBe(0);
@@ -266,18 +302,13 @@ describe('npm start', () => {
   it(
     'stops everything when its output pipe closes (a `| tee` that ended), on the data kept from before',
     async () => {
-      const run = npmStart(portArgs());
+      const run = npmStart(jsonArgs());
       try {
         const instance = await started(run);
         expect(run.stdout()).toContain('start: starting a local Kafka broker on the data kept in');
         // The reader goes away; the next thing npm start prints (the webhook) hits EPIPE.
         run.child.stdout!.destroy();
-        const response = await fetch(`http://127.0.0.1:${gatewayPort}/v1/track`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from('web-demo-key:').toString('base64')}` },
-          body: JSON.stringify({ userId: 'u-1', event: 'Order Completed', messageId: 'npm-start-pipe-1' }),
-        });
-        expect(response.status).toBe(200);
+        expect((await track('npm-start-pipe-1')).status).toBe(200);
         expect(await endOf(run, 'its output pipe closed')).toBe(0);
         // With stdout gone, its last lines go to stderr.
         expect(run.stderr()).toContain('start: stopping (its output went away)');
@@ -294,7 +325,7 @@ describe('npm start', () => {
   it(
     'leaves nothing behind when the script is killed outright (SIGKILL): its reaper stops the daemon and the broker',
     async () => {
-      const run = npmStart(portArgs(), 'script');
+      const run = npmStart(jsonArgs(), 'script');
       try {
         const instance = await started(run);
         run.child.kill('SIGKILL');

@@ -9,6 +9,9 @@ declare module 'vitest' {
 
 interface RunningBroker {
   brokers: string;
+  /** Of a local broker: the JVM's pid and its data folder. */
+  pid?: number | undefined;
+  dataDir?: string;
   stop(): Promise<void>;
 }
 
@@ -28,6 +31,11 @@ async function startContainerBroker(): Promise<RunningBroker> {
   return { brokers, stop: async () => void (await container.stop()) };
 }
 
+/**
+ * NOTE: startBroker gives the broker a reaper process: vitest stopped by Ctrl-C or SIGINT
+ * ends without running teardown(), and the reaper then stops the JVM and removes its data
+ * from /dev/shm (test/integration/test-runner-signal.test.ts).
+ */
 async function startLocalBroker(): Promise<RunningBroker> {
   // @ts-expect-error -- plain ESM script shared with `npm run kafka` and `npm start`
   const { startBroker } = (await import('../../scripts/kafka/broker.mjs')) as {
@@ -51,7 +59,8 @@ export async function setup(project: TestProject): Promise<void> {
     return;
   }
   broker = dockerEngineAnswers() ? await startContainerBroker() : await startLocalBroker();
-  process.stderr.write(`test broker: ${broker.brokers}\n`);
+  const local = broker.pid === undefined ? '' : ` (pid ${broker.pid}, data in ${broker.dataDir})`;
+  process.stderr.write(`test broker: ${broker.brokers}${local}\n`);
   project.provide('kafkaBrokers', broker.brokers);
 }
 

@@ -23,5 +23,5 @@ export {
 } from './errors.js';
 export type { DeliveryCode, ValidationCode } from './errors.js';
 export { DEFAULT_CALLS_TOPIC } from './kafka-transport.js';
-export type { KafkaSaslOptions, KafkaTransportOptions } from './kafka-transport.js';
+export type { KafkaSaslOptions, KafkaTlsOptions, KafkaTransportOptions } from './kafka-transport.js';
 export type { BatchLimits, QueuedCall, RefusedCall, SendResult, Transport } from './transport.js';

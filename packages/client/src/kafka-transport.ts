@@ -31,6 +31,23 @@ export type KafkaSaslOptions =
   | { mechanism: 'aws'; authorizationIdentity: string; accessKeyId: string; secretAccessKey: string; sessionToken?: string }
   | { mechanism: 'oauthbearer'; oauthBearerProvider: () => Promise<{ value: string }> };
 
+/**
+ * Node's TLS options (`tls.connect`), as the Kafka client takes them: the usual ones named,
+ * any other passed on as given. NOTE: written out rather than imported from `node:tls`,
+ * so that the package's declarations type-check in a project without `@types/node` that
+ * only sends over HTTP (checked by test/integration/client-package.test.ts). A Buffer is
+ * a Uint8Array.
+ */
+export interface KafkaTlsOptions {
+  ca?: string | Uint8Array | (string | Uint8Array)[];
+  cert?: string | Uint8Array | (string | Uint8Array)[];
+  key?: string | Uint8Array | (string | Uint8Array)[];
+  passphrase?: string;
+  rejectUnauthorized?: boolean;
+  servername?: string;
+  [option: string]: unknown;
+}
+
 export interface KafkaTransportOptions {
   /** Bootstrap brokers, `host:port`. */
   brokers: string[];
@@ -41,7 +58,7 @@ export interface KafkaTransportOptions {
   /** Default `switchyard-client`. */
   clientId?: string;
   /** TLS to the brokers: `true`, or Node's TLS options (ca, cert, key, …). */
-  ssl?: boolean | ConnectionOptions;
+  ssl?: boolean | KafkaTlsOptions;
   sasl?: KafkaSaslOptions;
 }
 
@@ -128,7 +145,7 @@ async function connectPlatformatic(lib: typeof Platformatic, options: KafkaTrans
     maxInflights: 1,
     autocreateTopics: false,
     partitioner: lib.compatibilityPartitioner,
-    ...(options.ssl !== undefined && options.ssl !== false ? { tls: options.ssl === true ? {} : options.ssl } : {}),
+    ...(options.ssl !== undefined && options.ssl !== false ? { tls: options.ssl === true ? {} : (options.ssl as ConnectionOptions) } : {}),
     ...(sasl !== undefined ? { sasl: { mechanism: sasl.mechanism.toUpperCase() as 'PLAIN', username: sasl.username, password: sasl.password } } : {}),
   });
   // A metadata answer without the topic's leaders (a broker restarting) fails the send,
@@ -163,7 +180,7 @@ async function connectKafkajs(options: KafkaTransportOptions, topic: string, log
       log(`kafkajs ${entry.label}: ${entry.log.message}${error}`);
     },
   };
-  if (options.ssl !== undefined) config.ssl = options.ssl;
+  if (options.ssl !== undefined) config.ssl = options.ssl as boolean | ConnectionOptions;
   if (options.sasl !== undefined) config.sasl = options.sasl;
   const created: Producer = new Kafka(config).producer({
     idempotent: false,

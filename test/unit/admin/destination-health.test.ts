@@ -25,7 +25,7 @@ describe('judgeDestination', () => {
       name: 'rounds failing at the alert rate',
       input: { recent: minute({ delivered: 9, retryScheduled: 1, errorRate: 0.1 }) },
       health: 'failing',
-      reasons: ['1 of 10 events failed in the last 60 s (1 sent to retry)'],
+      reasons: ['1 of 10 delivery attempts failed in the last 60 s (1 sent to retry)'],
     },
     { name: 'rounds failing below the alert rate', input: { recent: minute({ delivered: 19, deadLettered: 1, errorRate: 0.05 }) }, health: 'ok', reasons: [] },
     {
@@ -53,7 +53,7 @@ describe('judgeDestination', () => {
       name: 'failing and waiting: the failure first',
       input: { recent: minute({ deadLettered: 3, errorRate: 1 }), kafka: { ...emptyKafka, deadLetters: { kept: 3, notReplayed: 3 } } },
       health: 'failing',
-      reasons: ['3 of 3 events failed in the last 60 s (3 dead-lettered)', '3 dead letters not replayed'],
+      reasons: ['3 of 3 delivery attempts failed in the last 60 s (3 dead-lettered)', '3 dead letters not replayed'],
     },
   ];
   for (const { name, input, health, reasons } of cases) {

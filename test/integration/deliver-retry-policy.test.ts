@@ -5,7 +5,7 @@
 // Segment's rules retry it; a Retry-After is honoured up to the policy's largest tier.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config/schema.js';
-import { staticConfigStore } from '../../src/config/store.js';
+import type { ConfigListener, ConfigStore } from '../../src/config/store.js';
 import { createDelivererService } from '../../src/delivery/deliverer-service.js';
 import { createKafka } from '../../src/kafka/client.js';
 import { silentLogger } from '../../src/observability/logger.js';
@@ -29,6 +29,21 @@ let kafka: Awaited<ReturnType<typeof createTestKafka>>;
 let prefix: string;
 let config: Config;
 let metrics: Metrics;
+/** The deliverer's config, changed by a test as a file reload would (src/config/store.ts). */
+const listeners = new Set<ConfigListener>();
+const store: ConfigStore = {
+  current: () => config,
+  onChange: (listener) => {
+    listeners.add(listener);
+    return () => listeners.delete(listener);
+  },
+  close: () => listeners.clear(),
+};
+function reload(next: Config): void {
+  const previous = config;
+  config = next;
+  for (const listener of listeners) listener(next, previous);
+}
 let service: Service;
 const RECEIVER_IDS = ['own', 'plain', 'gone', 'goneDefault', 'capped'] as const;
 const receivers = {} as Record<(typeof RECEIVER_IDS)[number], Receiver>;
@@ -75,7 +90,7 @@ beforeAll(async () => {
   );
   metrics = createMetrics({ defaultMetrics: false });
   service = createDelivererService(
-    { config: staticConfigStore(config), kafka: createKafka(config.kafka, silentLogger()), metrics, logger: silentLogger() },
+    { config: store, kafka: createKafka(config.kafka, silentLogger()), metrics, logger: silentLogger() },
     { sampleIntervalMs: 500 },
   );
   await service.start();
@@ -166,6 +181,22 @@ describe('a retry policy per destination', () => {
     expect(receivers.goneDefault.requests).toHaveLength(2);
     const [retried] = await readTopic('gone-default.retry.300ms');
     expect(retried!.headers.error).toBe(`${printedUrl(receivers.goneDefault.url())}: 410 Gone`);
+  });
+
+  it("a reload that changes a destination's tiers creates its new tier topics and retries there", async () => {
+    const next = structuredClone(config);
+    next.destinations[0]!.settings.retry = { tiers: [{ name: '150ms', ms: 150 }], maxWindowMs: 10_000 };
+    receivers.own.requests.length = 0;
+    receivers.own.replyWith((_req, i) => ({ status: i === 0 ? 503 : 200 }));
+    reload(next);
+    await waitFor(async () => (await kafka.admin.listTopics()).includes(`${prefix}deliveries.own.retry.150ms`), { what: "own's new tier topic" });
+    await waitFor(() => service.health().ready, { timeoutMs: 60_000, what: 'the delivery consumer to join again' });
+    await produce('own', 'o-2');
+    await waitFor(async () => (await count('deliveries', { destination: 'own', result: 'delivered' })) === 1, { what: 'o-2 delivered on its second attempt' });
+    const [retry] = await readTopic('own.retry.150ms');
+    expect(retry!.headers).toMatchObject({ attempt: '1', 'message-id': 'o-2' });
+    // The old tiers got nothing new: o-1's records only.
+    expect((await kafka.readAll(`${prefix}deliveries.own.retry.100ms`)).map((m) => m.headers['message-id'])).toEqual(['o-1']);
   });
 
   it("honours a Retry-After up to the policy's largest tier", async () => {

@@ -3,6 +3,7 @@
 // and on each retry tier (the retry backlog), and its dead letters, kept and not yet
 // replayed. Every pod reads the same, whatever its role. Reads only: offsets and commits,
 // no records.
+import { retryPolicyOf } from '../config/retry-policy.js';
 import type { Config } from '../config/schema.js';
 import { destinationTopics } from '../delivery/destination-topics.js';
 import { readReplayLedgers, replayGroups } from '../delivery/replay.js';
@@ -19,7 +20,7 @@ export async function readKafkaFigures(admin: KafkaAdmin, config: Config): Promi
   const present = new Set(existing);
   const { names } = createTopology(config.kafka.topicPrefix);
   const taken = new Set(config.destinations.flatMap((d) => [names.deliveries(d.id), names.dlq(d.id)]));
-  const plans = config.destinations.map((d) => ({ id: d.id, topics: destinationTopics(names, d.id, config.delivery.retryTiers, existing, taken) }));
+  const plans = config.destinations.map((d) => ({ id: d.id, topics: destinationTopics(names, d.id, retryPolicyOf(config, d).tiers, existing, taken) }));
   const consumed = plans.flatMap(({ topics }) => [topics.main, ...topics.retries.map((r) => r.topic)]).filter((t) => present.has(t));
   const dlqs = plans.map(({ topics }) => topics.dlq).filter((t) => present.has(t));
   const ends = await partitionEnds(admin, [...consumed, ...dlqs]);

@@ -38,7 +38,20 @@ export interface DestinationConfig {
     ordering: Ordering;
     /** Overrides `delivery.circuitBreaker` for this destination's URLs. */
     circuitBreaker?: CircuitBreakerConfig;
+    /** Overrides `delivery.retryTiers` / `maxRetryWindow` for this destination (src/config/retry-policy.ts). */
+    retry?: RetryConfig;
   } & ShapingSettings;
+}
+
+/**
+ * `settings.retry` (docs/webhooks.md#retry-policy-per-destination): only what the config
+ * sets. YAML key `maxWindow` becomes `maxWindowMs`.
+ */
+export interface RetryConfig {
+  tiers?: RetryTier[];
+  maxWindowMs?: number;
+  /** HTTP statuses made permanent at once (e.g. 410), over Segment's rules. */
+  stopOn?: number[];
 }
 
 /**
@@ -816,6 +829,28 @@ const circuitBreakerSchema = strictObject({
     return out;
   });
 
+/** The longest retry window a destination may be given (`settings.retry.maxWindow`). */
+export const MAX_DESTINATION_RETRY_WINDOW_MS = 30 * 86_400_000;
+
+/** A status `settings.retry.stopOn` may list: 2xx are delivered and 1xx/3xx are never retried, so only 4xx and 5xx. */
+const checkStopOnStatus = withInput(checkInt(400, 599).input!, (value: unknown): Checked<number> => {
+  const n = checkInt(400, 599)(value);
+  if (n.ok) return n;
+  return fail(`must be an HTTP status from 400 to 599 (such as 410) that should dead-letter at once, got ${describe(value)}`);
+});
+
+const retrySchema = strictObject({
+  tiers: retryTiers.optional(),
+  maxWindow: field(checkDurationBetween(1_000, MAX_DESTINATION_RETRY_WINDOW_MS)).optional(),
+  stopOn: field(checkList(checkStopOnStatus)).optional(),
+}).transform((r): RetryConfig => {
+  const out: RetryConfig = {};
+  if (r.tiers !== undefined) out.tiers = r.tiers;
+  if (r.maxWindow !== undefined) out.maxWindowMs = r.maxWindow;
+  if (r.stopOn !== undefined) out.stopOn = [...new Set(r.stopOn)];
+  return out;
+});
+
 const deliverySchema = strictObject({
   timeout: field(checkDuration).prefault('5s'),
   retryTiers: retryTiers.prefault([...DEFAULT_RETRY_TIERS]),
@@ -1014,6 +1049,7 @@ const destinationSchema = strictObject({
     batch: batchSchema.optional(),
     ordering: field(oneOf(['none', 'user'] as const)).prefault('none'),
     circuitBreaker: circuitBreakerSchema.optional(),
+    retry: retrySchema.optional(),
     webhooks: list(webhookSchema).superRefine(
       (hooks, ctx) => {
         if (hooks.length === 0) ctx.addIssue({ code: 'custom', message: 'needs at least 1 entry, got 0' });
@@ -1181,7 +1217,11 @@ export function crossCheck(raw: unknown): Problem[] {
   const prefix = typeof kafka.topicPrefix === 'string' ? kafka.topicPrefix : DEFAULT_TOPIC_PREFIX;
   const delivery = isPlainObject(raw.delivery) ? raw.delivery : {};
   const tierNames = Array.isArray(delivery.retryTiers) ? strings(delivery.retryTiers) : DEFAULT_RETRY_TIERS.map((t, i): [number, string] => [i, t]);
-  uniqueTierNames(problems, tierNames);
+  uniqueTierNames(problems, ['delivery', 'retryTiers'], tierNames);
+  for (const [i, destination] of destinations) {
+    const own = ownTierNames(destination);
+    if (own !== undefined) uniqueTierNames(problems, ['destinations', i, 'settings', 'retry', 'tiers'], own);
+  }
   checkTopicNames(problems, destinations, prefix, tierNames);
   return problems;
 }
@@ -1248,12 +1288,19 @@ function uniqueTraitKeys(problems: Problem[], audiences: Entries): void {
 }
 
 /** Tier names are part of topic names, so "10s" twice would be one topic for two tiers. */
-function uniqueTierNames(problems: Problem[], tierNames: readonly [number, string][]): void {
+function uniqueTierNames(problems: Problem[], path: IssuePath, tierNames: readonly [number, string][]): void {
   const tiersSeen = new Set<string>();
   for (const [i, name] of tierNames) {
-    if (tiersSeen.has(name)) problems.push({ path: ['delivery', 'retryTiers', i], message: `tier ${JSON.stringify(name)} is listed twice; every tier needs its own name` });
+    if (tiersSeen.has(name)) problems.push({ path: [...path, i], message: `tier ${JSON.stringify(name)} is listed twice; every tier needs its own name` });
     tiersSeen.add(name);
   }
+}
+
+/** The tier names a destination's `settings.retry.tiers` lists, when it lists them. */
+function ownTierNames(destination: Record<string, unknown>): [number, string][] | undefined {
+  const settings = isPlainObject(destination.settings) ? destination.settings : {};
+  const retry = isPlainObject(settings.retry) ? settings.retry : {};
+  return Array.isArray(retry.tiers) ? strings(retry.tiers) : undefined;
 }
 
 /**
@@ -1264,8 +1311,11 @@ function uniqueTierNames(problems: Problem[], tierNames: readonly [number, strin
  */
 function checkTopicNames(problems: Problem[], destinations: Entries, prefix: string, tierNames: readonly [number, string][]): void {
   const collisions = new Map<string, [number, string]>();
-  const longestTier = Math.max(0, ...tierNames.map(([, name]) => `.retry.${name}`.length));
+  const longestOf = (names: readonly [number, string][]) => Math.max(0, ...names.map(([, name]) => `.retry.${name}`.length));
+  const longestDefault = longestOf(tierNames);
   for (const [i, destination] of destinations) {
+    const own = ownTierNames(destination);
+    const longestTier = own === undefined ? longestDefault : longestOf(own);
     const id = destination.id;
     if (typeof id !== 'string' || !TOPIC_NAME_PATTERN.test(id)) continue;
     const folded = id.replaceAll('.', '_');

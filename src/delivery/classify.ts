@@ -64,6 +64,18 @@ export function classifyStatus(status: number, retryAfter: string | undefined, n
   return { outcome: '4xx', verdict: 'permanent', status, reason };
 }
 
+/**
+ * A destination's `settings.retry.stopOn` (docs/webhooks.md#retry-policy-per-destination):
+ * an answer whose status it lists is permanent at once, its `Retry-After` dropped; other
+ * results stay as Segment's rules made them. Used as `result` is read (fan-out.ts
+ * `summarize`), so a change of `stopOn` applies to the next answer.
+ */
+export function stopOnStatus<R extends AttemptResult>(result: R, stopOn: ReadonlySet<number>): R {
+  if (result.verdict !== 'retryable' || result.status === undefined || !stopOn.has(result.status)) return result;
+  const { retryAfterMs: _dropped, ...rest } = result;
+  return { ...rest, verdict: 'permanent', reason: `${result.reason} (listed in settings.retry.stopOn: not retried)` } as R;
+}
+
 function withRetryAfter(result: AttemptResult, header: string | undefined, nowMs: number): AttemptResult {
   const retryAfterMs = parseRetryAfter(header, nowMs);
   return retryAfterMs === undefined ? result : { ...result, retryAfterMs };

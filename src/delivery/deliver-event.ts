@@ -126,7 +126,7 @@ export class EventDelivery {
     const id = batchId(events.map(({ record }) => headerText(record.headers, HEADER.messageId) ?? `${record.topic}/${record.partition}@${record.offset}`));
     const results = await this.sendBody(settings, admitted, body, id, undefined, startedAt);
     counters.batchSent(events.length);
-    const summary = summarize(results);
+    const summary = summarize(results, settings.stopOn);
     if (summary.delivered) {
       for (const { envelope } of events) counters.eventDelivered(envelope.receivedAtMs);
       return events.map(() => Promise.resolve('delivered' as const));
@@ -153,7 +153,7 @@ export class EventDelivery {
       return next.nothingToSend(record, envelope, startedAt);
     }
     const results = await this.send(job, body, startedAt, span);
-    const summary = summarize(results);
+    const summary = summarize(results, job.settings.stopOn);
     if (summary.delivered) {
       this.options.counters.eventDelivered(envelope.receivedAtMs);
       return 'delivered';

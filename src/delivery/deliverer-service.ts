@@ -5,7 +5,8 @@
 // changes. Whatever the number of destinations the process has one consumer, one
 // producer, one admin and one HTTP connection pool.
 import type { Logger } from 'pino';
-import type { CircuitBreakerConfig, Config } from '../config/schema.js';
+import { retryPolicyOf } from '../config/retry-policy.js';
+import type { CircuitBreakerConfig, Config, DestinationConfig } from '../config/schema.js';
 import { TopicsNotCreatedError } from '../errors.js';
 import { createAdmin, createCrashLevels, createPartitionStream, createProducer, createTopology, delivererGroupId, legacyGroupIds } from '../kafka/index.js';
 import type { InboundRecord, KafkaAdmin, PartitionStream, RecordProducer, Topology } from '../kafka/index.js';
@@ -109,6 +110,8 @@ interface RunningLane {
   topics: DestinationTopics;
   /** The `delivery` settings it was built with, as JSON; other values need a new lane. */
   deliveryJson: string;
+  /** Its retry tiers and window (`retryPolicyOf`), as JSON: other tiers are other topics, so a change needs a new lane. */
+  retryJson: string;
   circuits: UrlCircuits;
   pool: SharedSender;
 }
@@ -267,7 +270,8 @@ class DelivererService implements Service, DelivererStatus {
     // NOTE: the circuit breaker's thresholds apply live (UrlCircuits.follow): a change of them alone restarts no lane.
     const { circuitBreaker: _live, ...restarting } = config.delivery;
     const deliveryJson = JSON.stringify(restarting);
-    const stale = [...this.lanes.values()].filter((running) => !this.settings.has(running.id) || running.deliveryJson !== deliveryJson);
+    const retryJsons = new Map(enabled.map((d) => [d.id, retryJsonOf(config, d)]));
+    const stale = [...this.lanes.values()].filter((running) => !this.settings.has(running.id) || running.deliveryJson !== deliveryJson || running.retryJson !== retryJsons.get(running.id));
     const missing = enabled.filter((d) => !this.lanes.has(d.id) || stale.some((r) => r.id === d.id));
     for (const running of this.lanes.values()) {
       if (stale.includes(running)) continue;
@@ -281,7 +285,7 @@ class DelivererService implements Service, DelivererStatus {
       this.retire(running);
       this.logger.info({ destination: running.id }, this.settings.has(running.id) ? 'delivery settings changed; restarting its lane' : 'destination left the config or was disabled; its lane stopped');
     }
-    for (const { id, topics } of planned) this.addLane(config, id, topics, deliveryJson);
+    for (const { destination, topics } of planned) this.addLane(config, destination, topics, deliveryJson);
     const topics = [...this.laneOfTopic.keys()];
     // No destination enabled: no consumer (kafkajs cannot run one without topics); the stream leaves its group.
     this.subscribed = topics.length > 0;
@@ -305,14 +309,15 @@ class DelivererService implements Service, DelivererStatus {
    * created where missing. A destination whose topics could not all be created is left
    * out (no lane), reported, and tried again after reconcileRetryMs: the others start.
    */
-  private async createTopicsOf(config: Config, missing: readonly { id: string }[]): Promise<{ id: string; topics: DestinationTopics }[]> {
+  private async createTopicsOf(config: Config, missing: readonly DestinationConfig[]): Promise<{ destination: DestinationConfig; topics: DestinationTopics }[]> {
     if (missing.length === 0) return [];
     const admin = this.admin!;
     const existing = await admin.listTopics();
     const { names } = this.topology;
     const taken = new Set(config.destinations.flatMap((d) => [names.deliveries(d.id), names.dlq(d.id)]));
-    const planned = missing.map((d) => ({ id: d.id, topics: destinationTopics(names, d.id, config.delivery.retryTiers, existing, taken) }));
-    const specs = new Map(missing.map((d) => [d.id, this.topology.destination(d.id, config.delivery.retryTiers)]));
+    // Each destination's own tiers when it sets `settings.retry.tiers` (docs/webhooks.md#retry-policy-per-destination).
+    const planned = missing.map((d) => ({ id: d.id, destination: d, topics: destinationTopics(names, d.id, retryPolicyOf(config, d).tiers, existing, taken) }));
+    const specs = new Map(missing.map((d) => [d.id, this.topology.destination(d.id, retryPolicyOf(config, d).tiers)]));
     let failed = new Map<string, string>();
     try {
       // The leftover tiers a lane also reads exist already (they were found in `existing`).
@@ -321,7 +326,7 @@ class DelivererService implements Service, DelivererStatus {
       if (!(error instanceof TopicsNotCreatedError)) throw error;
       failed = new Map(error.failed.map((f) => [f.topic, f.reason]));
     }
-    const made: { id: string; topics: DestinationTopics }[] = [];
+    const made: { destination: DestinationConfig; topics: DestinationTopics }[] = [];
     for (const destination of planned) {
       const reason = specs
         .get(destination.id)!
@@ -407,14 +412,17 @@ class DelivererService implements Service, DelivererStatus {
     return this.sender;
   }
 
-  private addLane(config: Config, id: string, topics: DestinationTopics, deliveryJson: string): void {
-    const { delivery } = config;
+  private addLane(config: Config, destination: DestinationConfig, topics: DestinationTopics, deliveryJson: string): void {
+    const { id } = destination;
     const { metrics } = this.deps;
+    const policy = retryPolicyOf(config, destination);
+    // The destination's own window, where the lane's parts read `maxRetryWindow`.
+    const delivery = { ...config.delivery, maxRetryWindowMs: policy.maxRetryWindowMs };
     const logger = this.logger.child({ destination: id });
     const circuits = new UrlCircuits({ destinationId: id, policy: (overrides) => circuitPolicy(delivery, this.options.circuitBreaker, overrides), gauge: metrics.circuitState, logger });
     const counters = new DeliveryCounters(metrics, id);
     const pace = new RatePace(delivery.maxRetryWindowMs);
-    const next = new RetryOrDeadLetter({ destinationId: id, topics, delivery, producer: this.producer!, counters, logger });
+    const next = new RetryOrDeadLetter({ destinationId: id, topics, policy, producer: this.producer!, counters, logger });
     const pool = this.senderFor(config, deliveryJson);
     const stream = this.stream!;
     const sender = pool.sender;
@@ -434,7 +442,7 @@ class DelivererService implements Service, DelivererStatus {
     });
     const initial = this.settings.get(id);
     if (initial !== undefined) circuits.follow(initial);
-    const running: RunningLane = { id, lane, topics, deliveryJson, circuits, pool };
+    const running: RunningLane = { id, lane, topics, deliveryJson, retryJson: retryJsonOf(config, destination), circuits, pool };
     this.lanes.set(id, running);
     for (const topic of consumedTopics(topics)) this.laneOfTopic.set(topic, running);
     this.logger.info({ destination: id, topics: consumedTopics(topics) }, 'delivering for destination');
@@ -496,6 +504,12 @@ class DelivererService implements Service, DelivererStatus {
       },
     });
   }
+}
+
+/** What of a destination's retry policy its lane is built with (`stopOn` applies live, through its settings). */
+function retryJsonOf(config: Config, destination: DestinationConfig): string {
+  const { tiers, maxRetryWindowMs } = retryPolicyOf(config, destination);
+  return JSON.stringify({ tiers, maxRetryWindowMs });
 }
 
 /** The /readyz detail while some destinations' topics could not be created. */

@@ -21,6 +21,8 @@ export interface PreparedDestination {
   ordered: boolean;
   /** The circuit breaker's thresholds set in the config (`delivery.circuitBreaker`, then the destination's own); the rest are the defaults. */
   circuitBreaker?: CircuitBreakerConfig;
+  /** `settings.retry.stopOn`: statuses that dead-letter at once (classify.ts `stopOnStatus`); absent by default. */
+  stopOn?: ReadonlySet<number>;
 }
 
 /**
@@ -50,11 +52,13 @@ export function prepareDestination(destination: DestinationConfig, defaults: { c
   const { sharedSecret, sharedSecrets, signing, rateLimit, batch, ordering } = destination.settings;
   const sign = createSigner(signing, sharedSecrets ?? (sharedSecret === undefined ? [] : [sharedSecret]));
   const circuitBreaker = { ...defaults.circuitBreaker, ...destination.settings.circuitBreaker };
+  const stopOn = destination.settings.retry?.stopOn;
   return {
     id: destination.id,
     targets,
     printableUrls,
     ordered: ordering === 'user',
+    ...(stopOn === undefined || stopOn.length === 0 ? {} : { stopOn: new Set(stopOn) }),
     ...(sign === undefined ? {} : { sign }),
     ...(rateLimit === undefined ? {} : { rateLimit }),
     ...(batch === undefined ? {} : { batch }),

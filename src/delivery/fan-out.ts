@@ -1,5 +1,6 @@
 // One event to every URL of its destination at once (docs/webhooks.md#delivery-and-retries): the first 2xx
 // anywhere makes it delivered.
+import { stopOnStatus } from './classify.js';
 import type { HttpSender, SendResult, WebhookTarget } from './http-sender.js';
 
 export interface FanOutTarget {
@@ -80,14 +81,20 @@ export interface EventSummary {
   failures: { index: number; reason: string }[];
 }
 
-/** What the requests of one event came to. Pure. */
-export function summarize(results: readonly UrlResult[]): EventSummary {
+const NO_STATUSES: ReadonlySet<number> = new Set();
+
+/**
+ * What the requests of one event came to. Pure. `stopOn`: the destination's statuses
+ * that are permanent at once (classify.ts `stopOnStatus`).
+ */
+export function summarize(results: readonly UrlResult[], stopOn: ReadonlySet<number> = NO_STATUSES): EventSummary {
   let delivered = false;
   let worthRetrying = false;
   let retryAfterMs: number | undefined;
   const failures: { index: number; reason: string }[] = [];
-  for (const { index, result } of results) {
-    if (result.outcome === 'cancelled') continue;
+  for (const { index, result: answered } of results) {
+    if (answered.outcome === 'cancelled') continue;
+    const result = stopOnStatus(answered, stopOn);
     if (result.verdict === 'delivered') {
       delivered = true;
       continue;

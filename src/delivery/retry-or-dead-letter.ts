@@ -5,7 +5,6 @@
 // destination's dead-letter topic with the reason per URL (envelope.ts). The promise
 // resolves once the broker acknowledged that write; only then is the message finished.
 import type { Logger } from 'pino';
-import type { Config } from '../config/schema.js';
 import { HEADER, headerText } from '../kafka/index.js';
 import type { InboundRecord, RecordHeaders, RecordProducer } from '../kafka/index.js';
 import type { DeliveryCounters } from './delivery-counters.js';
@@ -20,7 +19,8 @@ import type { RetryPolicy } from './retry-schedule.js';
 export interface RetryOrDeadLetterOptions {
   destinationId: string;
   topics: DestinationTopics;
-  delivery: Config['delivery'];
+  /** The destination's tiers and window (src/config/retry-policy.ts `retryPolicyOf`). */
+  policy: RetryPolicy;
   /** The port's producer (acks=all), shared by the deliverer's lanes. */
   producer: RecordProducer;
   counters: DeliveryCounters;
@@ -68,8 +68,8 @@ export class RetryOrDeadLetter {
   private readonly topicOfTier: ReadonlyMap<string, string>;
 
   constructor(private readonly options: RetryOrDeadLetterOptions) {
-    const { delivery, topics } = options;
-    this.policy = { tiers: delivery.retryTiers, maxRetryWindowMs: delivery.maxRetryWindowMs };
+    const { policy, topics } = options;
+    this.policy = { tiers: policy.tiers, maxRetryWindowMs: policy.maxRetryWindowMs };
     this.topicOfTier = new Map(topics.retries.filter((r) => !r.leftover).map((r) => [r.tier.name, r.topic]));
   }
 

@@ -1,12 +1,10 @@
 // Where an event that was not delivered goes next: a retry tier and its due time, or
 // the dead-letter topic. Pure schedule maths, unit-tested on its own.
+import type { RetryPolicy as DestinationRetryPolicy } from '../config/retry-policy.js';
 import type { RetryTier } from '../config/schema.js';
 
-export interface RetryPolicy {
-  /** In order; the last one repeats until the window ends. */
-  tiers: readonly RetryTier[];
-  maxRetryWindowMs: number;
-}
+/** What the schedule reads of a destination's policy (src/config/retry-policy.ts `retryPolicyOf`). */
+export type RetryPolicy = Pick<DestinationRetryPolicy, 'tiers' | 'maxRetryWindowMs'>;
 
 export type NextStep =
   | { kind: 'retry'; tier: RetryTier; dueAtMs: number }
@@ -30,7 +28,9 @@ export interface FailedAttempt {
  * window: the last try happens at the window's end, and a failure then is dead-lettered.
  *
  * A `Retry-After` longer than the tier's delay moves the event to the first later tier
- * whose delay covers it (its due time stays now + Retry-After). NOTE: a lane holds a
+ * whose delay covers it (its due time stays now + Retry-After). It is honoured up to the
+ * policy's largest tier (docs/webhooks.md#retry-policy-per-destination): a receiver
+ * asking for a day does not park an event beyond what its operator chose. NOTE: a lane holds a
  * retry tier's partition until its head message is due (retry-tier-wait.ts), so a
  * message due much later than its tier's delay would hold up the messages behind it; in
  * the tier that fits, due times stay roughly in order.
@@ -44,7 +44,8 @@ export function planNextStep(attempt: FailedAttempt, policy: RetryPolicy): NextS
 
   const last = tiers.length - 1;
   const byAttempt = Math.min(Math.max(attempt.attemptsMade - 1, 0), last);
-  const retryAfterMs = attempt.retryAfterMs ?? 0;
+  const largestMs = Math.max(...tiers.map((t) => t.ms));
+  const retryAfterMs = Math.min(attempt.retryAfterMs ?? 0, largestMs);
   const delayMs = Math.max(tiers[byAttempt]!.ms, retryAfterMs);
   let index = byAttempt;
   while (index < last && tiers[index]!.ms < delayMs) index += 1;

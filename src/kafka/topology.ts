@@ -1,5 +1,6 @@
 // Every topic of every role, named and created here: roles ask the topology for the
 // topics they read and write, and a `TopicEnsurer` creates the missing ones.
+import { retryPolicyOf } from '../config/retry-policy.js';
 import type { Config, RetryTier } from '../config/schema.js';
 import type { KafkaAdmin } from './admin.js';
 import type { TopicSpec } from './ensure-topics.js';
@@ -14,7 +15,8 @@ export interface Topology {
   /**
    * Every topic the router reads or writes for this config: `calls`, `calls.invalid`,
    * `deletions`, and per destination (enabled or not, so that enabling one later needs
-   * no new topics) its delivery topic, one retry topic per tier and its dead letters.
+   * no new topics) its delivery topic, one retry topic per tier of its retry policy
+   * (its own `settings.retry.tiers` or `delivery.retryTiers`) and its dead letters.
    */
   router(config: Config): TopicSpec[];
   /** One destination's delivery topic, a retry topic per configured tier, its dead letters. */
@@ -41,7 +43,7 @@ export function createTopology(prefix: string): Topology {
       { topic: names.calls },
       { topic: names.callsInvalid },
       { topic: names.deletions },
-      ...config.destinations.flatMap((d) => destination(d.id, config.delivery.retryTiers)),
+      ...config.destinations.flatMap((d) => destination(d.id, retryPolicyOf(config, d).tiers)),
     ],
     destination,
     audienceState: () => [{ topic: audiences.events }, { topic: audiences.profiles, compacted: true }, { topic: audiences.userSources, compacted: true }],

@@ -6,6 +6,7 @@
 // dead letters, and the deliverer group's commits of those partitions. It writes nothing.
 import { KafkaUnavailableError } from '../errors.js';
 import type { Config } from '../config/schema.js';
+import { retryPolicyOfId } from '../config/retry-policy.js';
 import type { ConfigStore } from '../config/store.js';
 import { delivererGroupId } from '../delivery/deliverer-service.js';
 import { destinationTopics } from '../delivery/destination-topics.js';
@@ -176,7 +177,7 @@ async function readDestinations(
   // Every other destination's topics, so that an id such as `a.retry.1m` is not taken for a tier of `a`.
   const taken = new Set(config.destinations.flatMap((d) => [names.deliveries(d.id), names.dlq(d.id)]));
   const topicList = [...existing]; // one list for every destination: indexed once (destination-topics.ts)
-  const plan = ids.map((id) => destinationTopics(names, id, config.delivery.retryTiers, topicList, taken));
+  const plan = ids.map((id) => destinationTopics(names, id, retryPolicyOfId(config, id).tiers, topicList, taken));
   const where = new Map<string, DeliveryStage['where']>();
   for (const topics of plan) {
     where.set(topics.main, 'delivery');

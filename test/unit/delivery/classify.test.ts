@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyError, classifyStatus, errorCode, parseRetryAfter, timedOut } from '../../../src/delivery/classify.js';
+import { classifyError, classifyStatus, errorCode, parseRetryAfter, stopOnStatus, timedOut } from '../../../src/delivery/classify.js';
 import { BlockedAddressError } from '../../../src/delivery/private-network.js';
 
 const NOW = Date.UTC(2026, 4, 1, 12, 0, 0);
@@ -157,5 +157,27 @@ describe('timedOut', () => {
   it('names the timeout in the unit it was configured in', () => {
     expect(timedOut(5000).reason).toBe('no complete answer within 5s');
     expect(timedOut(1500).reason).toBe('no complete answer within 1500ms');
+  });
+});
+
+describe('stopOnStatus (settings.retry.stopOn)', () => {
+  const gone = new Set([410]);
+
+  it('makes a listed status permanent at once, dropping its Retry-After, and says why', () => {
+    const answer = classifyStatus(410, '30', NOW);
+    expect(answer).toMatchObject({ verdict: 'retryable', retryAfterMs: 30_000 });
+    expect(stopOnStatus(answer, gone)).toEqual({ outcome: '4xx', verdict: 'permanent', status: 410, reason: '410 Gone (listed in settings.retry.stopOn: not retried)' });
+    expect(stopOnStatus(classifyStatus(503, undefined, NOW), new Set([503]))).toMatchObject({ outcome: '5xx', verdict: 'permanent', status: 503 });
+  });
+
+  it.each([
+    ['a status not listed', classifyStatus(503, undefined, NOW)],
+    ['an empty list: Segment rules stand', classifyStatus(410, undefined, NOW)],
+    ['a 2xx', classifyStatus(200, undefined, NOW)],
+    ['an answer already permanent', classifyStatus(404, undefined, NOW)],
+    ['a failure without an answer', timedOut(5000)],
+  ])('leaves %s as it is', (name, answer) => {
+    const stopOn = name.startsWith('an empty') ? new Set<number>() : new Set([410, 200, 404]);
+    expect(stopOnStatus(answer, stopOn)).toBe(answer);
   });
 });

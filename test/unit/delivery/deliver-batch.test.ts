@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../../src/config/load.js';
+import { retryPolicyOf } from '../../../src/config/retry-policy.js';
 import { classifyStatus } from '../../../src/delivery/classify.js';
 import { EventDelivery } from '../../../src/delivery/deliver-event.js';
 import { DeliveryCounters } from '../../../src/delivery/delivery-counters.js';
@@ -62,7 +63,7 @@ destinations:
   const topics = { main: 'deliveries.d', retries: [{ tier: { name: '10s', ms: 10_000 }, topic: 'deliveries.d.retry.10s', leftover: false }], dlq: 'deliveries.d.dlq' };
   const circuits = new UrlCircuits({ destinationId: 'd', policy: () => ({ windowMs: 10_000, minAttempts: 100, failureRatio: 0.5, unanswered: 100, coolDownMs: 1_000, maxCoolDownMs: 4_000, probes: 1, trackedLeaseMs: 10_000 }), gauge: metrics.circuitState, logger });
   circuits.follow(settings);
-  const next = new RetryOrDeadLetter({ destinationId: 'd', topics, delivery: config.delivery, producer, counters, logger });
+  const next = new RetryOrDeadLetter({ destinationId: 'd', topics, policy: retryPolicyOf(config, undefined), producer, counters, logger });
   const delivery = new EventDelivery({ destinationId: 'd', sender, circuits, pace: new RatePace(3_600_000), counters, next, logger });
   const deliver = (count: number, hold = false) => {
     const events = Array.from({ length: count }, (_, i) => record(i)).map((r) => ({ record: r, envelope: readEnvelope(r.headers, r.timestamp) }));

@@ -51,3 +51,21 @@ describe('prepareDestination', () => {
     expect(headers).toEqual({ 'x-signature': createHmac('sha1', 's3cret-value').update('{"a":1}').digest('hex') });
   });
 });
+
+describe('prepareDestination: settings.retry.stopOn', () => {
+  const withRetry = (retry: string) =>
+    parseConfigText(`sources: [{ id: web }]\ndestinations:\n  - id: hooks\n    type: webhooks\n    settings:\n      webhooks: [{ url: https://hooks.example.com/ }]\n${retry}`, 'test.yaml', {});
+
+  it('carries the listed statuses as a set, and nothing when none are listed', () => {
+    for (const [retry, expected] of [
+      ['      retry: { stopOn: [410, 404] }\n', new Set([410, 404])],
+      ['      retry: { stopOn: [] }\n', undefined],
+      ['      retry: { maxWindow: 1h }\n', undefined],
+      ['', undefined],
+    ] as const) {
+      const result = withRetry(retry);
+      if (!result.ok) throw new Error(result.errors.join('\n'));
+      expect(prepareDestination(result.config.destinations[0]!).stopOn).toEqual(expected);
+    }
+  });
+});

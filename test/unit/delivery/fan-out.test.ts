@@ -39,6 +39,18 @@ describe('summarize', () => {
     expect(summarize([r(0, e429(2000)), r(1, e429(5000)), r(2, e503)]).retryAfterMs).toBe(5000);
     expect(summarize([r(0, e503)])).not.toHaveProperty('retryAfterMs');
   });
+
+  it("a status in the destination's stopOn is not worth retrying, and its Retry-After is not kept", () => {
+    const e410: SendResult = { outcome: '4xx', verdict: 'retryable', status: 410, reason: '410 Gone', retryAfterMs: 9000, durationMs: 1 };
+    expect(summarize([r(0, e410)], new Set([410]))).toEqual({
+      delivered: false,
+      worthRetrying: false,
+      failures: [{ index: 0, reason: '410 Gone (listed in settings.retry.stopOn: not retried)' }],
+    });
+    // Another URL's retryable failure still makes the event worth a retry.
+    expect(summarize([r(0, e410), r(1, e503)], new Set([410]))).toMatchObject({ worthRetrying: true });
+    expect(summarize([r(0, e410)])).toMatchObject({ worthRetrying: true, retryAfterMs: 9000 });
+  });
 });
 
 describe('fanOut', () => {

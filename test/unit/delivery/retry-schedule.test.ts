@@ -63,16 +63,39 @@ describe('planNextStep', () => {
     expect(step).toEqual({ kind: 'retry', tier: policy.tiers[1], dueAtMs: T0 + 10 * S + M });
   });
 
-  it('a Retry-After beyond every tier waits in the last tier, capped at the window', () => {
+  it('a Retry-After beyond every tier is honoured up to the largest tier, in the last tier', () => {
+    expect(planNextStep({ attemptsMade: 1, firstAttemptAtMs: T0, nowMs: T0, worthRetrying: true, retryAfterMs: H }, policy)).toEqual({
+      kind: 'retry',
+      tier: policy.tiers[3],
+      dueAtMs: T0 + H,
+    });
     expect(planNextStep({ attemptsMade: 1, firstAttemptAtMs: T0, nowMs: T0, worthRetrying: true, retryAfterMs: 2 * H }, policy)).toEqual({
       kind: 'retry',
       tier: policy.tiers[3],
-      dueAtMs: T0 + 2 * H,
+      dueAtMs: T0 + H,
     });
-    expect(planNextStep({ attemptsMade: 1, firstAttemptAtMs: T0, nowMs: T0, worthRetrying: true, retryAfterMs: 9 * H }, policy)).toEqual({
+    expect(planNextStep({ attemptsMade: 1, firstAttemptAtMs: T0, nowMs: T0, worthRetrying: true, retryAfterMs: 9 * 24 * H }, policy)).toEqual({
       kind: 'retry',
       tier: policy.tiers[3],
-      dueAtMs: T0 + 4 * H,
+      dueAtMs: T0 + H,
+    });
+  });
+
+  it('caps a Retry-After by the policy it is given: a destination of its own tiers', () => {
+    const own: RetryPolicy = { tiers: [{ name: '1s', ms: S }, { name: '5s', ms: 5 * S }], maxRetryWindowMs: H };
+    expect(planNextStep({ attemptsMade: 1, firstAttemptAtMs: T0, nowMs: T0, worthRetrying: true, retryAfterMs: 120 * S }, own)).toEqual({
+      kind: 'retry',
+      tier: own.tiers[1],
+      dueAtMs: T0 + 5 * S,
+    });
+  });
+
+  it('the window still ends a Retry-After that the largest tier allows', () => {
+    const short: RetryPolicy = { tiers: [{ name: '10s', ms: 10 * S }, { name: '1h', ms: H }], maxRetryWindowMs: 30 * M };
+    expect(planNextStep({ attemptsMade: 1, firstAttemptAtMs: T0, nowMs: T0, worthRetrying: true, retryAfterMs: 2 * H }, short)).toEqual({
+      kind: 'retry',
+      tier: short.tiers[1],
+      dueAtMs: T0 + 30 * M,
     });
   });
 

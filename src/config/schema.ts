@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { compileExpression, propertyPathProblem } from '../shaping/index.js';
 import type { ShapingSettings } from '../shaping/index.js';
 import { DURATION_PATTERN, formatDuration, parseDuration } from './duration.js';
-import { isLoopbackHost } from '../network/address-rule.js';
+import { isLoopbackHost, parseIpAddress } from '../network/address-rule.js';
 import { formatSize, parseSize, SIZE_PATTERN } from './size.js';
 import { snakeCase } from './snake-case.js';
 
@@ -136,7 +136,13 @@ export interface Config {
     sasl?: { mechanism: SaslMechanism; username: string; password: string };
   };
   gateway: { port: number; host: string };
-  admin: { port: number; host: string; token?: string };
+  admin: {
+    port: number;
+    host: string;
+    token?: string;
+    /** `Host` names answered besides loopback and this pod's own (src/admin/allowed-hosts.ts). */
+    allowedHosts: string[];
+  };
   delivery: {
     timeoutMs: number;
     retryTiers: RetryTier[];
@@ -1013,6 +1019,17 @@ function adminTokenProblem(host: string, token: string | undefined): string | un
   return undefined;
 }
 
+/** An entry of `admin.allowedHosts`: a name as a `Host` header carries it, without the port. */
+function checkHostName(value: unknown): Checked<string> {
+  const text = checkText(value);
+  if (!text.ok) return text;
+  if (!/^[A-Za-z0-9._-]+$/.test(text.value) && parseIpAddress(text.value) === undefined) {
+    return fail(`${describe(value)} is not a host name: give the name a client puts in the Host header, without scheme, port or path (e.g. switchyard-admin.monitoring.svc)`);
+  }
+  return ok(text.value.toLowerCase());
+}
+checkHostName.input = checkText.input;
+
 const NO_SOURCE =
   'needs at least one source (where calls come from: an id, a writeKey and the destinations it feeds); see config/example.yaml';
 
@@ -1026,6 +1043,7 @@ export const configSchema: z.ZodType<Config> = strictObject({
     port: port.prefault(9464),
     host: nonEmptyText.prefault(DEFAULT_ADMIN_HOST),
     token: secretText.optional(),
+    allowedHosts: field(checkList(checkHostName)).prefault([]),
   })
     .superRefine((admin, ctx) => {
       const problem = adminTokenProblem(admin.host, admin.token);

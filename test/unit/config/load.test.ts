@@ -51,13 +51,26 @@ const SOURCE = 'sources: [{ id: web }]\n';
 
 const parse = (doc: unknown, env: Record<string, string | undefined> = {}) => parseConfigText(stringify(doc), FILE, env);
 
+describe('admin.allowedHosts', () => {
+  it('takes host names and addresses, lower-cased, and refuses a URL or a port', () => {
+    expect(loaded(parse({ admin: { allowedHosts: ['Switchyard-Admin.monitoring.svc', '10.0.0.7', '::1'] }, sources: [{ id: 'web' }] })).admin.allowedHosts).toEqual([
+      'switchyard-admin.monitoring.svc',
+      '10.0.0.7',
+      '::1',
+    ]);
+    expect(failed(parse({ admin: { allowedHosts: ['http://admin.example:9464'] }, sources: [{ id: 'web' }] }))).toEqual([
+      `${FILE}: admin.allowedHosts[0]: "http://admin.example:9464" is not a host name: give the name a client puts in the Host header, without scheme, port or path (e.g. switchyard-admin.monitoring.svc)`,
+    ]);
+  });
+});
+
 describe('config/example.yaml', () => {
   it('loads with the values the file and the defaults give', () => {
     const config = loaded(loadConfigFile(EXAMPLE, { SWITCHYARD_ADMIN_TOKEN: 'a' }));
     expect(config.kafka.brokers).toEqual(['localhost:9092']);
     expect(config.gateway).toEqual({ port: 8080, host: '0.0.0.0' });
     // No built-in token, and the admin port on loopback (where any token will do).
-    expect(config.admin).toEqual({ port: 9464, host: '127.0.0.1', token: 'a' });
+    expect(config.admin).toEqual({ port: 9464, host: '127.0.0.1', token: 'a', allowedHosts: [] });
     expect(config.delivery).toEqual({
       timeoutMs: 5_000,
       retryTiers: [
@@ -147,7 +160,7 @@ describe('defaults', () => {
     expect(config).toEqual({
       kafka: { brokers: ['localhost:9092'], clientId: 'switchyard', topicPrefix: 'switchyard.', partitions: 12, replicationFactor: 1 },
       gateway: { port: 8080, host: '0.0.0.0' },
-      admin: { port: 9464, host: '127.0.0.1' },
+      admin: { port: 9464, host: '127.0.0.1', allowedHosts: [] },
       delivery: {
         timeoutMs: 5_000,
         retryTiers: [

@@ -135,7 +135,7 @@ async function readBody(ctx: RequestContext, req: IncomingMessage, res: ServerRe
     ctx.metrics.gatewayRequests.inc({ route: label, status: '499' });
     return undefined;
   }
-  ctx.reply.fail(res, label, body.status, body.code, body.message, body.closeConnection ? { connection: 'close' } : {});
+  ctx.reply.fail(res, label, body.status, body.code, body.message);
   return undefined;
 }
 

@@ -21,6 +21,8 @@ export interface ConnectionGuardOptions {
   firstRequestTimeoutMs: number;
   /** Called for each connection closed over maxPerAddress (to log and count it). */
   onRefused?: (address: string) => void;
+  /** Ends a connection past its first-request deadline (e.g. with a 408); destroyed when absent. */
+  onFirstRequestTimeout?: (socket: Socket) => void;
 }
 
 export interface ConnectionGuard {
@@ -43,7 +45,10 @@ export function guardConnections(server: Server, options: ConnectionGuardOptions
     }
     perAddress.set(address, open + 1);
     // NOTE: unref'd, so that a pending deadline never holds the process open on stop.
-    const timer = setTimeout(() => socket.destroy(), options.firstRequestTimeoutMs).unref();
+    const timer = setTimeout(() => {
+      if (options.onFirstRequestTimeout === undefined || !socket.writable) socket.destroy();
+      else options.onFirstRequestTimeout(socket);
+    }, options.firstRequestTimeoutMs).unref();
     firstRequestTimers.set(socket, timer);
     socket.once('close', () => {
       clearTimeout(timer);

@@ -12,6 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createTopology } from '../kafka/index.js';
+import { SourceLimiter } from '../limits/source-limits.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import type { Service, ServiceHealth } from '../runtime/service.js';
 import { onceStop, runAll } from '../runtime/service.js';
@@ -97,6 +98,9 @@ export function createGatewayService(deps: RoleDeps, options: GatewayOptions = {
     maxConcurrentSends: options.maxConcurrentSends ?? 1,
   });
   const reply = createResponder(metrics, logger);
+  const limiter = new SourceLimiter();
+  // A source removed by a reload leaves no buckets behind.
+  const stopForgetting = deps.config.onChange((next) => limiter.keepOnly(new Set(next.sources.map((source) => source.id))));
   const context: RequestContext = {
     config: deps.config,
     topics,
@@ -107,6 +111,7 @@ export function createGatewayService(deps: RoleDeps, options: GatewayOptions = {
     now: options.now ?? Date.now,
     newMessageId: options.newMessageId ?? randomUUID,
     bodyPace: options.bodyPace ?? DEFAULT_BODY_PACE,
+    limiter,
   };
   const maxConnections = options.maxConnections ?? 4_096;
   const intake = new GatewayIntake({
@@ -138,6 +143,7 @@ export function createGatewayService(deps: RoleDeps, options: GatewayOptions = {
     // Order: stop intake and let in-flight requests finish (their sends complete and
     // are answered), close what is left, then disconnect the producer.
     stop: onceStop(async () => {
+      stopForgetting();
       await runAll([() => intake.close(), () => writer.stop()]);
       logger.info('gateway stopped');
     }),

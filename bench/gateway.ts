@@ -84,12 +84,18 @@ const WARMUP_SECONDS = 3;
 /** `gateway`: as it runs in production; `unmerged`: each request's write sent alone, like the baseline's. */
 const SIDES = ['baseline', 'gateway', 'unmerged'] as const;
 
+/**
+ * The source's limits (docs/configuration.md#sources): configured, so that every request
+ * passes through them, and far above what the bench sends, so that none is refused.
+ */
+const UNREACHED_LIMITS = { callsPerSecond: 1_000_000, bytesPerSecond: '1024MB', burst: 60 };
+
 function benchConfig(brokers: string, prefix: string, partitions: number): Config {
   return loadBenchConfig(
     {
       kafka: { brokers: brokers.split(','), clientId: `bench-${prefix}`, topicPrefix: prefix, partitions },
       gateway: { port: 0, host: '127.0.0.1' },
-      sources: [{ id: 'web', writeKey: WRITE_KEY, destinations: ['hooks'] }],
+      sources: [{ id: 'web', writeKey: WRITE_KEY, destinations: ['hooks'], limits: UNREACHED_LIMITS }],
       destinations: [{ id: 'hooks', type: 'webhooks', settings: { webhooks: [{ url: 'https://hooks.example.com/h' }] } }],
     },
     'bench-gateway.yaml',
@@ -384,7 +390,7 @@ async function startSteadyPipeline(
     kafka: { brokers: broker.brokers.split(','), clientId: `bench-${tag}`, topicPrefix: prefix, partitions },
     gateway: { port, host: '127.0.0.1' },
     log: { level: 'warn' },
-    sources: [{ id: 'web', writeKey: WRITE_KEY, destinations: ['hooks'] }],
+    sources: [{ id: 'web', writeKey: WRITE_KEY, destinations: ['hooks'], limits: UNREACHED_LIMITS }],
     destinations: [{ id: 'hooks', type: 'webhooks', settings: { webhooks: [{ url }], sharedSecret: 'bench-secret' } }],
   };
   const running = [

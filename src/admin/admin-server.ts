@@ -6,6 +6,8 @@ import { ListenError } from '../errors.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Service, ServiceHealth } from '../runtime/service.js';
 import { onceStop } from '../runtime/service.js';
+import { FIRST_REQUEST_TIMEOUT_MS, guardConnections } from '../runtime/connection-guard.js';
+import { hostAllowed, ownHostNames } from './allowed-hosts.js';
 import { createConsoleRoute } from './console-route.js';
 import { createDeadLettersRoute, DEAD_LETTERS_PATH, REPLAY_PATH } from './dead-letters-route.js';
 import type { LetterHandlers } from './dead-letters-route.js';
@@ -17,6 +19,12 @@ import { send } from './respond.js';
 import { createTraceRoute, TRACE_PATH } from './trace-route.js';
 import type { TraceHandler } from './trace-route.js';
 
+/** How long a kept-alive admin connection may idle between requests. */
+const ADMIN_KEEP_ALIVE_MS = 2_000;
+/** Connections open at once on the admin port, and from one client address (docs/operations.md#threat-model). */
+const ADMIN_MAX_CONNECTIONS = 256;
+const ADMIN_MAX_CONNECTIONS_PER_ADDRESS = 64;
+
 export interface AdminServer extends Service {
   port(): number;
 }
@@ -25,6 +33,10 @@ export interface AdminServerOptions {
   host: string;
   port: number;
   token: () => string | undefined;
+  /** `admin.allowedHosts`: `Host` names answered besides loopback and this pod's own (allowed-hosts.ts). Default none. */
+  allowedHosts?: () => readonly string[];
+  /** This pod's own names and addresses; ownHostNames() by default. */
+  ownHosts?: readonly string[];
   metrics: Metrics;
   logger: Logger;
   health: () => ServiceHealth[];
@@ -42,9 +54,17 @@ function createHandler(options: AdminServerOptions): (req: IncomingMessage, res:
   const serveTrace = createTraceRoute({ token: options.token, trace: options.trace, logger });
   const serveLetters = createDeadLettersRoute({ token: options.token, letters: options.letters, logger });
   const serveConsole = createConsoleRoute();
+  const own = new Set(options.ownHosts ?? ownHostNames());
+  const allowedHosts = options.allowedHosts ?? (() => []);
 
   return async (req, res) => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
+    if (!hostAllowed(req.headers.host, own, allowedHosts())) {
+      // NOTE: before any route, /metrics included: a page of another site that rebinds its
+      // name to this address must read nothing. The Host value is not logged (it is the caller's).
+      send(res, 421, { success: false, code: 'host_not_allowed', message: 'this admin port does not answer that Host name: use its address or a name listed in admin.allowedHosts' });
+      return;
+    }
     if (req.method === 'GET' && path === '/metrics') {
       send(res, 200, await options.metrics.registry.metrics(), { 'content-type': options.metrics.registry.contentType });
       return;
@@ -98,6 +118,14 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
       });
       server.headersTimeout = 10_000;
       server.requestTimeout = 30_000;
+      // NOTE: the admin port's clients (probes, Prometheus, an operator) come every few
+      // seconds at most: an idle connection is not worth a slot for longer.
+      server.keepAliveTimeout = ADMIN_KEEP_ALIVE_MS;
+      server.maxConnections = ADMIN_MAX_CONNECTIONS;
+      guardConnections(server, {
+        maxPerAddress: ADMIN_MAX_CONNECTIONS_PER_ADDRESS,
+        firstRequestTimeoutMs: FIRST_REQUEST_TIMEOUT_MS,
+      });
       const http = server;
       await new Promise<void>((resolve, reject) => {
         const onError = (error: NodeJS.ErrnoException) => {

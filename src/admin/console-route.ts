@@ -81,7 +81,8 @@ export function createConsoleRoute(): (req: IncomingMessage, res: ServerResponse
 }
 
 function answer(res: ServerResponse, status: number, type: string, body: string, extra: Record<string, string> = {}): void {
-  res.writeHead(status, { ...HEADERS, ...extra, 'content-type': type, 'content-length': Buffer.byteLength(body) });
+  // A refusal closes its connection, as every answer of src/admin/respond.ts's send.
+  res.writeHead(status, { ...HEADERS, ...extra, ...(status >= 400 ? { connection: 'close' } : {}), 'content-type': type, 'content-length': Buffer.byteLength(body) });
   res.end(res.req.method === 'HEAD' ? undefined : body);
 }
 

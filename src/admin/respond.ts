@@ -1,10 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-/** Writes a whole answer: JSON for an object, text for a string (the Prometheus exposition). */
+/**
+ * Writes a whole answer: JSON for an object, text for a string (the Prometheus exposition).
+ * NOTE: a refusal (4xx, 5xx) closes its connection (docs/operations.md#threat-model): a
+ * client that was refused holds no slot afterwards, and an unread body is not waited for.
+ */
 export function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
   res.writeHead(status, {
     'content-type': typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json',
+    ...(status >= 400 ? { connection: 'close' } : {}),
     ...headers,
   });
   res.end(text);

@@ -70,7 +70,8 @@ async function answer(res: ServerResponse, options: TraceRouteOptions, query: Tr
   } catch (error) {
     if (!(error instanceof KafkaUnavailableError)) throw error;
     options.logger.warn({ err: error }, 'trace failed: Kafka did not answer');
-    send(res, 503, { success: false, code: 'kafka_unavailable', message: error.message }, { 'retry-after': '5' });
+    // NOTE: the answer quotes no error text of the Kafka client's (broker addresses): the log has it.
+    send(res, 503, { success: false, code: 'kafka_unavailable', message: 'Kafka did not answer (the admin server\'s log says why); try again once the brokers are up' }, { 'retry-after': '5' });
     return;
   }
   // NOTE: counts only; the query's user id stays out of the log.

@@ -152,6 +152,7 @@ function createAdmin(
     host: initial.admin.host,
     port: initial.admin.port,
     token: () => config.current().admin.token,
+    allowedHosts: () => config.current().admin.allowedHosts,
     metrics,
     logger,
     health: () => roles.map((s) => ({ name: s.name, ...s.health() })),

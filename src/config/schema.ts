@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { compileExpression, propertyPathProblem } from '../shaping/index.js';
 import type { ShapingSettings } from '../shaping/index.js';
 import { DURATION_PATTERN, formatDuration, parseDuration } from './duration.js';
-import { isLoopbackHost } from '../network/address-rule.js';
+import { isLoopbackHost, parseIpAddress } from '../network/address-rule.js';
 import { formatSize, parseSize, SIZE_PATTERN } from './size.js';
 import { snakeCase } from './snake-case.js';
 
@@ -109,7 +109,25 @@ export interface SourceConfig {
   writeKey?: string;
   destinations: string[];
   trackFilter?: TrackFilter;
+  /** What the source may write through one gateway process (src/limits/source-limits.ts). */
+  limits: SourceLimitsConfig;
 }
+
+/** `sources[].limits` (docs/configuration.md#sources). */
+export interface SourceLimitsConfig {
+  /** Calls per second (each call of a batch counts). */
+  callsPerSecond: number;
+  /** Bytes of records written per second (keys and values in `calls` and `calls.invalid`). */
+  bytesPerSecond: number;
+  /** Seconds' worth of each rate the source may spend at once. */
+  burst: number;
+}
+
+/**
+ * The limits of a source that sets none: far above what one site's browsers send
+ * through one gateway process, far below what a leaked write key could write.
+ */
+export const DEFAULT_SOURCE_LIMITS: Readonly<SourceLimitsConfig> = { callsPerSecond: 2_000, bytesPerSecond: 8 * 1_048_576, burst: 5 };
 
 export interface TraitRule {
   trait: string;
@@ -165,7 +183,13 @@ export interface Config {
     sasl?: { mechanism: SaslMechanism; username: string; password: string };
   };
   gateway: { port: number; host: string };
-  admin: { port: number; host: string; token?: string };
+  admin: {
+    port: number;
+    host: string;
+    token?: string;
+    /** `Host` names answered besides loopback and this pod's own (src/admin/allowed-hosts.ts). */
+    allowedHosts: string[];
+  };
   delivery: {
     timeoutMs: number;
     retryTiers: RetryTier[];
@@ -886,11 +910,23 @@ const trackFilterSchema = strictObject({
   { when: (payload) => isPlainObject(payload.value) },
 ).meta({ minProperties: 1, maxProperties: 1 });
 
+/** The highest `callsPerSecond` and `bytesPerSecond` a source's limits may give, and the longest `burst` (seconds). */
+const MAX_SOURCE_CALLS_PER_SECOND = 1_000_000;
+const MAX_SOURCE_BYTES_PER_SECOND = 1_024 * 1_048_576;
+const MAX_SOURCE_BURST_SECONDS = 3_600;
+
+const sourceLimitsSchema = strictObject({
+  callsPerSecond: field(checkPositiveNumber(MAX_SOURCE_CALLS_PER_SECOND)).prefault(DEFAULT_SOURCE_LIMITS.callsPerSecond),
+  bytesPerSecond: field(checkSize(1_024, MAX_SOURCE_BYTES_PER_SECOND)).prefault(formatSize(DEFAULT_SOURCE_LIMITS.bytesPerSecond)),
+  burst: field(checkPositiveNumber(MAX_SOURCE_BURST_SECONDS)).prefault(DEFAULT_SOURCE_LIMITS.burst),
+});
+
 const sourceSchema = strictObject({
   id: nonEmptyText,
   writeKey: secretText.optional(),
   destinations: idList.prefault([]),
   trackFilter: trackFilterSchema.optional(),
+  limits: sourceLimitsSchema.prefault({}),
 });
 
 const webhookSchema = strictObject({
@@ -1116,6 +1152,17 @@ function adminTokenProblem(host: string, token: string | undefined): string | un
   return undefined;
 }
 
+/** An entry of `admin.allowedHosts`: a name as a `Host` header carries it, without the port. */
+function checkHostName(value: unknown): Checked<string> {
+  const text = checkText(value);
+  if (!text.ok) return text;
+  if (!/^[A-Za-z0-9._-]+$/.test(text.value) && parseIpAddress(text.value) === undefined) {
+    return fail(`${describe(value)} is not a host name: give the name a client puts in the Host header, without scheme, port or path (e.g. switchyard-admin.monitoring.svc)`);
+  }
+  return ok(text.value.toLowerCase());
+}
+checkHostName.input = checkText.input;
+
 const NO_SOURCE =
   'needs at least one source (where calls come from: an id, a writeKey and the destinations it feeds); see config/example.yaml';
 
@@ -1129,6 +1176,7 @@ export const configSchema: z.ZodType<Config> = strictObject({
     port: port.prefault(9464),
     host: nonEmptyText.prefault(DEFAULT_ADMIN_HOST),
     token: secretText.optional(),
+    allowedHosts: field(checkList(checkHostName)).prefault([]),
   })
     .superRefine((admin, ctx) => {
       const problem = adminTokenProblem(admin.host, admin.token);

@@ -4,13 +4,18 @@ import { formatTimestamp, parseTimestamp } from '../calls/index.js';
 import { parseDuration } from './duration.js';
 
 /** What to give instead of a TIME that is not one. */
-export const TIME_ARGUMENT_HELP = 'give an ISO 8601 time (2026-05-01T12:00:00Z) or a duration back from now (30m, 2h, 7d)';
+export const TIME_ARGUMENT_HELP = 'give an ISO 8601 time (2026-05-01T12:00:00Z) or a duration back from now (30m, 2h, 7d), not before 1970-01-01';
 
-/** Epoch milliseconds for `text` read against `nowMs`; undefined when it is neither form. */
+/**
+ * Epoch milliseconds for `text` read against `nowMs`; undefined when it is neither form or
+ * falls before 1970-01-01T00:00:00Z. NOTE: Kafka reads a negative time in a ListOffsets
+ * request as "the end" (-1) or "the start" (-2) of a partition, and refuses the others;
+ * no record of ours is that old, so such a time is refused here, before it reaches Kafka.
+ */
 export function parseTimeArgument(text: string, nowMs: number): number | undefined {
   const back = parseDuration(text);
-  if (back !== undefined) return nowMs - back;
-  return parseTimestamp(text);
+  const at = back !== undefined ? nowMs - back : parseTimestamp(text);
+  return at !== undefined && at >= 0 ? at : undefined;
 }
 
 /** A `since`/`until` pair in epoch milliseconds; an absent bound leaves that side open. */

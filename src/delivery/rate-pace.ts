@@ -1,7 +1,7 @@
 // A destination's `rateLimit`, if any, as its lane applies it: one token bucket per
 // lane (token-bucket.ts), new when the configured limit changes.
 import type { PreparedDestination } from './destination-settings.js';
-import { TokenBucket } from './token-bucket.js';
+import { TokenBucket } from '../limits/token-bucket.js';
 
 export class RatePace {
   private bucket: TokenBucket | undefined;

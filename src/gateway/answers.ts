@@ -14,6 +14,8 @@ export type GatewayErrorCode =
   | 'call_too_large'
   | 'too_many_calls'
   | 'write_too_large'
+  | 'rate_limited'
+  | 'compression_ratio_too_high'
   | 'unauthorized'
   | 'not_found'
   | 'method_not_allowed'

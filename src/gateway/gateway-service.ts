@@ -12,6 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createTopology } from '../kafka/index.js';
+import { SourceLimiter } from '../limits/source-limits.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import type { Service, ServiceHealth } from '../runtime/service.js';
 import { onceStop, runAll } from '../runtime/service.js';
@@ -23,6 +24,7 @@ import type { BodyPace } from './request-body.js';
 import { serveRequest } from './request-handler.js';
 import type { RequestContext } from './request-handler.js';
 import { createResponder } from './responder.js';
+import { FIRST_REQUEST_TIMEOUT_MS } from '../runtime/connection-guard.js';
 import { authorizeHeader } from './write-key.js';
 
 export interface GatewayOptions {
@@ -43,6 +45,14 @@ export interface GatewayOptions {
   maxInFlightKeyInBody?: number;
   /** Connections open at once; more are closed as they arrive. Default 4,096. */
   maxConnections?: number;
+  /**
+   * Connections open at once from one client address; more are closed as they arrive.
+   * Default maxConnections less an eighth of it, at most 512 (3,584 of 4,096): one address
+   * cannot take the slots of the others.
+   */
+  maxConnectionsPerAddress?: number;
+  /** How long a new connection may go without a whole request. Default 2 s. */
+  firstRequestTimeoutMs?: number;
   /** How fast a body must arrive (request-body.ts). Default: first byte within 5 s, then 8 KB/s. */
   bodyPace?: BodyPace;
   /** How long a send may wait for Kafka's acknowledgement before the answer is 503. Default 10 s. */
@@ -63,6 +73,14 @@ export interface GatewayOptions {
 
 export type GatewayService = Service & { port(): number };
 
+/**
+ * At most this many connection slots no single client address can take
+ * (docs/operations.md#threat-model). NOTE: behind a load balancer every connection comes
+ * from the balancer's few addresses; its pool reuses connections and stays far below the
+ * rest of the cap.
+ */
+const MAX_CONNECTIONS_KEPT_FOR_OTHERS = 512;
+
 export function createGatewayService(deps: RoleDeps, options: GatewayOptions = {}): GatewayService {
   const { kafka, metrics } = deps;
   const logger = deps.logger.child({ component: 'gateway' });
@@ -80,6 +98,9 @@ export function createGatewayService(deps: RoleDeps, options: GatewayOptions = {
     maxConcurrentSends: options.maxConcurrentSends ?? 1,
   });
   const reply = createResponder(metrics, logger);
+  const limiter = new SourceLimiter();
+  // A source removed by a reload leaves no buckets behind.
+  const stopForgetting = deps.config.onChange((next) => limiter.keepOnly(new Set(next.sources.map((source) => source.id))));
   const context: RequestContext = {
     config: deps.config,
     topics,
@@ -90,13 +111,17 @@ export function createGatewayService(deps: RoleDeps, options: GatewayOptions = {
     now: options.now ?? Date.now,
     newMessageId: options.newMessageId ?? randomUUID,
     bodyPace: options.bodyPace ?? DEFAULT_BODY_PACE,
+    limiter,
   };
+  const maxConnections = options.maxConnections ?? 4_096;
   const intake = new GatewayIntake({
     host: initial.gateway.host,
     port: initial.gateway.port,
     maxInFlight: options.maxInFlightRequests ?? 256,
     maxInFlightKeyInBody: options.maxInFlightKeyInBody ?? 32,
-    maxConnections: options.maxConnections ?? 4_096,
+    maxConnections,
+    maxConnectionsPerAddress: options.maxConnectionsPerAddress ?? Math.max(1, maxConnections - Math.min(MAX_CONNECTIONS_KEPT_FOR_OTHERS, Math.floor(maxConnections / 8))),
+    firstRequestTimeoutMs: options.firstRequestTimeoutMs ?? FIRST_REQUEST_TIMEOUT_MS,
     authorize: (req) => authorizeHeader(deps.config.current(), req.headers.authorization),
     headersTimeoutMs: options.headersTimeoutMs ?? 10_000,
     requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
@@ -118,6 +143,7 @@ export function createGatewayService(deps: RoleDeps, options: GatewayOptions = {
     // Order: stop intake and let in-flight requests finish (their sends complete and
     // are answered), close what is left, then disconnect the producer.
     stop: onceStop(async () => {
+      stopForgetting();
       await runAll([() => intake.close(), () => writer.stop()]);
       logger.info('gateway stopped');
     }),

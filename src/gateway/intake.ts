@@ -13,6 +13,7 @@ import { SpanKind, endSpan, outgoingTraceparent, startHopSpan, traceparentHeader
 import type { Span } from '../observability/tracing.js';
 import { errorBody } from './answers.js';
 import type { GatewayErrorCode } from './answers.js';
+import { FIRST_REQUEST_TIMEOUT_MS, guardConnections } from '../runtime/connection-guard.js';
 import type { Responder } from './responder.js';
 import { OTHER_ROUTE_LABEL, ROUTE_PATHS, matchRoute } from './routes.js';
 import type { Route } from './routes.js';
@@ -61,6 +62,13 @@ export interface IntakeOptions {
   maxInFlightKeyInBody: number;
   /** Connections open at once; more are closed as they arrive. */
   maxConnections: number;
+  /**
+   * Connections open at once from one client address, below maxConnections: the
+   * difference is kept for every other address (docs/operations.md#threat-model).
+   */
+  maxConnectionsPerAddress: number;
+  /** How long a new connection may go without a whole request (src/runtime/connection-guard.ts). */
+  firstRequestTimeoutMs: number;
   /** The write key of a request's Authorization header, checked before anything shared is taken. */
   authorize: (req: IncomingMessage) => HeaderAuthorization;
   headersTimeoutMs: number;
@@ -119,7 +127,13 @@ export class GatewayIntake {
     // NOTE: over the cap node closes a new connection at once; every connection costs a
     // file descriptor and buffers whether or not it ever sends a request.
     http.maxConnections = this.options.maxConnections;
-    http.on('drop', () => this.onDropped());
+    http.on('drop', () => this.onDropped('the gateway\'s cap', this.options.maxConnections));
+    guardConnections(http, {
+      maxPerAddress: this.options.maxConnectionsPerAddress,
+      firstRequestTimeoutMs: this.options.firstRequestTimeoutMs,
+      onRefused: () => this.onDropped('the cap per client address', this.options.maxConnectionsPerAddress),
+      onFirstRequestTimeout: (socket) => this.answerBeforeRequest(socket, FIRST_REQUEST_TIMEOUT),
+    });
     http.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => this.onClientError(error, socket));
     this.server = http;
     await new Promise<void>((resolve, reject) => {
@@ -197,14 +211,13 @@ export class GatewayIntake {
     if (this.closing) {
       reply.fail(res, route.template, 503, 'shutting_down', 'this gateway is shutting down: send the request again (to another replica)', {
         'retry-after': String(BUSY_RETRY_AFTER_SECONDS),
-        connection: 'close',
       });
       return undefined;
     }
     const auth = this.options.authorize(req);
     if (auth.kind === 'refused') {
-      // The body is not read: the connection goes with the answer.
-      reply.fail(res, route.template, 401, 'unauthorized', auth.message, { connection: 'close' });
+      // The body is not read: the connection goes with the answer (as with every refusal).
+      reply.fail(res, route.template, 401, 'unauthorized', auth.message);
       return undefined;
     }
     if (auth.kind === 'source') {
@@ -221,19 +234,19 @@ export class GatewayIntake {
       503,
       'overloaded',
       `this gateway already reads ${maxInFlightKeyInBody} requests that carry the write key in the body: send the request again after the Retry-After delay, or send the key as the HTTP Basic user name (Authorization: Basic base64("<write key>:"))`,
-      { 'retry-after': String(BUSY_RETRY_AFTER_SECONDS), connection: 'close' },
+      { 'retry-after': String(BUSY_RETRY_AFTER_SECONDS) },
     );
     return undefined;
   }
 
-  /** A connection over maxConnections, closed by node: logged at most once a minute, with the count since. */
-  private onDropped(): void {
+  /** A connection over a cap, closed as it arrived: logged at most once a minute, with the count since. */
+  private onDropped(cap: string, limit: number): void {
     this.dropped += 1;
     const now = Date.now();
     if (now - this.lastDropLogMs < DROPPED_LOG_INTERVAL_MS) return;
     this.options.logger.warn(
-      { dropped: this.dropped, maxConnections: this.options.maxConnections },
-      `connections refused: ${this.options.maxConnections} connections are open (the gateway's cap); add replicas if these are real clients`,
+      { dropped: this.dropped, maxConnections: this.options.maxConnections, maxConnectionsPerAddress: this.options.maxConnectionsPerAddress },
+      `connections refused: ${limit} connections are open (${cap}); add replicas if these are real clients`,
     );
     this.dropped = 0;
     this.lastDropLogMs = now;
@@ -276,9 +289,14 @@ export class GatewayIntake {
       socket.destroy();
       return;
     }
-    const { status, code, message } = clientErrorAnswer(error);
+    this.answerBeforeRequest(socket, clientErrorAnswer(error), error.code);
+  }
+
+  /** Writes a JSON error answer on a socket that has no request (yet), and closes it. */
+  private answerBeforeRequest(socket: Duplex, answer: { status: number; code: GatewayErrorCode; message: string }, cause?: string): void {
+    const { status, code, message } = answer;
     this.options.metrics.gatewayRequests.inc({ route: OTHER_ROUTE_LABEL, status: String(status) });
-    this.options.logger.info({ status, code, cause: error.code }, `request refused: ${message}`);
+    this.options.logger.info({ status, code, ...(cause === undefined ? {} : { cause }) }, `request refused: ${message}`);
     const body = errorBody(code, message);
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
@@ -300,6 +318,13 @@ export class GatewayIntake {
     this.onDrained = undefined;
   }
 }
+
+/** The answer to a connection that sent no whole request within FIRST_REQUEST_TIMEOUT_MS. */
+const FIRST_REQUEST_TIMEOUT = {
+  status: 408,
+  code: 'request_timeout',
+  message: `no whole request arrived within ${FIRST_REQUEST_TIMEOUT_MS / 1000} s of connecting: send the request right after connecting`,
+} as const;
 
 /** The answer to an error node reports before a request exists. */
 function clientErrorAnswer(error: NodeJS.ErrnoException): { status: number; code: GatewayErrorCode; message: string } {

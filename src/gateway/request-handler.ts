@@ -1,12 +1,17 @@
 // One request to a tracking route, in the order the steps happen (the write key of the
 // Authorization header was checked by the intake before it took a slot):
-// body (gzip, 500 KB, paced) → JSON → write key from the body → calls prepared
-// (ingest.ts) → ONE send of the request's records → the answer.
+// the source's limits, when the header named it (nothing read while it owes) → body
+// (gzip, 500 KB, paced, inflating at most 100×) → JSON → write key from the body →
+// calls prepared (ingest.ts) → the source's limits (calls and bytes of this write) →
+// ONE send of the request's records → the answer.
 // Every refusal is answered here with a stable code and a message saying what to do.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { InvalidReason } from '../calls/index.js';
+import type { Config, SourceLimitsConfig } from '../config/schema.js';
 import type { ConfigStore } from '../config/store.js';
+import { retryAfterSeconds } from '../limits/source-limits.js';
+import type { LimitVerdict, SourceLimiter } from '../limits/source-limits.js';
 import type { TopicNames } from '../kafka/index.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Span } from '../observability/tracing.js';
@@ -35,6 +40,8 @@ export interface RequestContext {
   newMessageId: () => string;
   /** How fast a body must arrive (request-body.ts). */
   bodyPace: BodyPace;
+  /** Each source's calls and bytes per second (src/limits/source-limits.ts). */
+  limiter: SourceLimiter;
 }
 
 /** Retry-After (seconds) when Kafka does not acknowledge: long enough for a leader election. */
@@ -70,6 +77,7 @@ export async function serveRequest(
   const label = route.template;
   const receivedAtMs = ctx.now();
 
+  if (headerSourceId !== undefined && !withinLimits(ctx, res, label, headerSourceId, ctx.limiter.check(headerSourceId, limitsOf(ctx, headerSourceId), receivedAtMs))) return;
   const body = await readBody(ctx, req, res, label);
   if (body === undefined) return;
   const request: ReadRequest = { res, label, body, receivedAtMs, traceparent };
@@ -77,6 +85,7 @@ export async function serveRequest(
   const parsed = parseJsonBody(body);
   if (!parsed.ok) {
     if (headerSourceId !== undefined) {
+      if (!withinLimits(ctx, res, label, headerSourceId, ctx.limiter.take(headerSourceId, limitsOf(ctx, headerSourceId), 1, body.length, ctx.now()))) return;
       const kept = await keepRefusedBody(ctx, request, headerSourceId, null, 'malformed_json', parsed.message);
       if (!kept) return;
     }
@@ -97,13 +106,58 @@ export async function serveRequest(
     return;
   }
   if (!prepared.ok) {
+    if (!withinLimits(ctx, res, label, sourceId, ctx.limiter.take(sourceId, limitsOf(ctx, sourceId), 1, body.length, ctx.now()))) return;
     const key = route.kind === 'batch' ? null : keyOf(parsed.value);
     const kept = await keepRefusedBody(ctx, request, sourceId, key, prepared.reason, prepared.message);
     if (kept) ctx.reply.fail(res, label, prepared.status, prepared.code, `${prepared.message} (the request is kept in calls.invalid)`);
     return;
   }
   span?.setAttributes({ 'switchyard.calls.accepted': prepared.accepted.length, 'switchyard.calls.invalid': prepared.rejected.length });
+  const calls = prepared.accepted.length + prepared.rejected.length;
+  const taken = ctx.limiter.take(sourceId, limitsOf(ctx, sourceId), calls, writtenUnits(prepared), ctx.now());
+  if (!withinLimits(ctx, res, label, sourceId, taken)) return;
   await writeCalls(ctx, request, sourceId, prepared);
+}
+
+/** True when `verdict` admits the request; else answers 429 with Retry-After and counts it. */
+function withinLimits(ctx: RequestContext, res: ServerResponse, label: string, sourceId: string, verdict: LimitVerdict): boolean {
+  if (verdict.ok) return true;
+  const retryAfter = retryAfterSeconds(verdict.retryAfterMs);
+  ctx.metrics.gatewayThrottled.inc({ source: sourceId });
+  const limit = verdict.limit === 'calls' ? 'callsPerSecond' : 'bytesPerSecond';
+  ctx.reply.fail(
+    res,
+    label,
+    429,
+    'rate_limited',
+    `source ${JSON.stringify(sourceId)} is over its ${limit} (sources[].limits); nothing of this request was written: send it again after the Retry-After delay (${retryAfter} s)`,
+    { 'retry-after': String(retryAfter) },
+  );
+  return false;
+}
+
+/** The source's configured limits (undefined: the defaults), looked up once per config. */
+function limitsOf(ctx: RequestContext, sourceId: string): SourceLimitsConfig | undefined {
+  const config = ctx.config.current();
+  let bySource = LIMITS_BY_CONFIG.get(config);
+  if (bySource === undefined) {
+    bySource = new Map(config.sources.map((source) => [source.id, source.limits]));
+    LIMITS_BY_CONFIG.set(config, bySource);
+  }
+  return bySource.get(sourceId);
+}
+
+const LIMITS_BY_CONFIG = new WeakMap<Config, Map<string, SourceLimitsConfig>>();
+
+/**
+ * What the request's records take, in characters of their keys and values (as many bytes
+ * for ASCII; each record's written bytes are at most 3 times that).
+ */
+function writtenUnits(calls: { accepted: readonly AcceptedCall[]; rejected: readonly RejectedCall[] }): number {
+  let units = 0;
+  for (const call of calls.accepted) units += (call.key?.length ?? 0) + call.value.length;
+  for (const call of calls.rejected) units += (call.key?.length ?? 0) + (call.value?.length ?? 0);
+  return units;
 }
 
 /** The source the body's `writeKey` names, or undefined when refused (answered). */
@@ -135,7 +189,7 @@ async function readBody(ctx: RequestContext, req: IncomingMessage, res: ServerRe
     ctx.metrics.gatewayRequests.inc({ route: label, status: '499' });
     return undefined;
   }
-  ctx.reply.fail(res, label, body.status, body.code, body.message, body.closeConnection ? { connection: 'close' } : {});
+  ctx.reply.fail(res, label, body.status, body.code, body.message);
   return undefined;
 }
 

@@ -31,7 +31,10 @@ export function createResponder(metrics: Metrics, logger: Logger): Responder {
     // write key or an Authorization header (configured keys are scrubbed anyway).
     if (status >= 500) logger.warn({ route: routeLabel, status, code }, message);
     else logger.info({ route: routeLabel, status, code }, `request refused: ${message}`);
-    answer(res, routeLabel, status, errorBody(code, message), headers);
+    // NOTE: every refusal closes its connection (docs/operations.md#threat-model): a
+    // refused client holds no slot afterwards (a 404 used to leave it open for 65 s), and
+    // a body left unread is not waited for.
+    answer(res, routeLabel, status, errorBody(code, message), { ...headers, connection: 'close' });
   };
 
   return { answer, fail };

@@ -28,6 +28,8 @@ export interface Metrics {
   audienceChanges: Counter<'audience' | 'change'>;
   audienceMembers: Gauge<'audience'>;
   gatewayRequests: Counter<'route' | 'status'>;
+  /** Requests refused with 429 for being over their source's limits (`sources[].limits`). */
+  gatewayThrottled: Counter<'source'>;
   /** Deletion requests: `sent` (delete bodies produced), `no_affected_source` (none: no source has seen the user). */
   deletions: Counter<'result'>;
   /** Per webhook URL, by its index in the destination's list (never the URL: it may carry a token). */
@@ -162,6 +164,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       name: 'switchyard_gateway_requests_total',
       help: 'Gateway HTTP requests by route and status code.',
       labelNames: ['route', 'status'],
+      registers,
+    }),
+    gatewayThrottled: new Counter({
+      name: 'switchyard_gateway_throttled_total',
+      help: 'Gateway requests refused with 429 for being over their source\'s limits (sources[].limits); nothing of them was written.',
+      labelNames: ['source'],
       registers,
     }),
     deletions: deletionsCounter(registers),

@@ -1,3 +1,5 @@
+import { request } from 'node:http';
+import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAdminServer } from '../../src/admin/admin-server.js';
 import type { AdminServer } from '../../src/admin/admin-server.js';
@@ -13,7 +15,7 @@ describe('admin server', () => {
     server = undefined;
   });
 
-  async function start(options: { health?: ServiceHealth[]; token?: string; fail?: boolean } = {}) {
+  async function start(options: { health?: ServiceHealth[]; token?: string; fail?: boolean; allowedHosts?: string[] } = {}) {
     const received: unknown[] = [];
     const metrics = createMetrics();
     metrics.callsReceived.inc({ source: 'web', type: 'track' }, 3);
@@ -21,6 +23,8 @@ describe('admin server', () => {
       host: '127.0.0.1',
       port: 0,
       token: () => options.token,
+      allowedHosts: () => options.allowedHosts ?? [],
+      ownHosts: ['switchyard-0', '10.1.2.3'],
       metrics,
       logger: silentLogger(),
       health: () => options.health ?? [{ live: true, ready: true }],
@@ -113,5 +117,56 @@ describe('admin server', () => {
     const second = server!.stop();
     expect(second).toBe(first);
     await first;
+  });
+
+  /** One GET with the Host header given (fetch sets its own), answered with status and headers. */
+  function getWithHost(base: string, path: string, host: string): Promise<{ status: number; connection: string | undefined; body: string }> {
+    const url = new URL(base);
+    return new Promise((resolve, reject) => {
+      const req = request({ host: url.hostname, port: url.port, path, headers: { host, connection: 'keep-alive' }, agent: false }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
+  it('answers only its own Host names: loopback, the pod’s own, admin.allowedHosts (DNS rebinding reads nothing)', async () => {
+    const { base } = await start({ allowedHosts: ['switchyard-admin.monitoring.svc'] });
+    const port = new URL(base).port;
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `switchyard-0:${port}`, `10.1.2.3:${port}`, `Switchyard-Admin.Monitoring.svc:${port}`, 'switchyard-admin.monitoring.svc']) {
+      expect((await getWithHost(base, '/metrics', host)).status, host).toBe(200);
+    }
+    for (const host of [`rebind.attacker.example:${port}`, 'rebind.attacker.example', `127.0.0.1.attacker.example:${port}`, `10.1.2.4:${port}`]) {
+      const refused = await getWithHost(base, '/metrics', host);
+      expect(refused.status, host).toBe(421);
+      expect(refused.connection).toBe('close');
+      expect(refused.body).not.toContain('switchyard_');
+      expect(JSON.parse(refused.body)).toMatchObject({ success: false, code: 'host_not_allowed' });
+    }
+  });
+
+  it('closes the connection of every refusal; a connection without a request goes after about 2 s', async () => {
+    const { base } = await start({ token: 'admin-secret-token-0001' });
+    const notFound = await getWithHost(base, '/nope', '127.0.0.1');
+    expect(notFound.status).toBe(404);
+    expect(notFound.connection).toBe('close');
+    const unauthorized = await fetch(`${base}/v1/deletions`, { method: 'POST', body: '{}' });
+    expect(unauthorized.status).toBe(401);
+    expect(unauthorized.headers.get('connection')).toBe('close');
+    const ok = await getWithHost(base, '/healthz', '127.0.0.1');
+    expect(ok.connection).not.toBe('close');
+
+    const socket = connect(Number(new URL(base).port), '127.0.0.1');
+    const opened = Date.now();
+    const closedAfterMs = await new Promise<number>((resolve) => {
+      socket.on('error', () => undefined);
+      socket.on('close', () => resolve(Date.now() - opened));
+    });
+    expect(closedAfterMs).toBeGreaterThanOrEqual(1_500);
+    expect(closedAfterMs).toBeLessThan(4_000);
   });
 });

@@ -2,6 +2,7 @@
 // commands' code handed in as main.ts hands it (their reads against Kafka are
 // test/integration/console-browser.test.ts's and replay.test.ts's): the range a dry run
 // closes, paging, one replay at a time, and the answers when things go wrong.
+import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAdminServer } from '../../src/admin/admin-server.js';
 import type { AdminServer } from '../../src/admin/admin-server.js';
@@ -12,6 +13,7 @@ import type { ReplayOptions } from '../../src/delivery/replay.js';
 import { KafkaUnavailableError, ReplayLedgerFullError } from '../../src/errors.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
+import { waitFor } from '../support/wait-for.js';
 
 const TOKEN = 'letters-route-admin-token-01';
 const AT = Date.UTC(2026, 4, 1, 11);
@@ -44,6 +46,7 @@ describe('GET /v1/dead-letters, POST /v1/replay', () => {
     const base = `http://127.0.0.1:${server.port()}`;
     const auth = { authorization: `Bearer ${TOKEN}` };
     return {
+      base,
       get: (query: string) => fetch(`${base}/v1/dead-letters?${query}`, { headers: auth }),
       post: (body: unknown) => fetch(`${base}/v1/replay`, { method: 'POST', headers: auth, body: typeof body === 'string' ? body : JSON.stringify(body) }),
     };
@@ -116,6 +119,68 @@ describe('GET /v1/dead-letters, POST /v1/replay', () => {
     expect((await post({ destination: 'hooks', dryRun: true })).status).toBe(200);
   });
 
+  it('takes the replay guard before the body is read: of two replays whose bodies arrive late, one runs and one gets 429', async () => {
+    let replays = 0;
+    const { base } = await start({
+      replay: async () => {
+        replays += 1;
+        return 1;
+      },
+    });
+    const url = new URL(base);
+    const body = JSON.stringify({ destination: 'hooks', dryRun: true });
+    // Both send their headers; neither body has arrived when the second's headers are read.
+    const late = [0, 1].map(() => {
+      const chunks: string[] = [];
+      let status = 0;
+      const req = request({ host: url.hostname, port: url.port, path: '/v1/replay', method: 'POST', agent: false, headers: { authorization: `Bearer ${TOKEN}`, 'content-length': Buffer.byteLength(body) } });
+      const answered = new Promise<{ status: number; body: string }>((resolve, reject) => {
+        req.on('response', (res) => {
+          status = res.statusCode ?? 0;
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => chunks.push(chunk));
+          res.on('end', () => resolve({ status, body: chunks.join('') }));
+        });
+        req.on('error', reject);
+      });
+      req.flushHeaders();
+      return { req, answered };
+    });
+    const [first, second] = late as [(typeof late)[0], (typeof late)[0]];
+    // The second is refused without its body, at once.
+    const busy = await second.answered;
+    expect(busy.status).toBe(429);
+    expect(JSON.parse(busy.body)).toMatchObject({ code: 'busy' });
+    first.req.end(body);
+    expect((await first.answered).status).toBe(200);
+    second.req.destroy();
+    expect(replays).toBe(1);
+  });
+
+  it('lists one page at a time; a few more wait their turn, more than that get 429', async () => {
+    let running = 0;
+    let most = 0;
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const { get } = await start({
+      list: async () => {
+        running += 1;
+        most = Math.max(most, running);
+        await held;
+        running -= 1;
+        return { topic: 'sy.deliveries.hooks.dlq', listed: 0, inRange: 0, remaining: 0, topicExists: true };
+      },
+    });
+    const pages = [0, 1, 2, 3].map(() => get('destination=hooks'));
+    await waitFor(() => running === 1, { timeoutMs: 5_000, what: 'the first list to run' });
+    const over = await get('destination=hooks');
+    expect(over.status).toBe(429);
+    expect(over.headers.get('retry-after')).toBe('2');
+    release();
+    expect((await Promise.all(pages)).map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect(most).toBe(1);
+  });
+
   it('answers Kafka away with 503, a full replay ledger with 409 and what to do, bad input with 400', async () => {
     let failure: Error = new KafkaUnavailableError('Kafka did not answer within 15 s');
     const { get, post } = await start({
@@ -129,7 +194,7 @@ describe('GET /v1/dead-letters, POST /v1/replay', () => {
     const away = await get('destination=hooks');
     expect(away.status).toBe(503);
     expect(away.headers.get('retry-after')).toBe('5');
-    expect(await away.json()).toMatchObject({ code: 'kafka_unavailable' });
+    expect(await away.json()).toEqual({ success: false, code: 'kafka_unavailable', message: "Kafka did not answer (the admin server's log says why); try again once the brokers are up" });
     failure = new ReplayLedgerFullError('sy.deliveries.hooks.dlq', 2, 'hooks');
     const full = await post({ destination: 'hooks', since: '1h', dryRun: false });
     expect(full.status).toBe(409);

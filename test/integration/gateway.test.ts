@@ -481,10 +481,11 @@ describe('gateway', () => {
     const bombed = await post(running.base, '/v1/batch', bomb, { writeKey: WEB_KEY, headers: { 'content-encoding': 'gzip' } });
     const grown = process.memoryUsage().rss - rssBefore;
     expect(bombed.status).toBe(413);
-    expect(bombed.json.message).toMatch(/^decompressed body is over the limit of 512000 bytes/);
+    // Whichever comes first as it inflates: the 500 KB or the ratio to what has arrived.
+    expect(bombed.json.message).toMatch(/^(decompressed body is over the limit of 512000 bytes|the gzip body inflates more than 100 times)/);
     // Inflating it all would take 400 MB; the gateway stops at 500 KB.
     expect(grown).toBeLessThan(100 * 1024 * 1024);
-    // The connection stays usable after a refusal.
+    // Served again after the refusals (which closed their connections).
     expect((await post(running.base, '/v1/identify', { userId: randomName('u') }, { writeKey: WEB_KEY })).status).toBe(200);
   });
 
@@ -686,6 +687,57 @@ describe('gateway: callers without a key cost nothing shared', () => {
     expect(answer).toMatch(/^HTTP\/1\.1 401 /);
     expect(answer).toMatch(/connection: close/i);
     expect(answer).toContain('unknown write key');
+  });
+
+  it('closes the connection of every refusal, whatever the client asked', async () => {
+    const refusals: [string, RegExp][] = [
+      ['GET /x HTTP/1.1\r\nhost: x\r\nconnection: keep-alive\r\n\r\n', /^HTTP\/1\.1 404 /],
+      ['GET /v1/batch HTTP/1.1\r\nhost: x\r\nconnection: keep-alive\r\n\r\n', /^HTTP\/1\.1 405 /],
+      [`POST /v1/batch HTTP/1.1\r\nhost: x\r\nauthorization: ${basic(WEB_KEY)}\r\ncontent-encoding: br\r\ncontent-length: 2\r\nconnection: keep-alive\r\n\r\n{}`, /^HTTP\/1\.1 415 /],
+      [`POST /v1/batch HTTP/1.1\r\nhost: x\r\nauthorization: ${basic(WEB_KEY)}\r\ncontent-length: 600000\r\nconnection: keep-alive\r\n\r\n`, /^HTTP\/1\.1 413 /],
+      [`POST /v1/batch HTTP/1.1\r\nhost: x\r\nauthorization: ${basic(WEB_KEY)}\r\ncontent-length: 1\r\nconnection: keep-alive\r\n\r\n{`, /^HTTP\/1\.1 400 /],
+    ];
+    for (const [text, status] of refusals) {
+      const answer = await rawExchange(running.base, text);
+      expect(answer).toMatch(status);
+      expect(answer).toMatch(/connection: close/i);
+    }
+  });
+
+  it('answers a connection that sends no whole request within about 2 s with 408, and closes it', async () => {
+    const silent = await openSocket(running.base);
+    const halfLine = await openSocket(running.base);
+    halfLine.socket.write('POST /v1/ba');
+    const opened = Date.now();
+    for (const client of [silent, halfLine]) {
+      const answer = await client.closed(6_000);
+      expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+      expect(answer).toContain('no whole request arrived within 2 s of connecting');
+    }
+    expect(Date.now() - opened).toBeGreaterThanOrEqual(1_500);
+  });
+
+  it('keeps slots for other addresses: one address gets at most the cap less an eighth', async () => {
+    // 12 slots, 11 per address (gateway-service.ts): 11 idle sockets from 127.0.0.1 and a 12th refused from there,
+    // while a keyed request from 127.0.0.2 (another loopback address) is served.
+    const idle = await Promise.all(Array.from({ length: CONNECTIONS - 1 }, () => openSocket(running.base)));
+    try {
+      const refused = await openSocket(running.base).catch(() => undefined);
+      if (refused !== undefined) await waitFor(() => refused.socket.closed, { timeoutMs: 1_000, intervalMs: 10, what: 'the 12th connection from 127.0.0.1 closed' });
+      expect(refused?.received() ?? '').toBe('');
+      const { port } = new URL(running.base);
+      const other = connect({ port: Number(port), host: '127.0.0.1', localAddress: '127.0.0.2' });
+      let answer = '';
+      other.on('data', (chunk: Buffer) => (answer += chunk.toString('utf8')));
+      const body = JSON.stringify({ userId: randomName('u') });
+      other.write(`POST /v1/identify HTTP/1.1\r\nhost: x\r\nauthorization: ${basic(WEB_KEY)}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`);
+      await new Promise<void>((resolve) => other.once('close', () => resolve()));
+      expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+      // All within the first-request deadline: the 11 from 127.0.0.1 still held their slots.
+      expect(idle.filter((client) => client.socket.closed || client.received() !== '')).toHaveLength(0);
+    } finally {
+      for (const client of idle) client.socket.destroy();
+    }
   });
 
   it('closes connections over the cap as they arrive, and takes new ones once below it', async () => {

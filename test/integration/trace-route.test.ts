@@ -90,11 +90,29 @@ describe('GET /v1/trace', () => {
     const unavailable = await get('anonymousId=a-7');
     expect(unavailable.status).toBe(503);
     expect(unavailable.headers.get('retry-after')).toBe('5');
-    expect(await unavailable.json()).toEqual({ success: false, code: 'kafka_unavailable', message: failure.message });
+    // The Kafka client's text (broker addresses) stays in the log.
+    expect(await unavailable.json()).toEqual({ success: false, code: 'kafka_unavailable', message: "Kafka did not answer (the admin server's log says why); try again once the brokers are up" });
     failure = new TypeError('a bug');
     const broken = await get('anonymousId=a-7');
     expect(broken.status).toBe(500);
     expect(await broken.json()).toMatchObject({ code: 'internal' });
     expect(logLines.join('')).not.toContain('a-7');
+  });
+
+  it('answers a time before 1970 with 400, before Kafka is asked, quoting no broker', async () => {
+    let asked = 0;
+    const get = await start(async (query) => {
+      asked += 1;
+      return result(query);
+    });
+    const response = await get('userId=u-1&since=1969-12-31T23:59:59.999Z');
+    expect(response.status).toBe(400);
+    expect(response.headers.get('connection')).toBe('close');
+    expect(await response.json()).toEqual({
+      success: false,
+      code: 'invalid_request',
+      message: 'since "1969-12-31T23:59:59.999Z" is not a time: give an ISO 8601 time (2026-05-01T12:00:00Z) or a duration back from now (30m, 2h, 7d), not before 1970-01-01',
+    });
+    expect(asked).toBe(0);
   });
 });

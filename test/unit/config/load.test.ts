@@ -48,8 +48,44 @@ function base(): Doc {
 
 /** The least a config needs besides defaults; for cases about other sections. */
 const SOURCE = 'sources: [{ id: web }]\n';
+/** sources[].limits left out (docs/configuration.md#sources). */
+const DEFAULT_LIMITS = { callsPerSecond: 2_000, bytesPerSecond: 8 * 1_048_576, burst: 5 };
 
 const parse = (doc: unknown, env: Record<string, string | undefined> = {}) => parseConfigText(stringify(doc), FILE, env);
+
+describe('sources[].limits', () => {
+  it('takes calls per second, a size per second and a burst in seconds', () => {
+    expect(loaded(parse({ sources: [{ id: 'web', limits: { callsPerSecond: 0.5, bytesPerSecond: '2MB', burst: 10 } }] })).sources[0]?.limits).toEqual({
+      callsPerSecond: 0.5,
+      bytesPerSecond: 2 * 1_048_576,
+      burst: 10,
+    });
+    expect(loaded(parse({ sources: [{ id: 'web', limits: { burst: 1 } }] })).sources[0]?.limits).toEqual({ ...DEFAULT_LIMITS, burst: 1 });
+  });
+
+  it.each<[unknown, string]>([
+    [{ callsPerSecond: 0 }, 'sources[0].limits.callsPerSecond: must be a number above 0 and at most 1000000, got number 0'],
+    [{ bytesPerSecond: 1000 }, 'sources[0].limits.bytesPerSecond: number 1000 is not a size; write a number with a unit B, KB or MB (1 KB = 1,024 bytes), e.g. "512KB" or "1MB"'],
+    [{ bytesPerSecond: '10B' }, 'sources[0].limits.bytesPerSecond: "10B" is outside 1KB to 1024MB; give a size in that range'],
+    [{ burst: 7200 }, 'sources[0].limits.burst: must be a number above 0 and at most 3600, got number 7200'],
+    [{ calls: 5 }, 'sources[0].limits.calls'],
+  ])('refuses %j', (limits, message) => {
+    expect(failed(parse({ sources: [{ id: 'web', limits }] })).join('\n')).toContain(message);
+  });
+});
+
+describe('admin.allowedHosts', () => {
+  it('takes host names and addresses, lower-cased, and refuses a URL or a port', () => {
+    expect(loaded(parse({ admin: { allowedHosts: ['Switchyard-Admin.monitoring.svc', '10.0.0.7', '::1'] }, sources: [{ id: 'web' }] })).admin.allowedHosts).toEqual([
+      'switchyard-admin.monitoring.svc',
+      '10.0.0.7',
+      '::1',
+    ]);
+    expect(failed(parse({ admin: { allowedHosts: ['http://admin.example:9464'] }, sources: [{ id: 'web' }] }))).toEqual([
+      `${FILE}: admin.allowedHosts[0]: "http://admin.example:9464" is not a host name: give the name a client puts in the Host header, without scheme, port or path (e.g. switchyard-admin.monitoring.svc)`,
+    ]);
+  });
+});
 
 describe('config/example.yaml', () => {
   it('loads with the values the file and the defaults give', () => {
@@ -57,7 +93,7 @@ describe('config/example.yaml', () => {
     expect(config.kafka.brokers).toEqual(['localhost:9092']);
     expect(config.gateway).toEqual({ port: 8080, host: '0.0.0.0' });
     // No built-in token, and the admin port on loopback (where any token will do).
-    expect(config.admin).toEqual({ port: 9464, host: '127.0.0.1', token: 'a' });
+    expect(config.admin).toEqual({ port: 9464, host: '127.0.0.1', token: 'a', allowedHosts: [] });
     expect(config.delivery).toEqual({
       timeoutMs: 5_000,
       retryTiers: [
@@ -71,8 +107,8 @@ describe('config/example.yaml', () => {
       blockPrivateNetworks: false,
     });
     expect(config.sources).toEqual([
-      { id: 'web', writeKey: 'web-demo-key', destinations: ['hooks-main'], trackFilter: { blockEvents: ['Debug Ping'] } },
-      { id: 'server', writeKey: 'server-demo-key', destinations: ['hooks-main', 'hooks-audit'] },
+      { id: 'web', writeKey: 'web-demo-key', destinations: ['hooks-main'], trackFilter: { blockEvents: ['Debug Ping'] }, limits: DEFAULT_LIMITS },
+      { id: 'server', writeKey: 'server-demo-key', destinations: ['hooks-main', 'hooks-audit'], limits: DEFAULT_LIMITS },
     ]);
     expect(config.destinations).toEqual([
       {
@@ -147,7 +183,7 @@ describe('defaults', () => {
     expect(config).toEqual({
       kafka: { brokers: ['localhost:9092'], clientId: 'switchyard', topicPrefix: 'switchyard.', partitions: 12, replicationFactor: 1 },
       gateway: { port: 8080, host: '0.0.0.0' },
-      admin: { port: 9464, host: '127.0.0.1' },
+      admin: { port: 9464, host: '127.0.0.1', allowedHosts: [] },
       delivery: {
         timeoutMs: 5_000,
         retryTiers: [
@@ -162,7 +198,7 @@ describe('defaults', () => {
       },
       shutdownTimeoutMs: 25_000,
       log: { level: 'info' },
-      sources: [{ id: 'web', destinations: [] }],
+      sources: [{ id: 'web', destinations: [], limits: DEFAULT_LIMITS }],
       destinations: [],
       audiences: [],
     });

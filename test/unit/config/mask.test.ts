@@ -90,7 +90,7 @@ describe('maskConfig', () => {
     const result = parseConfigText('sources: [{ id: web }]\n', 'minimal.yaml', {});
     if (!result.ok) throw new Error(result.errors.join('\n'));
     const masked = maskConfig(result.config) as Config;
-    expect(masked.admin).toEqual({ port: 9464, host: '127.0.0.1' });
+    expect(masked.admin).toEqual({ port: 9464, host: '127.0.0.1', allowedHosts: [] });
     expect(masked.kafka.sasl).toBeUndefined();
   });
 });

@@ -122,14 +122,66 @@ describe('shape: the bound of an evaluation (docs/webhooks.md#time-and-size-boun
     const shaped = await run({ filter: '($loop := function($n) { $n < 0 ? $n : $loop($n + 1) }; $loop(0))' });
     expect(shaped.kind).toBe('failed');
     if (shaped.kind !== 'failed') return;
-    expect(shaped.error).toMatch(/evaluation steps, the bound of one evaluation|JSONata D1011/);
+    expect(shaped.error).toMatch(/evaluation steps, the bound of one evaluation|the time budget of one evaluation|JSONata D1011/);
   });
 
-  it('stops a long loop at the step bound (a count, not a time: the same answer under any load)', async () => {
+  it('stops a long loop at the step bound or the time budget, whichever the host reaches first', async () => {
     const shaped = await run({ transform: '{"n": $count($map([1..60000], function($x) { $x * 2 }))}' });
-    expect(shaped).toEqual({ kind: 'failed', stage: 'transform', error: expect.stringMatching(/^stopped after 25000 evaluation steps, the bound of one evaluation \(an endless or very long loop\?\) \(at character \d+\)$/) });
-    // A shorter loop of the same shape is well within it.
-    expect(text(await run({ transform: '{"n": $count($map([1..2000], function($x) { $x * 2 }))}' }))).toBe('{"n":2000}');
+    expect(shaped).toEqual({
+      kind: 'failed',
+      stage: 'transform',
+      error: expect.stringMatching(
+        /^stopped after (25000 evaluation steps, the bound of one evaluation \(an endless or very long loop\?\)|30 ms, the time budget of one evaluation \(too much work for one call: a long loop, a large sort\?\)) \(at character \d+\)$/,
+      ),
+    });
+    // A shorter loop of the same shape is within both, even on a busy host.
+    expect(text(await run({ transform: '{"n": $count($map([1..100], function($x) { $x * 2 }))}' }))).toBe('{"n":100}');
+  });
+
+  it('gives the event loop a turn while a long evaluation runs, and cuts it at the time budget or the step bound', async () => {
+    let ticks = 0;
+    const ticker = setInterval(() => (ticks += 1), 1);
+    try {
+      // Each step writes out a 30 KB call: far fewer steps than the bound, far more time than the budget.
+      const shaped = await run({ transform: '{"n": $count($map([1..20000], function($x) { $length($string($$)) }))}' }, { type: 'track', properties: { blob: 'x'.repeat(30_000) } });
+      // Without the pauses every step is a microtask: no timer could fire until the end.
+      expect(ticks).toBeGreaterThan(0);
+      expect(shaped).toEqual({ kind: 'failed', stage: 'transform', error: expect.stringMatching(/^stopped after 30 ms, the time budget of one evaluation/) });
+    } finally {
+      clearInterval(ticker);
+    }
+  });
+
+  it('runs regexes in linear time: the review\'s backtracking pattern, on 26 characters and on 30 KB', async () => {
+    // A backtracking engine took 11.9 s on the 26 characters, doubling with each one more.
+    expect(text(await run({ transform: `{"m": $count($match("${'a'.repeat(26)}b", /(a+)+$/)), "r": $replace("${'a'.repeat(39)}b!", /(a|aa)+b/, "x")}` }))).toBe('{"m":0,"r":"x!"}');
+    const started = performance.now();
+    const shaped = await run({ transform: '{"m": $count($match(properties.blob, /(a+)+$/))}' }, { type: 'track', properties: { blob: `${'a'.repeat(30 * 1024)}b` } });
+    // Linear, about 25 ms warm on a busy host: answered, or cut at the budget when the host is slower still.
+    expect(performance.now() - started).toBeLessThan(2_000);
+    if (shaped.kind === 'send') expect(text(shaped)).toBe('{"m":0}');
+    else expect(shaped).toEqual({ kind: 'failed', stage: 'transform', error: expect.stringMatching(/^stopped after 30 ms, the time budget of one evaluation/) });
+  });
+
+  it('refuses at load a regex that needs backtracking (a backreference, a lookahead)', () => {
+    expect(shapingProblems({ transform: '{"m": $match(userId, /(a)\\1/)}' })).toEqual([
+      {
+        path: ['transform'],
+        message: expect.stringMatching(/^is not a JSONata expression that compiles: the regex \/\(a\)\\1\/ \(at character \d+\) needs a backtracking engine \(.*\): write it without backreferences or lookarounds; fix the expression/),
+      },
+    ]);
+    expect(shapingProblems({ filter: '$contains(event, /Order(?= Completed)/)' })).toHaveLength(1);
+    expect(shapingProblems({ filter: '$contains(event, /^Order [A-Z]\\w+$/i)' })).toEqual([]);
+  });
+
+  it('sorts 4,000 strings in n·log n, in JSONata\'s order, and refuses $eval', async () => {
+    const words = Array.from({ length: 4_000 }, (_, i) => `w${((i * 7_919) % 46_656).toString(36).padStart(3, '0')}`);
+    const started = performance.now();
+    const shaped = await run({ transform: '{"s": $sort(properties.words)}' }, { type: 'track', properties: { words } });
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(shaped.kind === 'send' && JSON.parse(shaped.body!.toString('utf8'))).toEqual({ s: [...words].sort() });
+    const evaluated = await run({ transform: '$eval("{\\"a\\": 1}")' });
+    expect(evaluated).toMatchObject({ kind: 'failed', error: expect.stringContaining('$eval is not available in shaping expressions') });
   });
 
   it('stops a sequence past its length bound', async () => {

@@ -24,6 +24,9 @@ describe('parseTraceQuery', () => {
     [{ userId: 'u', messageId: '' }, '--message is empty', 'messageId is empty'],
     [{ userId: 'u', since: 'yesterday' }, '--since "yesterday" is not a time: give an ISO 8601 time', 'since "yesterday" is not a time'],
     [{ userId: 'u', until: '2026-02-30' }, '--until "2026-02-30" is not a time', 'until "2026-02-30" is not a time'],
+    // Before 1970: Kafka would read a negative time as "the end" of a partition.
+    [{ userId: 'u', since: '1969-12-31T23:59:59.999Z' }, '--since "1969-12-31T23:59:59.999Z" is not a time', 'since "1969-12-31T23:59:59.999Z" is not a time: give an ISO 8601 time'],
+    [{ userId: 'u', since: '30000d' }, '--since "30000d" is not a time', 'not before 1970-01-01'],
     [{ userId: 'u', since: '1h', until: '2h' }, '--since (2026-05-01T11:00:00.000Z) is not before --until (2026-05-01T10:00:00.000Z)', 'since (2026-05-01T11:00:00.000Z) is not before until'],
   ])('%j is refused, naming the option or the parameter', (fields, cliMessage, apiMessage) => {
     const cli = parseTraceQuery(fields, CLI_FIELD_NAMES, NOW);

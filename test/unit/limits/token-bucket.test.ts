@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TokenBucket } from '../../../src/delivery/token-bucket.js';
+import { TokenBucket } from '../../../src/limits/token-bucket.js';
 
 /** The waits `reserve` hands out for requests asked for at the given times (n tokens each). */
 function waits(bucket: TokenBucket, asks: [at: number, n: number][]): number[] {
@@ -96,5 +96,25 @@ describe('TokenBucket', () => {
     expect(() => new TokenBucket({ requestsPerSecond: 0, burst: 1 }, 0)).toThrow(RangeError);
     expect(() => new TokenBucket({ requestsPerSecond: Number.NaN, burst: 1 }, 0)).toThrow(RangeError);
     expect(() => new TokenBucket({ requestsPerSecond: 1, burst: 0 }, 0)).toThrow(RangeError);
+  });
+});
+
+describe('TokenBucket.msUntil and take (the gateway: refuse rather than wait)', () => {
+  it('says how long until n tokens are there, taking nothing', () => {
+    const bucket = new TokenBucket({ requestsPerSecond: 10, burst: 3 }, 0);
+    expect(bucket.msUntil(3, 0)).toBe(0);
+    bucket.take(3, 0);
+    expect(bucket.msUntil(1, 0)).toBe(100);
+    expect(bucket.msUntil(1, 0)).toBe(100);
+    expect(bucket.msUntil(2, 50)).toBe(150);
+  });
+
+  it('asks only for a full bucket for more than the burst, and the debt is earned back first', () => {
+    const bucket = new TokenBucket({ requestsPerSecond: 10, burst: 3 }, 0);
+    expect(bucket.msUntil(8, 0)).toBe(0);
+    bucket.take(8, 0);
+    // -5 tokens: 0.5 s to earn them back, then 0.1 s for one more.
+    expect(bucket.msUntil(1, 0)).toBe(600);
+    expect(bucket.msUntil(8, 0)).toBe(800);
   });
 });

@@ -1,5 +1,7 @@
-// Per-destination rate limit (`settings.rateLimit`): a token bucket in front of the
-// sender. Pure: the clock comes in as `nowMs` (test/unit/delivery/token-bucket.test.ts).
+// A token bucket: a destination's rate limit (`settings.rateLimit`) in front of its
+// sender (src/delivery/rate-pace.ts), and a source's limits at the gateway
+// (src/limits/source-limits.ts). Pure: the clock comes in as `nowMs`
+// (test/unit/limits/token-bucket.test.ts).
 import type { RateLimitConfig } from '../config/schema.js';
 
 /** Each 429 with Retry-After halves the pace, down to this share of the configured rate. */
@@ -49,6 +51,24 @@ export class TokenBucket {
     this.tokens -= n;
     if (this.tokens >= 0) return 0;
     return Math.ceil(this.msToEarn(-this.tokens, nowMs));
+  }
+
+  /**
+   * Milliseconds until `n` tokens could be taken (0: now). A request larger than the
+   * bucket may be taken once the bucket is full; the debt it leaves is earned back at the
+   * rate before the next one. NOTE: so a burst of 1 call can still admit a batch of 100.
+   */
+  msUntil(n: number, nowMs: number): number {
+    this.refill(nowMs);
+    const needed = Math.min(n, this.limit.burst);
+    if (this.tokens >= needed) return 0;
+    return Math.ceil(this.msToEarn(needed - this.tokens, nowMs));
+  }
+
+  /** Takes `n` tokens (the caller checked msUntil first); the bucket may go into debt. */
+  take(n: number, nowMs: number): void {
+    this.refill(nowMs);
+    this.tokens -= n;
   }
 
   /**

@@ -132,7 +132,7 @@ function schemaProblems(raw: unknown): { config?: Config; problems: Problem[] } 
   return { problems };
 }
 
-const SECTIONS = ['kafka', 'gateway', 'admin', 'delivery', 'shutdownTimeout', 'log', 'sources', 'destinations', 'audiences'];
+const SECTIONS = ['kafka', 'gateway', 'admin', 'delivery', 'shutdownTimeout', 'log', 'sources', 'destinations', 'audiences', 'trackingPlans'];
 
 /**
  * Problems grouped by where they are in a file laid out like docs/configuration.md (section, then

@@ -165,6 +165,7 @@ describe('defaults', () => {
       sources: [{ id: 'web', destinations: [] }],
       destinations: [],
       audiences: [],
+      trackingPlans: [],
     });
   });
 

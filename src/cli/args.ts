@@ -65,9 +65,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'replay',
     summary: "move a destination's dead letters back for delivery, with a fresh retry window",
-    usage:
-      'switchyard replay --destination ID [--since TIME] [--until TIME] [--limit N] [--dry-run] [--config PATH]\n' +
-      '       switchyard replay --blocked --source ID [--since TIME] [--until TIME] [--dry-run] [--config PATH]',
+    usage: 'switchyard replay --destination ID [--since TIME] [--until TIME] [--limit N] [--dry-run] [--config PATH] | replay --blocked --source ID [--since TIME] [--until TIME] [--dry-run] [--config PATH]',
     options: ['destination', 'blocked', 'source', 'since', 'until', 'limit', 'dry-run', 'config'],
     example: 'switchyard replay --destination hooks-main --since 2h --dry-run --config /etc/switchyard/switchyard.yaml',
     notes:

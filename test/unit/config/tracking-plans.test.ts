@@ -1,13 +1,16 @@
 // `trackingPlans` and `sources[].trackingPlan` (docs/configuration.md#tracking-plans):
 // what the loader (so check-config and every reload) takes, and what it refuses, with
 // the path of the schema that does not compile.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { runCheckConfig } from '../../../src/config/check-config.js';
-import { parseConfigText } from '../../../src/config/load.js';
+import { loadConfigFile, parseConfigText } from '../../../src/config/load.js';
+import { watchedConfigStore } from '../../../src/config/store.js';
+import { silentLogger } from '../../../src/observability/logger.js';
+import { waitFor } from '../../support/wait-for.js';
 
 const ORDER = { type: 'object', required: ['total'], properties: { total: { type: 'number' } } };
 
@@ -131,5 +134,33 @@ describe('check-config', () => {
     expect(runCheckConfig(path, {}, (l) => out.push(l), (l) => problems.push(l))).toBe(1);
     expect(out).toEqual([]);
     expect(problems).toEqual([expect.stringMatching(new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: trackingPlans\\[0\\]\\.events\\["Order Completed"\\]: is not a JSON Schema that compiles`))]);
+  });
+});
+
+describe('reload', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-plans-reload-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('applies a changed plan; refuses a schema that does not compile and keeps the running plan', async () => {
+    const path = join(dir, 'switchyard.yaml');
+    const replace = (text: string) => {
+      writeFileSync(`${path}.next`, text);
+      renameSync(`${path}.next`, path);
+    };
+    replace(file([{ id: 'web-plan', events: { 'Order Completed': ORDER } }]));
+    const loaded = loadConfigFile(path, {});
+    if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
+    const results: string[] = [];
+    const store = watchedConfigStore({ file: path, initial: loaded.config, env: {}, logger: silentLogger(), intervalMs: 50, onReload: (r) => results.push(r) });
+    try {
+      replace(file([{ id: 'web-plan', events: { 'Order Completed': ORDER, 'Signed Up': true }, unplannedEvents: 'violate' }]));
+      await waitFor(() => results.includes('applied'), { timeoutMs: 10_000, what: 'the new plan applied' });
+      expect(Object.keys(store.current().trackingPlans[0]!.events)).toEqual(['Order Completed', 'Signed Up']);
+      replace(file([{ id: 'web-plan', events: { 'Order Completed': { type: 'object', required: 'total' } } }]));
+      await waitFor(() => results.includes('refused'), { timeoutMs: 10_000, what: 'the bad plan refused' });
+      expect(store.current().trackingPlans[0]).toMatchObject({ events: { 'Order Completed': ORDER, 'Signed Up': true }, unplannedEvents: 'violate' });
+    } finally {
+      store.close();
+    }
   });
 });

@@ -26,6 +26,7 @@ import { replayDeadLetters } from '../delivery/replay.js';
 import { startRecentDeliveries } from '../observability/recent-deliveries.js';
 import type { RecentDeliveries } from '../observability/recent-deliveries.js';
 import { traceUser } from '../trace/trace.js';
+import { recentViolations } from '../trace/recent-violations.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import type { Service } from '../runtime/service.js';
 import { runServices } from '../runtime/run-services.js';
@@ -147,6 +148,7 @@ function createAdmin(deps: RoleDeps, roles: Service[], role: string, deletions: 
     health: () => roles.map((s) => ({ name: s.name, ...s.health() })),
     deletions: deletions.handle,
     trace: (query) => traceUser(deps, query),
+    violations: (query) => recentViolations(deps, query),
     destinations,
     letters: {
       destinations: () => config.current().destinations.map((d) => d.id),

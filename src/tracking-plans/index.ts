@@ -7,3 +7,5 @@ export { compileSchema } from './plan-schemas.js';
 export type { JsonSchema } from './plan-schemas.js';
 export { findViolations } from './violations.js';
 export type { Violation, ViolationType } from './violations.js';
+export { readViolationRecord, summarizeViolations } from './violations-summary.js';
+export type { ViolationGroup, ViolationRecordValue, ViolationsSummary } from './violations-summary.js';

@@ -12,6 +12,7 @@ import { topicNames } from '../../src/kafka/index.js';
 import { topicLag } from '../../src/observability/consumer-lag.js';
 import type { Metrics } from '../../src/observability/metrics.js';
 import { replayBlockedCalls } from '../../src/router/replay-blocked.js';
+import { recentViolations } from '../../src/trace/recent-violations.js';
 import { createRouterService, routerGroupId } from '../../src/router/router-service.js';
 import type { Service } from '../../src/runtime/service.js';
 import { testConfig, testRoleDeps } from '../support/config.js';
@@ -156,6 +157,22 @@ describe('tracking plans through the router and the deliverer', () => {
     }
     expect(await values(metrics.trackingPlanViolations)).toEqual(expected);
     expect(await values(metrics.eventsFiltered)).toEqual({ 'omit/omit/tracking_plan': 1, 'block/block/tracking_plan': 2 });
+  });
+});
+
+describe('the violations of the last hour (GET /v1/violations, the console view)', () => {
+  it('counts per source and event by type and action, with the newest as examples; filtered by source', async () => {
+    const deps = testRoleDeps(config);
+    const all = await recentViolations(deps, { sinceMs: Date.now() - 3_600_000 });
+    expect(all).toMatchObject({ complete: true, read: 6, unreadable: 0 });
+    const group = (source: string, event: string) => all.groups.find((g) => g.source === source && g.event === event);
+    expect(group('omit', 'Order Completed')).toEqual({ source: 'omit', event: 'Order Completed', calls: 1, byType: { additional_property: 1, type_mismatch: 1 }, byAction: { omitted: 1 } });
+    expect(group('block', 'Signed Up')).toEqual({ source: 'block', event: 'Signed Up', calls: 1, byType: { unplanned_event: 1 }, byAction: { blocked: 1 } });
+    expect(all.groups).toHaveLength(6);
+    expect(all.recent).toHaveLength(6);
+    const observe = await recentViolations(deps, { sinceMs: Date.now() - 3_600_000, source: 'observe' });
+    expect(observe.groups.map((g) => `${g.event}: ${g.byAction.delivered}`).sort()).toEqual(['Order Completed: 1', 'Signed Up: 1']);
+    expect(await recentViolations(deps, { sinceMs: Date.now() - 3_600_000, untilMs: Date.now() - 3_000_000 })).toMatchObject({ read: 0, groups: [] });
   });
 });
 

@@ -66,7 +66,7 @@ export async function runBlockedReplay(deps: RoleDeps, invocation: Extract<Invoc
       io.stdout.write(`${formatTimestamp(call.receivedAtMs)}  ${call.messageId ?? '(no messageId)'}  ${what}\n`);
     },
   });
-  const span = describeTimeRange(range);
+  const span = describeTimeRange(range).replace('dead-lettered', 'received');
   const which = `blocked call(s) of source "${source}"${span ? ` ${span}` : ''}`;
   io.stdout.write(
     dryRun

@@ -11,6 +11,7 @@ import type { Config } from '../../src/config/schema.js';
 import { topicNames } from '../../src/kafka/index.js';
 import { topicLag } from '../../src/observability/consumer-lag.js';
 import type { Metrics } from '../../src/observability/metrics.js';
+import { runBlockedReplay } from '../../src/cli/operator-commands.js';
 import { replayBlockedCalls } from '../../src/router/replay-blocked.js';
 import { recentViolations } from '../../src/trace/recent-violations.js';
 import { createRouterService, routerGroupId } from '../../src/router/router-service.js';
@@ -181,8 +182,12 @@ describe('replay --blocked after the plan is fixed', () => {
     const deps = (plan: Record<string, unknown>) => testRoleDeps(testConfig({ ...shape, trackingPlans: [plan] }, 'fixed.yaml'));
     // First fix: the event is planned now, the total still must be a number.
     const partly = deps({ ...PLAN, events: { ...PLAN.events, 'Signed Up': true } });
-    const dry = await replayBlockedCalls(partly, { sourceId: 'block', dryRun: true });
-    expect(dry).toEqual({ routed: 1, blocked: 1, invalid: 0 });
+    // The command's dry run: what each call would do now, and the counts; nothing written.
+    const lines: string[] = [];
+    const out = { write: (text: string) => void lines.push(text), closed: () => false };
+    expect(await runBlockedReplay(partly, { kind: 'replay-blocked', config: undefined, source: 'block', range: { sinceMs: Date.now() - 3_600_000 }, dryRun: true }, { stdout: out, stderr: out })).toBe(0);
+    expect(lines.slice(0, -1).map((l) => l.replace(/^\S+ {2}/, '')).sort()).toEqual(['bad-block  still blocked\n', 'unplanned-block  would route to block\n']);
+    expect(lines.at(-1)).toMatch(/^dry run: 1 blocked call\(s\) of source "block" received since \S+ would be routed, 1 still blocked, 0 invalid; nothing written\n$/);
     expect(await replayBlockedCalls(partly, { sourceId: 'block' })).toEqual({ routed: 1, blocked: 1, invalid: 0 });
     // A second run of the same replay moves nothing more: the still blocked call was written again, after its end.
     const b = bodies('block');

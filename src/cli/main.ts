@@ -93,6 +93,7 @@ export async function main(argv: string[], env: Record<string, string | undefine
   const config = watchedConfigStore({
     file: configFile,
     initial,
+    files: loaded.files,
     env,
     logger,
     onReload: (result) => metrics.configReloads.inc({ result }),

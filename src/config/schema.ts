@@ -830,11 +830,13 @@ checkPlanEvents.input = { type: 'object', additionalProperties: PLAN_SCHEMA_INPU
 
 const trackingPlanSchema = strictObject({
   id: nonEmptyText,
+  file: nonEmptyText.optional(),
   events: field(checkPlanEvents),
   ...Object.fromEntries(PLAN_PARTS.map((part) => [part, field(checkPlanSchema).optional()])),
   unplannedEvents: field(oneOf(['allow', 'violate'] as const)).prefault('allow'),
 }).transform((plan): TrackingPlanConfig => {
   const out: TrackingPlanConfig = { id: plan.id, events: plan.events, unplannedEvents: plan.unplannedEvents };
+  if (plan.file !== undefined) out.file = plan.file;
   for (const part of PLAN_PARTS) {
     const schema = (plan as Record<string, unknown>)[part];
     if (schema !== undefined) out[part] = schema as JsonSchema;

@@ -9,6 +9,8 @@ export type TrackingPlanMode = 'observe' | 'omit' | 'block';
 /** `trackingPlans[]` as the config holds it: schemas as written. */
 export interface TrackingPlanConfig {
   id: string;
+  /** The file the plan's other keys were read from, as written (relative to the config file). */
+  file?: string;
   /** Per track event name: the schema of its `properties`. */
   events: Record<string, JsonSchema>;
   /** Schema of an identify's `traits`. */

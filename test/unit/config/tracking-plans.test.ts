@@ -1,7 +1,7 @@
 // `trackingPlans` and `sources[].trackingPlan` (docs/configuration.md#tracking-plans):
 // what the loader (so check-config and every reload) takes, and what it refuses, with
 // the path of the schema that does not compile.
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -159,6 +159,58 @@ describe('reload', () => {
       replace(file([{ id: 'web-plan', events: { 'Order Completed': { type: 'object', required: 'total' } } }]));
       await waitFor(() => results.includes('refused'), { timeoutMs: 10_000, what: 'the bad plan refused' });
       expect(store.current().trackingPlans[0]).toMatchObject({ events: { 'Order Completed': ORDER, 'Signed Up': true }, unplannedEvents: 'violate' });
+    } finally {
+      store.close();
+    }
+  });
+});
+
+describe('a plan in a file of its own (trackingPlans[].file)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-plan-files-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const config = join(dir, 'switchyard.yaml');
+  const put = (path: string, text: string) => {
+    writeFileSync(`${path}.next`, text);
+    renameSync(`${path}.next`, path);
+  };
+  const withPlanFile = (entry: Record<string, unknown> = {}) => stringify({ sources: [{ id: 'web', trackingPlan: { id: 'web-plan', mode: 'block' } }], trackingPlans: [{ id: 'web-plan', file: 'plans/web.yaml', ...entry }] });
+
+  it('reads the plan from the file beside the config (YAML or JSON), keeping its id from the config', () => {
+    mkdirSync(join(dir, 'plans'), { recursive: true });
+    put(join(dir, 'plans', 'web.yaml'), JSON.stringify({ events: { 'Order Completed': ORDER }, unplannedEvents: 'violate' }));
+    put(config, withPlanFile());
+    const loaded = loadConfigFile(config, {});
+    if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
+    expect(loaded.config.trackingPlans).toEqual([{ id: 'web-plan', file: 'plans/web.yaml', events: { 'Order Completed': ORDER }, unplannedEvents: 'violate' }]);
+    expect(loaded.files).toEqual([join(dir, 'plans', 'web.yaml')]);
+  });
+
+  it('refuses a file that is not there, a key given in both places, and names the file of a bad schema', () => {
+    put(config, withPlanFile({ file: 'plans/missing.yaml' }));
+    const missing = loadConfigFile(config, {});
+    expect(missing.ok ? [] : missing.errors).toEqual([
+      `${config}: trackingPlans[0].file: ${join(dir, 'plans', 'missing.yaml')} cannot be read (no such file); give the plan file's path relative to the config file`,
+    ]);
+    put(config, withPlanFile({ unplannedEvents: 'allow' }));
+    const twice = loadConfigFile(config, {});
+    expect(twice.ok ? [] : twice.errors).toEqual([`${config}: trackingPlans[0].unplannedEvents: is also in plans/web.yaml: give each key of the plan in one place`]);
+    put(join(dir, 'plans', 'web.yaml'), stringify({ events: { 'Order Completed': { type: 'object', required: 'total' } } }));
+    put(config, withPlanFile());
+    const bad = loadConfigFile(config, {});
+    expect(bad.ok ? [] : bad.errors).toEqual([expect.stringMatching(/trackingPlans\[0\]\.events\["Order Completed"\]: is not a JSON Schema that compiles: .* \(written in plans\/web\.yaml\)$/)]);
+  });
+
+  it('a change to the plan file alone reloads the config', async () => {
+    put(join(dir, 'plans', 'web.yaml'), stringify({ events: { 'Order Completed': ORDER } }));
+    put(config, withPlanFile());
+    const loaded = loadConfigFile(config, {});
+    if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
+    const results: string[] = [];
+    const store = watchedConfigStore({ file: config, initial: loaded.config, files: loaded.files, env: {}, logger: silentLogger(), intervalMs: 50, onReload: (r) => results.push(r) });
+    try {
+      put(join(dir, 'plans', 'web.yaml'), stringify({ events: { 'Order Completed': ORDER, 'Signed Up': true } }));
+      await waitFor(() => results.includes('applied'), { timeoutMs: 10_000, what: 'the plan file change applied' });
+      expect(Object.keys(store.current().trackingPlans[0]!.events)).toEqual(['Order Completed', 'Signed Up']);
     } finally {
       store.close();
     }

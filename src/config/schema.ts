@@ -834,15 +834,18 @@ const trackingPlanSchema = strictObject({
   events: field(checkPlanEvents),
   ...Object.fromEntries(PLAN_PARTS.map((part) => [part, field(checkPlanSchema).optional()])),
   unplannedEvents: field(oneOf(['allow', 'violate'] as const)).prefault('allow'),
-}).transform((plan): TrackingPlanConfig => {
-  const out: TrackingPlanConfig = { id: plan.id, events: plan.events, unplannedEvents: plan.unplannedEvents };
-  if (plan.file !== undefined) out.file = plan.file;
-  for (const part of PLAN_PARTS) {
-    const schema = (plan as Record<string, unknown>)[part];
-    if (schema !== undefined) out[part] = schema as JsonSchema;
-  }
-  return out;
-});
+})
+  // As written, `events` may be in the plan's `file` instead (src/config/plan-files.ts puts it in place before this schema runs).
+  .meta({ required: ['id'], anyOf: [{ required: ['events'], properties: { events: true } }, { required: ['file'], properties: { file: true } }] })
+  .transform((plan): TrackingPlanConfig => {
+    const out: TrackingPlanConfig = { id: plan.id, events: plan.events, unplannedEvents: plan.unplannedEvents };
+    if (plan.file !== undefined) out.file = plan.file;
+    for (const part of PLAN_PARTS) {
+      const schema = (plan as Record<string, unknown>)[part];
+      if (schema !== undefined) out[part] = schema as JsonSchema;
+    }
+    return out;
+  });
 
 const webhookSchema = strictObject({
   url: field(checkWebhookUrl),

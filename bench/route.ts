@@ -1,4 +1,4 @@
-// `npm run bench -- route [--n 100000] [--partitions 6] [--rounds 1] [--concurrency N] [--sides passthrough,passthrough-platformatic,router,router-kafkajs,passthrough+headers,router+seen] [--wide 1000]`
+// `npm run bench -- route [--n 100000] [--partitions 6] [--rounds 1] [--concurrency N] [--sides passthrough,passthrough-platformatic,router,router-kafkajs,passthrough+headers,router+seen,router+plan] [--wide 1000]`
 //
 // How fast the router drains `calls` compared with a bare kafkajs consume→produce
 // passthrough on the same broker, in the same run, over the same input topic: the
@@ -40,6 +40,10 @@
 // like for like: the cost of evaluating, not the saving of writing less). Target: at
 // least 0.7x the events/s of `router`.
 //
+// A side `router+plan` is the router with the source's calls checked against a tracking
+// plan of 100 events in observe mode (BENCH_PLAN; the calls follow it, so it writes the
+// same records): the cost of the check (docs/tracking-plans.md), target ≥ 0.80×.
+//
 // A side `router-wide` (not run unless --sides names it) is the router with the same
 // calls, each still routed to three destinations, but spread over --wide destinations
 // (1,000 by default) in sources of three each (the calls' source-id headers taken in
@@ -79,12 +83,57 @@ const SHAPING: Record<string, { filter: string; transform: string }> = {
   d3: { filter: '$exists(context.ip) and $not(event = "Debug Ping")', transform: '{"user": userId, "at": timestamp, "event": event, "ip": context.ip}' },
 };
 
-function benchConfig(brokers: string, prefix: string, clientId: string, partitions: number, shaping = false): Config {
+/**
+ * The `router+plan` side's tracking plan: 100 events (the bench's "Order Completed" with a
+ * schema of every property it sends, and 99 others), identify traits and the context; the
+ * bench's calls follow it, so the side writes the records the router side writes.
+ */
+const PRODUCT = {
+  type: 'object',
+  required: ['product_id', 'price', 'quantity'],
+  properties: { product_id: { type: 'string' }, sku: { type: 'string' }, name: { type: 'string' }, price: { type: 'number', minimum: 0 }, quantity: { type: 'integer', minimum: 1 }, category: { type: 'string' } },
+  additionalProperties: false,
+};
+const BENCH_PLAN = {
+  id: 'bench-plan',
+  events: {
+    'Order Completed': {
+      type: 'object',
+      required: ['order_id', 'total', 'currency', 'products'],
+      properties: {
+        order_id: { type: 'string' },
+        total: { type: 'number', minimum: 0 },
+        revenue: { type: 'number' },
+        currency: { type: 'string', pattern: '^[A-Z]{3}$' },
+        products: { type: 'array', items: PRODUCT },
+        note: { type: 'string' },
+      },
+      additionalProperties: false,
+    },
+    ...Object.fromEntries(
+      Array.from({ length: 99 }, (_, i) => [`Planned Event ${i}`, { type: 'object', required: ['id'], properties: { id: { type: 'string' }, value: { type: 'number' } } }]),
+    ),
+  },
+  identify: { type: 'object', properties: { email: { type: 'string', format: 'email' }, plan: { enum: ['pro', 'free'] }, company: { type: 'object' }, bio: { type: 'string' } } },
+  common: { type: 'object', properties: { ip: { type: 'string' }, locale: { type: 'string' } } },
+  unplannedEvents: 'violate',
+};
+
+function benchConfig(brokers: string, prefix: string, clientId: string, partitions: number, shaping = false, plan = false): Config {
   return loadBenchConfig(
     {
       // NOTE: fresh consumer groups per run and side, as the client id names them.
       kafka: { brokers: brokers.split(','), clientId, topicPrefix: prefix, groupPrefix: `${clientId}.`, partitions },
-      sources: [{ id: 'web', writeKey: 'bench-write-key', destinations: DESTINATIONS, trackFilter: { blockEvents: ['Debug Ping'] } }],
+      sources: [
+        {
+          id: 'web',
+          writeKey: 'bench-write-key',
+          destinations: DESTINATIONS,
+          trackFilter: { blockEvents: ['Debug Ping'] },
+          ...(plan ? { trackingPlan: { id: BENCH_PLAN.id, mode: 'observe' } } : {}),
+        },
+      ],
+      ...(plan ? { trackingPlans: [BENCH_PLAN] } : {}),
       destinations: DESTINATIONS.map((id) => ({
         id,
         type: 'webhooks',
@@ -366,7 +415,7 @@ async function waitForCondition(check: () => boolean, what: string, timeoutMs = 
   }
 }
 
-const SIDES = ['passthrough', 'passthrough-platformatic', 'router', 'router-kafkajs', 'passthrough+headers', 'router+seen', 'router+seen-warm', 'router+shaping'];
+const SIDES = ['passthrough', 'passthrough-platformatic', 'router', 'router-kafkajs', 'passthrough+headers', 'router+seen', 'router+seen-warm', 'router+shaping', 'router+plan'];
 /** Sides run only when --sides names them. */
 const OPT_IN_SIDES = ['router-wide'];
 const SEEN_SIDES: Record<string, 'cold' | 'warm'> = { 'router+seen': 'cold', 'router+seen-warm': 'warm' };
@@ -429,7 +478,7 @@ export async function main(args: string[]): Promise<void> {
           ? await runRouter(
               side === 'router-wide'
                 ? wideConfig(broker.brokers, widePrefix, groupId, wide)
-                : benchConfig(broker.brokers, prefix, groupId, partitions, side === 'router+shaping'),
+                : benchConfig(broker.brokers, prefix, groupId, partitions, side === 'router+shaping', side === 'router+plan'),
               admin,
               tuning,
               SEEN_SIDES[side] ?? 'off',
@@ -489,6 +538,10 @@ export async function main(args: string[]): Promise<void> {
     }
     if (sides.includes('router') && sides.includes('router+shaping')) {
       out.push(`ratio router+shaping/router: ${ratio('router+shaping', 'router')} (target ≥ 0.70× events/s: a filter and a transform on each of 3 destinations)`);
+    }
+    if (sides.includes('router') && sides.includes('router+plan')) {
+      out.push(`ratio router+plan/router: ${ratio('router+plan', 'router')} (target ≥ 0.80×: every call checked against a tracking plan of 100 events in observe mode)`);
+      out.push(`check: violations recorded by the router+plan side: ${await recordsIn(admin, names.violations)} (the bench's calls follow the plan: 0 expected)`);
     }
     if (sides.includes('router') && sides.includes('router+seen')) {
       out.push(`ratio router+seen/router: ${ratio('router+seen', 'router')} (cold cache: a seen record per new pair)`);

@@ -6,7 +6,7 @@
 // receivers' errors and user ids come from outside.
 
 const TOKEN_KEY = 'switchyard-admin-token';
-const VIEWS = ['destinations', 'letters', 'trace'] as const;
+const VIEWS = ['destinations', 'letters', 'trace', 'violations'] as const;
 type View = (typeof VIEWS)[number];
 
 class ApiError extends Error {
@@ -112,6 +112,7 @@ function showView(view: View): void {
     startAutoRefresh();
   } else stopAutoRefresh();
   if (view === 'letters') run(fillDestinationChoice);
+  if (view === 'violations') run(loadViolations);
 }
 
 // ---- auto-refresh ----------------------------------------------------------
@@ -435,6 +436,64 @@ function traceLine(d: TraceDestination): HTMLElement {
   return el('li', {}, `${d.id}: `, el('span', { text: d.state, className: `state-${d.state}` }), details.length > 0 ? ` (${details.join('; ')})` : '');
 }
 
+// ---- tracking-plan violations ---------------------------------------------
+
+const VIOLATION_TYPES = ['unplanned_event', 'required_missing', 'type_mismatch', 'additional_property', 'other'] as const;
+
+interface ViolationRecord {
+  messageId: string;
+  source: string;
+  event: string;
+  action: string;
+  receivedAt: string;
+  violations: { type: string; pointer: string; expected: string; actual: string }[];
+  more?: number;
+}
+
+interface ViolationsDocument {
+  since: string;
+  until: string;
+  complete: boolean;
+  read: number;
+  groups: { source: string; event: string; calls: number; byType: Record<string, number>; byAction: Record<string, number> }[];
+  recent: ViolationRecord[];
+}
+
+async function loadViolations(): Promise<void> {
+  const query = new URLSearchParams();
+  const source = input('violations-source').value.trim();
+  const since = input('violations-since').value.trim();
+  if (source !== '') query.set('source', source);
+  if (since !== '') query.set('since', since);
+  const doc = await api<ViolationsDocument>(`/v1/violations${query.size > 0 ? `?${query.toString()}` : ''}`);
+  const calls = doc.groups.reduce((n, g) => n + g.calls, 0);
+  $('violations-summary').textContent =
+    `${calls} violating call(s) from ${doc.since} until ${doc.until}` + (doc.complete ? '' : ' (a busy partition: counted from its latest records only)');
+  const body = ($('violations') as HTMLTableElement).tBodies[0]!;
+  body.replaceChildren(
+    ...doc.groups.map((g) =>
+      el(
+        'tr',
+        {},
+        cell(g.source),
+        cell(g.event),
+        cell(String(g.calls)),
+        ...VIOLATION_TYPES.map((type) => cell(String(g.byType[type] ?? 0))),
+        cell(`${g.byAction.delivered ?? 0} / ${g.byAction.omitted ?? 0} / ${g.byAction.blocked ?? 0}`),
+      ),
+    ),
+  );
+  $('violations-recent').replaceChildren(
+    ...doc.recent.map((r) => {
+      const box = el('div', { className: 'message' }, el('div', { text: `${r.receivedAt}  ${r.source}  "${r.event}"  messageId ${r.messageId}  ${r.action}`, className: 'mono' }));
+      const lines = r.violations.map((v) => el('li', { text: `${v.type} at ${v.pointer}: expected ${v.expected}, got ${v.actual}` }));
+      if (r.more !== undefined) lines.push(el('li', { text: `and ${r.more} more` }));
+      box.append(el('ul', {}, ...lines));
+      return box;
+    }),
+  );
+}
+
 // ---- wiring ----------------------------------------------------------------
 
 function start(): void {
@@ -478,6 +537,10 @@ function start(): void {
   $('trace-form').addEventListener('submit', (event) => {
     event.preventDefault();
     run(trace);
+  });
+  $('violations-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    run(loadViolations);
   });
   if (token() === null) showLogin();
   else showView(currentView());

@@ -38,10 +38,11 @@ export class SendTimeoutError extends SwitchyardError {
 export class ReplayLedgerFullError extends SwitchyardError {
   readonly code = 'REPLAY_LEDGER_FULL';
   readonly retriable = false;
-  constructor(dlq: string, partition: number, destinationId: string) {
+  /** `command`: the replay to run without a range (by default the dead-letter replay of `destinationId`). */
+  constructor(dlq: string, partition: number, destinationId: string, command = `switchyard replay --destination ${destinationId}`) {
     super(
       `partition ${partition} of ${dlq}: earlier replays by time range left too many separate stretches of letters behind to record another; ` +
-        `run \`switchyard replay --destination ${destinationId}\` without --since/--until first (it moves the letters left behind), then this one`,
+        `run \`${command}\` without --since/--until first (it moves the letters left behind), then this one`,
     );
   }
 }

@@ -17,6 +17,8 @@ import type { DestinationsDocument } from './destinations-status.js';
 import type { DeletionHandler } from './deletions.js';
 import { send } from './respond.js';
 import { createTraceRoute, TRACE_PATH } from './trace-route.js';
+import { createViolationsRoute, VIOLATIONS_PATH } from './violations-route.js';
+import type { ViolationsHandler } from './violations-route.js';
 import type { TraceHandler } from './trace-route.js';
 
 /** How long a kept-alive admin connection may idle between requests. */
@@ -46,6 +48,8 @@ export interface AdminServerOptions {
   destinations?: () => Promise<DestinationsDocument>;
   /** `GET /v1/dead-letters`, `POST /v1/replay`. */
   letters?: LetterHandlers;
+  /** `GET /v1/violations`: the tracking-plan violations of a window. */
+  violations?: ViolationsHandler;
 }
 
 /** Each request by its path: the unauthenticated probes, the admin API, the console. */
@@ -53,6 +57,7 @@ function createHandler(options: AdminServerOptions): (req: IncomingMessage, res:
   const { logger } = options;
   const serveTrace = createTraceRoute({ token: options.token, trace: options.trace, logger });
   const serveLetters = createDeadLettersRoute({ token: options.token, letters: options.letters, logger });
+  const serveViolations = createViolationsRoute({ token: options.token, violations: options.violations, logger });
   const serveConsole = createConsoleRoute();
   const own = new Set(options.ownHosts ?? ownHostNames());
   const allowedHosts = options.allowedHosts ?? (() => []);
@@ -81,6 +86,10 @@ function createHandler(options: AdminServerOptions): (req: IncomingMessage, res:
     }
     if (path === TRACE_PATH) {
       await serveTrace(req, res);
+      return;
+    }
+    if (path === VIOLATIONS_PATH) {
+      await serveViolations(req, res);
       return;
     }
     if (path === DESTINATIONS_PATH) {

@@ -105,6 +105,7 @@ const CONSOLE_HTML = `<!doctype html>
     <button type="button" data-view="destinations" class="tab">Destinations</button>
     <button type="button" data-view="letters" class="tab">Dead letters</button>
     <button type="button" data-view="trace" class="tab">Trace</button>
+    <button type="button" data-view="violations" class="tab">Violations</button>
     <button type="button" id="logout" class="link">Forget token</button>
   </nav>
 </header>
@@ -158,6 +159,21 @@ const CONSOLE_HTML = `<!doctype html>
     </form>
     <p id="trace-summary" class="muted"></p>
     <div id="trace-result"></div>
+  </section>
+  <section id="view-violations" hidden>
+    <h2>Tracking-plan violations</h2>
+    <form id="violations-form" class="bar">
+      <label>Source <input id="violations-source" placeholder="every source"></label>
+      <label>Since <input id="violations-since" placeholder="1h"></label>
+      <button type="submit">Show</button>
+    </form>
+    <p id="violations-summary" class="muted"></p>
+    <table id="violations">
+      <thead><tr><th>Source</th><th>Event</th><th>Calls</th><th>unplanned_event</th><th>required_missing</th><th>type_mismatch</th><th>additional_property</th><th>other</th><th>Delivered / omitted / blocked</th></tr></thead>
+      <tbody></tbody>
+    </table>
+    <h3>Recent examples</h3>
+    <div id="violations-recent"></div>
   </section>
 </main>
 </body>

@@ -9,7 +9,7 @@ import type { TimeRange } from './time-range.js';
 export const ROLE_COMMANDS = ['gateway', 'router', 'deliverer', 'all'] as const;
 export type RoleCommand = (typeof ROLE_COMMANDS)[number];
 
-type OptionName = 'config' | 'destination' | 'since' | 'until' | 'limit' | 'dry-run' | 'json' | 'user' | 'anonymous-id' | 'message';
+type OptionName = 'config' | 'destination' | 'blocked' | 'source' | 'since' | 'until' | 'limit' | 'dry-run' | 'json' | 'user' | 'anonymous-id' | 'message';
 
 interface CommandSpec {
   name: string;
@@ -25,6 +25,8 @@ interface CommandSpec {
 const OPTION_HELP: Record<OptionName, string> = {
   config: '--config PATH       the config file (else $SWITCHYARD_CONFIG, else config/switchyard.yaml)',
   destination: '--destination ID    the destination whose dead letters to use (its id in the config)',
+  blocked: '--blocked           route the calls a tracking plan blocked again (calls.blocked), instead of dead letters',
+  source: '--source ID         with --blocked: the source whose blocked calls to route again',
   since: '--since TIME        only letters dead-lettered at or after TIME',
   until: '--until TIME        only letters dead-lettered before TIME',
   limit: '--limit N           at most N letters (in the order each partition holds them)',
@@ -63,13 +65,15 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'replay',
     summary: "move a destination's dead letters back for delivery, with a fresh retry window",
-    usage: 'switchyard replay --destination ID [--since TIME] [--until TIME] [--limit N] [--dry-run] [--config PATH]',
-    options: ['destination', 'since', 'until', 'limit', 'dry-run', 'config'],
+    usage: 'switchyard replay --destination ID [--since TIME] [--until TIME] [--limit N] [--dry-run] [--config PATH] | replay --blocked --source ID [--since TIME] [--until TIME] [--dry-run] [--config PATH]',
+    options: ['destination', 'blocked', 'source', 'since', 'until', 'limit', 'dry-run', 'config'],
     example: 'switchyard replay --destination hooks-main --since 2h --dry-run --config /etc/switchyard/switchyard.yaml',
     notes:
       `${TIME_NOTE} Prints every letter it moves and how many. A letter is moved at most once: a later replay skips the letters an earlier replay moved, ` +
       "and still moves the ones an earlier replay's range or --limit left out. " +
-      'A duration counts back from when the command starts: give ISO times to move exactly what a dry run showed.',
+      'A duration counts back from when the command starts: give ISO times to move exactly what a dry run showed. ' +
+      "With --blocked --source ID: the source's calls its tracking plan blocked, received in the range, are routed again through the config and plan as they are now; " +
+      'those that still violate stay blocked (written to calls.blocked again), and a later replay tries them again (docs/tracking-plans.md#replay).',
   },
   {
     name: 'dlq list',
@@ -148,6 +152,7 @@ export type Invocation =
   | { kind: 'role'; role: RoleCommand; config: string | undefined }
   | { kind: 'check-config'; config: string | undefined }
   | { kind: 'replay'; config: string | undefined; query: LetterQuery; dryRun: boolean }
+  | { kind: 'replay-blocked'; config: string | undefined; source: string; range: TimeRange; dryRun: boolean }
   | { kind: 'dlq-list'; config: string | undefined; query: LetterQuery; json: boolean }
   | { kind: 'trace'; config: string | undefined; query: TraceQuery; json: boolean };
 
@@ -159,6 +164,8 @@ function usageError(message: string, spec?: CommandSpec): Invocation {
 const PARSE_OPTIONS = {
   config: { type: 'string' },
   destination: { type: 'string' },
+  blocked: { type: 'boolean' },
+  source: { type: 'string' },
   since: { type: 'string' },
   until: { type: 'string' },
   limit: { type: 'string' },
@@ -210,6 +217,7 @@ export function parseCommandLine(argv: readonly string[], nowMs: number): Invoca
     return { kind: 'trace', config: values.config, query: parsed.query, json: values.json === true };
   }
 
+  if (spec.name === 'replay' && (values.blocked === true || values.source !== undefined)) return blockedReplay(spec, values, nowMs);
   const query = letterQuery(spec, values, nowMs);
   if (!query.ok) return usageError(`switchyard ${spec.name}: ${query.message}`, spec);
   if (spec.name === 'replay') return { kind: 'replay', config: values.config, query: query.value, dryRun: values['dry-run'] === true };
@@ -248,6 +256,17 @@ function badOption(tokens: readonly Token[], spec: CommandSpec | undefined): str
 function findCommand(positionals: readonly string[]): CommandSpec | undefined {
   const two = positionals.slice(0, 2).join(' ');
   return COMMANDS.find((c) => c.name === two) ?? COMMANDS.find((c) => c.name === positionals[0]);
+}
+
+function blockedReplay(spec: CommandSpec, values: OptionValues, nowMs: number): Invocation {
+  const fail = (message: string) => usageError(`switchyard replay: ${message}`, spec);
+  if (values.blocked !== true) return fail('--source ID goes with --blocked: switchyard replay --blocked --source ID replays the calls a tracking plan blocked');
+  if (values.destination !== undefined) return fail('--blocked replays the calls of a source (--source ID), not the dead letters of a destination: give --blocked --source ID, or --destination ID alone');
+  if (values.limit !== undefined) return fail('--limit is not an option of --blocked: narrow the calls with --since and --until');
+  if (values.source === undefined || values.source === '') return fail('--blocked needs --source ID: the id of the source whose blocked calls to route again');
+  const range = parseTimeRange(values, nowMs);
+  if (!range.ok) return fail(range.message);
+  return { kind: 'replay-blocked', config: values.config, source: values.source, range: range.value, dryRun: values['dry-run'] === true };
 }
 
 function letterQuery(

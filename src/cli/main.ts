@@ -28,13 +28,14 @@ import type { RecentDeliveries } from '../observability/recent-deliveries.js';
 import { startMinuteHistory } from '../observability/minute-history.js';
 import type { MinuteHistory } from '../observability/minute-history.js';
 import { traceUser } from '../trace/trace.js';
+import { recentViolations } from '../trace/recent-violations.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import type { Service } from '../runtime/service.js';
 import { runServices } from '../runtime/run-services.js';
 import { VERSION } from '../version.js';
 import { parseCommandLine } from './args.js';
 import type { Invocation } from './args.js';
-import { runDlqList, runReplay, runTrace } from './operator-commands.js';
+import { runBlockedReplay, runDlqList, runReplay, runTrace } from './operator-commands.js';
 import { guardedOutput } from './output.js';
 import { ROLE_FACTORIES } from './roles.js';
 
@@ -74,7 +75,7 @@ export async function main(argv: string[], env: Record<string, string | undefine
     );
   }
 
-  const operatorCommand = invocation.kind === 'replay' || invocation.kind === 'dlq-list' || invocation.kind === 'trace';
+  const operatorCommand = invocation.kind === 'replay' || invocation.kind === 'replay-blocked' || invocation.kind === 'dlq-list' || invocation.kind === 'trace';
   const loaded = loadConfigFile(configFile, env, { adminApi: !operatorCommand });
   if (!loaded.ok) {
     for (const error of loaded.errors) stderr.write(`${error}\n`);
@@ -94,6 +95,7 @@ export async function main(argv: string[], env: Record<string, string | undefine
   const config = watchedConfigStore({
     file: configFile,
     initial,
+    files: loaded.files,
     env,
     logger,
     onReload: (result) => metrics.configReloads.inc({ result }),
@@ -158,6 +160,7 @@ function createAdmin(
     health: () => roles.map((s) => ({ name: s.name, ...s.health() })),
     deletions: deletions.handle,
     trace: (query) => traceUser(deps, query),
+    violations: (query) => recentViolations(deps, query),
     destinations,
     letters: {
       destinations: () => config.current().destinations.map((d) => d.id),
@@ -168,23 +171,28 @@ function createAdmin(
   return { admin, recent, hour };
 }
 
-const OPERATOR_COMMAND_NAME = { replay: 'replay', 'dlq-list': 'dlq list', trace: 'trace' } as const;
+const OPERATOR_COMMAND_NAME = { replay: 'replay', 'replay-blocked': 'replay --blocked', 'dlq-list': 'dlq list', trace: 'trace' } as const;
 
 /**
  * `dlq list`, `replay` and `trace`: one-shot, on the config as loaded (no reload), with
  * logs on stderr so that stdout carries only what they print.
  */
 async function runOperatorCommand(
-  invocation: Extract<Invocation, { kind: 'replay' | 'dlq-list' | 'trace' }>,
+  invocation: Extract<Invocation, { kind: 'replay' | 'replay-blocked' | 'dlq-list' | 'trace' }>,
   configFile: string,
   config: Config,
   env: Record<string, string | undefined>,
 ): Promise<number> {
   const name = OPERATOR_COMMAND_NAME[invocation.kind];
-  const destination = invocation.kind === 'trace' ? undefined : invocation.query.destination;
+  const destination = invocation.kind === 'trace' || invocation.kind === 'replay-blocked' ? undefined : invocation.query.destination;
   if (destination !== undefined && !config.destinations.some((d) => d.id === destination)) {
     const known = config.destinations.map((d) => d.id).join(', ') || 'none';
     stderr.write(`switchyard ${name}: ${configFile}: destinations: no destination has id "${destination}" (the config has: ${known}); give one of those with --destination\n`);
+    return EXIT_CONFIG;
+  }
+  if (invocation.kind === 'replay-blocked' && !config.sources.some((s) => s.id === invocation.source)) {
+    const known = config.sources.map((s) => s.id).join(', ');
+    stderr.write(`switchyard ${name}: ${configFile}: sources: no source has id "${invocation.source}" (the config has: ${known}); give one of those with --source\n`);
     return EXIT_CONFIG;
   }
   const secrets = secretsOf(config);
@@ -193,6 +201,7 @@ async function runOperatorCommand(
   const io = { stdout, stderr };
   try {
     if (invocation.kind === 'trace') return await runTrace(deps, invocation.query, invocation.json, io);
+    if (invocation.kind === 'replay-blocked') return await runBlockedReplay(deps, invocation, io);
     return invocation.kind === 'replay'
       ? await runReplay(deps, invocation.query, invocation.dryRun, io)
       : await runDlqList(deps, invocation.query, invocation.json, io);

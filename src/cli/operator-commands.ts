@@ -1,12 +1,14 @@
 // `switchyard dlq list`, `switchyard replay` and `switchyard trace`: what they print and how they exit.
 import { listDeadLetters } from '../delivery/list-dead-letters.js';
 import { replayDeadLetters } from '../delivery/replay.js';
+import { formatTimestamp } from '../calls/index.js';
+import { replayBlockedCalls } from '../router/replay-blocked.js';
 import { deadLetterJson, deadLetterLine } from '../delivery/dead-letters.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import { traceUser } from '../trace/trace.js';
 import { traceText } from '../trace/trace-document.js';
 import type { TraceQuery } from '../trace/trace-query.js';
-import type { LetterQuery } from './args.js';
+import type { Invocation, LetterQuery } from './args.js';
 import type { LineOutput } from './output.js';
 import { describeTimeRange } from './time-range.js';
 
@@ -46,6 +48,31 @@ export async function runReplay(deps: RoleDeps, query: LetterQuery, dryRun: bool
   const range = describeTimeRange(query.range);
   const which = `${moved} dead letter(s) of "${query.destination}"${range ? ` ${range}` : ''}`;
   io.stdout.write(dryRun ? `dry run: would replay ${which}; moved none\n` : `replayed ${which} back to delivery\n`);
+  return 0;
+}
+
+/**
+ * `replay --blocked --source ID`: routes the source's blocked calls in the range again
+ * (or with --dry-run, plans them), printing each outcome, then the counts.
+ */
+export async function runBlockedReplay(deps: RoleDeps, invocation: Extract<Invocation, { kind: 'replay-blocked' }>, io: CommandIo): Promise<number> {
+  const { source, range, dryRun } = invocation;
+  const result = await replayBlockedCalls(deps, {
+    sourceId: source,
+    range,
+    dryRun,
+    onCall: (call) => {
+      const what = call.outcome === 'routed' ? `${dryRun ? 'would route' : 'routed'} to ${call.destinations.join(', ') || 'no destination'}` : call.outcome === 'blocked' ? 'still blocked' : 'invalid now (kept in calls.invalid)';
+      io.stdout.write(`${formatTimestamp(call.receivedAtMs)}  ${call.messageId ?? '(no messageId)'}  ${what}\n`);
+    },
+  });
+  const span = describeTimeRange(range).replace('dead-lettered', 'received');
+  const which = `blocked call(s) of source "${source}"${span ? ` ${span}` : ''}`;
+  io.stdout.write(
+    dryRun
+      ? `dry run: ${result.routed} ${which} would be routed, ${result.blocked} still blocked, ${result.invalid} invalid; nothing written\n`
+      : `replayed ${result.routed + result.blocked + result.invalid} ${which}: ${result.routed} routed, ${result.blocked} still blocked, ${result.invalid} invalid\n`,
+  );
   return 0;
 }
 

@@ -5,9 +5,11 @@
 import { readFileSync } from 'node:fs';
 import { parseDocument, type YAMLError } from 'yaml';
 import { MASK, secretTextsOf } from './mask.js';
+import { includePlanFiles } from './plan-files.js';
 import { configSchema, crossCheck, isPlainObject, type Config, type IssuePath, type Problem } from './schema.js';
 
-export type LoadResult = { ok: true; config: Config } | { ok: false; errors: string[] };
+/** `files`: the other files the config was read from (tracking plans' `file`), watched with it. */
+export type LoadResult = { ok: true; config: Config; files: string[] } | { ok: false; errors: string[] };
 
 type Env = Record<string, string | undefined>;
 
@@ -132,7 +134,7 @@ function schemaProblems(raw: unknown): { config?: Config; problems: Problem[] } 
   return { problems };
 }
 
-const SECTIONS = ['kafka', 'gateway', 'admin', 'delivery', 'shutdownTimeout', 'log', 'sources', 'destinations', 'audiences'];
+const SECTIONS = ['kafka', 'gateway', 'admin', 'delivery', 'shutdownTimeout', 'log', 'sources', 'destinations', 'audiences', 'trackingPlans'];
 
 /**
  * Problems grouped by where they are in a file laid out like docs/configuration.md (section, then
@@ -190,13 +192,16 @@ export function parseConfigText(text: string, file: string, env: Env, options: L
     overridden = true;
   }
 
+  const included = includePlanFiles(raw, file);
+  raw = included.raw;
   const { config, problems } = schemaProblems(raw);
   const all = [
     ...envProblems,
+    ...included.problems,
     // A value whose variable is missing would also fail its own check; one error is enough.
-    ...[...problems, ...crossCheck(raw)].filter((p) => !envProblems.some((e) => samePath(e.path, p.path))),
+    ...[...problems, ...crossCheck(raw)].filter((p) => !envProblems.some((e) => samePath(e.path, p.path))).map((p) => inPlanFile(p, included.fromFile)),
   ];
-  if (all.length === 0 && config !== undefined) return { ok: true, config };
+  if (all.length === 0 && config !== undefined) return { ok: true, config, files: included.files };
 
   // NOTE: messages at secret paths never quote the value (schema.ts); this also takes out
   // any secret a message elsewhere would quote (a secret pasted under the wrong key).
@@ -212,6 +217,14 @@ export function parseConfigText(text: string, file: string, env: Env, options: L
     return `${file}: ${where}: ${withoutSecrets(message, secrets)}${fromEnv}`;
   });
   return { ok: false, errors: [...new Set(errors)] };
+}
+
+/** A problem inside a plan read from its own file says so: its path is the plan's, its text the file's. */
+function inPlanFile(problem: Problem, fromFile: ReadonlyMap<number, string>): Problem {
+  const [section, index, key] = problem.path;
+  if (section !== 'trackingPlans' || typeof index !== 'number' || key === undefined || key === 'id' || key === 'file') return problem;
+  const planFile = fromFile.get(index);
+  return planFile === undefined ? problem : { ...problem, message: `${problem.message} (written in ${planFile})` };
 }
 
 /** The document without `admin.token` when it is exactly a `${NAME}` whose variable is not set. */

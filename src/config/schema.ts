@@ -15,6 +15,10 @@ import { DURATION_PATTERN, formatDuration, parseDuration } from './duration.js';
 import { isLoopbackHost, parseIpAddress } from '../network/address-rule.js';
 import { formatSize, parseSize, SIZE_PATTERN } from './size.js';
 import { snakeCase } from './snake-case.js';
+import { PLAN_PARTS, compileSchema } from '../tracking-plans/index.js';
+import type { JsonSchema, SourcePlanConfig, TrackingPlanConfig } from '../tracking-plans/index.js';
+
+export type { SourcePlanConfig, TrackingPlanConfig } from '../tracking-plans/index.js';
 
 export interface WebhookEntry {
   url: string;
@@ -111,6 +115,8 @@ export interface SourceConfig {
   trackFilter?: TrackFilter;
   /** What the source may write through one gateway process (src/limits/source-limits.ts). */
   limits: SourceLimitsConfig;
+  /** The tracking plan its calls are checked against, and what a violation does (docs/tracking-plans.md). */
+  trackingPlan?: SourcePlanConfig;
 }
 
 /** `sources[].limits` (docs/configuration.md#sources). */
@@ -206,6 +212,7 @@ export interface Config {
   sources: SourceConfig[];
   destinations: DestinationConfig[];
   audiences: AudienceConfig[];
+  trackingPlans: TrackingPlanConfig[];
 }
 
 export const DEFAULT_BROKERS: readonly string[] = ['localhost:9092'];
@@ -927,7 +934,55 @@ const sourceSchema = strictObject({
   destinations: idList.prefault([]),
   trackFilter: trackFilterSchema.optional(),
   limits: sourceLimitsSchema.prefault({}),
+  trackingPlan: strictObject({
+    id: nonEmptyText,
+    mode: field(oneOf(['observe', 'omit', 'block'] as const)).prefault('observe'),
+  }).optional(),
 });
+
+// ---------------------------------------------------------------------------
+// Tracking plans (docs/tracking-plans.md): each schema compiled here, so a file with
+// one that does not compile is refused, with its path, at load and at a reload.
+
+const PLAN_SCHEMA_INPUT: InputSchema = { type: ['object', 'boolean'], description: 'a JSON Schema (draft 2020-12, or draft-07 when its $schema says so)' };
+
+function checkPlanSchema(value: unknown): Checked<JsonSchema> {
+  if (value === undefined) return fail(REQUIRED);
+  const compiled = compileSchema(value);
+  return compiled.ok ? ok(value as JsonSchema) : fail(compiled.error);
+}
+checkPlanSchema.input = PLAN_SCHEMA_INPUT;
+
+function checkPlanEvents(value: unknown): Checked<Record<string, JsonSchema>> {
+  if (value === undefined) return fail('is required; give each planned event the schema of its properties, e.g. events: { "Order Completed": { type: object } }, or events: {}');
+  if (!isPlainObject(value)) return fail(`must be a mapping of event name to the JSON Schema of its properties, got ${describe(value)}`);
+  const problems: Problem[] = [];
+  for (const [name, schema] of Object.entries(value)) {
+    const checked = checkPlanSchema(schema);
+    if (!checked.ok) problems.push(...prefixed(checked.problems, [name]));
+  }
+  return problems.length > 0 ? { ok: false, problems } : ok(value as Record<string, JsonSchema>);
+}
+checkPlanEvents.input = { type: 'object', additionalProperties: PLAN_SCHEMA_INPUT };
+
+const trackingPlanSchema = strictObject({
+  id: nonEmptyText,
+  file: nonEmptyText.optional(),
+  events: field(checkPlanEvents),
+  ...Object.fromEntries(PLAN_PARTS.map((part) => [part, field(checkPlanSchema).optional()])),
+  unplannedEvents: field(oneOf(['allow', 'violate'] as const)).prefault('allow'),
+})
+  // As written, `events` may be in the plan's `file` instead (src/config/plan-files.ts puts it in place before this schema runs).
+  .meta({ required: ['id'], anyOf: [{ required: ['events'], properties: { events: true } }, { required: ['file'], properties: { file: true } }] })
+  .transform((plan): TrackingPlanConfig => {
+    const out: TrackingPlanConfig = { id: plan.id, events: plan.events, unplannedEvents: plan.unplannedEvents };
+    if (plan.file !== undefined) out.file = plan.file;
+    for (const part of PLAN_PARTS) {
+      const schema = (plan as Record<string, unknown>)[part];
+      if (schema !== undefined) out[part] = schema as JsonSchema;
+    }
+    return out;
+  });
 
 const webhookSchema = strictObject({
   url: field(checkWebhookUrl),
@@ -1193,6 +1248,7 @@ export const configSchema: z.ZodType<Config> = strictObject({
   sources: list(sourceSchema, NO_SOURCE).min(1, NO_SOURCE),
   destinations: list(destinationSchema).prefault([]),
   audiences: list(audienceSchema).prefault([]),
+  trackingPlans: list(trackingPlanSchema).prefault([]),
 }).transform(
   (c): Config => ({
     kafka: c.kafka,
@@ -1204,6 +1260,7 @@ export const configSchema: z.ZodType<Config> = strictObject({
     sources: c.sources,
     destinations: c.destinations,
     audiences: c.audiences,
+    trackingPlans: c.trackingPlans,
   }),
 ).meta({ $defs: { envReference: ENV_REFERENCE_INPUT, duration: DURATION_INPUT, audienceRule: AUDIENCE_RULE_INPUT } });
 
@@ -1260,6 +1317,11 @@ export function crossCheck(raw: unknown): Problem[] {
     checkReferences(problems, ['audiences', i, 'destinations'], audience.destinations, 'destination', destinationIds);
   }
   uniqueTraitKeys(problems, audiences);
+  const planIds = uniqueValues(problems, 'trackingPlans', 'id', entries(raw.trackingPlans), 'tracking plan ids');
+  for (const [i, source] of sources) {
+    const plan = isPlainObject(source.trackingPlan) ? source.trackingPlan.id : undefined;
+    if (typeof plan === 'string' && plan !== '' && !planIds.includes(plan)) problems.push({ path: ['sources', i, 'trackingPlan', 'id'], message: missingReference('tracking plan', plan, planIds) });
+  }
 
   const kafka = isPlainObject(raw.kafka) ? raw.kafka : {};
   const prefix = typeof kafka.topicPrefix === 'string' ? kafka.topicPrefix : DEFAULT_TOPIC_PREFIX;

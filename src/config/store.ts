@@ -26,6 +26,8 @@ export function staticConfigStore(config: Config): ConfigStore {
 export function watchedConfigStore(options: {
   file: string;
   initial: Config;
+  /** The other files the initial config was read from (tracking plans' `file`): a change to one reloads the config too. */
+  files?: readonly string[];
   env: Record<string, string | undefined>;
   logger: Logger;
   intervalMs?: number;
@@ -36,8 +38,12 @@ export function watchedConfigStore(options: {
   const listeners = new Set<ConfigListener>();
   /** Versions of the file refused since the last good one: the log says when the file is good again. */
   let refused = 0;
+  const intervalMs = options.intervalMs ?? 1_000;
+  const extras = watchedFiles(intervalMs, () => onStat(), options.file);
   const reload = () => {
     const result = loadConfigFile(options.file, options.env);
+    // NOTE: a refused file keeps the plan files known watched: fixing one of them reloads.
+    if (result.ok) extras.set(result.files);
     if (!result.ok) {
       refused += 1;
       options.logger.error(
@@ -75,8 +81,8 @@ export function watchedConfigStore(options: {
     reported = true;
     reload();
   };
-  const intervalMs = options.intervalMs ?? 1_000;
   watchFile(options.file, { interval: intervalMs, persistent: false }, onStat);
+  extras.set(options.files ?? []);
   // NOTE: watchFile takes its first stat in the background, and a change saved before
   // that stat is never reported: one look after the first poll, unless a change was
   // reported by then, catches a file changed between its load and the watch (an
@@ -94,6 +100,26 @@ export function watchedConfigStore(options: {
     close: () => {
       clearTimeout(firstLook);
       unwatchFile(options.file, onStat);
+      extras.set([]);
+    },
+  };
+}
+
+/** The config's other files (tracking plans' `file`), polled like the config file: `set` replaces the list. */
+function watchedFiles(intervalMs: number, onChange: () => void, configFile: string): { set(files: readonly string[]): void } {
+  const watched = new Set<string>();
+  return {
+    set(files) {
+      for (const file of watched) {
+        if (files.includes(file)) continue;
+        unwatchFile(file, onChange);
+        watched.delete(file);
+      }
+      for (const file of files) {
+        if (watched.has(file) || file === configFile) continue;
+        watchFile(file, { interval: intervalMs, persistent: false }, onChange);
+        watched.add(file);
+      }
     },
   };
 }

@@ -63,6 +63,16 @@ export function replayDryRunGroupId(config: GroupNaming, destinationId: string):
   return throwaway(config, `replay-dry-run.${destinationId}`);
 }
 
+/** `switchyard replay --blocked`'s group on `calls.blocked` for one source (its commits record what was replayed): `<prefix>replay-blocked.<source id>`. */
+export function replayBlockedGroupId(config: GroupNaming, sourceId: string): string {
+  return `${groupPrefixOf(config)}replay-blocked.${sourceId}`;
+}
+
+/** `switchyard replay --blocked --dry-run` reads with a group of its own, deleted afterwards: `<prefix>replay-blocked-dry-run.<source id>.<random>`. */
+export function replayBlockedDryRunGroupId(config: GroupNaming, sourceId: string): string {
+  return throwaway(config, `replay-blocked-dry-run.${sourceId}`);
+}
+
 /** `switchyard dlq list` reads with a group of its own, deleted afterwards: `<prefix>dlq-list.<random>`. */
 export function dlqListGroupId(config: GroupNaming): string {
   return throwaway(config, 'dlq-list');

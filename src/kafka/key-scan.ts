@@ -49,8 +49,8 @@ export interface KeyRecords {
 export interface KeyReader {
   /** The offsets of each window (ListOffsets at its bounds, the log start and the log end), asked of each leader at once. */
   ranges(asks: readonly KeyWindowAsk[]): Promise<KeyRange[]>;
-  /** Reads each range from `start` to `end`, keeping the records whose key is `key`. */
-  read(ranges: readonly KeyRange[], key: Buffer): Promise<KeyRecords[]>;
+  /** Reads each range from `start` to `end`, keeping the records whose key is `key` (every record when `key` is null). */
+  read(ranges: readonly KeyRange[], key: Buffer | null): Promise<KeyRecords[]>;
   close(): Promise<void>;
 }
 
@@ -210,7 +210,7 @@ interface Progress {
 }
 
 /** Fetches one range from where it got to, until it reached its end. */
-async function readRange(broker: Broker, isolationLevel: number, range: KeyRange, key: Buffer): Promise<KeyRecords> {
+async function readRange(broker: Broker, isolationLevel: number, range: KeyRange, key: Buffer | null): Promise<KeyRecords> {
   const progress: Progress = { result: { range, records: [], scanned: 0, firstTimestampMs: undefined }, next: range.start, empty: 0 };
   const { topic, partition, end } = range;
   while (progress.next < end && progress.empty < EMPTY_ANSWERS_TO_GIVE_UP) {
@@ -229,7 +229,7 @@ async function readRange(broker: Broker, isolationLevel: number, range: KeyRange
 }
 
 /** Keeps the key's records of one partition's answer below the end, and moves the partition on. */
-function take(progress: Progress, messages: readonly FetchedMessage[], key: Buffer): void {
+function take(progress: Progress, messages: readonly FetchedMessage[], key: Buffer | null): void {
   const { result } = progress;
   const { end } = result.range;
   let moved = false;
@@ -246,7 +246,7 @@ function take(progress: Progress, messages: readonly FetchedMessage[], key: Buff
     if (m.isControlRecord === true) continue;
     result.firstTimestampMs ??= Number(m.timestamp);
     result.scanned += 1;
-    if (m.key !== null && m.key.equals(key)) {
+    if (key === null || (m.key !== null && m.key.equals(key))) {
       result.records.push({ partition: result.range.partition, offset, key: m.key, value: m.value, headers: m.headers, timestamp: m.timestamp });
     }
   }

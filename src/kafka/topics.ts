@@ -2,6 +2,10 @@
 export interface TopicNames {
   calls: string;
   callsInvalid: string;
+  /** Calls a tracking plan blocked, as received, with their violations (docs/tracking-plans.md). */
+  callsBlocked: string;
+  /** One record per call that violates its source's tracking plan. */
+  violations: string;
   deletions: string;
   deliveries(destinationId: string): string;
   retry(destinationId: string, tierName: string): string;
@@ -12,6 +16,8 @@ export function topicNames(prefix: string): TopicNames {
   return {
     calls: `${prefix}calls`,
     callsInvalid: `${prefix}calls.invalid`,
+    callsBlocked: `${prefix}calls.blocked`,
+    violations: `${prefix}violations`,
     deletions: `${prefix}deletions`,
     deliveries: (id) => `${prefix}deliveries.${id}`,
     retry: (id, tier) => `${prefix}deliveries.${id}.retry.${tier}`,

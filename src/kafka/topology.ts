@@ -14,7 +14,7 @@ export interface Topology {
   gateway(): TopicSpec[];
   /**
    * Every topic the router reads or writes for this config: `calls`, `calls.invalid`,
-   * `deletions`, and per destination (enabled or not, so that enabling one later needs
+   * `calls.blocked`, `violations`, `deletions`, and per destination (enabled or not, so that enabling one later needs
    * no new topics) its delivery topic, one retry topic per tier of its retry policy
    * (its own `settings.retry.tiers` or `delivery.retryTiers`) and its dead letters.
    */
@@ -42,6 +42,8 @@ export function createTopology(prefix: string): Topology {
     router: (config) => [
       { topic: names.calls },
       { topic: names.callsInvalid },
+      { topic: names.callsBlocked },
+      { topic: names.violations },
       { topic: names.deletions },
       ...config.destinations.flatMap((d) => destination(d.id, retryPolicyOf(config, d).tiers)),
     ],

@@ -9,6 +9,8 @@ export interface Metrics {
   callsInvalid: Counter<'reason'>;
   eventsRouted: Counter<'source' | 'destination'>;
   eventsFiltered: Counter<'source' | 'destination' | 'reason'>;
+  /** Violations of a source's tracking plan, by event and violation type (docs/tracking-plans.md#violations). */
+  trackingPlanViolations: Counter<'source' | 'event' | 'type'>;
   deliveryAttempts: Counter<'destination' | 'outcome'>;
   deliveries: Counter<'destination' | 'result'>;
   /** The router's counts of `callsReceived`, `eventsRouted`, `eventsFiltered` and `callsInvalid` not added yet: added when each is read (counter-batch.ts). */
@@ -17,6 +19,7 @@ export interface Metrics {
     routed: LabeledCounts<'source' | 'destination'>;
     filtered: LabeledCounts<'source' | 'destination' | 'reason'>;
     invalid: LabeledCounts<'reason'>;
+    violations: LabeledCounts<'source' | 'event' | 'type'>;
   };
   /** Counts of `deliveryAttempts` and `deliveries` not added yet: added when either is read (counter-batch.ts). */
   deliveryTally: CounterBatch;
@@ -60,6 +63,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     routed: new LabeledCounts(['source', 'destination'] as const),
     filtered: new LabeledCounts(['source', 'destination', 'reason'] as const),
     invalid: new LabeledCounts(['reason'] as const),
+    violations: new LabeledCounts(['source', 'event', 'type'] as const),
   };
   return {
     registry,
@@ -92,11 +96,20 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     }),
     eventsFiltered: new Counter({
       name: 'switchyard_events_filtered_total',
-      help: 'Events not routed to a connected destination, by reason (integrations, track_filter, disabled, destination_filter, sample, transform_error).',
+      help: 'Events not routed to a connected destination, by reason (integrations, track_filter, disabled, destination_filter, sample, transform_error, tracking_plan).',
       labelNames: ['source', 'destination', 'reason'],
       registers,
       collect() {
         routerCounts.filtered.flushInto(this);
+      },
+    }),
+    trackingPlanViolations: new Counter({
+      name: 'switchyard_tracking_plan_violations_total',
+      help: "Violations of a source's tracking plan, by event (a track's name, else the call type) and type (unplanned_event, required_missing, type_mismatch, additional_property, other).",
+      labelNames: ['source', 'event', 'type'],
+      registers,
+      collect() {
+        routerCounts.violations.flushInto(this);
       },
     }),
     routerCounts,

@@ -1,5 +1,6 @@
 // One record of `<prefix>calls` → what the router writes for it: the rendered body
-// and the destinations it goes to, or the reason it goes to `calls.invalid`; then each
+// and the destinations it goes to, or the reason it goes to `calls.invalid`; the
+// source's tracking plan (its violations, and whether it omits or blocks); then each
 // destination's shaping (filter, sample, property lists, transform). Pure: no Kafka,
 // no metrics, no clock beyond the `nowMs` it is given.
 import { bodyObject, parseCallBytes, renderBody, routingKey, withMessageId } from '../calls/index.js';
@@ -8,10 +9,12 @@ import { HEADER, freshDeliveryHeaders, headerText, headerValue } from '../kafka/
 import type { RecordHeaders } from '../kafka/index.js';
 import { ShapingInput, shape } from '../shaping/index.js';
 import type { Shaped, Shaping } from '../shaping/index.js';
+import { applyPlan } from '../tracking-plans/index.js';
+import type { PlanVerdict } from '../tracking-plans/index.js';
 import { internalError, invalid } from './invalid-records.js';
 import type { InboundRecord, InvalidOutcome } from './invalid-records.js';
 import { recordMessageId, recordTimestampMs } from './record-ids.js';
-import { decideRoutes } from './routing-rules.js';
+import { decideRoutes, trackFilterAllows } from './routing-rules.js';
 import type { RouteDecision } from './routing-rules.js';
 import type { RouteTarget, RoutingSource, RoutingTable } from './routing-table.js';
 
@@ -41,8 +44,17 @@ export interface RoutedCall {
    * in a `received-at` header (see {@link receiptTimeCarrier}).
    */
   timestamp: string;
-  /** The parsed call, when it was received and where it was read: what audiences record of it (src/audiences/router-hook.ts). */
+  /**
+   * The parsed call, when it was received and where it was read: what audiences record of
+   * it (src/audiences/router-hook.ts). Under a tracking plan in `omit` mode, without what
+   * violated the plan.
+   */
   call: Call;
+  /**
+   * When the call violates its source's tracking plan: the violations, and whether the
+   * plan blocked it (then every destination it would have reached says `tracking_plan`).
+   */
+  tracking?: PlanVerdict;
   receivedAtMs: number;
   origin: { partition: number; offset: string };
 }
@@ -73,26 +85,42 @@ export function receiptTimeCarrier(receivedAtMs: number, nowMs: number): 'timest
   return receivedAtMs >= nowMs - RECEIPT_TIMESTAMP_MAX_AGE_MS && receivedAtMs <= nowMs + RECEIPT_TIMESTAMP_MAX_AHEAD_MS ? 'timestamp' : 'header';
 }
 
-export function planCall(record: InboundRecord, table: RoutingTable, nowMs: () => number = Date.now): CallOutcome {
+/** How a record is read besides its call: a blocked call replayed keeps the messageId the router gave it. */
+export interface PlanOptions {
+  /**
+   * Take a call without its own `messageId` from the record's `message-id` header (the
+   * records of `calls.blocked` carry the id the router derived when it blocked them),
+   * instead of deriving one from the record's coordinates.
+   */
+  messageIdHeader?: boolean;
+}
+
+export function planCall(record: InboundRecord, table: RoutingTable, nowMs: () => number = Date.now, options: PlanOptions = {}): CallOutcome {
   try {
-    return plan(record, table, nowMs);
+    return plan(record, table, nowMs, options);
   } catch (error) {
     return internalError('call', error);
   }
 }
 
-function plan(record: InboundRecord, table: RoutingTable, nowMs: () => number): CallOutcome {
+function plan(record: InboundRecord, table: RoutingTable, nowMs: () => number, options: PlanOptions): CallOutcome {
   const parsed = parseCallBytes(record.value);
   if (!parsed.ok) return invalid(parsed.reason, parsed.error);
-  const call = parsed.call;
+  let call = parsed.call;
 
   const source = resolveSource(record, call, table);
   if (source.kind === 'invalid') return source;
 
   const now = nowMs();
   const receivedAtMs = recordTimestampMs(record.timestamp, now);
-  const messageId = call.messageId ?? recordMessageId(record.topic, record.partition, record.offset, record.timestamp);
+  const messageId =
+    call.messageId ??
+    (options.messageIdHeader === true ? nonEmpty(headerText(record.headers, HEADER.messageId)) : undefined) ??
+    recordMessageId(record.topic, record.partition, record.offset, record.timestamp);
+  const tracking = checkPlan(source.source, call);
+  if (tracking !== undefined) call = tracking.call;
   const decisions = decideRoutes(call, source.source);
+  if (tracking?.blocked === true) blockRoutes(decisions);
   // A call that every destination filters out is counted, never rendered; nor is it
   // when each destination that gets it makes its own bytes.
   const shared = decisions.some((d) => d.routed && d.target.shaping?.reshapes !== true);
@@ -113,7 +141,7 @@ function plan(record: InboundRecord, table: RoutingTable, nowMs: () => number): 
     traceparent: headerValue(record.headers, HEADER.traceparent),
   });
 
-  return {
+  const routed: RoutedCall = {
     kind: 'routed',
     source: source.source,
     type: call.type,
@@ -127,6 +155,30 @@ function plan(record: InboundRecord, table: RoutingTable, nowMs: () => number): 
     receivedAtMs,
     origin: { partition: record.partition, offset: record.offset },
   };
+  if (tracking !== undefined) routed.tracking = tracking;
+  return routed;
+}
+
+/**
+ * The source's tracking plan applied to the call (docs/tracking-plans.md#modes); undefined
+ * when the source has none, the call violates nothing, or the source's track filter drops
+ * the call anyway (it goes nowhere, so there is nothing to check or block).
+ */
+function checkPlan(source: RoutingSource, call: Call): PlanVerdict | undefined {
+  if (source.trackingPlan === undefined || !trackFilterAllows(source.trackFilter, call)) return undefined;
+  return applyPlan(source.trackingPlan, call);
+}
+
+/** A blocked call reaches no destination: those the rules let through say `tracking_plan`. */
+function blockRoutes(decisions: RouteDecision[]): void {
+  for (let i = 0; i < decisions.length; i++) {
+    const decision = decisions[i]!;
+    if (decision.routed) decisions[i] = { target: decision.target, routed: false, reason: 'tracking_plan' };
+  }
+}
+
+function nonEmpty(text: string | undefined): string | undefined {
+  return text === '' ? undefined : text;
 }
 
 /**
@@ -134,8 +186,8 @@ function plan(record: InboundRecord, table: RoutingTable, nowMs: () => number): 
  * decisions exactly as the router writes them (the trace's view of a call, too).
  * Synchronous unless an expression needs JSONata's own evaluation.
  */
-export function planShapedCall(record: InboundRecord, table: RoutingTable, nowMs: () => number = Date.now): CallOutcome | Promise<CallOutcome> {
-  const outcome = planCall(record, table, nowMs);
+export function planShapedCall(record: InboundRecord, table: RoutingTable, nowMs: () => number = Date.now, options: PlanOptions = {}): CallOutcome | Promise<CallOutcome> {
+  const outcome = planCall(record, table, nowMs, options);
   if (outcome.kind !== 'routed') return outcome;
   const pending = shapeRoutes(outcome);
   return pending === undefined ? outcome : pending.then(() => outcome);

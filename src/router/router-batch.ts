@@ -14,6 +14,7 @@ import { planShapedCall } from './plan-call.js';
 import type { RoutedCall } from './plan-call.js';
 import { planDeletion } from './plan-deletion.js';
 import type { PlannedDeletion } from './plan-deletion.js';
+import { blockedRecord, violationEventLabel, violationRecord } from './plan-records.js';
 import { RouterTally } from './router-tally.js';
 import type { RoutingTable } from './routing-table.js';
 import type { ShapingErrorLog } from './shaping-errors.js';
@@ -105,7 +106,7 @@ export class RouterBatch {
           await this.letOthersRun();
         }
         if (outcome.kind === 'invalid') await this.addInvalid(record, outcome);
-        else if (outcome.kind === 'routed') await this.addCall(outcome);
+        else if (outcome.kind === 'routed') await this.addCall(record, outcome);
         else await this.addDeletion(record, outcome);
         this.pendingThrough = record.offset;
       }
@@ -178,17 +179,25 @@ export class RouterBatch {
     }
   }
 
-  private async addCall(routed: RoutedCall): Promise<void> {
+  private async addCall(record: InboundRecord, routed: RoutedCall): Promise<void> {
     const { out, context } = this;
-    const { key, headers, timestamp, body } = routed;
+    const { names } = context;
+    const { key, headers, timestamp, body, tracking } = routed;
     // AUDIENCES HOOK: the call's audience record goes into the same send as its deliveries.
-    const audience = context.audiences?.event(routed);
+    // A call its tracking plan blocked is delivered nowhere, nor recorded for audiences.
+    const audience = tracking?.blocked === true ? undefined : context.audiences?.event(routed);
     const audienceBytes = audience ? recordBytes(audience.message.key, audience.message.value, undefined) : 0;
+    // A violating call's records go into the same send too: acknowledged before the offset is committed.
+    const violation = tracking !== undefined ? violationRecord(routed) : undefined;
+    const violationBytes = violation !== undefined ? recordBytes(violation.key, violation.value, violation.headers) : 0;
+    const blocked = tracking?.blocked === true ? blockedRecord(record, routed) : undefined;
+    const blockedBytes = blocked !== undefined ? recordBytes(blocked.key, blocked.value, blocked.headers) : 0;
     // Every destination that takes the shared body gets the same record (key, body,
     // headers, timestamp: one render); a reshaped one gets its own (`decision.body`).
     const shared = body !== null ? { key, value: body, headers, timestamp } : undefined;
     const sharedBytes = body !== null ? recordBytes(key, body, headers) : 0;
-    let fits = audience === undefined || out.fits(audience.topic, audienceBytes);
+    let fits = (audience === undefined || out.fits(audience.topic, audienceBytes)) && (violation === undefined || out.fits(names.violations, violationBytes));
+    if (blocked !== undefined && !out.fits(names.callsBlocked, blockedBytes)) fits = false;
     for (const d of routed.decisions) {
       if (d.routed && !out.fits(d.target.topic, d.body !== undefined ? recordBytes(key, d.body, headers) : sharedBytes)) fits = false;
     }
@@ -211,12 +220,18 @@ export class RouterBatch {
       out.add(audience.topic, audience.message, audienceBytes);
       if (audience.pair !== undefined) this.pairs.push(audience.pair);
     }
+    if (violation !== undefined) out.add(names.violations, violation, violationBytes);
+    if (blocked !== undefined) out.add(names.callsBlocked, blocked, blockedBytes);
     this.tallyCall(routed);
   }
 
   private tallyCall(routed: RoutedCall): void {
     const source = routed.source.id;
     this.tally.callReceived(source, routed.type);
+    if (routed.tracking !== undefined) {
+      const event = violationEventLabel(routed);
+      for (const v of routed.tracking.violations) this.tally.violation(source, event, v.type);
+    }
     for (const d of routed.decisions) {
       if (d.routed) {
         this.tally.eventRouted(source, d.target.id);

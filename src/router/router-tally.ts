@@ -14,6 +14,7 @@ export class RouterTally {
   private readonly routed = new Map<string, number>();
   private readonly filtered = new Map<string, number>();
   private readonly invalid = new Map<string, number>();
+  private readonly violations = new Map<string, number>();
 
   callReceived(source: string, type: string): void {
     bump(this.received, source + SEP + type);
@@ -31,6 +32,10 @@ export class RouterTally {
     bump(this.invalid, reason);
   }
 
+  violation(source: string, event: string, type: string): void {
+    bump(this.violations, source + SEP + event + SEP + type);
+  }
+
   /** Hands the counts to the metrics (added to the counters at their next read) and starts over. */
   applyTo(metrics: Metrics): void {
     const counts = metrics.routerCounts;
@@ -38,6 +43,7 @@ export class RouterTally {
     counts.routed.addAll(this.routed);
     counts.filtered.addAll(this.filtered);
     counts.invalid.addAll(this.invalid);
+    counts.violations.addAll(this.violations);
     this.clear();
   }
 
@@ -46,5 +52,6 @@ export class RouterTally {
     this.routed.clear();
     this.filtered.clear();
     this.invalid.clear();
+    this.violations.clear();
   }
 }

@@ -4,11 +4,11 @@ import type { CompiledTrackFilter, RouteTarget, RoutingSource } from './routing-
 
 /**
  * Why a connected destination does not get an event (the `reason` label of
- * events_filtered): the routing rules here, then the destination's shaping
- * (plan-call.ts, `shapeRoutes`): its `filter`, its `sample`, or an expression that
- * failed on this call.
+ * events_filtered): the routing rules here, the source's tracking plan blocking the call
+ * (plan-call.ts), then the destination's shaping (plan-call.ts, `shapeRoutes`): its
+ * `filter`, its `sample`, or an expression that failed on this call.
  */
-export type FilterReason = 'disabled' | 'integrations' | 'track_filter' | 'destination_filter' | 'sample' | 'transform_error';
+export type FilterReason = 'disabled' | 'integrations' | 'track_filter' | 'destination_filter' | 'sample' | 'transform_error' | 'tracking_plan';
 
 export type RouteDecision =
   /** `body`: this destination's own bytes (a property list or transform made them); else the call's shared body. */

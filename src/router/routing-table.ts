@@ -6,6 +6,8 @@ import type { Config } from '../config/schema.js';
 import type { TopicNames } from '../kafka/index.js';
 import { compileShaping } from '../shaping/index.js';
 import type { Shaping } from '../shaping/index.js';
+import { compilePlan } from '../tracking-plans/index.js';
+import type { CompiledPlan, SourcePlan } from '../tracking-plans/index.js';
 
 /** The destination's name in a call's `integrations` (the seed: "Webhooks"). */
 export const WEBHOOKS_CATALOG_NAME = 'Webhooks';
@@ -32,6 +34,8 @@ export interface RoutingSource {
   /** Connected destinations, in the order the source lists them. */
   destinations: RouteTarget[];
   trackFilter?: CompiledTrackFilter;
+  /** The tracking plan its calls are checked against, and the mode (docs/tracking-plans.md). */
+  trackingPlan?: SourcePlan;
 }
 
 export interface RoutingTable {
@@ -56,6 +60,14 @@ export function compileRoutingTable(config: Config, names: TopicNames): RoutingT
     if (shaping !== undefined) target.shaping = shaping;
     destinationsById.set(destination.id, target);
   }
+  // Only the plans some source names; each compiled once (its schemas are in the cache of the config's check).
+  const plans = new Map<string, CompiledPlan>();
+  const planOf = (id: string): CompiledPlan | undefined => {
+    let plan = plans.get(id);
+    const written = plan === undefined ? config.trackingPlans.find((p) => p.id === id) : undefined;
+    if (written !== undefined) plans.set(id, (plan = compilePlan(written)));
+    return plan;
+  };
   const sources: RoutingSource[] = [];
   const sourcesById = new Map<string, RoutingSource>();
   const sourcesByWriteKey = new Map<string, RoutingSource>();
@@ -73,6 +85,8 @@ export function compileRoutingTable(config: Config, names: TopicNames): RoutingT
     const filter = source.trackFilter;
     if (filter?.blockEvents) compiled.trackFilter = { kind: 'block', events: new Set(filter.blockEvents) };
     else if (filter?.allowEvents) compiled.trackFilter = { kind: 'allow', events: new Set(filter.allowEvents) };
+    const plan = source.trackingPlan === undefined ? undefined : planOf(source.trackingPlan.id);
+    if (plan !== undefined) compiled.trackingPlan = { plan, mode: source.trackingPlan!.mode };
     sources.push(compiled);
     sourcesById.set(source.id, compiled);
     if (source.writeKey !== undefined) sourcesByWriteKey.set(source.writeKey, compiled);

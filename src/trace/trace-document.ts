@@ -1,6 +1,7 @@
 // The answer of a trace, as `switchyard trace --json` prints it and `GET /v1/trace`
 // returns it (docs/follow-a-message.md#the-document), and the same for a person. Pure.
 import { formatTimestamp } from '../calls/index.js';
+import type { Violation } from '../tracking-plans/index.js';
 import type { TraceDestination } from './destination-state.js';
 import type { TracedCall } from './traced-calls.js';
 import type { TraceSubject } from './trace-query.js';
@@ -15,6 +16,8 @@ export interface TraceMessage {
   source: string | null;
   receivedAt: string;
   invalid?: string;
+  /** What the call breaks of its source's tracking plan, as the plan is now (docs/tracking-plans.md#violations). */
+  violations?: Violation[];
   destinations: TraceDestination[];
 }
 
@@ -35,6 +38,7 @@ export function traceMessage(call: TracedCall, destinations: TraceDestination[])
     source: call.source,
     receivedAt: formatTimestamp(call.receivedAtMs),
     ...(call.invalid === undefined ? {} : { invalid: call.invalid }),
+    ...(call.violations === undefined ? {} : { violations: call.violations }),
     destinations,
   };
 }
@@ -57,6 +61,7 @@ export function traceText(document: TraceDocument): string {
     const what = [message.type ?? '(no type)', ...(message.event === undefined ? [] : [JSON.stringify(message.event)])].join(' ');
     lines.push(`${message.receivedAt}  ${what}  source ${message.source ?? '(unknown)'}  message ${message.messageId ?? '(none)'}`);
     if (message.invalid !== undefined) lines.push(`  invalid: ${message.invalid}`);
+    for (const v of message.violations ?? []) lines.push(`  tracking plan: ${v.type} at ${v.pointer}: expected ${v.expected}, got ${v.actual}`);
     const unconnected = message.destinations.filter((d) => d.reason === 'not_connected').map((d) => d.id);
     const shown = message.destinations.filter((d) => d.reason !== 'not_connected');
     const width = Math.max(0, ...shown.map((d) => d.id.length));

@@ -8,6 +8,7 @@ import { HEADER, headerText } from '../kafka/index.js';
 import type { ScannedRecord } from '../kafka/index.js';
 import { planShapedCall } from '../router/plan-call.js';
 import type { RoutingTable } from '../router/routing-table.js';
+import type { Violation } from '../tracking-plans/index.js';
 import type { RoutingVerdict } from './destination-state.js';
 
 export interface TracedCall {
@@ -21,6 +22,8 @@ export interface TracedCall {
   receivedAtMs: number;
   /** Why the call was not routed: the `error` of its `calls.invalid` record, or the router's reason under the current config. */
   invalid?: string;
+  /** The call's violations of its source's tracking plan, as the plan is now; absent when it has none. */
+  violations?: Violation[];
   /**
    * One per destination of the config: those connected to the call's source in the source's
    * order, then the others (`not_connected`) in the config's; none for an invalid call.
@@ -83,6 +86,7 @@ async function plannedCall(topic: string, record: ScannedRecord, table: RoutingT
   const connected = new Set(call.routes.map((r) => r.id));
   for (const id of table.destinationsById.keys()) if (!connected.has(id)) call.routes.push({ id, verdict: { routed: false, reason: NOT_CONNECTED } });
   if (outcome.type === 'track' && outcome.call.event !== undefined) call.event = outcome.call.event;
+  if (outcome.tracking !== undefined) call.violations = outcome.tracking.violations;
   return call;
 }
 

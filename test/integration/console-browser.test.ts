@@ -2,7 +2,8 @@
 // through playwright-core; no browser download): one `switchyard all`, one receiver, a few
 // events. Log in with the token, see every destination with the failing one first and its
 // reason, list its dead letters, dry-run then replay them and see them delivered, trace
-// the user; and strings from outside (a messageId, a receiver's error) shown as text.
+// the user; see the source's tracking-plan violations; and strings from outside (a
+// messageId, a receiver's error) shown as text.
 // Screenshots go to test/artifacts/console/ for a person to look at.
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -99,7 +100,9 @@ beforeAll(async () => {
     gateway: { port: 0, host: '127.0.0.1' },
     admin: { port: 0, token: TOKEN },
     delivery: { retryTiers: ['1s'], maxRetryWindow: '30s' },
-    sources: [{ id: 'web', writeKey: WRITE_KEY, destinations: ['hooks-down', 'hooks-ok'] }],
+    // The plan wants the total as a string: every call violates it, and observe delivers each as sent.
+    sources: [{ id: 'web', writeKey: WRITE_KEY, destinations: ['hooks-down', 'hooks-ok'], trackingPlan: { id: 'web-plan', mode: 'observe' } }],
+    trackingPlans: [{ id: 'web-plan', events: { 'Order Completed': { type: 'object', properties: { total: { type: 'string' } } } } }],
     destinations: [
       { id: 'hooks-ok', type: 'webhooks', settings: { webhooks: [{ url: receiver.url('/ok') }] } },
       // 501 is permanent (docs/webhooks.md#delivery-and-retries): each event is dead-lettered after one request.
@@ -222,6 +225,20 @@ describe('the operator console in Chromium', () => {
     expect(traced).toContain(XSS_MESSAGE_ID);
     expect(traced.match(/hooks-ok: delivered/g)).toHaveLength(3);
     await shot('trace');
+    expect(await page.evaluate(XSS_FLAGS)).toEqual([undefined, undefined]);
+  });
+
+  it("shows the tracking-plan violations of the last hour per source and event, with recent examples as text", async () => {
+    await page.locator('button.tab[data-view="violations"]').click();
+    await expect.poll(() => page.locator('#violations tbody tr').count(), { timeout: 30_000 }).toBe(1);
+    const row = await page.locator('#violations tbody tr').innerText();
+    // Source, event, calls, then the count of each type, then what observe did with them.
+    expect(row.split('\t').map((c) => c.trim())).toEqual(['web', 'Order Completed', '3', '0', '0', '3', '0', '0', '3 / 0 / 0']);
+    expect(await page.locator('#violations-summary').innerText()).toMatch(/^3 violating call\(s\) from \S+ until \S+$/);
+    const examples = await page.locator('#violations-recent').innerText();
+    expect(examples).toContain(XSS_MESSAGE_ID);
+    expect(examples).toContain('type_mismatch at /properties/total: expected string, got integer');
+    await shot('violations');
     expect(await page.evaluate(XSS_FLAGS)).toEqual([undefined, undefined]);
   });
 

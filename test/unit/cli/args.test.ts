@@ -23,6 +23,11 @@ describe('parseCommandLine', () => {
     ],
     [['replay', '--destination', 'hooks'], { kind: 'replay', config: undefined, dryRun: false, query: { destination: 'hooks', limit: undefined, range: {} } }],
     [
+      ['replay', '--blocked', '--source', 'web', '--since', '2h', '--dry-run'],
+      { kind: 'replay-blocked', config: undefined, source: 'web', dryRun: true, range: { sinceMs: NOW - 7_200_000 } },
+    ],
+    [['replay', '--blocked', '--source', 'web'], { kind: 'replay-blocked', config: undefined, source: 'web', dryRun: false, range: {} }],
+    [
       ['dlq', 'list', '--destination', 'hooks', '--json', '--config', 'c.yaml', '--since', '30m'],
       { kind: 'dlq-list', config: 'c.yaml', json: true, query: { destination: 'hooks', limit: undefined, range: { sinceMs: NOW - 1_800_000 } } },
     ],
@@ -68,6 +73,11 @@ describe('parseCommandLine', () => {
     [['dlq', 'list', '--destination', 'h', '--dry-run'], '--dry-run is not an option of this command'],
     [['replay', '--destination', 'h', '--json'], '--json is not an option of this command'],
     [['replay'], '--destination ID is required'],
+    [['replay', '--blocked'], '--blocked needs --source ID'],
+    [['replay', '--source', 'web'], '--source ID goes with --blocked'],
+    [['replay', '--blocked', '--source', 'web', '--destination', 'h'], '--blocked replays the calls of a source (--source ID), not the dead letters of a destination'],
+    [['replay', '--blocked', '--source', 'web', '--limit', '3'], '--limit is not an option of --blocked'],
+    [['replay', '--blocked', '--source', 'web', '--until', 'never'], '--until "never" is not a time'],
     [['dlq', 'list', '--destination='], '--destination ID is required'],
     [['replay', '--destination', 'h', '--limit', '0'], '--limit "0" is not a positive whole number'],
     [['replay', '--destination', 'h', '--limit', '2.5'], '--limit "2.5" is not a positive whole number'],

@@ -201,6 +201,7 @@ describe('defaults', () => {
       sources: [{ id: 'web', destinations: [], limits: DEFAULT_LIMITS }],
       destinations: [],
       audiences: [],
+      trackingPlans: [],
     });
   });
 

@@ -24,6 +24,8 @@ describe('routing table', () => {
     expect(createTopology('unit.').router(config).map((s) => s.topic)).toEqual([
       'unit.calls',
       'unit.calls.invalid',
+      'unit.calls.blocked',
+      'unit.violations',
       'unit.deletions',
       'unit.deliveries.main',
       'unit.deliveries.main.retry.10s',

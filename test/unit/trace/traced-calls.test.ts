@@ -119,3 +119,26 @@ describe('tracedCalls', () => {
     expect(byWriteKey).toEqual({ messageId: null, type: 'identify', source: 'app', receivedAtMs: T0 + 1, invalid: 'x', routes: [] });
   });
 });
+
+describe('tracedCalls with a tracking plan', () => {
+  it('a call its source\'s plan blocks is filtered by tracking_plan, with its violations; one that follows the plan is routed', async () => {
+    const table = baseTable({
+      sources: [{ id: 'web', destinations: ['main'], trackingPlan: { id: 'web-plan', mode: 'block' } }],
+      trackingPlans: [{ id: 'web-plan', events: { 'Order Completed': { type: 'object', required: ['total'] } } }],
+    });
+    const calls = await trace([scanned(track('m-1', 'Order Completed')), scanned(track('m-2', 'Order Completed', ',"context":{}').replace('"properties":{}', '"properties":{"total":1}'), { offset: 1n, atMs: T0 + 1 })], [], WINDOW, table);
+    const others = ['other', 'off'].map((id) => ({ id, verdict: { routed: false, reason: 'not_connected' } }));
+    expect(calls).toEqual([
+      {
+        messageId: 'm-1',
+        type: 'track',
+        event: 'Order Completed',
+        source: 'web',
+        receivedAtMs: T0,
+        violations: [{ type: 'required_missing', pointer: '/properties/total', expected: 'present', actual: 'missing' }],
+        routes: [{ id: 'main', verdict: { routed: false, reason: 'tracking_plan' } }, ...others],
+      },
+      { messageId: 'm-2', type: 'track', event: 'Order Completed', source: 'web', receivedAtMs: T0 + 1, routes: [{ id: 'main', verdict: { routed: true } }, ...others] },
+    ]);
+  });
+});

@@ -36,7 +36,23 @@ export interface DestinationConfig {
     batch?: BatchConfig;
     /** `user`: a user's events in order (docs/webhooks.md#per-user-order). */
     ordering: Ordering;
+    /** How requests authenticate to the receiver (docs/webhooks.md#authentication). */
+    auth?: AuthConfig;
   } & ShapingSettings;
+}
+
+/** `settings.auth`: exactly one of its three forms (docs/webhooks.md#authentication). */
+export type AuthConfig = { basic: { username: string; password: string } } | { bearer: { token: string } } | { oauth2: OAuth2Config };
+
+/** `settings.auth.oauth2`: the client credentials grant (RFC 6749 section 4.4). */
+export interface OAuth2Config {
+  tokenUrl: string;
+  clientId: string;
+  clientSecret: string;
+  scope?: string;
+  audience?: string;
+  /** `body`: client_id and client_secret in the form; `basic`: in an Authorization: Basic header. */
+  clientAuth: 'body' | 'basic';
 }
 
 /** `settings.batch`: a request carries a JSON array of up to `maxEvents` bodies, `maxBytes` in all, closed `maxWait` after its first event. */
@@ -881,6 +897,63 @@ function signingProblems(settings: Record<string, unknown>): Problem[] {
 
 const STANDARD_SECRET_INPUT: InputSchema = orFromEnv({ type: 'string', pattern: STANDARD_SECRET_PATTERN.source });
 
+const AUTH_KINDS = ['basic', 'bearer', 'oauth2'] as const;
+
+const authSchema = strictObject({
+  basic: strictObject({ username: nonEmptyText, password: secretText }).optional(),
+  bearer: strictObject({ token: secretText }).optional(),
+  oauth2: strictObject({
+    tokenUrl: field(checkWebhookUrl),
+    clientId: nonEmptyText,
+    clientSecret: secretText,
+    scope: nonEmptyText.optional(),
+    audience: nonEmptyText.optional(),
+    clientAuth: field(oneOf(['body', 'basic'] as const)).prefault('body'),
+  }).optional(),
+})
+  .superRefine(
+    (auth, ctx) => {
+      const given = AUTH_KINDS.filter((kind) => auth[kind] !== undefined);
+      if (given.length !== 1) {
+        ctx.addIssue({ code: 'custom', message: `give exactly one of ${AUTH_KINDS.join(', ')}, got ${given.length === 0 ? 'none' : given.join(' and ')}` });
+      }
+    },
+    { when: (payload) => isPlainObject(payload.value) },
+  )
+  .transform((auth): AuthConfig => {
+    if (auth.basic !== undefined) return { basic: auth.basic };
+    if (auth.bearer !== undefined) return { bearer: auth.bearer };
+    const o = auth.oauth2!;
+    return {
+      oauth2: {
+        tokenUrl: o.tokenUrl,
+        clientId: o.clientId,
+        clientSecret: o.clientSecret,
+        clientAuth: o.clientAuth,
+        ...(o.scope === undefined ? {} : { scope: o.scope }),
+        ...(o.audience === undefined ? {} : { audience: o.audience }),
+      },
+    };
+  })
+  .meta({ minProperties: 1, maxProperties: 1 });
+
+/**
+ * `settings.auth` sets the Authorization header; a static one beside it would be
+ * overwritten without a word, so the two together are refused.
+ */
+function authProblems(settings: Record<string, unknown>): Problem[] {
+  if (settings.auth === undefined || !Array.isArray(settings.webhooks)) return [];
+  const problems: Problem[] = [];
+  settings.webhooks.forEach((hook, i) => {
+    const headers = isPlainObject(hook) && isPlainObject(hook.headers) ? hook.headers : {};
+    const name = Object.keys(headers).find((n) => n.toLowerCase() === 'authorization');
+    if (name !== undefined) {
+      problems.push({ path: ['webhooks', i, 'headers', name], message: 'settings.auth sets the Authorization header; remove this one, or remove settings.auth and keep the static header' });
+    }
+  });
+  return problems;
+}
+
 // ---------------------------------------------------------------------------
 // Router-side shaping of a destination (docs/webhooks.md#shaping): filter, sample,
 // dropProperties / allowProperties, transform. Kept together: the keys go into
@@ -960,10 +1033,12 @@ const destinationSchema = strictObject({
     sharedSecret: secretText.optional(),
     sharedSecrets: field(checkList(checkSecret, { min: 1, max: MAX_SHARED_SECRETS, secret: true })).optional(),
     signing: field(oneOf(['segment', 'standard'] as const)).prefault('segment'),
+    auth: authSchema.optional(),
     ...shapingKeys,
   }).superRefine(
     (settings, ctx) => {
       for (const problem of signingProblems(settings)) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path });
+      for (const problem of authProblems(settings)) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path });
       for (const problem of shapingSettingProblems(settings)) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path });
     },
     // Run even when a webhook entry is bad, so every problem shows at once.

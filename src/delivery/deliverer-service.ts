@@ -29,6 +29,8 @@ import { createHttpSender } from './http-sender.js';
 import { RatePace } from './rate-pace.js';
 import { RetryOrDeadLetter } from './retry-or-dead-letter.js';
 import { RetryTierWait } from './retry-tier-wait.js';
+import { TokenSource, TokenSources } from './token-source.js';
+import { USER_AGENT } from '../version.js';
 import { UrlCircuits } from './url-circuits.js';
 import type { UrlStatus } from './url-circuits.js';
 
@@ -147,6 +149,8 @@ class DelivererService implements Service, DelivererStatus {
   private readonly lanes = new Map<string, RunningLane>();
   private readonly laneOfTopic = new Map<string, RunningLane>();
   private readonly settings = new Map<string, PreparedDestination>();
+  /** Each `auth.oauth2` destination's token, kept across reloads (token-source.ts). */
+  private readonly tokens: TokenSources;
   /** Enabled destinations whose topics could not be created, with why: no lane, tried again every reconcileRetryMs. */
   private readonly unmade = new Map<string, string>();
   /** Lanes taken out of service that still finish their requests in flight. */
@@ -176,6 +180,16 @@ class DelivererService implements Service, DelivererStatus {
     this.initial = deps.config.current();
     this.topology = createTopology(this.initial.kafka.topicPrefix);
     this.groupId = delivererGroupId(this.initial);
+    this.tokens = new TokenSources(
+      (destinationId, config) =>
+        new TokenSource({
+          config,
+          userAgent: USER_AGENT,
+          // NOTE: the pool of the moment: the lanes' own, so the token endpoint passes the same address guard.
+          postForm: (target, body, headers) => this.sender!.sender.postForm(target, body, headers),
+          counted: (result) => deps.metrics.authTokenRequests.inc({ destination: destinationId, result }),
+        }),
+    );
   }
 
   async start(): Promise<void> {
@@ -287,7 +301,8 @@ class DelivererService implements Service, DelivererStatus {
   /** Settings first: running lanes take new URLs, headers and secrets with their next event. */
   private prepareSettings(enabled: readonly Config['destinations'][number][]): void {
     this.settings.clear();
-    for (const destination of enabled) this.settings.set(destination.id, prepareDestination(destination));
+    for (const destination of enabled) this.settings.set(destination.id, prepareDestination(destination, this.tokens));
+    this.tokens.keepOnly(new Set(enabled.filter((d) => d.settings.auth !== undefined && 'oauth2' in d.settings.auth).map((d) => d.id)));
   }
 
   /**

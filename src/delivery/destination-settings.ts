@@ -1,11 +1,12 @@
 // A destination's settings turned, once per config, into what each delivery needs.
 import { webhookLabel } from '../config/mask.js';
-import type { BatchConfig, DestinationConfig, RateLimitConfig } from '../config/schema.js';
+import type { AuthConfig, BatchConfig, OAuth2Config, DestinationConfig, RateLimitConfig } from '../config/schema.js';
 import { USER_AGENT } from '../version.js';
 import type { FanOutTarget } from './fan-out.js';
 import { webhookTarget } from './http-sender.js';
 import { createSigner } from './signing.js';
 import type { Signer } from './signing.js';
+import type { TokenSource, TokenSources } from './token-source.js';
 
 export interface PreparedDestination {
   id: string;
@@ -19,15 +20,29 @@ export interface PreparedDestination {
   batch?: BatchConfig;
   /** A user's next event waits for the one before (docs/webhooks.md#per-user-order). */
   ordered: boolean;
+  /** `auth.oauth2`: where each request's bearer token comes from (docs/webhooks.md#authentication). */
+  oauth2?: TokenSource;
+}
+
+/** The Authorization header of `auth.basic` and `auth.bearer`, the same on every request; undefined for oauth2 (per request) and without auth. */
+function staticAuthorization(auth: AuthConfig | undefined): string | undefined {
+  if (auth === undefined) return undefined;
+  if ('basic' in auth) return `Basic ${Buffer.from(`${auth.basic.username}:${auth.basic.password}`, 'utf8').toString('base64')}`;
+  if ('bearer' in auth) return `Bearer ${auth.bearer.token}`;
+  return undefined;
 }
 
 /**
  * Headers, in this order (docs/webhooks.md): Content-Type, User-Agent, the entry's static
  * headers; the signature headers (signing.ts) and traceparent are added per attempt.
  * A URL with user:password also gets the Basic `Authorization` it stands for (undici
- * does not derive it), unless the entry sets Authorization itself.
+ * does not derive it), unless the entry sets Authorization itself; `auth.basic` and
+ * `auth.bearer` set it for every URL (the config refuses a static one beside them).
+ * `tokens`: the deliverer's token sources, for `auth.oauth2` (kept across reloads).
  */
-export function prepareDestination(destination: DestinationConfig): PreparedDestination {
+export function prepareDestination(destination: DestinationConfig, tokens?: TokenSources): PreparedDestination {
+  const { auth } = destination.settings;
+  const authorization = staticAuthorization(auth);
   const targets = destination.settings.webhooks.map((hook): FanOutTarget => {
     const headers: Record<string, string> = {
       'content-type': 'application/json',
@@ -40,6 +55,7 @@ export function prepareDestination(destination: DestinationConfig): PreparedDest
       const credentials = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
       headers.authorization = `Basic ${Buffer.from(credentials, 'utf8').toString('base64')}`;
     }
+    if (authorization !== undefined) headers.authorization = authorization;
     return { target: webhookTarget(hook.url), headers };
   });
   // NOTE: only the origin and the index: user info, path and query may hold a token
@@ -55,5 +71,12 @@ export function prepareDestination(destination: DestinationConfig): PreparedDest
     ...(sign === undefined ? {} : { sign }),
     ...(rateLimit === undefined ? {} : { rateLimit }),
     ...(batch === undefined ? {} : { batch }),
+    ...(auth !== undefined && 'oauth2' in auth ? { oauth2: tokenSourceOf(destination.id, auth.oauth2, tokens) } : {}),
   };
+}
+
+function tokenSourceOf(id: string, config: OAuth2Config, tokens: TokenSources | undefined): TokenSource {
+  // Sending without the token would be worse than not sending: reaching here is a bug.
+  if (tokens === undefined) throw new Error(`destination ${id} has auth.oauth2 but its settings were prepared without token sources`);
+  return tokens.of(id, config);
 }

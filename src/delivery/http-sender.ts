@@ -26,8 +26,16 @@ export function webhookTarget(url: string): WebhookTarget {
 /** `cancelled`: the caller aborted it (another URL already answered 2xx); its outcome is unknown. */
 export type SendResult = (AttemptResult & { durationMs: number }) | { outcome: 'cancelled'; durationMs: number };
 
+/** The answer to a `postForm`: its status and body, or why none came (an AttemptResult of classify.ts). */
+export type FormAnswer = { status: number; body: string } | { failure: AttemptResult };
+
 export interface HttpSender {
   send(target: WebhookTarget, body: Buffer, headers: Record<string, string>, cancel?: AbortSignal): Promise<SendResult>;
+  /**
+   * A small POST whose answer is read (an OAuth2 token request, token-source.ts): on the
+   * same pool, so through the same address guard, within the same timeout.
+   */
+  postForm(target: WebhookTarget, body: string, headers: Record<string, string>): Promise<FormAnswer>;
   close(): Promise<void>;
 }
 
@@ -49,6 +57,8 @@ export interface HttpSenderOptions {
 /** Node's default keeps connections 5 s; receivers usually keep them longer. */
 const KEEP_ALIVE_MS = 30_000;
 const DEFAULT_MAX_RESPONSE_BODY_BYTES = 64 * 1024;
+/** A token endpoint's answer is a small JSON object; past this it is not read. */
+const MAX_FORM_ANSWER_BYTES = 64 * 1024;
 /** How much later than delivery.timeout undici's own timeouts fire. */
 const BACKSTOP_MARGIN_MS = 1_000;
 
@@ -228,6 +238,25 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
           attempt.finish(classifyError(error, timeoutMs));
         }
       });
+    },
+    async postForm(target, body, headers) {
+      try {
+        const answer = await agent.request({ origin: target.origin, path: target.path, method: 'POST', headers, body, signal: AbortSignal.timeout(timeoutMs) });
+        const chunks: Buffer[] = [];
+        let bytes = 0;
+        for await (const chunk of answer.body as AsyncIterable<Buffer>) {
+          bytes += chunk.length;
+          if (bytes > MAX_FORM_ANSWER_BYTES) {
+            answer.body.destroy();
+            return { failure: { outcome: 'network', verdict: 'retryable', reason: `answer larger than ${MAX_FORM_ANSWER_BYTES} bytes` } };
+          }
+          chunks.push(chunk);
+        }
+        return { status: answer.statusCode, body: Buffer.concat(chunks).toString('utf8') };
+      } catch (error) {
+        if (error instanceof Error && error.name === 'TimeoutError') return { failure: timedOut(timeoutMs) };
+        return { failure: classifyError(error, timeoutMs) };
+      }
     },
     async close() {
       // destroy, not close: requests still running are past their use once the deliverer stops.

@@ -118,6 +118,7 @@ function maskInPlace(copy: Config): FoundSecret[] {
     if (settings.sharedSecret !== undefined) settings.sharedSecret = take(settings.sharedSecret, `${at}.sharedSecret`);
     if (settings.sharedSecrets !== undefined) settings.sharedSecrets = settings.sharedSecrets.map((secret, j) => take(secret, `${at}.sharedSecrets[${j}]`));
     maskAuth(settings, at, take, found);
+    if (settings.signature?.secret !== undefined) settings.signature.secret = take(settings.signature.secret, `${at}.signature.secret`);
     settings.webhooks.forEach((webhook, j) => {
       urlSecrets(webhook.url, `${at}.webhooks[${j}].url`, found);
       webhook.url = maskedUrl(webhook.url);
@@ -186,6 +187,7 @@ export function secretTextsOf(raw: unknown): string[] {
     const settings = record(record(destination).settings);
     scalar(settings.sharedSecret, 'sharedSecret');
     scalar(settings.sharedSecrets, 'sharedSecrets');
+    scalar(record(settings.signature).secret, 'signature.secret');
     const auth = record(settings.auth);
     scalar(record(auth.basic).password, 'auth.basic.password');
     scalar(record(auth.bearer).token, 'auth.bearer.token');

@@ -30,7 +30,10 @@ export interface DestinationConfig {
     sharedSecret?: string;
     /** Instead of `sharedSecret` while rotating: [new, old]. */
     sharedSecrets?: string[];
-    signing: SigningScheme;
+    /** One scheme, or several at once while a receiver migrates (`[standard, custom]`). */
+    signing: SigningScheme | SigningScheme[];
+    /** `signing: custom`: how its signature is made (docs/webhooks.md#custom-signatures). */
+    signature?: CustomSignatureConfig;
     rateLimit?: RateLimitConfig;
     /** Many events in one request (docs/webhooks.md#batches); absent: one event per request. */
     batch?: BatchConfig;
@@ -73,8 +76,29 @@ export interface RateLimitConfig {
   burst: number;
 }
 
-/** `segment`: X-Signature (the seed's). `standard`: Standard Webhooks headers. */
-export type SigningScheme = 'segment' | 'standard';
+/** `segment`: X-Signature (the seed's). `standard`: Standard Webhooks headers. `custom`: `settings.signature`. */
+export type SigningScheme = 'segment' | 'standard' | 'custom';
+export const SIGNING_SCHEMES: readonly SigningScheme[] = ['segment', 'standard', 'custom'];
+
+/** `settings.signature` (docs/webhooks.md#custom-signatures): an HMAC of `content`, in `header`. */
+export interface CustomSignatureConfig {
+  header: string;
+  algorithm: 'sha1' | 'sha256' | 'sha512';
+  encoding: 'hex' | 'base64';
+  /** Over `{id}`, `{timestamp}` and `{body}`; `{body}` by default. */
+  content: string;
+  /** Written before the digest, e.g. `sha256=`. */
+  prefix?: string;
+  /** Carries `{timestamp}` (seconds of the attempt). */
+  timestampHeader?: string;
+  /** Carries `{id}` (as `webhook-id` of Standard Webhooks). */
+  idHeader?: string;
+  /** The key; by default the destination's (first) shared secret. */
+  secret?: string;
+}
+
+/** The placeholders a custom signature's `content` may hold. */
+export const SIGNATURE_PLACEHOLDERS = ['{id}', '{timestamp}', '{body}'] as const;
 
 /** How many secrets a destination may list in `sharedSecrets`: the new one and the old one. */
 export const MAX_SHARED_SECRETS = 2;
@@ -885,7 +909,7 @@ function signingProblems(settings: Record<string, unknown>): Problem[] {
       problems.push({ path: ['sharedSecrets', 1], message: 'is the same secret as sharedSecrets[0]; list the new secret first and the old one second' });
     }
   }
-  if (signing !== 'standard') return problems;
+  if (signing !== 'standard' && !(Array.isArray(signing) && signing.includes('standard'))) return problems;
   if (sharedSecret === undefined && sharedSecrets === undefined) {
     problems.push({ path: ['signing'], message: `signing: standard needs a secret; set sharedSecret to ${STANDARD_SECRET_FORM}` });
   }
@@ -896,6 +920,108 @@ function signingProblems(settings: Record<string, unknown>): Problem[] {
 }
 
 const STANDARD_SECRET_INPUT: InputSchema = orFromEnv({ type: 'string', pattern: STANDARD_SECRET_PATTERN.source });
+
+function checkHeaderName(value: unknown): Checked<string> {
+  const text = checkText(value);
+  if (!text.ok) return text;
+  if (!HEADER_NAME_PATTERN.test(text.value)) return fail(`${describe(value)} is not a legal HTTP header name; use letters, digits and !#$%&'*+-.^_\`|~ only, no spaces`);
+  return ok(text.value);
+}
+checkHeaderName.input = { type: 'string', pattern: HEADER_NAME_PATTERN.source };
+
+function checkSignatureContent(value: unknown): Checked<string> {
+  const text = checkText(value);
+  if (!text.ok) return text;
+  const unknown = text.value.match(/\{[^}]*\}/g)?.find((p) => !(SIGNATURE_PLACEHOLDERS as readonly string[]).includes(p));
+  if (unknown !== undefined) return fail(`${describe(value)} holds ${unknown}; the placeholders are ${SIGNATURE_PLACEHOLDERS.join(', ')}`);
+  if (!text.value.includes('{body}')) return fail(`${describe(value)} has no {body}: a signature must cover the body; e.g. "{timestamp}.{body}"`);
+  return ok(text.value);
+}
+checkSignatureContent.input = { type: 'string', minLength: 1, description: 'what is signed: text with {id}, {timestamp} and {body}, e.g. "{timestamp}.{body}"' };
+
+function checkSigning(value: unknown): Checked<SigningScheme | SigningScheme[]> {
+  const one = oneOf(SIGNING_SCHEMES);
+  if (!Array.isArray(value)) return one(value);
+  const listed = checkList(one, { min: 1, max: SIGNING_SCHEMES.length })(value);
+  if (!listed.ok) return listed;
+  const twice = listed.value.findIndex((scheme, i) => listed.value.indexOf(scheme) !== i);
+  if (twice !== -1) return fail(`lists ${listed.value[twice]} twice; list each scheme once`, [twice]);
+  return listed;
+}
+checkSigning.input = {
+  anyOf: [{ enum: SIGNING_SCHEMES }, { type: 'array', minItems: 1, maxItems: SIGNING_SCHEMES.length, uniqueItems: true, items: { enum: SIGNING_SCHEMES } }, FROM_ENV],
+};
+
+const signatureSchema = strictObject({
+  header: field(checkHeaderName),
+  algorithm: field(oneOf(['sha1', 'sha256', 'sha512'] as const)),
+  encoding: field(oneOf(['hex', 'base64'] as const)),
+  content: field(checkSignatureContent).prefault('{body}'),
+  prefix: field(checkText).optional(),
+  timestampHeader: field(checkHeaderName).optional(),
+  idHeader: field(checkHeaderName).optional(),
+  secret: secretText.optional(),
+}).transform((sig): CustomSignatureConfig => {
+  const out: CustomSignatureConfig = { header: sig.header, algorithm: sig.algorithm, encoding: sig.encoding, content: sig.content };
+  if (sig.prefix !== undefined) out.prefix = sig.prefix;
+  if (sig.timestampHeader !== undefined) out.timestampHeader = sig.timestampHeader;
+  if (sig.idHeader !== undefined) out.idHeader = sig.idHeader;
+  if (sig.secret !== undefined) out.secret = sig.secret;
+  return out;
+});
+
+/** The header names each scheme sets, lower-cased. */
+const SCHEME_HEADERS: Record<Exclude<SigningScheme, 'custom'>, readonly string[]> = {
+  segment: ['x-signature'],
+  standard: ['webhook-id', 'webhook-timestamp', 'webhook-signature'],
+};
+
+/**
+ * The rules of `signing: custom` across settings: a `signature` with it (and only with
+ * it), a key, content placeholders the receiver can read from headers, header names that
+ * clash with nothing else the request carries.
+ */
+function customSignatureProblems(settings: Record<string, unknown>): Problem[] {
+  const schemes: unknown[] = Array.isArray(settings.signing) ? settings.signing : [settings.signing];
+  const custom = schemes.includes('custom');
+  const signature = settings.signature;
+  if (!custom) return signature === undefined ? [] : [{ path: ['signature'], message: 'is used only with signing: custom (or a list holding custom); add custom to signing or remove signature' }];
+  if (!isPlainObject(signature)) return signature === undefined ? [{ path: ['signing'], message: 'signing: custom needs settings.signature { header, algorithm, encoding, content }; see docs/webhooks.md#custom-signatures' }] : [];
+  const problems: Problem[] = [];
+  if (signature.secret === undefined && settings.sharedSecret === undefined && settings.sharedSecrets === undefined) {
+    problems.push({ path: ['signing'], message: 'signing: custom needs a key; set sharedSecret, or signature.secret' });
+  }
+  const content = typeof signature.content === 'string' ? signature.content : '{body}';
+  if (content.includes('{timestamp}') && signature.timestampHeader === undefined) {
+    problems.push({ path: ['signature', 'content'], message: 'uses {timestamp}; set signature.timestampHeader so that the receiver gets the timestamp that was signed' });
+  }
+  if (content.includes('{id}') && signature.idHeader === undefined) {
+    problems.push({ path: ['signature', 'content'], message: 'uses {id}; set signature.idHeader so that the receiver gets the id that was signed' });
+  }
+  const taken = new Map<string, string>();
+  for (const name of RESERVED_HEADER_NAMES.keys()) taken.set(name, 'a header Switchyard or the HTTP client sets');
+  for (const scheme of schemes) {
+    if (scheme === 'segment' || scheme === 'standard') for (const name of SCHEME_HEADERS[scheme]) taken.set(name, `set by signing: ${scheme}`);
+  }
+  // Free again when its own scheme is not in use: a receiver may expect X-Signature with another algorithm.
+  for (const [scheme, names] of Object.entries(SCHEME_HEADERS)) {
+    if (!schemes.includes(scheme)) for (const name of names) taken.delete(name);
+  }
+  if (settings.auth !== undefined) taken.set('authorization', 'set by settings.auth');
+  if (Array.isArray(settings.webhooks)) {
+    for (const hook of settings.webhooks) {
+      if (isPlainObject(hook) && isPlainObject(hook.headers)) for (const name of Object.keys(hook.headers)) taken.set(name.toLowerCase(), 'a static header of a webhook entry');
+    }
+  }
+  for (const key of ['header', 'timestampHeader', 'idHeader'] as const) {
+    const name = signature[key];
+    if (typeof name !== 'string') continue;
+    const clash = taken.get(name.toLowerCase());
+    if (clash !== undefined) problems.push({ path: ['signature', key], message: `header ${JSON.stringify(name)} is ${clash}; choose another name` });
+    taken.set(name.toLowerCase(), `signature.${key}`);
+  }
+  return problems;
+}
 
 const AUTH_KINDS = ['basic', 'bearer', 'oauth2'] as const;
 
@@ -1032,13 +1158,15 @@ const destinationSchema = strictObject({
     ).meta({ minItems: 1, maxItems: MAX_WEBHOOKS }),
     sharedSecret: secretText.optional(),
     sharedSecrets: field(checkList(checkSecret, { min: 1, max: MAX_SHARED_SECRETS, secret: true })).optional(),
-    signing: field(oneOf(['segment', 'standard'] as const)).prefault('segment'),
+    signing: field(checkSigning).prefault('segment'),
+    signature: signatureSchema.optional(),
     auth: authSchema.optional(),
     ...shapingKeys,
   }).superRefine(
     (settings, ctx) => {
       for (const problem of signingProblems(settings)) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path });
       for (const problem of authProblems(settings)) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path });
+      for (const problem of customSignatureProblems(settings)) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path });
       for (const problem of shapingSettingProblems(settings)) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path });
     },
     // Run even when a webhook entry is bad, so every problem shows at once.
@@ -1047,7 +1175,7 @@ const destinationSchema = strictObject({
     // NOTE: `properties` beside each `required` only names the keys (ajv's strict mode wants them).
     not: { required: ['sharedSecret', 'sharedSecrets'], properties: { sharedSecret: true, sharedSecrets: true } },
     allOf: SHAPING_INPUT_RULES,
-    if: { properties: { signing: { const: 'standard' } }, required: ['signing'] },
+    if: { properties: { signing: { anyOf: [{ const: 'standard' }, { type: 'array', contains: { const: 'standard' } }] } }, required: ['signing'] },
     then: {
       anyOf: [
         { required: ['sharedSecret'], properties: { sharedSecret: true } },

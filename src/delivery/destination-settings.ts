@@ -61,8 +61,8 @@ export function prepareDestination(destination: DestinationConfig, tokens?: Toke
   // NOTE: only the origin and the index: user info, path and query may hold a token
   // (docs/webhooks.md#reading-dead-letters).
   const printableUrls = destination.settings.webhooks.map((hook, i) => webhookLabel(i, hook.url));
-  const { sharedSecret, sharedSecrets, signing, rateLimit, batch, ordering } = destination.settings;
-  const sign = createSigner(signing, sharedSecrets ?? (sharedSecret === undefined ? [] : [sharedSecret]));
+  const { sharedSecret, sharedSecrets, signing, signature, rateLimit, batch, ordering } = destination.settings;
+  const sign = createSigner({ signing, signature, secrets: sharedSecrets ?? (sharedSecret === undefined ? [] : [sharedSecret]) });
   return {
     id: destination.id,
     targets,

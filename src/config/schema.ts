@@ -37,6 +37,8 @@ export interface DestinationConfig {
     rateLimit?: RateLimitConfig;
     /** Many events in one request (docs/webhooks.md#batches); absent: one event per request. */
     batch?: BatchConfig;
+    /** `gzip`: request bodies compressed, with `Content-Encoding: gzip` (docs/webhooks.md#compression). */
+    compression?: 'gzip';
     /** `user`: a user's events in order (docs/webhooks.md#per-user-order). */
     ordering: Ordering;
     /** How requests authenticate to the receiver (docs/webhooks.md#authentication). */
@@ -64,7 +66,11 @@ export interface BatchConfig {
   maxBytes: number;
   /** YAML key `maxWait`. */
   maxWaitMs: number;
+  /** `json`: a JSON array of the bodies; `ndjson`: one body per line (`application/x-ndjson`). */
+  format: BatchFormat;
 }
+
+export type BatchFormat = 'json' | 'ndjson';
 
 /** `none` (the default): events go as they come, many at once. `user`: a user's next event waits for the one before. */
 export type Ordering = 'none' | 'user';
@@ -882,7 +888,8 @@ const batchSchema = strictObject({
   maxEvents: field(checkInt(1, MAX_BATCH_EVENTS)).prefault(100),
   maxBytes: field(checkSize(MIN_BATCH_BYTES, MAX_BATCH_BYTES)).prefault('512KB'),
   maxWait: field(checkDurationUpTo(MAX_BATCH_WAIT_MS)).prefault('1s'),
-}).transform((b): BatchConfig => ({ maxEvents: b.maxEvents, maxBytes: b.maxBytes, maxWaitMs: b.maxWait }));
+  format: field(oneOf(['json', 'ndjson'] as const)).prefault('json'),
+}).transform((b): BatchConfig => ({ maxEvents: b.maxEvents, maxBytes: b.maxBytes, maxWaitMs: b.maxWait, format: b.format }));
 
 const STANDARD_SECRET_FORM = '"whsec_" followed by the key in base64, e.g. whsec_ and the output of `openssl rand -base64 32`';
 
@@ -1161,6 +1168,7 @@ const destinationSchema = strictObject({
     signing: field(checkSigning).prefault('segment'),
     signature: signatureSchema.optional(),
     auth: authSchema.optional(),
+    compression: field(oneOf(['gzip'] as const)).optional(),
     ...shapingKeys,
   }).superRefine(
     (settings, ctx) => {

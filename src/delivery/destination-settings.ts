@@ -20,6 +20,8 @@ export interface PreparedDestination {
   batch?: BatchConfig;
   /** A user's next event waits for the one before (docs/webhooks.md#per-user-order). */
   ordered: boolean;
+  /** `compression: gzip`: bodies are gzipped before they are signed (docs/webhooks.md#compression). */
+  gzip?: boolean;
   /** `auth.oauth2`: where each request's bearer token comes from (docs/webhooks.md#authentication). */
   oauth2?: TokenSource;
 }
@@ -45,10 +47,11 @@ export function prepareDestination(destination: DestinationConfig, tokens?: Toke
   const authorization = staticAuthorization(auth);
   const targets = destination.settings.webhooks.map((hook): FanOutTarget => {
     const headers: Record<string, string> = {
-      'content-type': 'application/json',
+      'content-type': destination.settings.batch?.format === 'ndjson' ? 'application/x-ndjson' : 'application/json',
       'user-agent': USER_AGENT,
       ...hook.headers,
     };
+    if (destination.settings.compression === 'gzip') headers['content-encoding'] = 'gzip';
     const url = new URL(hook.url);
     const hasAuthorization = Object.keys(hook.headers).some((name) => name.toLowerCase() === 'authorization');
     if ((url.username !== '' || url.password !== '') && !hasAuthorization) {
@@ -68,6 +71,7 @@ export function prepareDestination(destination: DestinationConfig, tokens?: Toke
     targets,
     printableUrls,
     ordered: ordering === 'user',
+    gzip: destination.settings.compression === 'gzip',
     ...(sign === undefined ? {} : { sign }),
     ...(rateLimit === undefined ? {} : { rateLimit }),
     ...(batch === undefined ? {} : { batch }),

@@ -3,9 +3,11 @@
 // fixes the whole file in one go; each is one line `<file>: <path>: <what to do>`.
 
 import { readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { parseDocument, type YAMLError } from 'yaml';
 import { MASK, secretTextsOf } from './mask.js';
 import { configSchema, crossCheck, isPlainObject, type Config, type IssuePath, type Problem } from './schema.js';
+import { readTlsMaterial } from './tls-files.js';
 
 export type LoadResult = { ok: true; config: Config } | { ok: false; errors: string[] };
 
@@ -196,7 +198,10 @@ export function parseConfigText(text: string, file: string, env: Env, options: L
     // A value whose variable is missing would also fail its own check; one error is enough.
     ...[...problems, ...crossCheck(raw)].filter((p) => !envProblems.some((e) => samePath(e.path, p.path))),
   ];
-  if (all.length === 0 && config !== undefined) return { ok: true, config };
+  if (all.length === 0 && config !== undefined) {
+    all.push(...loadTlsFiles(config, dirname(file)));
+    if (all.length === 0) return { ok: true, config };
+  }
 
   // NOTE: messages at secret paths never quote the value (schema.ts); this also takes out
   // any secret a message elsewhere would quote (a secret pasted under the wrong key).
@@ -212,6 +217,22 @@ export function parseConfigText(text: string, file: string, env: Env, options: L
     return `${file}: ${where}: ${withoutSecrets(message, secrets)}${fromEnv}`;
   });
   return { ok: false, errors: [...new Set(errors)] };
+}
+
+/**
+ * Reads the PEM files of each destination's `settings.tls` into its `material`
+ * (tls-files.ts): at load, and so at every reload. Problems are at the key's path.
+ */
+function loadTlsFiles(config: Config, baseDir: string): Problem[] {
+  const problems: Problem[] = [];
+  config.destinations.forEach((destination, i) => {
+    const { tls } = destination.settings;
+    if (tls === undefined) return;
+    const read = readTlsMaterial(tls, baseDir);
+    if (read.ok) tls.material = read.material;
+    else problems.push(...read.problems.map((p) => ({ path: ['destinations', i, 'settings', 'tls', ...p.path], message: p.message })));
+  });
+  return problems;
 }
 
 /** The document without `admin.token` when it is exactly a `${NAME}` whose variable is not set. */

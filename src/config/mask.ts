@@ -118,6 +118,11 @@ function maskInPlace(copy: Config): FoundSecret[] {
     if (settings.sharedSecret !== undefined) settings.sharedSecret = take(settings.sharedSecret, `${at}.sharedSecret`);
     if (settings.sharedSecrets !== undefined) settings.sharedSecrets = settings.sharedSecrets.map((secret, j) => take(secret, `${at}.sharedSecrets[${j}]`));
     maskAuth(settings, at, take, found);
+    if (settings.tls?.material !== undefined) {
+      // The PEM text is not config the operator wrote: only its key is a secret (for the log scrubber).
+      if (settings.tls.material.key !== undefined) stringsIn(settings.tls.material.key, `${at}.tls.clientKey`, found);
+      delete settings.tls.material;
+    }
     if (settings.signature?.secret !== undefined) settings.signature.secret = take(settings.signature.secret, `${at}.signature.secret`);
     settings.webhooks.forEach((webhook, j) => {
       urlSecrets(webhook.url, `${at}.webhooks[${j}].url`, found);

@@ -37,6 +37,8 @@ export interface DestinationConfig {
     rateLimit?: RateLimitConfig;
     /** Many events in one request (docs/webhooks.md#batches); absent: one event per request. */
     batch?: BatchConfig;
+    /** Client certificate, CA and TLS options of the connections to its URLs (docs/webhooks.md#tls). */
+    tls?: ClientTlsConfig;
     /** `gzip`: request bodies compressed, with `Content-Encoding: gzip` (docs/webhooks.md#compression). */
     compression?: 'gzip';
     /** `user`: a user's events in order (docs/webhooks.md#per-user-order). */
@@ -44,6 +46,25 @@ export interface DestinationConfig {
     /** How requests authenticate to the receiver (docs/webhooks.md#authentication). */
     auth?: AuthConfig;
   } & ShapingSettings;
+}
+
+/** `settings.tls`: PEM files by path, read when the config is loaded (load.ts) into `material`. */
+export interface ClientTlsConfig {
+  clientCert?: string;
+  clientKey?: string;
+  ca?: string;
+  serverName?: string;
+  minVersion?: 'TLSv1.2' | 'TLSv1.3';
+  /** What the files held when the config was loaded; set by the loader, never written in YAML. */
+  material?: TlsMaterial;
+}
+
+/** The PEM text of `settings.tls`'s files, and when the client certificate expires. */
+export interface TlsMaterial {
+  cert?: string;
+  key?: string;
+  ca?: string;
+  certExpiresAtMs?: number;
 }
 
 /** `settings.auth`: exactly one of its three forms (docs/webhooks.md#authentication). */
@@ -1030,6 +1051,28 @@ function customSignatureProblems(settings: Record<string, unknown>): Problem[] {
   return problems;
 }
 
+const tlsSchema = strictObject({
+  clientCert: nonEmptyText.optional(),
+  clientKey: nonEmptyText.optional(),
+  ca: nonEmptyText.optional(),
+  serverName: nonEmptyText.optional(),
+  minVersion: field(oneOf(['TLSv1.2', 'TLSv1.3'] as const)).optional(),
+})
+  .superRefine(
+    (tls, ctx) => {
+      if ((tls.clientCert === undefined) !== (tls.clientKey === undefined)) {
+        ctx.addIssue({ code: 'custom', path: [tls.clientCert === undefined ? 'clientCert' : 'clientKey'], message: 'clientCert and clientKey go together: give the path of both PEM files, or of neither' });
+      }
+    },
+    { when: (payload) => isPlainObject(payload.value) },
+  )
+  .transform((tls): ClientTlsConfig => {
+    const out: ClientTlsConfig = {};
+    for (const key of ['clientCert', 'clientKey', 'ca', 'serverName', 'minVersion'] as const) if (tls[key] !== undefined) Object.assign(out, { [key]: tls[key] });
+    return out;
+  })
+  .meta({ minProperties: 1 });
+
 const AUTH_KINDS = ['basic', 'bearer', 'oauth2'] as const;
 
 const authSchema = strictObject({
@@ -1169,6 +1212,7 @@ const destinationSchema = strictObject({
     signature: signatureSchema.optional(),
     auth: authSchema.optional(),
     compression: field(oneOf(['gzip'] as const)).optional(),
+    tls: tlsSchema.optional(),
     ...shapingKeys,
   }).superRefine(
     (settings, ctx) => {

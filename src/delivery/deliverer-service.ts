@@ -149,6 +149,8 @@ class DelivererService implements Service, DelivererStatus {
   private readonly lanes = new Map<string, RunningLane>();
   private readonly laneOfTopic = new Map<string, RunningLane>();
   private readonly settings = new Map<string, PreparedDestination>();
+  /** Destinations with a series of `switchyard_tls_client_cert_expiry_seconds`. */
+  private certificatesReported = new Set<string>();
   /** Each `auth.oauth2` destination's token, kept across reloads (token-source.ts). */
   private readonly tokens: TokenSources;
   /** Enabled destinations whose topics could not be created, with why: no lane, tried again every reconcileRetryMs. */
@@ -303,6 +305,21 @@ class DelivererService implements Service, DelivererStatus {
     this.settings.clear();
     for (const destination of enabled) this.settings.set(destination.id, prepareDestination(destination, this.tokens));
     this.tokens.keepOnly(new Set(enabled.filter((d) => d.settings.auth !== undefined && 'oauth2' in d.settings.auth).map((d) => d.id)));
+    this.reportCertificates(enabled);
+  }
+
+  /** `switchyard_tls_client_cert_expiry_seconds` of each enabled destination with a client certificate; the others' series go away. */
+  private reportCertificates(enabled: readonly Config['destinations'][number][]): void {
+    const gauge = this.deps.metrics.tlsClientCertExpiry;
+    const reported = new Set<string>();
+    for (const destination of enabled) {
+      const expiresAtMs = destination.settings.tls?.material?.certExpiresAtMs;
+      if (expiresAtMs === undefined) continue;
+      gauge.set({ destination: destination.id }, Math.floor(expiresAtMs / 1000));
+      reported.add(destination.id);
+    }
+    for (const id of this.certificatesReported) if (!reported.has(id)) gauge.remove({ destination: id });
+    this.certificatesReported = reported;
   }
 
   /**

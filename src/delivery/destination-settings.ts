@@ -1,9 +1,11 @@
 // A destination's settings turned, once per config, into what each delivery needs.
 import { webhookLabel } from '../config/mask.js';
-import type { AuthConfig, BatchConfig, OAuth2Config, DestinationConfig, RateLimitConfig } from '../config/schema.js';
+import type { AuthConfig, BatchConfig, ClientTlsConfig, OAuth2Config, DestinationConfig, RateLimitConfig } from '../config/schema.js';
 import { USER_AGENT } from '../version.js';
 import type { FanOutTarget } from './fan-out.js';
+import { createHash } from 'node:crypto';
 import { webhookTarget } from './http-sender.js';
+import type { ConnectionProfile, TlsOptions } from './http-sender.js';
 import { createSigner } from './signing.js';
 import type { Signer } from './signing.js';
 import type { TokenSource, TokenSources } from './token-source.js';
@@ -45,6 +47,7 @@ function staticAuthorization(auth: AuthConfig | undefined): string | undefined {
 export function prepareDestination(destination: DestinationConfig, tokens?: TokenSources): PreparedDestination {
   const { auth } = destination.settings;
   const authorization = staticAuthorization(auth);
+  const connection = connectionProfile(destination.settings.tls);
   const targets = destination.settings.webhooks.map((hook): FanOutTarget => {
     const headers: Record<string, string> = {
       'content-type': destination.settings.batch?.format === 'ndjson' ? 'application/x-ndjson' : 'application/json',
@@ -59,7 +62,7 @@ export function prepareDestination(destination: DestinationConfig, tokens?: Toke
       headers.authorization = `Basic ${Buffer.from(credentials, 'utf8').toString('base64')}`;
     }
     if (authorization !== undefined) headers.authorization = authorization;
-    return { target: webhookTarget(hook.url), headers };
+    return { target: webhookTarget(hook.url, connection), headers };
   });
   // NOTE: only the origin and the index: user info, path and query may hold a token
   // (docs/webhooks.md#reading-dead-letters).
@@ -77,6 +80,21 @@ export function prepareDestination(destination: DestinationConfig, tokens?: Toke
     ...(batch === undefined ? {} : { batch }),
     ...(auth !== undefined && 'oauth2' in auth ? { oauth2: tokenSourceOf(destination.id, auth.oauth2, tokens) } : {}),
   };
+}
+
+/** The connection options of `settings.tls` (the PEM text the loader read), or undefined: the shared pool. */
+export function connectionProfile(tls: ClientTlsConfig | undefined): ConnectionProfile | undefined {
+  if (tls === undefined) return undefined;
+  const { material = {} } = tls;
+  const options: TlsOptions = {};
+  if (material.cert !== undefined) options.cert = material.cert;
+  if (material.key !== undefined) options.key = material.key;
+  if (material.ca !== undefined) options.ca = material.ca;
+  if (tls.serverName !== undefined) options.servername = tls.serverName;
+  if (tls.minVersion !== undefined) options.minVersion = tls.minVersion;
+  // NOTE: a digest, not the text: the key names a pool in the sender and may be logged by mistake.
+  const key = createHash('sha256').update(JSON.stringify(options)).digest('hex');
+  return { key, tls: options };
 }
 
 function tokenSourceOf(id: string, config: OAuth2Config, tokens: TokenSources | undefined): TokenSource {

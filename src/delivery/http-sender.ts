@@ -16,11 +16,30 @@ export interface WebhookTarget {
   origin: string;
   /** Path and query. */
   path: string;
+  /** How to connect, when not as every other destination does (`settings.tls`). */
+  connection?: ConnectionProfile;
 }
 
-export function webhookTarget(url: string): WebhookTarget {
+/** TLS options of a destination's connections (`settings.tls`, docs/webhooks.md#tls): PEM text, as node:tls takes it. */
+export interface TlsOptions {
+  cert?: string;
+  key?: string;
+  ca?: string;
+  servername?: string;
+  minVersion?: 'TLSv1.2' | 'TLSv1.3';
+}
+
+/** Connections made alike share a pool: `key` names them (a digest of the options). */
+export interface ConnectionProfile {
+  key: string;
+  tls?: TlsOptions;
+}
+
+export function webhookTarget(url: string, connection?: ConnectionProfile): WebhookTarget {
   const parsed = new URL(url);
-  return { url, origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
+  const target: WebhookTarget = { url, origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
+  if (connection !== undefined) target.connection = connection;
+  return target;
 }
 
 /** `cancelled`: the caller aborted it (another URL already answered 2xx); its outcome is unknown. */
@@ -179,8 +198,8 @@ function expireNow(attempt: Attempt): void {
  * skips the lookup for an IP address, hence the check of the host first; text node takes
  * for an address but the rule cannot read is refused (fail closed).
  */
-function checkingConnector(timeoutMs: number, guard: boolean, network: HttpSenderOptions['network']): buildConnector.connector {
-  const connect = buildConnector({ timeout: timeoutMs, lookup: guardedLookup({ guard, ...network }) });
+function checkingConnector(timeoutMs: number, guard: boolean, network: HttpSenderOptions['network'], tls: TlsOptions = {}): buildConnector.connector {
+  const connect = buildConnector({ ...tls, timeout: timeoutMs, lookup: guardedLookup({ guard, ...network }) });
   return (options, callback) => {
     const host = options.hostname.startsWith('[') ? options.hostname.slice(1, -1) : options.hostname;
     const family = isIP(host);
@@ -213,16 +232,33 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
   // per-phase timeouts are only a backstop, a second later, so that they never decide
   // before Attempt's look at what arrived (see Attempt.expire).
   const backstopMs = timeoutMs + BACKSTOP_MARGIN_MS;
-  const agent = new Agent({
-    keepAliveTimeout: KEEP_ALIVE_MS,
-    keepAliveMaxTimeout: 10 * KEEP_ALIVE_MS,
-    connect:
-      options.blockPrivateNetworks === true || options.network !== undefined
-        ? checkingConnector(backstopMs, options.blockPrivateNetworks === true, options.network)
-        : { timeout: backstopMs },
-    headersTimeout: backstopMs,
-    bodyTimeout: backstopMs,
-  });
+  const makeAgent = (tls?: TlsOptions) =>
+    new Agent({
+      keepAliveTimeout: KEEP_ALIVE_MS,
+      keepAliveMaxTimeout: 10 * KEEP_ALIVE_MS,
+      connect:
+        options.blockPrivateNetworks === true || options.network !== undefined
+          ? checkingConnector(backstopMs, options.blockPrivateNetworks === true, options.network, tls)
+          : { ...tls, timeout: backstopMs },
+      headersTimeout: backstopMs,
+      bodyTimeout: backstopMs,
+    });
+  const agent = makeAgent();
+  // NOTE: one pool per connection profile (a destination's client certificate and CA),
+  // kept until close: keep-alive connections are reused across events, so a handshake
+  // is not paid per request. A profile a reload left behind holds only idle connections,
+  // closed after KEEP_ALIVE_MS.
+  const profiles = new Map<string, Agent>();
+  const dispatcherOf = (target: WebhookTarget): Agent => {
+    const { connection } = target;
+    if (connection === undefined) return agent;
+    let pool = profiles.get(connection.key);
+    if (pool === undefined) {
+      pool = makeAgent(connection.tls);
+      profiles.set(connection.key, pool);
+    }
+    return pool;
+  };
 
   return {
     send(target, body, headers, cancel) {
@@ -233,7 +269,7 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
         }
         const attempt = new Attempt(resolve, timeoutMs, maxBody, cancel);
         try {
-          agent.dispatch({ origin: target.origin, path: target.path, method: 'POST', headers, body }, attempt);
+          dispatcherOf(target).dispatch({ origin: target.origin, path: target.path, method: 'POST', headers, body }, attempt);
         } catch (error) {
           attempt.finish(classifyError(error, timeoutMs));
         }
@@ -241,7 +277,7 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
     },
     async postForm(target, body, headers) {
       try {
-        const answer = await agent.request({ origin: target.origin, path: target.path, method: 'POST', headers, body, signal: AbortSignal.timeout(timeoutMs) });
+        const answer = await dispatcherOf(target).request({ origin: target.origin, path: target.path, method: 'POST', headers, body, signal: AbortSignal.timeout(timeoutMs) });
         const chunks: Buffer[] = [];
         let bytes = 0;
         for await (const chunk of answer.body as AsyncIterable<Buffer>) {
@@ -260,7 +296,7 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
     },
     async close() {
       // destroy, not close: requests still running are past their use once the deliverer stops.
-      await agent.destroy();
+      await Promise.all([agent.destroy(), ...[...profiles.values()].map((pool) => pool.destroy())]);
     },
   };
 }

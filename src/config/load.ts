@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseDocument, type YAMLError } from 'yaml';
 import { MASK, secretTextsOf } from './mask.js';
-import { configSchema, crossCheck, isPlainObject, type Config, type IssuePath, type Problem } from './schema.js';
+import { configSchema, crossCheck, isPlainObject, type Config, type IssuePath, type Problem, type ProxyConfig } from './schema.js';
 import { readTlsMaterial } from './tls-files.js';
 
 export type LoadResult = { ok: true; config: Config } | { ok: false; errors: string[] };
@@ -200,6 +200,11 @@ export function parseConfigText(text: string, file: string, env: Env, options: L
   ];
   if (all.length === 0 && config !== undefined) {
     all.push(...loadTlsFiles(config, dirname(file)));
+    const fromEnv = environmentProxy(env);
+    if (config.delivery.proxy === undefined && fromEnv !== undefined) {
+      if (URL.canParse(fromEnv.url) && /^https?:$/.test(new URL(fromEnv.url).protocol)) config.delivery.proxy = fromEnv;
+      else all.push({ path: ['delivery', 'proxy'], message: 'comes from HTTPS_PROXY or HTTP_PROXY, which is not an http:// or https:// URL; fix the variable (e.g. http://proxy.internal:3128) or set delivery.proxy' });
+    }
     if (all.length === 0) return { ok: true, config };
   }
 
@@ -217,6 +222,20 @@ export function parseConfigText(text: string, file: string, env: Env, options: L
     return `${file}: ${where}: ${withoutSecrets(message, secrets)}${fromEnv}`;
   });
   return { ok: false, errors: [...new Set(errors)] };
+}
+
+/**
+ * The egress proxy of the environment (docs/webhooks.md#egress-proxy), for a config
+ * that sets no `delivery.proxy`: HTTPS_PROXY, else HTTP_PROXY (lower-case names too, as
+ * curl reads them), for every request; NO_PROXY's hosts bypass it. `env` is what the
+ * composition root passed in, never process.env read here.
+ */
+function environmentProxy(env: Env): ProxyConfig | undefined {
+  const pick = (name: string) => (env[name.toLowerCase()] ?? env[name])?.trim() || undefined;
+  const url = pick('HTTPS_PROXY') ?? pick('HTTP_PROXY');
+  if (url === undefined) return undefined;
+  const noProxy = (pick('NO_PROXY') ?? '').split(/[,\s]+/).filter((entry) => entry !== '');
+  return { url, noProxy, fromEnvironment: true };
 }
 
 /**

@@ -5,7 +5,7 @@
 // `/services/T…/B…/secret`, `?sig=…`).
 
 import { SENSITIVE_NAME } from './schema.js';
-import type { Config } from './schema.js';
+import type { Config, ProxyConfig } from './schema.js';
 
 export const MASK = '****';
 
@@ -109,6 +109,7 @@ function maskInPlace(copy: Config): FoundSecret[] {
       if (SSL_SECRET_KEYS.has(key) && ssl[key] !== undefined) ssl[key] = take(ssl[key], `kafka.ssl.${key}`);
     }
   }
+  if (copy.delivery.proxy !== undefined) maskProxy(copy.delivery.proxy, 'delivery.proxy', found);
   copy.sources.forEach((source, i) => {
     if (source.writeKey !== undefined) source.writeKey = take(source.writeKey, `sources[${i}].writeKey`);
   });
@@ -118,6 +119,7 @@ function maskInPlace(copy: Config): FoundSecret[] {
     if (settings.sharedSecret !== undefined) settings.sharedSecret = take(settings.sharedSecret, `${at}.sharedSecret`);
     if (settings.sharedSecrets !== undefined) settings.sharedSecrets = settings.sharedSecrets.map((secret, j) => take(secret, `${at}.sharedSecrets[${j}]`));
     maskAuth(settings, at, take, found);
+    if (settings.proxy !== undefined) maskProxy(settings.proxy, `${at}.proxy`, found);
     if (settings.tls?.material !== undefined) {
       // The PEM text is not config the operator wrote: only its key is a secret (for the log scrubber).
       if (settings.tls.material.key !== undefined) stringsIn(settings.tls.material.key, `${at}.tls.clientKey`, found);
@@ -133,6 +135,12 @@ function maskInPlace(copy: Config): FoundSecret[] {
     });
   });
   return found;
+}
+
+/** A proxy URL's user info is its password: printed as the origin, as a webhook URL is. */
+function maskProxy(proxy: ProxyConfig, at: string, found: FoundSecret[]): void {
+  urlSecrets(proxy.url, `${at}.url`, found);
+  proxy.url = maskedUrl(proxy.url);
 }
 
 /** `settings.auth`: the password, the token, the client secret; the token URL cut as a webhook URL is. */

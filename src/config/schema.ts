@@ -39,6 +39,8 @@ export interface DestinationConfig {
     batch?: BatchConfig;
     /** Client certificate, CA and TLS options of the connections to its URLs (docs/webhooks.md#tls). */
     tls?: ClientTlsConfig;
+    /** Instead of `delivery.proxy` (docs/webhooks.md#egress-proxy). */
+    proxy?: ProxyConfig;
     /** `gzip`: request bodies compressed, with `Content-Encoding: gzip` (docs/webhooks.md#compression). */
     compression?: 'gzip';
     /** `user`: a user's events in order (docs/webhooks.md#per-user-order). */
@@ -46,6 +48,15 @@ export interface DestinationConfig {
     /** How requests authenticate to the receiver (docs/webhooks.md#authentication). */
     auth?: AuthConfig;
   } & ShapingSettings;
+}
+
+/** `delivery.proxy`, `settings.proxy`: requests go through this HTTP proxy (HTTPS by CONNECT), except to hosts in `noProxy`. */
+export interface ProxyConfig {
+  url: string;
+  /** Host names (a leading `.` or `*.` for every subdomain), `host:port`, or `*`; as NO_PROXY is read. */
+  noProxy: string[];
+  /** Set by the loader when the proxy came from HTTPS_PROXY / HTTP_PROXY / NO_PROXY rather than the file. */
+  fromEnvironment?: true;
 }
 
 /** `settings.tls`: PEM files by path, read when the config is loaded (load.ts) into `material`. */
@@ -211,6 +222,8 @@ export interface Config {
     concurrencyPerDestination: number;
     /** Connect only to global unicast addresses (src/network/address-rule.ts). */
     blockPrivateNetworks: boolean;
+    /** The egress proxy of every destination without its own (docs/webhooks.md#egress-proxy); else HTTPS_PROXY/HTTP_PROXY (load.ts). */
+    proxy?: ProxyConfig;
   };
   /** YAML key `shutdownTimeout`. */
   shutdownTimeoutMs: number;
@@ -819,12 +832,33 @@ const retryTiers = field(
   { type: 'array', minItems: 1, items: checkDuration.input },
 );
 
+function checkProxyUrl(value: unknown): Checked<string> {
+  const text = checkText(value);
+  if (!text.ok) return text;
+  let url: URL;
+  try {
+    url = new URL(text.value);
+  } catch {
+    return fail('must be the proxy as an absolute URL, e.g. http://proxy.internal:3128; it does not parse');
+  }
+  // NOTE: not quoted: the user info may hold the proxy's password.
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return fail(`must be an http:// or https:// URL of the proxy, not ${JSON.stringify(url.protocol)}; e.g. http://proxy.internal:3128`);
+  return ok(text.value);
+}
+checkProxyUrl.input = orFromEnv({ type: 'string', pattern: `^${anyCase('http')}[Ss]?://`, description: 'the proxy: an absolute http:// or https:// URL' });
+
+const proxySchema = strictObject({
+  url: field(checkProxyUrl),
+  noProxy: idList.prefault([]),
+}).transform((p): ProxyConfig => ({ url: p.url, noProxy: p.noProxy }));
+
 const deliverySchema = strictObject({
   timeout: field(checkDuration).prefault('5s'),
   retryTiers: retryTiers.prefault([...DEFAULT_RETRY_TIERS]),
   maxRetryWindow: field(checkDuration).prefault('4h'),
   concurrencyPerDestination: field(checkInt(1, 100_000)).prefault(64),
   blockPrivateNetworks: field(checkBoolean).prefault(false),
+  proxy: proxySchema.optional(),
 }).transform(
   (d): Config['delivery'] => ({
     timeoutMs: d.timeout,
@@ -832,6 +866,7 @@ const deliverySchema = strictObject({
     maxRetryWindowMs: d.maxRetryWindow,
     concurrencyPerDestination: d.concurrencyPerDestination,
     blockPrivateNetworks: d.blockPrivateNetworks,
+    ...(d.proxy === undefined ? {} : { proxy: d.proxy }),
   }),
 );
 
@@ -1213,6 +1248,7 @@ const destinationSchema = strictObject({
     auth: authSchema.optional(),
     compression: field(oneOf(['gzip'] as const)).optional(),
     tls: tlsSchema.optional(),
+    proxy: proxySchema.optional(),
     ...shapingKeys,
   }).superRefine(
     (settings, ctx) => {

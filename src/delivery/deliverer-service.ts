@@ -183,9 +183,10 @@ class DelivererService implements Service, DelivererStatus {
     this.topology = createTopology(this.initial.kafka.topicPrefix);
     this.groupId = delivererGroupId(this.initial);
     this.tokens = new TokenSources(
-      (destinationId, config) =>
+      (destinationId, config, connection) =>
         new TokenSource({
           config,
+          connection,
           userAgent: USER_AGENT,
           // NOTE: the pool of the moment: the lanes' own, so the token endpoint passes the same address guard.
           postForm: (target, body, headers) => this.sender!.sender.postForm(target, body, headers),
@@ -276,7 +277,7 @@ class DelivererService implements Service, DelivererStatus {
    */
   private async reconcile(config: Config): Promise<void> {
     const enabled = config.destinations.filter((d) => d.enabled);
-    this.prepareSettings(enabled);
+    this.prepareSettings(enabled, config.delivery.proxy);
     const deliveryJson = JSON.stringify(config.delivery);
     const stale = [...this.lanes.values()].filter((running) => !this.settings.has(running.id) || running.deliveryJson !== deliveryJson);
     const missing = enabled.filter((d) => !this.lanes.has(d.id) || stale.some((r) => r.id === d.id));
@@ -301,9 +302,9 @@ class DelivererService implements Service, DelivererStatus {
   }
 
   /** Settings first: running lanes take new URLs, headers and secrets with their next event. */
-  private prepareSettings(enabled: readonly Config['destinations'][number][]): void {
+  private prepareSettings(enabled: readonly Config['destinations'][number][], deliveryProxy: Config['delivery']['proxy']): void {
     this.settings.clear();
-    for (const destination of enabled) this.settings.set(destination.id, prepareDestination(destination, this.tokens));
+    for (const destination of enabled) this.settings.set(destination.id, prepareDestination(destination, this.tokens, deliveryProxy));
     this.tokens.keepOnly(new Set(enabled.filter((d) => d.settings.auth !== undefined && 'oauth2' in d.settings.auth).map((d) => d.id)));
     this.reportCertificates(enabled);
   }

@@ -1,6 +1,6 @@
 // A destination's settings turned, once per config, into what each delivery needs.
 import { webhookLabel } from '../config/mask.js';
-import type { AuthConfig, BatchConfig, ClientTlsConfig, OAuth2Config, DestinationConfig, RateLimitConfig } from '../config/schema.js';
+import type { AuthConfig, BatchConfig, ClientTlsConfig, OAuth2Config, ProxyConfig, DestinationConfig, RateLimitConfig } from '../config/schema.js';
 import { USER_AGENT } from '../version.js';
 import type { FanOutTarget } from './fan-out.js';
 import { createHash } from 'node:crypto';
@@ -44,10 +44,10 @@ function staticAuthorization(auth: AuthConfig | undefined): string | undefined {
  * `auth.bearer` set it for every URL (the config refuses a static one beside them).
  * `tokens`: the deliverer's token sources, for `auth.oauth2` (kept across reloads).
  */
-export function prepareDestination(destination: DestinationConfig, tokens?: TokenSources): PreparedDestination {
+export function prepareDestination(destination: DestinationConfig, tokens?: TokenSources, deliveryProxy?: ProxyConfig): PreparedDestination {
   const { auth } = destination.settings;
   const authorization = staticAuthorization(auth);
-  const connection = connectionProfile(destination.settings.tls);
+  const connection = connectionProfile(destination.settings.tls, destination.settings.proxy ?? deliveryProxy);
   const targets = destination.settings.webhooks.map((hook): FanOutTarget => {
     const headers: Record<string, string> = {
       'content-type': destination.settings.batch?.format === 'ndjson' ? 'application/x-ndjson' : 'application/json',
@@ -78,27 +78,32 @@ export function prepareDestination(destination: DestinationConfig, tokens?: Toke
     ...(sign === undefined ? {} : { sign }),
     ...(rateLimit === undefined ? {} : { rateLimit }),
     ...(batch === undefined ? {} : { batch }),
-    ...(auth !== undefined && 'oauth2' in auth ? { oauth2: tokenSourceOf(destination.id, auth.oauth2, tokens) } : {}),
+    ...(auth !== undefined && 'oauth2' in auth ? { oauth2: tokenSourceOf(destination.id, auth.oauth2, tokens, connection) } : {}),
   };
 }
 
-/** The connection options of `settings.tls` (the PEM text the loader read), or undefined: the shared pool. */
-export function connectionProfile(tls: ClientTlsConfig | undefined): ConnectionProfile | undefined {
-  if (tls === undefined) return undefined;
-  const { material = {} } = tls;
+/**
+ * The connection options of `settings.tls` (the PEM text the loader read) and of the
+ * egress proxy (`settings.proxy`, else `delivery.proxy`), or undefined: the shared pool.
+ */
+export function connectionProfile(tls: ClientTlsConfig | undefined, proxy?: ProxyConfig): ConnectionProfile | undefined {
+  if (tls === undefined && proxy === undefined) return undefined;
+  const { material = {} } = tls ?? {};
   const options: TlsOptions = {};
   if (material.cert !== undefined) options.cert = material.cert;
   if (material.key !== undefined) options.key = material.key;
   if (material.ca !== undefined) options.ca = material.ca;
-  if (tls.serverName !== undefined) options.servername = tls.serverName;
-  if (tls.minVersion !== undefined) options.minVersion = tls.minVersion;
+  if (tls?.serverName !== undefined) options.servername = tls.serverName;
+  if (tls?.minVersion !== undefined) options.minVersion = tls.minVersion;
+  const profile: ConnectionProfile = { key: '', tls: options };
+  if (proxy !== undefined) profile.proxy = { url: proxy.url, noProxy: proxy.noProxy };
   // NOTE: a digest, not the text: the key names a pool in the sender and may be logged by mistake.
-  const key = createHash('sha256').update(JSON.stringify(options)).digest('hex');
-  return { key, tls: options };
+  profile.key = createHash('sha256').update(JSON.stringify([options, profile.proxy ?? null])).digest('hex');
+  return profile;
 }
 
-function tokenSourceOf(id: string, config: OAuth2Config, tokens: TokenSources | undefined): TokenSource {
+function tokenSourceOf(id: string, config: OAuth2Config, tokens: TokenSources | undefined, connection: ConnectionProfile | undefined): TokenSource {
   // Sending without the token would be worse than not sending: reaching here is a bug.
   if (tokens === undefined) throw new Error(`destination ${id} has auth.oauth2 but its settings were prepared without token sources`);
-  return tokens.of(id, config);
+  return tokens.of(id, config, connection);
 }

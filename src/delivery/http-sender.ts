@@ -1,7 +1,7 @@
 // The one module that owns undici. The rest of the deliverer talks to `HttpSender`:
 // send(target, body, headers) → an AttemptResult value.
 import { isIP } from 'node:net';
-import { Agent, buildConnector } from 'undici';
+import { Agent, EnvHttpProxyAgent, buildConnector } from 'undici';
 import type { Dispatcher } from 'undici';
 import { judgeAddress } from '../network/address-rule.js';
 import type { AttemptResult } from './classify.js';
@@ -29,10 +29,17 @@ export interface TlsOptions {
   minVersion?: 'TLSv1.2' | 'TLSv1.3';
 }
 
+/** An egress proxy (docs/webhooks.md#egress-proxy): requests go through it (HTTPS by CONNECT) unless the host is in `noProxy`. */
+export interface ProxyOptions {
+  url: string;
+  noProxy: readonly string[];
+}
+
 /** Connections made alike share a pool: `key` names them (a digest of the options). */
 export interface ConnectionProfile {
   key: string;
   tls?: TlsOptions;
+  proxy?: ProxyOptions;
 }
 
 export function webhookTarget(url: string, connection?: ConnectionProfile): WebhookTarget {
@@ -219,6 +226,28 @@ function checkingConnector(timeoutMs: number, guard: boolean, network: HttpSende
 }
 
 /**
+ * For a request that goes through a proxy with `blockPrivateNetworks`: the receiver's
+ * host resolved here and every address judged, as the checking connector does for a
+ * direct connection; the error that refuses it, or undefined. NOTE: the proxy resolves
+ * the name again when it connects: a DNS answer that changes in between (rebinding) is
+ * not seen here; the proxy's own rules are the second line (docs/webhooks.md#egress-proxy).
+ */
+function hostCheck(resolve: ResolveAll | undefined): (origin: string) => Promise<Error | undefined> {
+  const lookup = guardedLookup({ guard: true, ...(resolve === undefined ? {} : { resolve }) });
+  return (origin) =>
+    new Promise((settle) => {
+      const { hostname } = new URL(origin);
+      const host = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+      if (isIP(host) !== 0) {
+        const verdict = judgeAddress(host);
+        settle(refuseLiteralAddress(host) ?? (verdict === undefined || !verdict.allowed ? new BlockedAddressError(host, host, verdict) : undefined));
+        return;
+      }
+      lookup(host, { all: true }, (error) => settle(error ?? undefined));
+    });
+}
+
+/**
  * A keep-alive connection pool per origin (an undici Agent). Never follows redirects
  * (undici's dispatch does not), verifies certificates (undici's default: a self-signed
  * certificate fails the handshake, so no request is sent), and never holds a response
@@ -232,33 +261,40 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
   // per-phase timeouts are only a backstop, a second later, so that they never decide
   // before Attempt's look at what arrived (see Attempt.expire).
   const backstopMs = timeoutMs + BACKSTOP_MARGIN_MS;
-  const makeAgent = (tls?: TlsOptions) =>
-    new Agent({
-      keepAliveTimeout: KEEP_ALIVE_MS,
-      keepAliveMaxTimeout: 10 * KEEP_ALIVE_MS,
-      connect:
-        options.blockPrivateNetworks === true || options.network !== undefined
-          ? checkingConnector(backstopMs, options.blockPrivateNetworks === true, options.network, tls)
-          : { ...tls, timeout: backstopMs },
-      headersTimeout: backstopMs,
-      bodyTimeout: backstopMs,
-    });
+  const guard = options.blockPrivateNetworks === true;
+  const agentOptions = (tls?: TlsOptions) => ({
+    keepAliveTimeout: KEEP_ALIVE_MS,
+    keepAliveMaxTimeout: 10 * KEEP_ALIVE_MS,
+    connect: guard || options.network !== undefined ? checkingConnector(backstopMs, guard, options.network, tls) : { ...tls, timeout: backstopMs },
+    headersTimeout: backstopMs,
+    bodyTimeout: backstopMs,
+  });
+  const makeAgent = (profile?: ConnectionProfile): Agent | EnvHttpProxyAgent => {
+    if (profile?.proxy === undefined) return new Agent(agentOptions(profile?.tls));
+    // NOTE: every option given, so undici reads nothing from process.env. Hosts in
+    // noProxy go straight, through the checking connector; the others through the proxy,
+    // which connects to them itself (hence the check before dispatch, in send), with the
+    // destination's TLS options on the tunnel to the receiver (requestTls).
+    const { url, noProxy } = profile.proxy;
+    return new EnvHttpProxyAgent({ ...agentOptions(profile.tls), httpProxy: url, httpsProxy: url, noProxy: noProxy.join(','), requestTls: { ...profile.tls, timeout: backstopMs } });
+  };
   const agent = makeAgent();
   // NOTE: one pool per connection profile (a destination's client certificate and CA),
   // kept until close: keep-alive connections are reused across events, so a handshake
   // is not paid per request. A profile a reload left behind holds only idle connections,
   // closed after KEEP_ALIVE_MS.
-  const profiles = new Map<string, Agent>();
-  const dispatcherOf = (target: WebhookTarget): Agent => {
+  const profiles = new Map<string, Agent | EnvHttpProxyAgent>();
+  const dispatcherOf = (target: WebhookTarget): Agent | EnvHttpProxyAgent => {
     const { connection } = target;
     if (connection === undefined) return agent;
     let pool = profiles.get(connection.key);
     if (pool === undefined) {
-      pool = makeAgent(connection.tls);
+      pool = makeAgent(connection);
       profiles.set(connection.key, pool);
     }
     return pool;
   };
+  const checkHost = hostCheck(options.network?.resolve);
 
   return {
     send(target, body, headers, cancel) {
@@ -268,11 +304,21 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
           return;
         }
         const attempt = new Attempt(resolve, timeoutMs, maxBody, cancel);
-        try {
-          dispatcherOf(target).dispatch({ origin: target.origin, path: target.path, method: 'POST', headers, body }, attempt);
-        } catch (error) {
-          attempt.finish(classifyError(error, timeoutMs));
-        }
+        const dispatch = () => {
+          try {
+            dispatcherOf(target).dispatch({ origin: target.origin, path: target.path, method: 'POST', headers, body }, attempt);
+          } catch (error) {
+            attempt.finish(classifyError(error, timeoutMs));
+          }
+        };
+        // Through a proxy the proxy resolves and connects: the receiver's addresses are
+        // checked here first (docs/webhooks.md#egress-proxy).
+        if (guard && target.connection?.proxy !== undefined) {
+          checkHost(target.origin).then(
+            (refused) => (refused === undefined ? dispatch() : attempt.finish(classifyError(refused, timeoutMs))),
+            (error: unknown) => attempt.finish(classifyError(error, timeoutMs)),
+          );
+        } else dispatch();
       });
     },
     async postForm(target, body, headers) {

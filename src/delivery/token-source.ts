@@ -4,7 +4,7 @@
 // receiver answers 401 to the token in use.
 import { printableUrl } from '../config/mask.js';
 import type { OAuth2Config } from '../config/schema.js';
-import type { FormAnswer, WebhookTarget } from './http-sender.js';
+import type { ConnectionProfile, FormAnswer, WebhookTarget } from './http-sender.js';
 import { webhookTarget } from './http-sender.js';
 import { readTokenAnswer, tokenRequest } from './oauth2-token.js';
 import type { TokenOutcome } from './oauth2-token.js';
@@ -26,6 +26,8 @@ export interface TokenSourceOptions {
   postForm: PostForm;
   /** Each token request's result (`switchyard_auth_token_requests_total`). */
   counted: (result: 'issued' | 'failed') => void;
+  /** The destination's TLS options and egress proxy: the token endpoint is reached the same way as its receivers. */
+  connection?: ConnectionProfile | undefined;
   now?: () => number;
 }
 
@@ -39,7 +41,7 @@ export class TokenSource {
   private inFlight: Promise<TokenOutcome> | undefined;
 
   constructor(private readonly options: TokenSourceOptions) {
-    this.target = webhookTarget(options.config.tokenUrl);
+    this.target = webhookTarget(options.config.tokenUrl, options.connection);
     this.endpoint = printableUrl(options.config.tokenUrl);
     this.now = options.now ?? Date.now;
   }
@@ -97,13 +99,13 @@ export class TokenSource {
 export class TokenSources {
   private readonly byDestination = new Map<string, { json: string; source: TokenSource }>();
 
-  constructor(private readonly make: (destinationId: string, config: OAuth2Config) => TokenSource) {}
+  constructor(private readonly make: (destinationId: string, config: OAuth2Config, connection: ConnectionProfile | undefined) => TokenSource) {}
 
-  of(destinationId: string, config: OAuth2Config): TokenSource {
-    const json = JSON.stringify(config);
+  of(destinationId: string, config: OAuth2Config, connection?: ConnectionProfile): TokenSource {
+    const json = JSON.stringify([config, connection?.key ?? null]);
     const known = this.byDestination.get(destinationId);
     if (known?.json === json) return known.source;
-    const source = this.make(destinationId, config);
+    const source = this.make(destinationId, config, connection);
     this.byDestination.set(destinationId, { json, source });
     return source;
   }

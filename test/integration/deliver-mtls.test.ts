@@ -34,6 +34,7 @@ let origin: string;
 /** Each request that got through: the client certificate's subject CN and the path. */
 const requests: { cn: string | undefined; path: string | undefined; body: string }[] = [];
 let handshakesRefused = 0;
+let handshakesCompleted = 0;
 
 async function count(metric: 'deliveries' | 'deliveryAttempts', labels: Record<string, string>): Promise<number> {
   const { values } = await metrics[metric].get();
@@ -62,6 +63,9 @@ beforeAll(async () => {
   });
   server.on('tlsClientError', () => {
     handshakesRefused += 1;
+  });
+  server.on('secureConnection', () => {
+    handshakesCompleted += 1;
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   origin = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -98,6 +102,14 @@ describe('settings.tls', () => {
     const accepted = requests.filter((r) => r.path === '/with');
     expect(accepted.map((r) => r.cn)).toEqual(['switchyard-client', 'switchyard-client', 'switchyard-client']);
     expect(accepted.map((r) => r.body).sort()).toEqual(['m-1', 'm-2', 'm-3'].map(body));
+  });
+
+  it('connections are kept alive: 80 more events cost no more handshakes than requests run at once (8)', async () => {
+    const before = handshakesCompleted;
+    const ids = Array.from({ length: 80 }, (_, i) => `k-${i}`);
+    await produce('mtls', ids);
+    await waitFor(async () => (await count('deliveries', { destination: 'mtls', result: 'delivered' })) === 3 + ids.length, { what: 'the events delivered' });
+    expect(handshakesCompleted - before).toBeLessThanOrEqual(8);
   });
 
   it('without a client certificate, or with one the CA did not sign, the handshake is refused: no request, the event goes to its retry tier', async () => {

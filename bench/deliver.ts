@@ -1,4 +1,4 @@
-// `npm run bench -- deliver [--n 20000] [--partitions 6] [--concurrency 64] [--rounds 3] [--scenarios 0ms,50ms,hanging,breaker,batch,ordered]`, or
+// `npm run bench -- deliver [--n 20000] [--partitions 6] [--concurrency 64] [--rounds 3] [--scenarios 0ms,50ms,hanging,breaker,batch,ordered,oauth2,tls]`, or
 // standalone: `tsx bench/deliver.ts [same options]`.
 //
 // Webhooks per second from the deliverer (Kafka in, signed POSTs out, commits) to a
@@ -10,7 +10,10 @@
 // circuit breaker: a destination whose second URL never answers, timed once that URL's
 // circuit is open, against the same destination with only its healthy URL (and, for
 // scale, with the breaker switched off). Then batches of 100 (`settings.batch`) and per-user
-// order (`ordering: user`, 1,000 users) against the per-event deliverer at 0 ms. The receiver
+// order (`ordering: user`, 1,000 users) against the per-event deliverer at 0 ms. Then
+// `settings.auth.oauth2` (tokens from the receiver's /token, an hour long) against the
+// same destination without auth, and HTTPS with a client certificate (mTLS) against HTTPS
+// without one (a receiver made with certificates from openssl). The receiver
 // runs in a child process so it does not share the event loop with what is measured.
 // Each pair runs in alternating order over several rounds and the median of each is
 // compared (the machine is shared). Starts its own local broker unless KAFKA_BROKERS is
@@ -31,6 +34,7 @@ import { silentLogger } from '../src/observability/logger.js';
 import { createMetrics } from '../src/observability/metrics.js';
 import type { Metrics } from '../src/observability/metrics.js';
 import { USER_AGENT } from '../src/version.js';
+import { createTestPki } from '../test/support/test-pki.js';
 import {
   Stopwatch,
   benchOptions,
@@ -55,12 +59,23 @@ const server = http.createServer((req, res) => {
   req.on('data', () => {});
   req.on('end', () => {
     if (req.url === '/hang') return;
+    if (req.url === '/token') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ access_token: 'bench-token-' + Date.now(), token_type: 'Bearer', expires_in: 3600 }));
+      return;
+    }
     const ms = Number(req.url.split('/')[2] || 0);
     const answer = () => { res.writeHead(200, { 'content-type': 'text/plain' }); res.end('ok'); };
     if (ms > 0) setTimeout(answer, ms); else answer();
   });
 });
 `;
+
+/** The same receiver over HTTPS (the certificates' PEM text); with `requireClientCert`, a handshake without a client certificate its CA signed fails. */
+function httpsReceiverSource(pem: { key: string; cert: string; ca: string }, requireClientCert: boolean): string {
+  const options = { key: pem.key, cert: pem.cert, ca: pem.ca, requestCert: requireClientCert, rejectUnauthorized: requireClientCert };
+  return RECEIVER_SOURCE.replace("const http = require('node:http');\nconst server = http.createServer(", `const https = require('node:https');\nconst server = https.createServer(${JSON.stringify(options)}, `);
+}
 
 /** Destination id → its URL, or its URLs, or those with more settings (batch, ordering). */
 type BenchDestinations = Record<string, string | string[] | { urls: string | string[]; settings: Record<string, unknown> }>;
@@ -105,7 +120,7 @@ async function fill(kafka: Kafka, topic: string, n: number, users?: number): Pro
 }
 
 /** The pairs `--scenarios` can pick, in the order they run. */
-const SCENARIOS = ['0ms', '50ms', 'hanging', 'breaker', 'batch', 'ordered'] as const;
+const SCENARIOS = ['0ms', '50ms', 'hanging', 'breaker', 'batch', 'ordered', 'oauth2', 'tls'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 /**
@@ -288,6 +303,12 @@ export async function main(args: string[]): Promise<void> {
 
   const broker = await startOrReuseBroker();
   const receiver = await startReceiverProcess(RECEIVER_SOURCE);
+  // HTTPS receivers only when their rows run: openssl makes their certificates.
+  const pki = chosen.has('tls') ? createTestPki() : undefined;
+  const pem = pki === undefined ? undefined : { key: pki.read(pki.server.key).toString(), cert: pki.read(pki.server.cert).toString(), ca: pki.read(pki.ca.cert).toString() };
+  const httpsReceiver = pem === undefined ? undefined : await startReceiverProcess(httpsReceiverSource(pem, false));
+  const mtlsReceiver = pem === undefined ? undefined : await startReceiverProcess(httpsReceiverSource(pem, true));
+  const httpsUrl = (r: typeof httpsReceiver, path: string) => r!.url(path).replace(/^http:/, 'https:');
   const run = randomBytes(4).toString('hex');
   const logger = silentLogger();
   const results = new Map<string, Measured[]>();
@@ -386,6 +407,21 @@ export async function main(args: string[]): Promise<void> {
         ['deliverer 0 ms, 1,000 users', () => scenario({ hooks: healthy }, { hooks: n }, { users: 1_000 })],
         ['deliverer 0 ms, 1,000 users ordered', () => scenario({ hooks: { urls: healthy, settings: { ordering: 'user' } } }, { hooks: n }, { users: 1_000 })],
       ],
+      oauth2: [
+        ['deliverer 0 ms, no auth', () => scenario({ hooks: healthy }, { hooks: n })],
+        [
+          'deliverer 0 ms, oauth2',
+          () => scenario({ hooks: { urls: healthy, settings: { auth: { oauth2: { tokenUrl: receiver.url('/token'), clientId: 'bench', clientSecret: 'bench-client-secret' } } } } }, { hooks: n }),
+        ],
+      ],
+      tls: [
+        ['deliverer 0 ms, http', () => scenario({ hooks: healthy }, { hooks: n })],
+        ['deliverer 0 ms, https', () => scenario({ hooks: { urls: httpsUrl(httpsReceiver, '/ok/0'), settings: { tls: { ca: pki!.ca.cert } } } }, { hooks: n })],
+        [
+          'deliverer 0 ms, mtls',
+          () => scenario({ hooks: { urls: httpsUrl(mtlsReceiver, '/ok/0'), settings: { tls: { ca: pki!.ca.cert, clientCert: pki!.client.cert, clientKey: pki!.client.key } } } }, { hooks: n }),
+        ],
+      ],
     };
     const pairs = SCENARIOS.filter((name) => chosen.has(name)).map((name) => allPairs[name]);
     for (let round = 1; round <= rounds; round++) {
@@ -425,13 +461,17 @@ export async function main(args: string[]): Promise<void> {
         ? [row('batch 100', 'deliverer 0 ms, batch 100', 'deliverer 0 ms, per event', `≥ 3.00×; ${cpuRatio('deliverer 0 ms, batch 100', 'deliverer 0 ms, per event')} (≤ 0.30×)`)]
         : []),
       ...(chosen.has('ordered') ? [row('ordered (1,000 users)', 'deliverer 0 ms, 1,000 users ordered', 'deliverer 0 ms, 1,000 users', '≥ 0.80×')] : []),
+      ...(chosen.has('oauth2') ? [row('oauth2', 'deliverer 0 ms, oauth2', 'deliverer 0 ms, no auth', '≥ 0.90×')] : []),
+      ...(chosen.has('tls')
+        ? [row('https', 'deliverer 0 ms, https', 'deliverer 0 ms, http', '(for scale)'), row('mtls', 'deliverer 0 ms, mtls', 'deliverer 0 ms, https', '≥ 0.90×')]
+        : []),
     ];
     process.stdout.write(
       [
         '',
         `deliver bench: signed ~700-byte POSTs to a keep-alive node:http receiver (child process); ${partitions} partitions; concurrency ${concurrency}; median of ${rounds} round(s), each timed over its last 80% of events`,
         ...formatTable(['scenario', 'deliverer/s', 'baseline/s', 'ratio', 'target', 'µs CPU/ev', 'base µs/ev'], rows),
-        'baseline: bare undici at the same concurrency to the same receiver (latency rows); the healthy destination alone (hanging row); the destination with only its healthy URL (breaker rows, timed once the circuit is open); the per-event deliverer at 0 ms (batch row); the same without ordering (ordered row)',
+        'baseline: bare undici at the same concurrency to the same receiver (latency rows); the healthy destination alone (hanging row); the destination with only its healthy URL (breaker rows, timed once the circuit is open); the per-event deliverer at 0 ms (batch row), over plain HTTP (https row); the same without ordering (ordered row), without auth (oauth2 row), over HTTPS without a client certificate (mtls row)',
         'µs CPU/ev: CPU time of the benchmark process per event (the receiver and broker not included)',
         `every run (events/s): ${[...results.entries()].map(([name, runs]) => `${name} ${runs.map((r) => Math.round(r.rate)).join('/')}`).join('; ')}`,
         '',
@@ -439,6 +479,9 @@ export async function main(args: string[]): Promise<void> {
     );
   } finally {
     receiver.stop();
+    httpsReceiver?.stop();
+    mtlsReceiver?.stop();
+    pki?.remove();
     await broker.stop();
   }
 }

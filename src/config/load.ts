@@ -3,10 +3,12 @@
 // fixes the whole file in one go; each is one line `<file>: <path>: <what to do>`.
 
 import { readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { parseDocument, type YAMLError } from 'yaml';
 import { MASK, secretTextsOf } from './mask.js';
 import { includePlanFiles } from './plan-files.js';
-import { configSchema, crossCheck, isPlainObject, type Config, type IssuePath, type Problem } from './schema.js';
+import { configSchema, crossCheck, isPlainObject, type Config, type IssuePath, type Problem, type ProxyConfig } from './schema.js';
+import { readTlsMaterial } from './tls-files.js';
 
 /** `files`: the other files the config was read from (tracking plans' `file`), watched with it. */
 export type LoadResult = { ok: true; config: Config; files: string[] } | { ok: false; errors: string[] };
@@ -201,7 +203,15 @@ export function parseConfigText(text: string, file: string, env: Env, options: L
     // A value whose variable is missing would also fail its own check; one error is enough.
     ...[...problems, ...crossCheck(raw)].filter((p) => !envProblems.some((e) => samePath(e.path, p.path))).map((p) => inPlanFile(p, included.fromFile)),
   ];
-  if (all.length === 0 && config !== undefined) return { ok: true, config, files: included.files };
+  if (all.length === 0 && config !== undefined) {
+    all.push(...loadTlsFiles(config, dirname(file)));
+    const fromEnv = environmentProxy(env);
+    if (config.delivery.proxy === undefined && fromEnv !== undefined) {
+      if (URL.canParse(fromEnv.url) && /^https?:$/.test(new URL(fromEnv.url).protocol)) config.delivery.proxy = fromEnv;
+      else all.push({ path: ['delivery', 'proxy'], message: 'comes from HTTPS_PROXY or HTTP_PROXY, which is not an http:// or https:// URL; fix the variable (e.g. http://proxy.internal:3128) or set delivery.proxy' });
+    }
+    if (all.length === 0) return { ok: true, config, files: included.files };
+  }
 
   // NOTE: messages at secret paths never quote the value (schema.ts); this also takes out
   // any secret a message elsewhere would quote (a secret pasted under the wrong key).
@@ -225,6 +235,36 @@ function inPlanFile(problem: Problem, fromFile: ReadonlyMap<number, string>): Pr
   if (section !== 'trackingPlans' || typeof index !== 'number' || key === undefined || key === 'id' || key === 'file') return problem;
   const planFile = fromFile.get(index);
   return planFile === undefined ? problem : { ...problem, message: `${problem.message} (written in ${planFile})` };
+}
+
+/**
+ * The egress proxy of the environment (docs/webhooks.md#egress-proxy), for a config
+ * that sets no `delivery.proxy`: HTTPS_PROXY, else HTTP_PROXY (lower-case names too, as
+ * curl reads them), for every request; NO_PROXY's hosts bypass it. `env` is what the
+ * composition root passed in, never process.env read here.
+ */
+function environmentProxy(env: Env): ProxyConfig | undefined {
+  const pick = (name: string) => (env[name.toLowerCase()] ?? env[name])?.trim() || undefined;
+  const url = pick('HTTPS_PROXY') ?? pick('HTTP_PROXY');
+  if (url === undefined) return undefined;
+  const noProxy = (pick('NO_PROXY') ?? '').split(/[,\s]+/).filter((entry) => entry !== '');
+  return { url, noProxy, fromEnvironment: true };
+}
+
+/**
+ * Reads the PEM files of each destination's `settings.tls` into its `material`
+ * (tls-files.ts): at load, and so at every reload. Problems are at the key's path.
+ */
+function loadTlsFiles(config: Config, baseDir: string): Problem[] {
+  const problems: Problem[] = [];
+  config.destinations.forEach((destination, i) => {
+    const { tls } = destination.settings;
+    if (tls === undefined) return;
+    const read = readTlsMaterial(tls, baseDir);
+    if (read.ok) tls.material = read.material;
+    else problems.push(...read.problems.map((p) => ({ path: ['destinations', i, 'settings', 'tls', ...p.path], message: p.message })));
+  });
+  return problems;
 }
 
 /** The document without `admin.token` when it is exactly a `${NAME}` whose variable is not set. */

@@ -5,7 +5,7 @@
 // `/services/T…/B…/secret`, `?sig=…`).
 
 import { SENSITIVE_NAME } from './schema.js';
-import type { Config } from './schema.js';
+import type { Config, ProxyConfig } from './schema.js';
 
 export const MASK = '****';
 
@@ -109,6 +109,7 @@ function maskInPlace(copy: Config): FoundSecret[] {
       if (SSL_SECRET_KEYS.has(key) && ssl[key] !== undefined) ssl[key] = take(ssl[key], `kafka.ssl.${key}`);
     }
   }
+  if (copy.delivery.proxy !== undefined) maskProxy(copy.delivery.proxy, 'delivery.proxy', found);
   copy.sources.forEach((source, i) => {
     if (source.writeKey !== undefined) source.writeKey = take(source.writeKey, `sources[${i}].writeKey`);
   });
@@ -117,6 +118,14 @@ function maskInPlace(copy: Config): FoundSecret[] {
     const at = `destinations[${i}].settings`;
     if (settings.sharedSecret !== undefined) settings.sharedSecret = take(settings.sharedSecret, `${at}.sharedSecret`);
     if (settings.sharedSecrets !== undefined) settings.sharedSecrets = settings.sharedSecrets.map((secret, j) => take(secret, `${at}.sharedSecrets[${j}]`));
+    maskAuth(settings, at, take, found);
+    if (settings.proxy !== undefined) maskProxy(settings.proxy, `${at}.proxy`, found);
+    if (settings.tls?.material !== undefined) {
+      // The PEM text is not config the operator wrote: only its key is a secret (for the log scrubber).
+      if (settings.tls.material.key !== undefined) stringsIn(settings.tls.material.key, `${at}.tls.clientKey`, found);
+      delete settings.tls.material;
+    }
+    if (settings.signature?.secret !== undefined) settings.signature.secret = take(settings.signature.secret, `${at}.signature.secret`);
     settings.webhooks.forEach((webhook, j) => {
       urlSecrets(webhook.url, `${at}.webhooks[${j}].url`, found);
       webhook.url = maskedUrl(webhook.url);
@@ -126,6 +135,25 @@ function maskInPlace(copy: Config): FoundSecret[] {
     });
   });
   return found;
+}
+
+/** A proxy URL's user info is its password: printed as the origin, as a webhook URL is. */
+function maskProxy(proxy: ProxyConfig, at: string, found: FoundSecret[]): void {
+  urlSecrets(proxy.url, `${at}.url`, found);
+  proxy.url = maskedUrl(proxy.url);
+}
+
+/** `settings.auth`: the password, the token, the client secret; the token URL cut as a webhook URL is. */
+function maskAuth(settings: Config['destinations'][number]['settings'], at: string, take: <T>(value: T, path: string) => T | typeof MASK, found: FoundSecret[]): void {
+  const { auth } = settings;
+  if (auth === undefined) return;
+  if ('basic' in auth) auth.basic.password = take(auth.basic.password, `${at}.auth.basic.password`);
+  else if ('bearer' in auth) auth.bearer.token = take(auth.bearer.token, `${at}.auth.bearer.token`);
+  else {
+    auth.oauth2.clientSecret = take(auth.oauth2.clientSecret, `${at}.auth.oauth2.clientSecret`);
+    urlSecrets(auth.oauth2.tokenUrl, `${at}.auth.oauth2.tokenUrl`, found);
+    auth.oauth2.tokenUrl = maskedUrl(auth.oauth2.tokenUrl);
+  }
 }
 
 /** A deep copy of `config` for printing, with every secret replaced by "****" and URLs cut to their origin. */
@@ -146,7 +174,7 @@ export function secretsOf(config: Config): string[] {
 
 /** Secrets too short to be searched for in logs (MIN_SCRUBBED_SECRET_LENGTH), with where they are. */
 export function shortSecretsOf(config: Config): FoundSecret[] {
-  return maskInPlace(structuredClone(config)).filter((secret) => secret.value.length < MIN_SCRUBBED_SECRET_LENGTH && !secret.path.endsWith('.url'));
+  return maskInPlace(structuredClone(config)).filter((secret) => secret.value.length < MIN_SCRUBBED_SECRET_LENGTH && !secret.path.endsWith('.url') && !secret.path.endsWith('.tokenUrl'));
 }
 
 /**
@@ -172,6 +200,13 @@ export function secretTextsOf(raw: unknown): string[] {
     const settings = record(record(destination).settings);
     scalar(settings.sharedSecret, 'sharedSecret');
     scalar(settings.sharedSecrets, 'sharedSecrets');
+    scalar(record(settings.signature).secret, 'signature.secret');
+    const auth = record(settings.auth);
+    scalar(record(auth.basic).password, 'auth.basic.password');
+    scalar(record(auth.bearer).token, 'auth.bearer.token');
+    const oauth2 = record(auth.oauth2);
+    scalar(oauth2.clientSecret, 'auth.oauth2.clientSecret');
+    if (typeof oauth2.tokenUrl === 'string') urlSecrets(oauth2.tokenUrl, `destinations[${i}].settings.auth.oauth2.tokenUrl`, found);
     list(settings.webhooks).forEach((webhook, j) => {
       const { url, headers } = record(webhook);
       if (typeof url === 'string') urlSecrets(url, `destinations[${i}].settings.webhooks[${j}].url`, found);

@@ -34,16 +34,27 @@ export interface DestinationConfig {
     sharedSecret?: string;
     /** Instead of `sharedSecret` while rotating: [new, old]. */
     sharedSecrets?: string[];
-    signing: SigningScheme;
+    /** One scheme, or several at once while a receiver migrates (`[standard, custom]`). */
+    signing: SigningScheme | SigningScheme[];
+    /** `signing: custom`: how its signature is made (docs/webhooks.md#custom-signatures). */
+    signature?: CustomSignatureConfig;
     rateLimit?: RateLimitConfig;
     /** Many events in one request (docs/webhooks.md#batches); absent: one event per request. */
     batch?: BatchConfig;
+    /** Client certificate, CA and TLS options of the connections to its URLs (docs/webhooks.md#tls). */
+    tls?: ClientTlsConfig;
+    /** Instead of `delivery.proxy` (docs/webhooks.md#egress-proxy). */
+    proxy?: ProxyConfig;
+    /** `gzip`: request bodies compressed, with `Content-Encoding: gzip` (docs/webhooks.md#compression). */
+    compression?: 'gzip';
     /** `user`: a user's events in order (docs/webhooks.md#per-user-order). */
     ordering: Ordering;
     /** Overrides `delivery.circuitBreaker` for this destination's URLs. */
     circuitBreaker?: CircuitBreakerConfig;
     /** Overrides `delivery.retryTiers` / `maxRetryWindow` for this destination (src/config/retry-policy.ts). */
     retry?: RetryConfig;
+    /** How requests authenticate to the receiver (docs/webhooks.md#authentication). */
+    auth?: AuthConfig;
   } & ShapingSettings;
 }
 
@@ -72,13 +83,59 @@ export interface CircuitBreakerConfig {
   maxCoolDownMs?: number;
 }
 
+/** `delivery.proxy`, `settings.proxy`: requests go through this HTTP proxy (HTTPS by CONNECT), except to hosts in `noProxy`. */
+export interface ProxyConfig {
+  url: string;
+  /** Host names (a leading `.` or `*.` for every subdomain), `host:port`, or `*`; as NO_PROXY is read. */
+  noProxy: string[];
+  /** Set by the loader when the proxy came from HTTPS_PROXY / HTTP_PROXY / NO_PROXY rather than the file. */
+  fromEnvironment?: true;
+}
+
+/** `settings.tls`: PEM files by path, read when the config is loaded (load.ts) into `material`. */
+export interface ClientTlsConfig {
+  clientCert?: string;
+  clientKey?: string;
+  ca?: string;
+  serverName?: string;
+  minVersion?: 'TLSv1.2' | 'TLSv1.3';
+  /** What the files held when the config was loaded; set by the loader, never written in YAML. */
+  material?: TlsMaterial;
+}
+
+/** The PEM text of `settings.tls`'s files, and when the client certificate expires. */
+export interface TlsMaterial {
+  cert?: string;
+  key?: string;
+  ca?: string;
+  certExpiresAtMs?: number;
+}
+
+/** `settings.auth`: exactly one of its three forms (docs/webhooks.md#authentication). */
+export type AuthConfig = { basic: { username: string; password: string } } | { bearer: { token: string } } | { oauth2: OAuth2Config };
+
+/** `settings.auth.oauth2`: the client credentials grant (RFC 6749 section 4.4). */
+export interface OAuth2Config {
+  tokenUrl: string;
+  clientId: string;
+  clientSecret: string;
+  scope?: string;
+  audience?: string;
+  /** `body`: client_id and client_secret in the form; `basic`: in an Authorization: Basic header. */
+  clientAuth: 'body' | 'basic';
+}
+
 /** `settings.batch`: a request carries a JSON array of up to `maxEvents` bodies, `maxBytes` in all, closed `maxWait` after its first event. */
 export interface BatchConfig {
   maxEvents: number;
   maxBytes: number;
   /** YAML key `maxWait`. */
   maxWaitMs: number;
+  /** `json`: a JSON array of the bodies; `ndjson`: one body per line (`application/x-ndjson`). */
+  format: BatchFormat;
 }
+
+export type BatchFormat = 'json' | 'ndjson';
 
 /** `none` (the default): events go as they come, many at once. `user`: a user's next event waits for the one before. */
 export type Ordering = 'none' | 'user';
@@ -90,8 +147,29 @@ export interface RateLimitConfig {
   burst: number;
 }
 
-/** `segment`: X-Signature (the seed's). `standard`: Standard Webhooks headers. */
-export type SigningScheme = 'segment' | 'standard';
+/** `segment`: X-Signature (the seed's). `standard`: Standard Webhooks headers. `custom`: `settings.signature`. */
+export type SigningScheme = 'segment' | 'standard' | 'custom';
+export const SIGNING_SCHEMES: readonly SigningScheme[] = ['segment', 'standard', 'custom'];
+
+/** `settings.signature` (docs/webhooks.md#custom-signatures): an HMAC of `content`, in `header`. */
+export interface CustomSignatureConfig {
+  header: string;
+  algorithm: 'sha1' | 'sha256' | 'sha512';
+  encoding: 'hex' | 'base64';
+  /** Over `{id}`, `{timestamp}` and `{body}`; `{body}` by default. */
+  content: string;
+  /** Written before the digest, e.g. `sha256=`. */
+  prefix?: string;
+  /** Carries `{timestamp}` (seconds of the attempt). */
+  timestampHeader?: string;
+  /** Carries `{id}` (as `webhook-id` of Standard Webhooks). */
+  idHeader?: string;
+  /** The key; by default the destination's (first) shared secret. */
+  secret?: string;
+}
+
+/** The placeholders a custom signature's `content` may hold. */
+export const SIGNATURE_PLACEHOLDERS = ['{id}', '{timestamp}', '{body}'] as const;
 
 /** How many secrets a destination may list in `sharedSecrets`: the new one and the old one. */
 export const MAX_SHARED_SECRETS = 2;
@@ -205,6 +283,8 @@ export interface Config {
     blockPrivateNetworks: boolean;
     /** The circuit breaker's thresholds for every destination (each may override them). */
     circuitBreaker?: CircuitBreakerConfig;
+    /** The egress proxy of every destination without its own (docs/webhooks.md#egress-proxy); else HTTPS_PROXY/HTTP_PROXY (load.ts). */
+    proxy?: ProxyConfig;
   };
   /** YAML key `shutdownTimeout`. */
   shutdownTimeoutMs: number;
@@ -881,6 +961,25 @@ const retrySchema = strictObject({
   if (r.stopOn !== undefined) out.stopOn = [...new Set(r.stopOn)];
   return out;
 });
+function checkProxyUrl(value: unknown): Checked<string> {
+  const text = checkText(value);
+  if (!text.ok) return text;
+  let url: URL;
+  try {
+    url = new URL(text.value);
+  } catch {
+    return fail('must be the proxy as an absolute URL, e.g. http://proxy.internal:3128; it does not parse');
+  }
+  // NOTE: not quoted: the user info may hold the proxy's password.
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return fail(`must be an http:// or https:// URL of the proxy, not ${JSON.stringify(url.protocol)}; e.g. http://proxy.internal:3128`);
+  return ok(text.value);
+}
+checkProxyUrl.input = orFromEnv({ type: 'string', pattern: `^${anyCase('http')}[Ss]?://`, description: 'the proxy: an absolute http:// or https:// URL' });
+
+const proxySchema = strictObject({
+  url: field(checkProxyUrl),
+  noProxy: idList.prefault([]),
+}).transform((p): ProxyConfig => ({ url: p.url, noProxy: p.noProxy }));
 
 const deliverySchema = strictObject({
   timeout: field(checkDuration).prefault('5s'),
@@ -889,6 +988,7 @@ const deliverySchema = strictObject({
   concurrencyPerDestination: field(checkInt(1, 100_000)).prefault(64),
   blockPrivateNetworks: field(checkBoolean).prefault(false),
   circuitBreaker: circuitBreakerSchema.optional(),
+  proxy: proxySchema.optional(),
 }).transform(
   (d): Config['delivery'] => ({
     timeoutMs: d.timeout,
@@ -897,6 +997,7 @@ const deliverySchema = strictObject({
     concurrencyPerDestination: d.concurrencyPerDestination,
     blockPrivateNetworks: d.blockPrivateNetworks,
     ...(d.circuitBreaker === undefined ? {} : { circuitBreaker: d.circuitBreaker }),
+    ...(d.proxy === undefined ? {} : { proxy: d.proxy }),
   }),
 );
 
@@ -1034,7 +1135,8 @@ const batchSchema = strictObject({
   maxEvents: field(checkInt(1, MAX_BATCH_EVENTS)).prefault(100),
   maxBytes: field(checkSize(MIN_BATCH_BYTES, MAX_BATCH_BYTES)).prefault('512KB'),
   maxWait: field(checkDurationUpTo(MAX_BATCH_WAIT_MS)).prefault('1s'),
-}).transform((b): BatchConfig => ({ maxEvents: b.maxEvents, maxBytes: b.maxBytes, maxWaitMs: b.maxWait }));
+  format: field(oneOf(['json', 'ndjson'] as const)).prefault('json'),
+}).transform((b): BatchConfig => ({ maxEvents: b.maxEvents, maxBytes: b.maxBytes, maxWaitMs: b.maxWait, format: b.format }));
 
 const STANDARD_SECRET_FORM = '"whsec_" followed by the key in base64, e.g. whsec_ and the output of `openssl rand -base64 32`';
 
@@ -1061,7 +1163,7 @@ function signingProblems(settings: Record<string, unknown>): Problem[] {
       problems.push({ path: ['sharedSecrets', 1], message: 'is the same secret as sharedSecrets[0]; list the new secret first and the old one second' });
     }
   }
-  if (signing !== 'standard') return problems;
+  if (signing !== 'standard' && !(Array.isArray(signing) && signing.includes('standard'))) return problems;
   if (sharedSecret === undefined && sharedSecrets === undefined) {
     problems.push({ path: ['signing'], message: `signing: standard needs a secret; set sharedSecret to ${STANDARD_SECRET_FORM}` });
   }
@@ -1072,6 +1174,187 @@ function signingProblems(settings: Record<string, unknown>): Problem[] {
 }
 
 const STANDARD_SECRET_INPUT: InputSchema = orFromEnv({ type: 'string', pattern: STANDARD_SECRET_PATTERN.source });
+
+function checkHeaderName(value: unknown): Checked<string> {
+  const text = checkText(value);
+  if (!text.ok) return text;
+  if (!HEADER_NAME_PATTERN.test(text.value)) return fail(`${describe(value)} is not a legal HTTP header name; use letters, digits and !#$%&'*+-.^_\`|~ only, no spaces`);
+  return ok(text.value);
+}
+checkHeaderName.input = { type: 'string', pattern: HEADER_NAME_PATTERN.source };
+
+function checkSignatureContent(value: unknown): Checked<string> {
+  const text = checkText(value);
+  if (!text.ok) return text;
+  const unknown = text.value.match(/\{[^}]*\}/g)?.find((p) => !(SIGNATURE_PLACEHOLDERS as readonly string[]).includes(p));
+  if (unknown !== undefined) return fail(`${describe(value)} holds ${unknown}; the placeholders are ${SIGNATURE_PLACEHOLDERS.join(', ')}`);
+  if (!text.value.includes('{body}')) return fail(`${describe(value)} has no {body}: a signature must cover the body; e.g. "{timestamp}.{body}"`);
+  return ok(text.value);
+}
+checkSignatureContent.input = { type: 'string', minLength: 1, description: 'what is signed: text with {id}, {timestamp} and {body}, e.g. "{timestamp}.{body}"' };
+
+function checkSigning(value: unknown): Checked<SigningScheme | SigningScheme[]> {
+  const one = oneOf(SIGNING_SCHEMES);
+  if (!Array.isArray(value)) return one(value);
+  const listed = checkList(one, { min: 1, max: SIGNING_SCHEMES.length })(value);
+  if (!listed.ok) return listed;
+  const twice = listed.value.findIndex((scheme, i) => listed.value.indexOf(scheme) !== i);
+  if (twice !== -1) return fail(`lists ${listed.value[twice]} twice; list each scheme once`, [twice]);
+  return listed;
+}
+checkSigning.input = {
+  anyOf: [{ enum: SIGNING_SCHEMES }, { type: 'array', minItems: 1, maxItems: SIGNING_SCHEMES.length, uniqueItems: true, items: { enum: SIGNING_SCHEMES } }, FROM_ENV],
+};
+
+const signatureSchema = strictObject({
+  header: field(checkHeaderName),
+  algorithm: field(oneOf(['sha1', 'sha256', 'sha512'] as const)),
+  encoding: field(oneOf(['hex', 'base64'] as const)),
+  content: field(checkSignatureContent).prefault('{body}'),
+  prefix: field(checkText).optional(),
+  timestampHeader: field(checkHeaderName).optional(),
+  idHeader: field(checkHeaderName).optional(),
+  secret: secretText.optional(),
+}).transform((sig): CustomSignatureConfig => {
+  const out: CustomSignatureConfig = { header: sig.header, algorithm: sig.algorithm, encoding: sig.encoding, content: sig.content };
+  if (sig.prefix !== undefined) out.prefix = sig.prefix;
+  if (sig.timestampHeader !== undefined) out.timestampHeader = sig.timestampHeader;
+  if (sig.idHeader !== undefined) out.idHeader = sig.idHeader;
+  if (sig.secret !== undefined) out.secret = sig.secret;
+  return out;
+});
+
+/** The header names each scheme sets, lower-cased. */
+const SCHEME_HEADERS: Record<Exclude<SigningScheme, 'custom'>, readonly string[]> = {
+  segment: ['x-signature'],
+  standard: ['webhook-id', 'webhook-timestamp', 'webhook-signature'],
+};
+
+/**
+ * The rules of `signing: custom` across settings: a `signature` with it (and only with
+ * it), a key, content placeholders the receiver can read from headers, header names that
+ * clash with nothing else the request carries.
+ */
+function customSignatureProblems(settings: Record<string, unknown>): Problem[] {
+  const schemes: unknown[] = Array.isArray(settings.signing) ? settings.signing : [settings.signing];
+  const custom = schemes.includes('custom');
+  const signature = settings.signature;
+  if (!custom) return signature === undefined ? [] : [{ path: ['signature'], message: 'is used only with signing: custom (or a list holding custom); add custom to signing or remove signature' }];
+  if (!isPlainObject(signature)) return signature === undefined ? [{ path: ['signing'], message: 'signing: custom needs settings.signature { header, algorithm, encoding, content }; see docs/webhooks.md#custom-signatures' }] : [];
+  const problems: Problem[] = [];
+  if (signature.secret === undefined && settings.sharedSecret === undefined && settings.sharedSecrets === undefined) {
+    problems.push({ path: ['signing'], message: 'signing: custom needs a key; set sharedSecret, or signature.secret' });
+  }
+  const content = typeof signature.content === 'string' ? signature.content : '{body}';
+  if (content.includes('{timestamp}') && signature.timestampHeader === undefined) {
+    problems.push({ path: ['signature', 'content'], message: 'uses {timestamp}; set signature.timestampHeader so that the receiver gets the timestamp that was signed' });
+  }
+  if (content.includes('{id}') && signature.idHeader === undefined) {
+    problems.push({ path: ['signature', 'content'], message: 'uses {id}; set signature.idHeader so that the receiver gets the id that was signed' });
+  }
+  const taken = new Map<string, string>();
+  for (const name of RESERVED_HEADER_NAMES.keys()) taken.set(name, 'a header Switchyard or the HTTP client sets');
+  for (const scheme of schemes) {
+    if (scheme === 'segment' || scheme === 'standard') for (const name of SCHEME_HEADERS[scheme]) taken.set(name, `set by signing: ${scheme}`);
+  }
+  // Free again when its own scheme is not in use: a receiver may expect X-Signature with another algorithm.
+  for (const [scheme, names] of Object.entries(SCHEME_HEADERS)) {
+    if (!schemes.includes(scheme)) for (const name of names) taken.delete(name);
+  }
+  if (settings.auth !== undefined) taken.set('authorization', 'set by settings.auth');
+  if (Array.isArray(settings.webhooks)) {
+    for (const hook of settings.webhooks) {
+      if (isPlainObject(hook) && isPlainObject(hook.headers)) for (const name of Object.keys(hook.headers)) taken.set(name.toLowerCase(), 'a static header of a webhook entry');
+    }
+  }
+  for (const key of ['header', 'timestampHeader', 'idHeader'] as const) {
+    const name = signature[key];
+    if (typeof name !== 'string') continue;
+    const clash = taken.get(name.toLowerCase());
+    if (clash !== undefined) problems.push({ path: ['signature', key], message: `header ${JSON.stringify(name)} is ${clash}; choose another name` });
+    taken.set(name.toLowerCase(), `signature.${key}`);
+  }
+  return problems;
+}
+
+const tlsSchema = strictObject({
+  clientCert: nonEmptyText.optional(),
+  clientKey: nonEmptyText.optional(),
+  ca: nonEmptyText.optional(),
+  serverName: nonEmptyText.optional(),
+  minVersion: field(oneOf(['TLSv1.2', 'TLSv1.3'] as const)).optional(),
+})
+  .superRefine(
+    (tls, ctx) => {
+      if ((tls.clientCert === undefined) !== (tls.clientKey === undefined)) {
+        ctx.addIssue({ code: 'custom', path: [tls.clientCert === undefined ? 'clientCert' : 'clientKey'], message: 'clientCert and clientKey go together: give the path of both PEM files, or of neither' });
+      }
+    },
+    { when: (payload) => isPlainObject(payload.value) },
+  )
+  .transform((tls): ClientTlsConfig => {
+    const out: ClientTlsConfig = {};
+    for (const key of ['clientCert', 'clientKey', 'ca', 'serverName', 'minVersion'] as const) if (tls[key] !== undefined) Object.assign(out, { [key]: tls[key] });
+    return out;
+  })
+  .meta({ minProperties: 1 });
+
+const AUTH_KINDS = ['basic', 'bearer', 'oauth2'] as const;
+
+const authSchema = strictObject({
+  basic: strictObject({ username: nonEmptyText, password: secretText }).optional(),
+  bearer: strictObject({ token: secretText }).optional(),
+  oauth2: strictObject({
+    tokenUrl: field(checkWebhookUrl),
+    clientId: nonEmptyText,
+    clientSecret: secretText,
+    scope: nonEmptyText.optional(),
+    audience: nonEmptyText.optional(),
+    clientAuth: field(oneOf(['body', 'basic'] as const)).prefault('body'),
+  }).optional(),
+})
+  .superRefine(
+    (auth, ctx) => {
+      const given = AUTH_KINDS.filter((kind) => auth[kind] !== undefined);
+      if (given.length !== 1) {
+        ctx.addIssue({ code: 'custom', message: `give exactly one of ${AUTH_KINDS.join(', ')}, got ${given.length === 0 ? 'none' : given.join(' and ')}` });
+      }
+    },
+    { when: (payload) => isPlainObject(payload.value) },
+  )
+  .transform((auth): AuthConfig => {
+    if (auth.basic !== undefined) return { basic: auth.basic };
+    if (auth.bearer !== undefined) return { bearer: auth.bearer };
+    const o = auth.oauth2!;
+    return {
+      oauth2: {
+        tokenUrl: o.tokenUrl,
+        clientId: o.clientId,
+        clientSecret: o.clientSecret,
+        clientAuth: o.clientAuth,
+        ...(o.scope === undefined ? {} : { scope: o.scope }),
+        ...(o.audience === undefined ? {} : { audience: o.audience }),
+      },
+    };
+  })
+  .meta({ minProperties: 1, maxProperties: 1 });
+
+/**
+ * `settings.auth` sets the Authorization header; a static one beside it would be
+ * overwritten without a word, so the two together are refused.
+ */
+function authProblems(settings: Record<string, unknown>): Problem[] {
+  if (settings.auth === undefined || !Array.isArray(settings.webhooks)) return [];
+  const problems: Problem[] = [];
+  settings.webhooks.forEach((hook, i) => {
+    const headers = isPlainObject(hook) && isPlainObject(hook.headers) ? hook.headers : {};
+    const name = Object.keys(headers).find((n) => n.toLowerCase() === 'authorization');
+    if (name !== undefined) {
+      problems.push({ path: ['webhooks', i, 'headers', name], message: 'settings.auth sets the Authorization header; remove this one, or remove settings.auth and keep the static header' });
+    }
+  });
+  return problems;
+}
 
 // ---------------------------------------------------------------------------
 // Router-side shaping of a destination (docs/webhooks.md#shaping): filter, sample,
@@ -1153,11 +1436,18 @@ const destinationSchema = strictObject({
     ).meta({ minItems: 1, maxItems: MAX_WEBHOOKS }),
     sharedSecret: secretText.optional(),
     sharedSecrets: field(checkList(checkSecret, { min: 1, max: MAX_SHARED_SECRETS, secret: true })).optional(),
-    signing: field(oneOf(['segment', 'standard'] as const)).prefault('segment'),
+    signing: field(checkSigning).prefault('segment'),
+    signature: signatureSchema.optional(),
+    auth: authSchema.optional(),
+    compression: field(oneOf(['gzip'] as const)).optional(),
+    tls: tlsSchema.optional(),
+    proxy: proxySchema.optional(),
     ...shapingKeys,
   }).superRefine(
     (settings, ctx) => {
       for (const problem of signingProblems(settings)) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path });
+      for (const problem of authProblems(settings)) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path });
+      for (const problem of customSignatureProblems(settings)) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path });
       for (const problem of shapingSettingProblems(settings)) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path });
     },
     // Run even when a webhook entry is bad, so every problem shows at once.
@@ -1166,7 +1456,7 @@ const destinationSchema = strictObject({
     // NOTE: `properties` beside each `required` only names the keys (ajv's strict mode wants them).
     not: { required: ['sharedSecret', 'sharedSecrets'], properties: { sharedSecret: true, sharedSecrets: true } },
     allOf: SHAPING_INPUT_RULES,
-    if: { properties: { signing: { const: 'standard' } }, required: ['signing'] },
+    if: { properties: { signing: { anyOf: [{ const: 'standard' }, { type: 'array', contains: { const: 'standard' } }] } }, required: ['signing'] },
     then: {
       anyOf: [
         { required: ['sharedSecret'], properties: { sharedSecret: true } },

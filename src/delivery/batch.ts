@@ -2,15 +2,25 @@
 // when an open batch is full, the body of a batch, its id, and the halves of a batch a
 // receiver found too large.
 import { createHash } from 'node:crypto';
-import type { BatchConfig } from '../config/schema.js';
+import type { BatchConfig, BatchFormat } from '../config/schema.js';
 import type { UrlResult } from './fan-out.js';
 
 const OPEN = Buffer.from('[');
 const COMMA = Buffer.from(',');
 const CLOSE = Buffer.from(']');
+const NEWLINE = Buffer.from('\n');
 
-/** The body of a batch: `[`, the event bodies byte for byte, joined by `,`, `]`. */
-export function batchBody(bodies: readonly Buffer[]): Buffer {
+/**
+ * The body of a batch. `json`: `[`, the event bodies byte for byte, joined by `,`, `]`.
+ * `ndjson`: each event body byte for byte followed by a line feed (an event body is
+ * compact JSON: it holds no line feed of its own).
+ */
+export function batchBody(bodies: readonly Buffer[], format: BatchFormat = 'json'): Buffer {
+  if (format === 'ndjson') {
+    const lines: Buffer[] = [];
+    for (const body of bodies) lines.push(body, NEWLINE);
+    return Buffer.concat(lines, batchBytes(bodies.length, bodies.reduce((sum, body) => sum + body.length, 0), format));
+  }
   const parts: Buffer[] = [OPEN];
   bodies.forEach((body, i) => {
     if (i > 0) parts.push(COMMA);
@@ -20,9 +30,9 @@ export function batchBody(bodies: readonly Buffer[]): Buffer {
   return Buffer.concat(parts, batchBytes(bodies.length, bodies.reduce((sum, body) => sum + body.length, 0)));
 }
 
-/** The bytes of a batch of `events` bodies of `bodyBytes` bytes in all: theirs, a comma between each two, the brackets. */
-export function batchBytes(events: number, bodyBytes: number): number {
-  return bodyBytes + Math.max(0, events - 1) + 2;
+/** The bytes of a batch of `events` bodies of `bodyBytes` bytes in all: theirs, and a comma between each two and the brackets (`json`) or a line feed after each (`ndjson`). */
+export function batchBytes(events: number, bodyBytes: number, format: BatchFormat = 'json'): number {
+  return format === 'ndjson' ? bodyBytes + events : bodyBytes + Math.max(0, events - 1) + 2;
 }
 
 /** An open batch: its events and bytes so far. */
@@ -36,14 +46,14 @@ export interface BatchFill {
  * Whether a body of `bytes` may join `open` within the limits. An empty batch takes any
  * one body, however large: an event larger than `maxBytes` goes alone.
  */
-export function fitsIn(open: BatchFill, bytes: number, limits: Pick<BatchConfig, 'maxEvents' | 'maxBytes'>): boolean {
+export function fitsIn(open: BatchFill, bytes: number, limits: Pick<BatchConfig, 'maxEvents' | 'maxBytes'> & Partial<Pick<BatchConfig, 'format'>>): boolean {
   if (open.events === 0) return true;
-  return open.events < limits.maxEvents && batchBytes(open.events + 1, open.bodyBytes + bytes) <= limits.maxBytes;
+  return open.events < limits.maxEvents && batchBytes(open.events + 1, open.bodyBytes + bytes, limits.format) <= limits.maxBytes;
 }
 
 /** Whether `open` takes no more events: at `maxEvents`, or at `maxBytes` already. */
-export function isFull(open: BatchFill, limits: Pick<BatchConfig, 'maxEvents' | 'maxBytes'>): boolean {
-  return open.events >= limits.maxEvents || batchBytes(open.events, open.bodyBytes) >= limits.maxBytes;
+export function isFull(open: BatchFill, limits: Pick<BatchConfig, 'maxEvents' | 'maxBytes'> & Partial<Pick<BatchConfig, 'format'>>): boolean {
+  return open.events >= limits.maxEvents || batchBytes(open.events, open.bodyBytes, limits.format) >= limits.maxBytes;
 }
 
 /**

@@ -7,8 +7,9 @@ import { BLOCKED_ADDRESS_CODE } from './private-network.js';
  * The `outcome` label values of `switchyard_delivery_attempts_total` (docs/metrics.md).
  * `blocked`: `delivery.blockPrivateNetworks` refused the address; no request was sent.
  * `circuit_open`: the URL's circuit breaker skipped it; no request was sent.
+ * `auth`: no token from the destination's OAuth2 token endpoint; no request was sent.
  */
-export const OUTCOME_LABELS = ['2xx', '4xx', '5xx', 'timeout', 'network', 'tls', 'blocked', 'circuit_open'] as const;
+export const OUTCOME_LABELS = ['2xx', '4xx', '5xx', 'timeout', 'network', 'tls', 'blocked', 'circuit_open', 'auth'] as const;
 export type OutcomeLabel = (typeof OUTCOME_LABELS)[number];
 
 /** delivered: a 2xx. retryable: try again later. permanent: trying again will not help. */
@@ -207,4 +208,9 @@ export function classifyError(error: unknown, timeoutMs: number): AttemptResult 
   // NOTE: an unknown error is retryable: the window still ends it with a dead letter,
   // while calling it permanent would dead-letter events on a transient glitch.
   return { outcome: 'network', verdict: 'retryable', reason: known ?? (code ? `${messageOf(error)} (${code})` : messageOf(error)) };
+}
+
+/** The destination's token endpoint gave no token (`reason` names its origin and why): retried, as a receiver's 503 is. */
+export function authFailed(reason: string): AttemptResult {
+  return { outcome: 'auth', verdict: 'retryable', reason };
 }

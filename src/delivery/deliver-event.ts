@@ -3,6 +3,8 @@
 // With tracing on, the attempt is a span whose context goes out as `traceparent`.
 // A batch (`settings.batch`, docs/webhooks.md#batches) goes the same way as one request
 // whose body is the array of its events (batch.ts); its outcome is each event's.
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
 import type { Logger } from 'pino';
 import { HEADER, headerText } from '../kafka/index.js';
 import type { InboundRecord } from '../kafka/index.js';
@@ -13,6 +15,7 @@ import type { PreparedDestination } from './destination-settings.js';
 import type { Envelope } from './envelope.js';
 import { fanOut, summarize } from './fan-out.js';
 import type { UrlResult } from './fan-out.js';
+import { authFailed } from './classify.js';
 import type { HttpSender } from './http-sender.js';
 import type { RatePace } from './rate-pace.js';
 import { batchBody, batchId, halves, wantsSplit } from './batch.js';
@@ -122,7 +125,10 @@ export class EventDelivery {
     startedAt: number,
   ): Promise<Promise<DeliveryResult>[]> {
     const { circuits, counters, next } = this.options;
-    const body = batchBody(events.map(({ record }) => record.value!));
+    const body = batchBody(
+      events.map(({ record }) => record.value!),
+      settings.batch?.format,
+    );
     const id = batchId(events.map(({ record }) => headerText(record.headers, HEADER.messageId) ?? `${record.topic}/${record.partition}@${record.offset}`));
     const results = await this.sendBody(settings, admitted, body, id, undefined, startedAt);
     counters.batchSent(events.length);
@@ -182,15 +188,49 @@ export class EventDelivery {
   ): Promise<UrlResult[]> {
     const { circuits } = this.options;
     const perEvent: Record<string, string> = {};
+    // NOTE: compressed first, then signed: the signature is over the bytes sent (docs/webhooks.md#compression).
+    if (settings.gzip === true) body = await gzipped(body);
     settings.sign?.(body, id, startedAt, perEvent);
     if (traceparent !== undefined) perEvent.traceparent = traceparent;
-    const results: UrlResult[] = admitted.send === 0 ? [] : await fanOut(this.options.sender, settings.targets, body, perEvent, admitted);
+    const results: UrlResult[] = admitted.send === 0 ? [] : await this.authorizedFanOut(settings, admitted, body, perEvent);
     const answeredAt = Date.now();
-    circuits.settle(admitted, results, answeredAt);
+    circuits.settle(admitted, settings.oauth2 === undefined ? results : withoutAuthFailures(results), answeredAt);
     if (admitted.skipped !== 0) results.push(...circuits.skippedResults(admitted));
     if (span !== undefined) recordAttempt(span, results);
     this.count(results, answeredAt);
     return results;
+  }
+
+  /**
+   * fanOut with the destination's OAuth2 token, when it has one (docs/webhooks.md#authentication).
+   * No token: every admitted URL's result is `auth` (retryable), and no request is sent.
+   * NOTE: URLs that answer 401 get the request once more at once with a renewed token;
+   * their first answer is replaced by the second, so it is neither an attempt nor
+   * counted as one (a token that expired early, or was revoked, is not the event's fault).
+   */
+  private async authorizedFanOut(settings: PreparedDestination, admitted: Admitted, body: Buffer, perEvent: Record<string, string>): Promise<UrlResult[]> {
+    const { sender } = this.options;
+    const { oauth2, targets } = settings;
+    if (oauth2 === undefined) return fanOut(sender, targets, body, perEvent, admitted);
+    let token = oauth2.fresh();
+    if (token === undefined) {
+      const outcome = await oauth2.token();
+      if (!outcome.ok) return unauthorized(admitted.send, outcome.reason);
+      token = outcome.token;
+    }
+    perEvent.authorization = `Bearer ${token}`;
+    const results = await fanOut(sender, targets, body, perEvent, admitted);
+    let rejected = 0;
+    for (const { index, result } of results) {
+      if (result.outcome === '2xx') return results;
+      if (result.outcome !== 'cancelled' && result.status === 401) rejected |= 1 << index;
+    }
+    if (rejected === 0) return results;
+    const kept = results.filter(({ index }) => (rejected & (1 << index)) === 0);
+    const renewed = await oauth2.afterRejection(token);
+    if (!renewed.ok) return [...kept, ...unauthorized(rejected, renewed.reason)];
+    perEvent.authorization = `Bearer ${renewed.token}`;
+    return [...kept, ...(await fanOut(sender, targets, body, perEvent, { send: rejected, keep: admitted.keep & rejected }))];
   }
 
   private count(results: readonly UrlResult[], answeredAt: number): void {
@@ -198,7 +238,7 @@ export class EventDelivery {
     for (const { result } of results) {
       if (result.outcome === 'cancelled') continue;
       counters.attempt(result.outcome);
-      if (result.outcome === 'circuit_open') continue; // no request, no duration
+      if (result.outcome === 'circuit_open' || result.outcome === 'auth') continue; // no request, no duration
       counters.requestTook(result.durationMs);
       // NOTE: a 429 with Retry-After slows the destination's pace until it has passed.
       if (result.status === 429 && result.retryAfterMs !== undefined) pace.slowDown(answeredAt + result.retryAfterMs, answeredAt);
@@ -217,4 +257,25 @@ function recordAttempt(span: Span, results: readonly UrlResult[]): void {
   }
   span.setAttribute('switchyard.delivery.outcomes', outcomes);
   if (status !== undefined) span.setAttribute('http.response.status_code', status);
+}
+
+/**
+ * The results as a URL's circuit sees them: a URL that got no request for want of a
+ * token did not fail (the identity provider did), so its result is unknown, as a
+ * cancelled request's is.
+ */
+function withoutAuthFailures(results: readonly UrlResult[]): UrlResult[] {
+  return results.map((r) => (r.result.outcome === 'auth' ? { index: r.index, result: { outcome: 'cancelled', durationMs: 0 } } : r));
+}
+
+/** gzip on libuv's thread pool: a large batch does not hold up the event loop. */
+const gzipped: (body: Buffer) => Promise<Buffer> = promisify(gzip);
+
+/** An `auth` result for each URL in `mask`: the token endpoint gave no token, so no request went out. */
+function unauthorized(mask: number, reason: string): UrlResult[] {
+  const results: UrlResult[] = [];
+  for (let index = 0; mask >> index !== 0; index++) {
+    if ((mask & (1 << index)) !== 0) results.push({ index, result: { ...authFailed(reason), durationMs: 0 } });
+  }
+  return results;
 }

@@ -30,6 +30,8 @@ import { createHttpSender } from './http-sender.js';
 import { RatePace } from './rate-pace.js';
 import { RetryOrDeadLetter } from './retry-or-dead-letter.js';
 import { RetryTierWait } from './retry-tier-wait.js';
+import { TokenSource, TokenSources } from './token-source.js';
+import { USER_AGENT } from '../version.js';
 import { UrlCircuits } from './url-circuits.js';
 import type { UrlStatus } from './url-circuits.js';
 
@@ -153,6 +155,10 @@ class DelivererService implements Service, DelivererStatus {
   private readonly lanes = new Map<string, RunningLane>();
   private readonly laneOfTopic = new Map<string, RunningLane>();
   private readonly settings = new Map<string, PreparedDestination>();
+  /** Destinations with a series of `switchyard_tls_client_cert_expiry_seconds`. */
+  private certificatesReported = new Set<string>();
+  /** Each `auth.oauth2` destination's token, kept across reloads (token-source.ts). */
+  private readonly tokens: TokenSources;
   /** Enabled destinations whose topics could not be created, with why: no lane, tried again every reconcileRetryMs. */
   private readonly unmade = new Map<string, string>();
   /** Lanes taken out of service that still finish their requests in flight. */
@@ -182,6 +188,17 @@ class DelivererService implements Service, DelivererStatus {
     this.initial = deps.config.current();
     this.topology = createTopology(this.initial.kafka.topicPrefix);
     this.groupId = delivererGroupId(this.initial);
+    this.tokens = new TokenSources(
+      (destinationId, config, connection) =>
+        new TokenSource({
+          config,
+          connection,
+          userAgent: USER_AGENT,
+          // NOTE: the pool of the moment: the lanes' own, so the token endpoint passes the same address guard.
+          postForm: (target, body, headers) => this.sender!.sender.postForm(target, body, headers),
+          counted: (result) => deps.metrics.authTokenRequests.inc({ destination: destinationId, result }),
+        }),
+    );
   }
 
   async start(): Promise<void> {
@@ -301,7 +318,23 @@ class DelivererService implements Service, DelivererStatus {
   private prepareSettings(enabled: readonly Config['destinations'][number][], delivery: Config['delivery']): void {
     this.settings.clear();
     const defaults = delivery.circuitBreaker === undefined ? {} : { circuitBreaker: delivery.circuitBreaker };
-    for (const destination of enabled) this.settings.set(destination.id, prepareDestination(destination, defaults));
+    for (const destination of enabled) this.settings.set(destination.id, prepareDestination(destination, this.tokens, delivery.proxy, defaults));
+    this.tokens.keepOnly(new Set(enabled.filter((d) => d.settings.auth !== undefined && 'oauth2' in d.settings.auth).map((d) => d.id)));
+    this.reportCertificates(enabled);
+  }
+
+  /** `switchyard_tls_client_cert_expiry_seconds` of each enabled destination with a client certificate; the others' series go away. */
+  private reportCertificates(enabled: readonly Config['destinations'][number][]): void {
+    const gauge = this.deps.metrics.tlsClientCertExpiry;
+    const reported = new Set<string>();
+    for (const destination of enabled) {
+      const expiresAtMs = destination.settings.tls?.material?.certExpiresAtMs;
+      if (expiresAtMs === undefined) continue;
+      gauge.set({ destination: destination.id }, Math.floor(expiresAtMs / 1000));
+      reported.add(destination.id);
+    }
+    for (const id of this.certificatesReported) if (!reported.has(id)) gauge.remove({ destination: id });
+    this.certificatesReported = reported;
   }
 
   /**

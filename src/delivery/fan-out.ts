@@ -34,7 +34,7 @@ export interface FanOutSelection {
  * their outcome is unknown. Requests in `selection.keep` run to their answer.
  */
 export async function fanOut(
-  sender: HttpSender,
+  sender: Pick<HttpSender, 'send'>,
   targets: readonly FanOutTarget[],
   body: Buffer,
   perEvent: Record<string, string>,

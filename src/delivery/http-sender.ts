@@ -1,7 +1,7 @@
 // The one module that owns undici. The rest of the deliverer talks to `HttpSender`:
 // send(target, body, headers) → an AttemptResult value.
 import { isIP } from 'node:net';
-import { Agent, buildConnector } from 'undici';
+import { Agent, EnvHttpProxyAgent, buildConnector } from 'undici';
 import type { Dispatcher } from 'undici';
 import { judgeAddress } from '../network/address-rule.js';
 import type { AttemptResult } from './classify.js';
@@ -16,18 +16,52 @@ export interface WebhookTarget {
   origin: string;
   /** Path and query. */
   path: string;
+  /** How to connect, when not as every other destination does (`settings.tls`). */
+  connection?: ConnectionProfile;
 }
 
-export function webhookTarget(url: string): WebhookTarget {
+/** TLS options of a destination's connections (`settings.tls`, docs/webhooks.md#tls): PEM text, as node:tls takes it. */
+export interface TlsOptions {
+  cert?: string;
+  key?: string;
+  ca?: string;
+  servername?: string;
+  minVersion?: 'TLSv1.2' | 'TLSv1.3';
+}
+
+/** An egress proxy (docs/webhooks.md#egress-proxy): requests go through it (HTTPS by CONNECT) unless the host is in `noProxy`. */
+export interface ProxyOptions {
+  url: string;
+  noProxy: readonly string[];
+}
+
+/** Connections made alike share a pool: `key` names them (a digest of the options). */
+export interface ConnectionProfile {
+  key: string;
+  tls?: TlsOptions;
+  proxy?: ProxyOptions;
+}
+
+export function webhookTarget(url: string, connection?: ConnectionProfile): WebhookTarget {
   const parsed = new URL(url);
-  return { url, origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
+  const target: WebhookTarget = { url, origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
+  if (connection !== undefined) target.connection = connection;
+  return target;
 }
 
 /** `cancelled`: the caller aborted it (another URL already answered 2xx); its outcome is unknown. */
 export type SendResult = (AttemptResult & { durationMs: number }) | { outcome: 'cancelled'; durationMs: number };
 
+/** The answer to a `postForm`: its status and body, or why none came (an AttemptResult of classify.ts). */
+export type FormAnswer = { status: number; body: string } | { failure: AttemptResult };
+
 export interface HttpSender {
   send(target: WebhookTarget, body: Buffer, headers: Record<string, string>, cancel?: AbortSignal): Promise<SendResult>;
+  /**
+   * A small POST whose answer is read (an OAuth2 token request, token-source.ts): on the
+   * same pool, so through the same address guard, within the same timeout.
+   */
+  postForm(target: WebhookTarget, body: string, headers: Record<string, string>): Promise<FormAnswer>;
   close(): Promise<void>;
 }
 
@@ -49,6 +83,8 @@ export interface HttpSenderOptions {
 /** Node's default keeps connections 5 s; receivers usually keep them longer. */
 const KEEP_ALIVE_MS = 30_000;
 const DEFAULT_MAX_RESPONSE_BODY_BYTES = 64 * 1024;
+/** A token endpoint's answer is a small JSON object; past this it is not read. */
+const MAX_FORM_ANSWER_BYTES = 64 * 1024;
 /** How much later than delivery.timeout (and its one extension for a stall, Attempt.expire) undici's own timeouts fire. */
 const BACKSTOP_MARGIN_MS = 1_000;
 /** A deadline timer this late means the process stalled (Attempt.expire). */
@@ -184,8 +220,8 @@ function expireNow(attempt: Attempt): void {
  * skips the lookup for an IP address, hence the check of the host first; text node takes
  * for an address but the rule cannot read is refused (fail closed).
  */
-function checkingConnector(timeoutMs: number, guard: boolean, network: HttpSenderOptions['network']): buildConnector.connector {
-  const connect = buildConnector({ timeout: timeoutMs, lookup: guardedLookup({ guard, ...network }) });
+function checkingConnector(timeoutMs: number, guard: boolean, network: HttpSenderOptions['network'], tls: TlsOptions = {}): buildConnector.connector {
+  const connect = buildConnector({ ...tls, timeout: timeoutMs, lookup: guardedLookup({ guard, ...network }) });
   return (options, callback) => {
     const host = options.hostname.startsWith('[') ? options.hostname.slice(1, -1) : options.hostname;
     const family = isIP(host);
@@ -205,6 +241,28 @@ function checkingConnector(timeoutMs: number, guard: boolean, network: HttpSende
 }
 
 /**
+ * For a request that goes through a proxy with `blockPrivateNetworks`: the receiver's
+ * host resolved here and every address judged, as the checking connector does for a
+ * direct connection; the error that refuses it, or undefined. NOTE: the proxy resolves
+ * the name again when it connects: a DNS answer that changes in between (rebinding) is
+ * not seen here; the proxy's own rules are the second line (docs/webhooks.md#egress-proxy).
+ */
+function hostCheck(resolve: ResolveAll | undefined): (origin: string) => Promise<Error | undefined> {
+  const lookup = guardedLookup({ guard: true, ...(resolve === undefined ? {} : { resolve }) });
+  return (origin) =>
+    new Promise((settle) => {
+      const { hostname } = new URL(origin);
+      const host = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+      if (isIP(host) !== 0) {
+        const verdict = judgeAddress(host);
+        settle(refuseLiteralAddress(host) ?? (verdict === undefined || !verdict.allowed ? new BlockedAddressError(host, host, verdict) : undefined));
+        return;
+      }
+      lookup(host, { all: true }, (error) => settle(error ?? undefined));
+    });
+}
+
+/**
  * A keep-alive connection pool per origin (an undici Agent). Never follows redirects
  * (undici's dispatch does not), verifies certificates (undici's default: a self-signed
  * certificate fails the handshake, so no request is sent), and never holds a response
@@ -218,16 +276,40 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
   // per-phase timeouts are only a backstop, a second later, so that they never decide
   // before Attempt's look at what arrived (see Attempt.expire).
   const backstopMs = 2 * timeoutMs + BACKSTOP_MARGIN_MS;
-  const agent = new Agent({
+  const guard = options.blockPrivateNetworks === true;
+  const agentOptions = (tls?: TlsOptions) => ({
     keepAliveTimeout: KEEP_ALIVE_MS,
     keepAliveMaxTimeout: 10 * KEEP_ALIVE_MS,
-    connect:
-      options.blockPrivateNetworks === true || options.network !== undefined
-        ? checkingConnector(backstopMs, options.blockPrivateNetworks === true, options.network)
-        : { timeout: backstopMs },
+    connect: guard || options.network !== undefined ? checkingConnector(backstopMs, guard, options.network, tls) : { ...tls, timeout: backstopMs },
     headersTimeout: backstopMs,
     bodyTimeout: backstopMs,
   });
+  const makeAgent = (profile?: ConnectionProfile): Agent | EnvHttpProxyAgent => {
+    if (profile?.proxy === undefined) return new Agent(agentOptions(profile?.tls));
+    // NOTE: every option given, so undici reads nothing from process.env. Hosts in
+    // noProxy go straight, through the checking connector; the others through the proxy,
+    // which connects to them itself (hence the check before dispatch, in send), with the
+    // destination's TLS options on the tunnel to the receiver (requestTls).
+    const { url, noProxy } = profile.proxy;
+    return new EnvHttpProxyAgent({ ...agentOptions(profile.tls), httpProxy: url, httpsProxy: url, noProxy: noProxy.join(','), requestTls: { ...profile.tls, timeout: backstopMs } });
+  };
+  const agent = makeAgent();
+  // NOTE: one pool per connection profile (a destination's client certificate and CA),
+  // kept until close: keep-alive connections are reused across events, so a handshake
+  // is not paid per request. A profile a reload left behind holds only idle connections,
+  // closed after KEEP_ALIVE_MS.
+  const profiles = new Map<string, Agent | EnvHttpProxyAgent>();
+  const dispatcherOf = (target: WebhookTarget): Agent | EnvHttpProxyAgent => {
+    const { connection } = target;
+    if (connection === undefined) return agent;
+    let pool = profiles.get(connection.key);
+    if (pool === undefined) {
+      pool = makeAgent(connection);
+      profiles.set(connection.key, pool);
+    }
+    return pool;
+  };
+  const checkHost = hostCheck(options.network?.resolve);
 
   return {
     send(target, body, headers, cancel) {
@@ -237,16 +319,45 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
           return;
         }
         const attempt = new Attempt(resolve, timeoutMs, maxBody, cancel);
-        try {
-          agent.dispatch({ origin: target.origin, path: target.path, method: 'POST', headers, body }, attempt);
-        } catch (error) {
-          attempt.finish(classifyError(error, timeoutMs));
-        }
+        const dispatch = () => {
+          try {
+            dispatcherOf(target).dispatch({ origin: target.origin, path: target.path, method: 'POST', headers, body }, attempt);
+          } catch (error) {
+            attempt.finish(classifyError(error, timeoutMs));
+          }
+        };
+        // Through a proxy the proxy resolves and connects: the receiver's addresses are
+        // checked here first (docs/webhooks.md#egress-proxy).
+        if (guard && target.connection?.proxy !== undefined) {
+          checkHost(target.origin).then(
+            (refused) => (refused === undefined ? dispatch() : attempt.finish(classifyError(refused, timeoutMs))),
+            (error: unknown) => attempt.finish(classifyError(error, timeoutMs)),
+          );
+        } else dispatch();
       });
+    },
+    async postForm(target, body, headers) {
+      try {
+        const answer = await dispatcherOf(target).request({ origin: target.origin, path: target.path, method: 'POST', headers, body, signal: AbortSignal.timeout(timeoutMs) });
+        const chunks: Buffer[] = [];
+        let bytes = 0;
+        for await (const chunk of answer.body as AsyncIterable<Buffer>) {
+          bytes += chunk.length;
+          if (bytes > MAX_FORM_ANSWER_BYTES) {
+            answer.body.destroy();
+            return { failure: { outcome: 'network', verdict: 'retryable', reason: `answer larger than ${MAX_FORM_ANSWER_BYTES} bytes` } };
+          }
+          chunks.push(chunk);
+        }
+        return { status: answer.statusCode, body: Buffer.concat(chunks).toString('utf8') };
+      } catch (error) {
+        if (error instanceof Error && error.name === 'TimeoutError') return { failure: timedOut(timeoutMs) };
+        return { failure: classifyError(error, timeoutMs) };
+      }
     },
     async close() {
       // destroy, not close: requests still running are past their use once the deliverer stops.
-      await agent.destroy();
+      await Promise.all([agent.destroy(), ...[...profiles.values()].map((pool) => pool.destroy())]);
     },
   };
 }

@@ -8,10 +8,13 @@
 //   `webhook-timestamp` (the attempt's, in seconds) and `webhook-signature`, one
 //   `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` per secret, space-separated, so a
 //   receiver that knows either secret of a rotation accepts the request.
+// - `custom` (`settings.signature`, docs/webhooks.md#custom-signatures): an HMAC of a
+//   template over {id}, {timestamp} and {body}, for receivers written for another sender.
+// Several schemes at once (`[standard, custom]`) each add their headers.
 import { createHash, createHmac, createSecretKey } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import { STANDARD_SECRET_PATTERN } from '../config/schema.js';
-import type { SigningScheme } from '../config/schema.js';
+import type { CustomSignatureConfig, SigningScheme } from '../config/schema.js';
 
 /**
  * The key bytes of a `whsec_<base64>` secret, or undefined when it is not one. Strict
@@ -38,8 +41,32 @@ export function standardSignature(key: Buffer | KeyObject, id: string, timestamp
  */
 export type Signer = (body: Buffer, messageId: string | undefined, nowMs: number, headers: Record<string, string>) => void;
 
-/** The signer of a destination's settings; undefined when it has no secret (nothing to add). */
-export function createSigner(scheme: SigningScheme, secrets: readonly string[]): Signer | undefined {
+/** What a destination signs with: its scheme(s), its shared secrets, its `signature` when custom. */
+export interface SigningSettings {
+  signing: SigningScheme | readonly SigningScheme[];
+  secrets: readonly string[];
+  signature?: CustomSignatureConfig | undefined;
+}
+
+/** The signer of a destination's settings; undefined when it has nothing to sign with. */
+export function createSigner(settings: SigningSettings): Signer | undefined {
+  const schemes = typeof settings.signing === 'string' ? [settings.signing] : settings.signing;
+  const signers = schemes.map((scheme) => schemeSigner(scheme, settings)).filter((signer): signer is Signer => signer !== undefined);
+  const [only] = signers;
+  if (signers.length <= 1) return only;
+  return (body, messageId, nowMs, headers) => {
+    for (const sign of signers) sign(body, messageId, nowMs, headers);
+  };
+}
+
+function schemeSigner(scheme: SigningScheme, { secrets, signature }: SigningSettings): Signer | undefined {
+  if (scheme === 'custom') {
+    // The config schema refuses custom without a signature and a key; reaching here is a bug.
+    if (signature === undefined) throw new Error('signing: custom needs settings.signature');
+    const secret = signature.secret ?? secrets[0];
+    if (secret === undefined) throw new Error('signing: custom needs a key (sharedSecret or signature.secret)');
+    return customSigner(signature, secret);
+  }
   const [first] = secrets;
   if (first === undefined) return undefined;
   if (scheme === 'segment') {
@@ -58,11 +85,54 @@ export function createSigner(scheme: SigningScheme, secrets: readonly string[]):
     return createSecretKey(bytes);
   });
   return (body, messageId, nowMs, headers) => {
-    const id = messageId !== undefined && messageId !== '' ? webhookId(messageId) : fallbackMessageId(body);
+    const id = attemptId(body, messageId);
     const timestamp = Math.floor(nowMs / 1000);
     headers['webhook-id'] = id;
     headers['webhook-timestamp'] = String(timestamp);
     headers['webhook-signature'] = keys.map((key) => standardSignature(key, id, timestamp, body)).join(' ');
+  };
+}
+
+/** The id a signature carries: the messageId as a header can hold it, or one derived from the body. */
+function attemptId(body: Buffer, messageId: string | undefined): string {
+  return messageId !== undefined && messageId !== '' ? webhookId(messageId) : fallbackMessageId(body);
+}
+
+/** One piece of a custom signature's content: literal text, or a placeholder. */
+type ContentPart = { text: Buffer } | { placeholder: 'id' | 'timestamp' | 'body' };
+
+/** `content` cut at its placeholders, once per config: "{timestamp}.{body}" → timestamp, ".", body. */
+export function contentParts(content: string): ContentPart[] {
+  return content
+    .split(/(\{id\}|\{timestamp\}|\{body\})/)
+    .filter((piece) => piece !== '')
+    .map((piece): ContentPart => (piece === '{id}' ? { placeholder: 'id' } : piece === '{timestamp}' ? { placeholder: 'timestamp' } : piece === '{body}' ? { placeholder: 'body' } : { text: Buffer.from(piece, 'utf8') }));
+}
+
+/**
+ * `signing: custom`: `header` = prefix + the HMAC (key: the secret's UTF-8 bytes) of the
+ * content, in hex or base64; `timestampHeader` and `idHeader` carry what was signed.
+ * NOTE: the parts are hashed one after the other: the body is never copied.
+ */
+function customSigner(signature: CustomSignatureConfig, secret: string): Signer {
+  const key = createSecretKey(Buffer.from(secret, 'utf8'));
+  const parts = contentParts(signature.content);
+  const header = signature.header.toLowerCase();
+  const timestampHeader = signature.timestampHeader?.toLowerCase();
+  const idHeader = signature.idHeader?.toLowerCase();
+  const prefix = signature.prefix ?? '';
+  return (body, messageId, nowMs, headers) => {
+    const id = idHeader === undefined && !parts.some((p) => 'placeholder' in p && p.placeholder === 'id') ? '' : attemptId(body, messageId);
+    const timestamp = String(Math.floor(nowMs / 1000));
+    const hmac = createHmac(signature.algorithm, key);
+    for (const part of parts) {
+      if ('text' in part) hmac.update(part.text);
+      else if (part.placeholder === 'body') hmac.update(body);
+      else hmac.update(part.placeholder === 'id' ? id : timestamp, 'utf8');
+    }
+    headers[header] = `${prefix}${hmac.digest(signature.encoding)}`;
+    if (timestampHeader !== undefined) headers[timestampHeader] = timestamp;
+    if (idHeader !== undefined) headers[idHeader] = id;
   };
 }
 

@@ -11,7 +11,7 @@ export type { Logger };
 const MIN_SCRUBBED_LENGTH = 8;
 
 /** Field names whose values are masked wherever they appear, whatever their length. */
-const REDACTED_FIELDS = ['sharedSecret', 'sharedSecrets', 'writeKey', 'token', 'password', 'authorization', 'passphrase'];
+const REDACTED_FIELDS = ['sharedSecret', 'sharedSecrets', 'writeKey', 'token', 'password', 'authorization', 'passphrase', 'clientSecret', 'access_token'];
 
 /**
  * The texts a secret may take in a log line: as written, and as JSON escapes it once

@@ -37,6 +37,10 @@ export interface Metrics {
   deletions: Counter<'result'>;
   /** Per webhook URL, by its index in the destination's list (never the URL: it may carry a token). */
   circuitState: Gauge<'destination' | 'url_index'>;
+  /** Requests to a destination's OAuth2 token endpoint: `issued` (a token came), `failed` (none did). */
+  authTokenRequests: Counter<'destination' | 'result'>;
+  /** When the client certificate of a destination's `settings.tls` expires, Unix time in seconds. */
+  tlsClientCertExpiry: Gauge<'destination'>;
   /** 1 while a destination's topics could not be created (the deliverer delivers nothing for it and tries again). */
   destinationTopicsUnavailable: Gauge<'destination'>;
   /** Config file changes: `applied`, or `refused` (a bad file; the running config kept). */
@@ -190,6 +194,18 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       name: 'switchyard_circuit_state',
       help: 'Circuit breaker of each webhook URL (by index): 0 closed, 1 open (skipped, no requests), 2 half-open (a probe is out).',
       labelNames: ['destination', 'url_index'],
+      registers,
+    }),
+    authTokenRequests: new Counter({
+      name: 'switchyard_auth_token_requests_total',
+      help: 'Requests to the OAuth2 token endpoint of a destination with settings.auth.oauth2, by result: issued (a token came), failed (none did; its events are retried).',
+      labelNames: ['destination', 'result'],
+      registers,
+    }),
+    tlsClientCertExpiry: new Gauge({
+      name: 'switchyard_tls_client_cert_expiry_seconds',
+      help: 'When the client certificate of a destination with settings.tls.clientCert expires, as Unix time in seconds (read at load and at every reload).',
+      labelNames: ['destination'],
       registers,
     }),
     destinationTopicsUnavailable: new Gauge({

@@ -43,12 +43,13 @@ describe('parseSize', () => {
 });
 
 describe('settings.batch', () => {
-  it.each<[string, unknown, { maxEvents: number; maxBytes: number; maxWaitMs: number }]>([
-    ['every value', { maxEvents: 100, maxBytes: '512KB', maxWait: '1s' }, { maxEvents: 100, maxBytes: 524_288, maxWaitMs: 1_000 }],
-    ['the defaults', {}, { maxEvents: 100, maxBytes: 524_288, maxWaitMs: 1_000 }],
-    ['the limits', { maxEvents: 4_000, maxBytes: '4MB', maxWait: '1m' }, { maxEvents: 4_000, maxBytes: 4_194_304, maxWaitMs: 60_000 }],
-    ['one event a batch', { maxEvents: 1, maxBytes: '1KB', maxWait: '1ms' }, { maxEvents: 1, maxBytes: 1_024, maxWaitMs: 1 }],
-    ['values from the environment', { maxEvents: '${EVENTS}', maxWait: '${WAIT}' }, { maxEvents: 250, maxBytes: 524_288, maxWaitMs: 250 }],
+  it.each<[string, unknown, { maxEvents: number; maxBytes: number; maxWaitMs: number; format: string }]>([
+    ['every value', { maxEvents: 100, maxBytes: '512KB', maxWait: '1s' }, { maxEvents: 100, maxBytes: 524_288, maxWaitMs: 1_000, format: 'json' }],
+    ['the defaults', {}, { maxEvents: 100, maxBytes: 524_288, maxWaitMs: 1_000, format: 'json' }],
+    ['the limits', { maxEvents: 4_000, maxBytes: '4MB', maxWait: '1m' }, { maxEvents: 4_000, maxBytes: 4_194_304, maxWaitMs: 60_000, format: 'json' }],
+    ['one event a batch', { maxEvents: 1, maxBytes: '1KB', maxWait: '1ms' }, { maxEvents: 1, maxBytes: 1_024, maxWaitMs: 1, format: 'json' }],
+    ['values from the environment', { maxEvents: '${EVENTS}', maxWait: '${WAIT}' }, { maxEvents: 250, maxBytes: 524_288, maxWaitMs: 250, format: 'json' }],
+    ['one body per line', { format: 'ndjson' }, { maxEvents: 100, maxBytes: 524_288, maxWaitMs: 1_000, format: 'ndjson' }],
   ])('loads %s', (_name, batch, expected) => {
     const result = withSettings({ batch });
     if (!result.ok) throw new Error(result.errors.join('\n'));

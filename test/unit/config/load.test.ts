@@ -507,7 +507,7 @@ describe('a config with one problem is refused, naming the path', () => {
     ['an empty list of shared secrets', (d) => (d.destinations[0].settings.sharedSecrets = []), 'destinations[0].settings.sharedSecrets', 'needs at least 1 entry'],
     ['an empty shared secret in the list', (d) => (d.destinations[0].settings.sharedSecrets = ['a', '']), 'destinations[0].settings.sharedSecrets[1]', 'must not be empty'],
     ['the same secret twice', (d) => (d.destinations[0].settings.sharedSecrets = ['a', 'a']), 'destinations[0].settings.sharedSecrets[1]', 'is the same secret as sharedSecrets[0]'],
-    ['an unknown signing scheme', (d) => (d.destinations[0].settings.signing = 'svix'), 'destinations[0].settings.signing', 'must be one of segment, standard, got "svix"'],
+    ['an unknown signing scheme', (d) => (d.destinations[0].settings.signing = 'svix'), 'destinations[0].settings.signing', 'must be one of segment, standard, custom, got "svix"'],
     ['standard signing without a secret', (d) => (d.destinations[0].settings.signing = 'standard'), 'destinations[0].settings.signing', 'signing: standard needs a secret'],
     [
       'standard signing with a secret that is not whsec_',

@@ -25,6 +25,26 @@ describe('batchBody', () => {
   });
 });
 
+describe('batchBody, ndjson', () => {
+  it('is each body byte for byte followed by a line feed; its length is batchBytes', () => {
+    const bodies = [ONE, THREE, TWO];
+    const body = batchBody(
+      bodies.map((b) => Buffer.from(b)),
+      'ndjson',
+    );
+    expect(body.toString('utf8')).toBe(`${ONE}\n${THREE}\n${TWO}\n`);
+    expect(body.length).toBe(batchBytes(3, bodies.reduce((sum, b) => sum + Buffer.byteLength(b), 0), 'ndjson'));
+  });
+
+  it('counts a line feed per body against maxBytes, where json counts commas and brackets', () => {
+    // 2 bodies of 49 bytes: json 49+1+49+2 = 101 bytes, ndjson 49+1+49+1 = 100.
+    expect(fitsIn({ events: 1, bodyBytes: 49 }, 49, { maxEvents: 3, maxBytes: 100 })).toBe(false);
+    expect(fitsIn({ events: 1, bodyBytes: 49 }, 49, { maxEvents: 3, maxBytes: 100, format: 'ndjson' })).toBe(true);
+    expect(isFull({ events: 2, bodyBytes: 98 }, { maxEvents: 3, maxBytes: 100, format: 'ndjson' })).toBe(true);
+    expect(isFull({ events: 2, bodyBytes: 97 }, { maxEvents: 3, maxBytes: 100, format: 'ndjson' })).toBe(false);
+  });
+});
+
 describe('fitsIn and isFull', () => {
   const limits = { maxEvents: 3, maxBytes: 100 };
   it.each<[string, { events: number; bodyBytes: number }, number, boolean]>([

@@ -51,6 +51,7 @@ destinations:
       const result: SendResult = { ...classifyStatus(answer(events), undefined, Date.now()), durationMs: 1 };
       return Promise.resolve(result);
     },
+    postForm: () => Promise.reject(new Error('no token requests here')),
     close: () => Promise.resolve(),
   };
   const written: { topic: string; messageId: string | undefined }[] = [];

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../../src/config/load.js';
 import type { Config } from '../../../src/config/schema.js';
 import { prepareDestination } from '../../../src/delivery/destination-settings.js';
+import { TokenSource, TokenSources } from '../../../src/delivery/token-source.js';
 
 const version = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -67,5 +68,43 @@ describe('prepareDestination: settings.retry.stopOn', () => {
       if (!result.ok) throw new Error(result.errors.join('\n'));
       expect(prepareDestination(result.config.destinations[0]!).stopOn).toEqual(expected);
     }
+  });
+});
+
+describe('prepareDestination with settings.auth', () => {
+  const withAuth = (auth: string) => {
+    const result = parseConfigText(
+      `
+sources: [{ id: web }]
+destinations:
+  - id: hooks
+    type: webhooks
+    settings:
+      auth: ${auth}
+      webhooks: [{ url: 'http://127.0.0.1:9/a' }, { url: 'http://u:p@127.0.0.1:9/b' }]
+`,
+      'test.yaml',
+      {},
+    );
+    if (!result.ok) throw new Error(result.errors.join('\n'));
+    return result.config.destinations[0]!;
+  };
+
+  it('basic and bearer set the same Authorization on every URL, over one from user info', () => {
+    const basic = prepareDestination(withAuth('{ basic: { username: "sy", password: "pä55:word" } }'));
+    for (const { headers } of basic.targets) expect(headers.authorization).toBe(`Basic ${Buffer.from('sy:pä55:word', 'utf8').toString('base64')}`);
+    const bearer = prepareDestination(withAuth('{ bearer: { token: "tok-123" } }'));
+    for (const { headers } of bearer.targets) expect(headers.authorization).toBe('Bearer tok-123');
+    expect(bearer.oauth2).toBeUndefined();
+  });
+
+  it('oauth2 takes its token source from the deliverer, and refuses to go without one', () => {
+    const destination = withAuth('{ oauth2: { tokenUrl: "http://127.0.0.1:9/t", clientId: c, clientSecret: s } }');
+    expect(() => prepareDestination(destination)).toThrow('destination hooks has auth.oauth2 but its settings were prepared without token sources');
+    const sources = new TokenSources((_id, oauth2) => new TokenSource({ config: oauth2, userAgent: 'u', postForm: () => Promise.reject(new Error('unused')), counted: () => undefined }));
+    const prepared = prepareDestination(destination, sources);
+    expect(prepared.oauth2).toBe(sources.of('hooks', destination.settings.auth && 'oauth2' in destination.settings.auth ? destination.settings.auth.oauth2 : ({} as never)));
+    // Per request, not static: the token changes.
+    expect(prepared.targets[0]!.headers.authorization).toBeUndefined();
   });
 });

@@ -61,7 +61,7 @@ describe('fanOut', () => {
 
   it('sends to every URL at once with the entry and event headers, and cancels the rest after a 2xx', async () => {
     const seen: { url: string; headers: Record<string, string> }[] = [];
-    const sender: HttpSender = {
+    const sender: Pick<HttpSender, 'send' | 'close'> = {
       send: (target, _body, headers, cancel) => {
         seen.push({ url: target.url, headers });
         if (target.url.includes('b.test')) return Promise.resolve(ok);
@@ -83,7 +83,7 @@ describe('fanOut', () => {
     const seen: string[] = [];
     let release!: () => void;
     const kept = new Promise<void>((resolve) => (release = resolve));
-    const sender: HttpSender = {
+    const sender: Pick<HttpSender, 'send' | 'close'> = {
       send: (target, _body, _headers, cancel) => {
         seen.push(target.url);
         if (target.url.includes('a.test')) return Promise.resolve(ok);
@@ -110,7 +110,7 @@ describe('fanOut', () => {
 
   it('a selection of no URL sends nothing; a single selected URL is sent without a cancel signal', async () => {
     const signals: (AbortSignal | undefined)[] = [];
-    const sender: HttpSender = {
+    const sender: Pick<HttpSender, 'send' | 'close'> = {
       send: (_target, _body, _headers, cancel) => {
         signals.push(cancel);
         return Promise.resolve(ok);

@@ -33,7 +33,7 @@ describe('standardSignature', () => {
   });
 
   it('signs through createSigner the same way, with the attempt’s time in seconds', () => {
-    const signer = createSigner('standard', [VECTOR.secret]);
+    const signer = createSigner({ signing: 'standard', secrets: [VECTOR.secret] });
     const headers = headersOf(signer, VECTOR.msgId, VECTOR.timestamp * 1000 + 999, Buffer.from(VECTOR.payload));
     expect(headers).toEqual({ 'webhook-id': VECTOR.msgId, 'webhook-timestamp': String(VECTOR.timestamp), 'webhook-signature': VECTOR.signature });
   });
@@ -61,18 +61,18 @@ describe('createSigner', () => {
   const NOW = Date.UTC(2026, 4, 1, 12, 0, 0, 250);
 
   it('signs nothing without a secret', () => {
-    expect(createSigner('segment', [])).toBeUndefined();
-    expect(createSigner('standard', [])).toBeUndefined();
+    expect(createSigner({ signing: 'segment', secrets: [] })).toBeUndefined();
+    expect(createSigner({ signing: 'standard', secrets: [] })).toBeUndefined();
   });
 
   it('segment: X-Signature, hex HMAC-SHA1 keyed by the first secret of a rotation', () => {
     const expected = createHmac('sha1', 'new-secret').update(BODY).digest('hex');
-    expect(headersOf(createSigner('segment', ['new-secret']), 'm-1', NOW)).toEqual({ 'x-signature': expected });
-    expect(headersOf(createSigner('segment', ['new-secret', 'old-secret']), 'm-1', NOW)).toEqual({ 'x-signature': expected });
+    expect(headersOf(createSigner({ signing: 'segment', secrets: ['new-secret'] }), 'm-1', NOW)).toEqual({ 'x-signature': expected });
+    expect(headersOf(createSigner({ signing: 'segment', secrets: ['new-secret', 'old-secret'] }), 'm-1', NOW)).toEqual({ 'x-signature': expected });
   });
 
   it('standard: one signature per secret, space-separated, each verified by the official library alone', () => {
-    const headers = headersOf(createSigner('standard', [NEW, OLD]), 'm-1', Date.now());
+    const headers = headersOf(createSigner({ signing: 'standard', secrets: [NEW, OLD] }), 'm-1', Date.now());
     expect(headers['webhook-id']).toBe('m-1');
     expect(headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}= v1,[A-Za-z0-9+/]{43}=$/);
     for (const secret of [NEW, OLD]) expect(new Webhook(secret).verify(BODY, headers)).toEqual(JSON.parse(BODY.toString()));
@@ -80,7 +80,7 @@ describe('createSigner', () => {
   });
 
   it('standard: the timestamp is the attempt’s, and a later attempt signs anew', () => {
-    const signer = createSigner('standard', [NEW]);
+    const signer = createSigner({ signing: 'standard', secrets: [NEW] });
     const first = headersOf(signer, 'm-1', NOW);
     const retry = headersOf(signer, 'm-1', NOW + 60_000);
     expect(first['webhook-timestamp']).toBe(String(Math.floor(NOW / 1000)));
@@ -90,7 +90,7 @@ describe('createSigner', () => {
   });
 
   it('standard: without a message-id header the id is derived from the body, the same on every attempt', () => {
-    const signer = createSigner('standard', [NEW]);
+    const signer = createSigner({ signing: 'standard', secrets: [NEW] });
     const a = headersOf(signer, undefined, NOW);
     const b = headersOf(signer, '', NOW + 10_000);
     expect(a['webhook-id']).toMatch(/^sha256_[0-9a-f]{32}$/);
@@ -109,7 +109,7 @@ describe('createSigner', () => {
     ['a trailing tab', 'm-1\t'],
     ['257 characters', 'm'.repeat(257)],
   ])('standard: a messageId with %s becomes a header-safe id, the same on every attempt, that the official library verifies', (_what, messageId) => {
-    const signer = createSigner('standard', [NEW]);
+    const signer = createSigner({ signing: 'standard', secrets: [NEW] });
     const first = headersOf(signer, messageId, NOW);
     const expected = `msg_sha256_${createHash('sha256').update(messageId, 'utf8').digest('hex').slice(0, 32)}`;
     expect(first['webhook-id']).toBe(expected);
@@ -126,6 +126,38 @@ describe('createSigner', () => {
   });
 
   it('refuses a secret the config schema would have refused', () => {
-    expect(() => createSigner('standard', ['plain'])).toThrow('secret 1 is not one');
+    expect(() => createSigner({ signing: 'standard', secrets: ['plain'] })).toThrow('secret 1 is not one');
+  });
+});
+
+describe('signing: custom', () => {
+  const NOW = Date.UTC(2026, 4, 1, 12, 0, 0, 250);
+
+  it('matches GitHub’s published X-Hub-Signature-256 example (prefix "sha256=", hex HMAC-SHA256 of the body)', () => {
+    const signer = createSigner({ signing: 'custom', secrets: [], signature: { header: 'X-Hub-Signature-256', algorithm: 'sha256', encoding: 'hex', content: '{body}', prefix: 'sha256=', secret: "It's a Secret to Everybody" } });
+    expect(headersOf(signer, 'm-1', NOW, Buffer.from('Hello, World!'))).toEqual({ 'x-hub-signature-256': 'sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17' });
+  });
+
+  it('signs the content template with the timestamp and id it sends, keyed by the first shared secret', () => {
+    const signer = createSigner({
+      signing: 'custom',
+      secrets: ['first-secret', 'second-secret'],
+      signature: { header: 'X-Sig', algorithm: 'sha512', encoding: 'base64', content: 'v0:{id}:{timestamp}:{body}', timestampHeader: 'X-Sig-Time', idHeader: 'X-Sig-Id' },
+    });
+    const headers = headersOf(signer, 'm-1', NOW);
+    const seconds = String(Math.floor(NOW / 1000));
+    expect(headers).toEqual({
+      'x-sig': createHmac('sha512', 'first-secret').update(`v0:m-1:${seconds}:${BODY.toString('utf8')}`).digest('base64'),
+      'x-sig-time': seconds,
+      'x-sig-id': 'm-1',
+    });
+  });
+
+  it('[standard, custom] adds both schemes’ headers; each verifies alone', () => {
+    const signer = createSigner({ signing: ['standard', 'custom'], secrets: [NEW], signature: { header: 'X-Legacy-Signature', algorithm: 'sha1', encoding: 'hex', content: '{body}', secret: 'legacy-secret' } });
+    const now = Date.now();
+    const headers = headersOf(signer, 'm-1', now);
+    expect(headers['x-legacy-signature']).toBe(createHmac('sha1', 'legacy-secret').update(BODY).digest('hex'));
+    expect(() => new Webhook(NEW).verify(BODY.toString('utf8'), headers)).not.toThrow();
   });
 });

@@ -132,12 +132,33 @@ function waitForPort(port, deadline) {
   });
 }
 
-/** The controller port an earlier run in `baseDir` used, when it can be bound again. */
-async function previousControllerPort(propsFile) {
+/** How long a start on kept data waits for its controller port to be free again. */
+const CONTROLLER_PORT_WAIT_MS = 60_000;
+
+/**
+ * The controller port an earlier run in `baseDir` used, once it can be bound again.
+ * NOTE: the port came from the ephemeral range, so another process's outgoing
+ * connection may hold it as its local port for a while (a test opening thousands of
+ * loopback connections beside npm start did): the start waits for it rather than move
+ * the kept quorum to another port, on which the broker never starts.
+ */
+async function previousControllerPort(propsFile, log) {
   if (!existsSync(propsFile)) return undefined;
   const match = /^controller\.quorum\.voters=1@127\.0\.0\.1:(\d+)$/m.exec(readFileSync(propsFile, 'utf8'));
   const port = match ? Number(match[1]) : undefined;
-  return port !== undefined && (await canListen(port, '127.0.0.1')) ? port : undefined;
+  if (port === undefined) return undefined;
+  const deadline = Date.now() + CONTROLLER_PORT_WAIT_MS;
+  let said = false;
+  while (!(await canListen(port, '127.0.0.1'))) {
+    if (Date.now() > deadline) {
+      log?.(`kafka: the kept data's controller port ${port} is still in use after ${CONTROLLER_PORT_WAIT_MS / 1000} s; starting on another port (if the broker then does not start, start with fresh data)`);
+      return undefined;
+    }
+    if (!said) log?.(`kafka: waiting for the kept data's controller port ${port} to be free`);
+    said = true;
+    await new Promise((resolveWait) => setTimeout(resolveWait, 250));
+  }
+  return port;
 }
 
 /**
@@ -175,7 +196,7 @@ export async function startBroker({ port, heapMb = 384, startTimeoutMs = 120_000
   const logFile = join(baseDir, 'broker.log');
   // NOTE: kept data remembers its controller quorum; the same controller port keeps a
   // restart from looking like a moved voter.
-  const controllerPort = (await previousControllerPort(propsFile)) ?? (await freePort());
+  const controllerPort = (await previousControllerPort(propsFile, log)) ?? (await freePort());
   writeFileSync(propsFile, serverProperties({ port: brokerPort, controllerPort, dataDir }));
   writeFileSync(log4jFile, LOG4J);
   const classpath = `${lib}/*`;

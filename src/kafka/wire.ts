@@ -64,6 +64,8 @@ export function errorName(code: number): string {
 /** An error answer of a request as an Error whose `type` is the protocol's name (what isRetriable reads). */
 export class KafkaAnswerError extends Error {
   readonly type: string;
+  /** Whether another try may be answered otherwise (a coordinator or leader moving, a broker busy): isRetriable reads it. */
+  readonly retriable: boolean;
   constructor(
     readonly code: number,
     what: string,
@@ -71,8 +73,23 @@ export class KafkaAnswerError extends Error {
     super(`${what}: the broker answered ${errorName(code)}`);
     this.name = 'KafkaAnswerError';
     this.type = errorName(code);
+    this.retriable = RETRIABLE.has(code);
   }
 }
+
+/** Codes a later try may not get: the coordinator or leader moving or loading, a timeout, a broker short of replicas. */
+const RETRIABLE = new Set<number>([
+  ERROR.UNKNOWN_TOPIC_OR_PARTITION,
+  ERROR.LEADER_NOT_AVAILABLE,
+  ERROR.NOT_LEADER_OR_FOLLOWER,
+  7, // REQUEST_TIMED_OUT
+  13, // NETWORK_EXCEPTION
+  ERROR.COORDINATOR_LOAD_IN_PROGRESS,
+  ERROR.COORDINATOR_NOT_AVAILABLE,
+  ERROR.NOT_COORDINATOR,
+  ERROR.NOT_ENOUGH_REPLICAS,
+  ERROR.UNSTABLE_OFFSET_COMMIT,
+]);
 
 export interface BrokerAddress {
   nodeId: number;

@@ -50,6 +50,8 @@ export interface FetcherEvents {
   records(topic: string, partition: number, records: InboundRecord[], from: bigint, next: bigint): void;
   /** The position was out of the log's range (retention removed it): it moved to `to`. */
   reset(topic: string, partition: number, from: bigint, to: bigint): void;
+  /** An answer came back (the consumer is reading). */
+  fetched?(): void;
   /** A fetch failed; the fetcher tries again (leaders asked anew). */
   trouble?(error: Error): void;
 }
@@ -253,6 +255,7 @@ export class Fetcher {
           isolation: this.settings.isolation,
           topics: groupByTopic(plan.partitions.map((entry) => ({ topic: entry.topic, partition: entry.partition, offset: this.partitions.get(entry.key)!.position, maxBytes: entry.maxBytes }))),
         });
+        this.events.fetched?.();
         const byKey = new Map<string, FetchAnswerPartition>();
         for (const t of answer.responses) for (const part of t.partitions) byKey.set(keyOf(t.topicId, part.partitionIndex), part);
         for (const { p, epoch, position } of asked) {

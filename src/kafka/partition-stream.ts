@@ -19,6 +19,7 @@ import { ForeignAssignment } from './foreign-assignment.js';
 import { fetchWait } from './fetch-wait.js';
 import type { FetchWaitSettings } from './fetch-wait.js';
 import { LegacyCarry } from './legacy-carry.js';
+import { earliestOrLatest } from './offset-lookup.js';
 import { GroupMembership } from './membership.js';
 import type { Generation } from './membership.js';
 import { PartitionProgress } from './offset-progress.js';
@@ -129,6 +130,8 @@ export function createPartitionStream(client: KafkaClient, settings: PartitionSt
 /** The most one partition brings in one fetch answer, and one answer in all. */
 const MAX_PARTITION_BYTES = 1024 * 1024;
 const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
+/** Past this many offsets, a range lost to retention is skipped whole, records in flight in it included (counted and logged). */
+const MAX_GAP_WALK = 1_000_000n;
 /** How often partitions at their end are asked for while others bring records (fetch-plan.ts). */
 const EMPTY_POLL_MS = 200;
 
@@ -444,7 +447,7 @@ class EnginePartitionStream implements PartitionStream {
     }
     // Never committed, by this group or an older one: from the log's beginning.
     if (unknown.length > 0) {
-      for (const { topic, partition, position } of await this.earliestOf(unknown)) {
+      for (const { topic, partition, offset: position } of await earliestOrLatest(this.wire, unknown, 'earliest')) {
         const key = keyOf(topic, partition);
         this.ledger.track(key, new PartitionProgress(position.toString(), null));
         starts.push({ topic, partition, position });
@@ -463,30 +466,6 @@ class EnginePartitionStream implements PartitionStream {
     let bytes = 0;
     for (const b of this.handed.get(key)?.values() ?? []) bytes += b;
     return bytes;
-  }
-
-  /** The first offset each partition's log holds. */
-  private async earliestOf(partitions: readonly { topic: string; partition: number }[]): Promise<{ topic: string; partition: number; position: bigint }[]> {
-    const metadata = await this.wire.metadata([...new Set(partitions.map((p) => p.topic))]);
-    const byLeader = new Map<number, { topic: string; partition: number }[]>();
-    for (const p of partitions) {
-      const leader = metadata.topics.get(p.topic)?.partitions.find((x) => x.partition === p.partition)?.leader ?? -1;
-      if (leader < 0) throw new Error(`${p.topic} partition ${p.partition} has no leader yet; the stream asks again`);
-      byLeader.set(leader, [...(byLeader.get(leader) ?? []), p]);
-    }
-    const found: { topic: string; partition: number; position: bigint }[] = [];
-    for (const [leader, list] of byLeader) {
-      const topics = new Map<string, { partition: number; timestamp: bigint }[]>();
-      for (const p of list) topics.set(p.topic, [...(topics.get(p.topic) ?? []), { partition: p.partition, timestamp: -2n }]);
-      const answer = await this.wire.listOffsets(leader, 0, [...topics].map(([topic, ps]) => ({ topic, partitions: ps })));
-      for (const t of answer.topics) {
-        for (const p of t.partitions) {
-          if (p.errorCode !== 0) throw new Error(`the earliest offset of ${t.name} partition ${p.partitionIndex} could not be read (error code ${p.errorCode}); the stream asks again`);
-          found.push({ topic: t.name, partition: p.partitionIndex, position: p.offset });
-        }
-      }
-    }
-    return found;
   }
 
   /** A fetched partition's records: hands over those neither finished nor handed over already. */
@@ -536,10 +515,14 @@ class EnginePartitionStream implements PartitionStream {
     );
     const key = keyOf(topic, partition);
     const progress = this.ledger.progressAt(key);
-    if (progress !== undefined && to > BigInt(progress.next)) {
-      progress.startAt(to.toString());
-      this.ledger.markDirty(key);
-    }
+    if (progress === undefined || to <= BigInt(progress.next)) return;
+    // NOTE: records handed over before retention removed them are still being
+    // delivered: only the offsets not in flight count as finished.
+    const handed = this.handed.get(key);
+    const base = BigInt(progress.next);
+    if (handed === undefined || handed.size === 0 || to - base > MAX_GAP_WALK) progress.startAt(to.toString());
+    else for (let o = base; o < to; o++) if (!handed.has(o.toString())) progress.finish(o.toString());
+    this.ledger.markDirty(key);
   }
 
   /** A record finished (ledger): its bytes leave the budget. */

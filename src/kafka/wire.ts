@@ -152,21 +152,31 @@ async function call<T>(request: () => Promise<T>): Promise<T> {
   }
 }
 
-/** The connections of one engine client: to the bootstrap brokers, the coordinators and the leaders. */
+/**
+ * The connections of one engine client: to the bootstrap brokers, the coordinators and
+ * the leaders.
+ * NOTE: fetches go on connections of their own. A broker answers the requests of one
+ * connection in order, so a commit or heartbeat sent behind a fetch that waits for
+ * records (up to its wait) waited as long: commits slowed, and a deliverer killed then
+ * redid more than its requests in flight (test/integration/deliver-flaky-kill.test.ts).
+ */
 export class Wire {
   private readonly pool: ConnectionPool;
+  private readonly fetchPool: ConnectionPool;
   private readonly bootstrap: { host: string; port: number }[];
   private brokers = new Map<number, BrokerAddress>();
 
   constructor(settings: KafkaSettings, clientId: string, requestTimeoutMs = 30_000) {
     const options = platformaticOptions(settings, clientId, requestTimeoutMs);
-    this.pool = new ConnectionPool(clientId, {
+    const connection = {
       connectTimeout: options.connectTimeout,
       requestTimeout: requestTimeoutMs,
       maxInflights: 5,
       ...(options.tls === undefined ? {} : { tls: options.tls }),
       ...(options.sasl === undefined ? {} : { sasl: options.sasl }),
-    });
+    };
+    this.pool = new ConnectionPool(clientId, connection);
+    this.fetchPool = new ConnectionPool(clientId, connection);
     this.bootstrap = settings.brokers.map(parseBroker);
   }
 
@@ -174,14 +184,14 @@ export class Wire {
     return this.pool.getFirstAvailable(this.bootstrap);
   }
 
-  private async node(nodeId: number): Promise<Connection> {
+  private async node(nodeId: number, pool = this.pool): Promise<Connection> {
     let broker = this.brokers.get(nodeId);
     if (broker === undefined) {
       await this.metadata([]);
       broker = this.brokers.get(nodeId);
     }
     if (broker === undefined) throw new Error(`Kafka broker ${nodeId} is not in the cluster's metadata; the engine asks again`);
-    return this.pool.get({ host: broker.host, port: broker.port });
+    return pool.get({ host: broker.host, port: broker.port });
   }
 
   /** Leaders of `topics` (all topics for null); also refreshes the brokers' addresses. */
@@ -284,7 +294,7 @@ export class Wire {
 
   /** One fetch from the leader `nodeId` (no fetch session: every request names its partitions). */
   async fetch(nodeId: number, ask: FetchAsk): Promise<FetchAnswer> {
-    const connection = await this.node(nodeId);
+    const connection = await this.node(nodeId, this.fetchPool);
     return call(() =>
       fetchV12.api.async(
         connection,
@@ -305,7 +315,7 @@ export class Wire {
   }
 
   async close(): Promise<void> {
-    await this.pool.close();
+    await Promise.all([this.pool.close(), this.fetchPool.close()]);
   }
 }
 

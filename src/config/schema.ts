@@ -279,6 +279,11 @@ export interface Config {
     retryTiers: RetryTier[];
     maxRetryWindowMs: number;
     concurrencyPerDestination: number;
+    /**
+     * YAML `bufferBudget`: the bytes of fetched records a deliverer holds at once, shared by
+     * its destinations (src/kafka/fetch-plan.ts; docs/operations.md#memory). Read at start.
+     */
+    bufferBudgetBytes: number;
     /** Connect only to global unicast addresses (src/network/address-rule.ts). */
     blockPrivateNetworks: boolean;
     /** The circuit breaker's thresholds for every destination (each may override them). */
@@ -981,11 +986,17 @@ const proxySchema = strictObject({
   noProxy: idList.prefault([]),
 }).transform((p): ProxyConfig => ({ url: p.url, noProxy: p.noProxy }));
 
+/** `delivery.bufferBudget`: the default keeps a deliverer inside its shipped 768Mi limit with margin (docs/operations.md#memory). */
+export const DEFAULT_BUFFER_BUDGET = 128 * 1024 * 1024;
+const MIN_BUFFER_BUDGET = 8 * 1024 * 1024;
+const MAX_BUFFER_BUDGET = 16 * 1024 * 1024 * 1024;
+
 const deliverySchema = strictObject({
   timeout: field(checkDuration).prefault('5s'),
   retryTiers: retryTiers.prefault([...DEFAULT_RETRY_TIERS]),
   maxRetryWindow: field(checkDuration).prefault('4h'),
   concurrencyPerDestination: field(checkInt(1, 100_000)).prefault(64),
+  bufferBudget: field(checkSize(MIN_BUFFER_BUDGET, MAX_BUFFER_BUDGET)).prefault(formatSize(DEFAULT_BUFFER_BUDGET)),
   blockPrivateNetworks: field(checkBoolean).prefault(false),
   circuitBreaker: circuitBreakerSchema.optional(),
   proxy: proxySchema.optional(),
@@ -995,6 +1006,7 @@ const deliverySchema = strictObject({
     retryTiers: d.retryTiers,
     maxRetryWindowMs: d.maxRetryWindow,
     concurrencyPerDestination: d.concurrencyPerDestination,
+    bufferBudgetBytes: d.bufferBudget,
     blockPrivateNetworks: d.blockPrivateNetworks,
     ...(d.circuitBreaker === undefined ? {} : { circuitBreaker: d.circuitBreaker }),
     ...(d.proxy === undefined ? {} : { proxy: d.proxy }),

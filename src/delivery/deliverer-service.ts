@@ -175,6 +175,7 @@ class DelivererService implements Service, DelivererStatus {
   private sender: SharedSender | undefined;
   private lag: LagSampler | undefined;
   private unsubscribe: (() => void) | undefined;
+  private unwatchBuffered: (() => void) | undefined;
   private reconciling: Promise<void> = Promise.resolve();
   private retryTimer: NodeJS.Timeout | undefined;
   private started = false;
@@ -204,7 +205,8 @@ class DelivererService implements Service, DelivererStatus {
   async start(): Promise<void> {
     const admin = (this.admin = createAdmin(this.deps.kafka));
     await admin.connect();
-    this.stream = this.createStream(admin);
+    this.stream = this.createStream(admin, this.initial.delivery.bufferBudgetBytes);
+    this.unwatchBuffered = this.deps.metrics.watchBuffered(() => this.stream?.buffered() ?? { records: 0, bytes: 0 });
     this.producer = createProducer(this.deps.kafka);
     await this.producer.connect();
     await this.scheduleReconcile(this.initial);
@@ -222,6 +224,7 @@ class DelivererService implements Service, DelivererStatus {
   readonly stop = onceStop(async () => {
     this.stopping = true;
     this.unsubscribe?.();
+    this.unwatchBuffered?.();
     clearTimeout(this.retryTimer);
     await runAll([
       // A reload half-way through would leave a lane behind.
@@ -285,7 +288,8 @@ class DelivererService implements Service, DelivererStatus {
     const enabled = config.destinations.filter((d) => d.enabled);
     this.prepareSettings(enabled, config.delivery);
     // NOTE: the circuit breaker's thresholds apply live (UrlCircuits.follow): a change of them alone restarts no lane.
-    const { circuitBreaker: _live, ...restarting } = config.delivery;
+    // NOTE: the breaker's thresholds apply live, the buffer budget at the next start: neither restarts a lane.
+    const { circuitBreaker: _live, bufferBudgetBytes: _atStart, ...restarting } = config.delivery;
     const deliveryJson = JSON.stringify(restarting);
     const retryJsons = new Map(enabled.map((d) => [d.id, retryJsonOf(config, d)]));
     const stale = [...this.lanes.values()].filter((running) => !this.settings.has(running.id) || running.deliveryJson !== deliveryJson || running.retryJson !== retryJsons.get(running.id));
@@ -409,7 +413,7 @@ class DelivererService implements Service, DelivererStatus {
     this.retryTimer = setTimeout(() => void this.scheduleReconcile(this.deps.config.current()).catch(() => undefined), this.options.reconcileRetryMs);
   }
 
-  private createStream(admin: KafkaAdmin): PartitionStream {
+  private createStream(admin: KafkaAdmin, bufferBudgetBytes: number): PartitionStream {
     const handler = {
       accept: (records: readonly InboundRecord[]) => this.laneOfTopic.get(records[0]!.topic)?.lane.accept(records),
       revoke: (topic: string, partition: number) => this.laneOfTopic.get(topic)?.lane.revoke(topic, partition) ?? [],
@@ -429,7 +433,7 @@ class DelivererService implements Service, DelivererStatus {
         else this.logger[level]({ err: error, lastingMs }, 'delivery consumer failed; it joins the group again shortly');
       },
     };
-    const settings = { groupId: this.groupId, admin, commitEveryMs: this.options.commitEveryMs, maxWaitTimeInMs: this.options.maxFetchWaitMs, idleWaitTimeInMs: this.options.idleFetchWaitMs, roomWaitTimeInMs: this.options.roomFetchWaitMs, legacyGroupOf };
+    const settings = { groupId: this.groupId, admin, commitEveryMs: this.options.commitEveryMs, maxWaitTimeInMs: this.options.maxFetchWaitMs, idleWaitTimeInMs: this.options.idleFetchWaitMs, roomWaitTimeInMs: this.options.roomFetchWaitMs, legacyGroupOf, bufferBudgetBytes };
     return createPartitionStream(this.deps.kafka, settings, handler, events, this.logger);
   }
 

@@ -43,6 +43,12 @@ export interface Metrics {
   tlsClientCertExpiry: Gauge<'destination'>;
   /** 1 while a destination's topics could not be created (the deliverer delivers nothing for it and tries again). */
   destinationTopicsUnavailable: Gauge<'destination'>;
+  /**
+   * Where `switchyard_deliverer_buffered_records` and `_bytes` are read at each scrape:
+   * the deliverer's records fetched and not finished (src/kafka/fetch-plan.ts's budget).
+   * Returns a function that stops reading it.
+   */
+  watchBuffered(read: () => { records: number; bytes: number }): () => void;
   /** Config file changes: `applied`, or `refused` (a bad file; the running config kept). */
   configReloads: Counter<'result'>;
   buildInfo: Gauge<'version'>;
@@ -61,6 +67,23 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
   const registry = new Registry();
   if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
   const registers = [registry];
+  let readBuffered: (() => { records: number; bytes: number }) | undefined;
+  new Gauge({
+    name: 'switchyard_deliverer_buffered_records',
+    help: 'Records the deliverer fetched and holds, not finished yet (queued, waiting for a retry, or in flight).',
+    registers,
+    collect() {
+      if (readBuffered !== undefined) this.set(readBuffered().records);
+    },
+  });
+  new Gauge({
+    name: 'switchyard_deliverer_buffered_bytes',
+    help: 'The bytes of those records as delivery.bufferBudget counts them (the records themselves and their bookkeeping).',
+    registers,
+    collect() {
+      if (readBuffered !== undefined) this.set(readBuffered().bytes);
+    },
+  });
   const deliveryTally = new CounterBatch();
   const routerCounts = {
     received: new LabeledCounts(['source', 'type'] as const),
@@ -216,6 +239,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     }),
     configReloads: configReloadsCounter(registers),
     buildInfo: buildInfoGauge(registers),
+    watchBuffered(read) {
+      readBuffered = read;
+      return () => {
+        if (readBuffered === read) readBuffered = undefined;
+      };
+    },
   };
 }
 

@@ -23,6 +23,7 @@ import { consumedTopics, destinationTopics } from './destination-topics.js';
 import type { DestinationTopics } from './destination-topics.js';
 import { EventDelivery } from './deliver-event.js';
 import { DeliveryCounters } from './delivery-counters.js';
+import { CommitAccount } from './commit-account.js';
 import { DestinationLane, laneQueueBound, laneUncommittedBound } from './destination-lane.js';
 import { EndOfTurn } from './end-of-turn.js';
 import type { HttpSender } from './http-sender.js';
@@ -473,7 +474,7 @@ class DelivererService implements Service, DelivererStatus {
       tierWait: new RetryTierWait(topics, delivery.maxRetryWindowMs),
       events: new EventDelivery({ destinationId: id, sender, circuits, pace, counters, next, logger }),
       stream,
-      commits: stream.ledger.account(laneUncommittedBound(delivery.concurrencyPerDestination)),
+      commits: new CommitAccount(stream.ledger, laneUncommittedBound(delivery.concurrencyPerDestination)),
       logger,
       endOfTurn: this.endOfTurn,
     });

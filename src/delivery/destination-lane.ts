@@ -20,7 +20,9 @@
 //   tier, and stays unfinished with its user's later events: the partition's commit
 //   stays below them, so whoever owns the partition next keeps the order.
 import type { Logger } from 'pino';
-import type { InboundRecord, LedgerAccount } from '../kafka/index.js';
+import type { InboundRecord } from '../kafka/index.js';
+import { partitionKey } from '../kafka/index.js';
+import type { CommitAccount } from './commit-account.js';
 import { fitsIn, isFull } from './batch.js';
 import type { BatchFill } from './batch.js';
 import type { BatchJob, DeliveryJob, DeliveryResult } from './deliver-event.js';
@@ -64,7 +66,7 @@ export interface LaneParts {
    * The lane's account in the stream's commit ledger, made with laneUncommittedBound:
    * where its deliveries finish, and whether it may start more.
    */
-  commits: LedgerAccount;
+  commits: CommitAccount;
   logger: Logger;
   /** After a failed retry or dead-letter write, how long before the event is attempted again. */
   writeRetryMs?: number;
@@ -202,7 +204,7 @@ export class DestinationLane {
    * running are returned.
    */
   revoke(topic: string, partition: number): string[] {
-    const key = `${partition}:${topic}`;
+    const key = partitionKey(topic, partition);
     const queue = this.queues.get(key);
     if (queue === undefined) return [];
     this.dropQueued(queue);
@@ -280,7 +282,7 @@ export class DestinationLane {
   }
 
   private queueOf(topic: string, partition: number): PartitionQueue {
-    const key = `${partition}:${topic}`;
+    const key = partitionKey(topic, partition);
     let queue = this.queues.get(key);
     if (queue === undefined) {
       queue = { topic, partition, items: [], head: 0, full: false, dueTimer: undefined, running: new Set(), parked: 0 };
@@ -651,7 +653,7 @@ export class DestinationLane {
   private settle(entry: Entry, result: DeliveryResult | void): void {
     if (isHeldRetry(result)) {
       const { queue, item } = entry;
-      if (this.stopping || this.queues.get(`${queue.partition}:${queue.topic}`) !== queue) {
+      if (this.stopping || this.queues.get(partitionKey(queue.topic, queue.partition)) !== queue) {
         // The partition went while it was in flight: not finished, so the stream fetches it again for whoever owns it.
         this.parts.stream.release(item.record.topic, item.record.partition, item.record.offset);
         return;
@@ -703,7 +705,7 @@ export class DestinationLane {
       { err: error, topic: record.topic, partition: record.partition, offset: record.offset },
       'could not write a retry or dead letter to Kafka; the event will be attempted again',
     );
-    if (this.stopping || this.queues.get(`${queue.partition}:${queue.topic}`) !== queue) {
+    if (this.stopping || this.queues.get(partitionKey(queue.topic, queue.partition)) !== queue) {
       this.parts.stream.release(record.topic, record.partition, record.offset);
       return;
     }

@@ -27,11 +27,9 @@
 // - stalled (`commitsStalled`): finished records wait for a commit, and the last round
 //   failed, or a request is out longer than `commitOverdueMs`, or they waited over
 //   COMMIT_STALL_MS. A SIGKILL would redo all of them: lanes start no more.
-// - account (`LedgerAccount`): one lane's share: the tickets of its completions not
-//   known to be committed, and its bound. `mayStart()`: not stalled, and fewer than the
-//   bound wait; at half the bound the account asks for a commit at once (`commitSoon`).
-//   `whenOpen(callback)`: a lane that may not start is called back when the next round
-//   is answered (or failed), which is when it may again.
+// - account: one lane's share of the tickets, kept by the lane's side
+//   (src/delivery/commit-account.ts) from `finish`, `committedThrough`,
+//   `commitsStalled`, `commitSoon` and `whenCommitted`.
 //
 // NOTE: what a lane finishes together (the events of one batch request) is one
 // `finish` per record, in the same turn: one round takes them all. A record a lane
@@ -40,6 +38,9 @@
 import type { Logger } from 'pino';
 import { commitUntilDone, isGenerationLost } from './commit.js';
 import type { PartitionProgress } from './offset-progress.js';
+import { partitionKey, splitPartitionKey } from './partition-key.js';
+
+export { partitionKey, splitPartitionKey } from './partition-key.js';
 
 /** One partition's entry of a commit request: the first unfinished offset, and the finished ones above it. */
 export interface PartitionCommit {
@@ -75,22 +76,6 @@ export interface CommitLedgerSettings {
   commitDelayMs?: number;
   /** A record handed over finished (the stream stops counting it as handed over). */
   onFinish?(key: string, offset: string): void;
-}
-
-/** One lane's share of the ledger (see the module's header). */
-export interface LedgerAccount {
-  /** The record at `offset` finished: its outcome is safe in Kafka. Any order. */
-  finish(topic: string, partition: number, offset: string): void;
-  /** Whether the lane may start another delivery: commits keep up, and fewer than its bound of its completions wait for one. */
-  mayStart(): boolean;
-  /**
-   * Runs `callback` once, when the lane may start again: the next round answered or
-   * failed; or COMMIT_RECHECK_MS later should none come. Asked again while waiting, it
-   * waits once.
-   */
-  whenOpen(callback: () => void): void;
-  /** The lane stopped: no more call backs. */
-  close(): void;
 }
 
 /**
@@ -162,22 +147,6 @@ const FIRST_COMMIT_ANSWER_MS = 50;
  */
 export const PARTITIONS_PER_COMMIT = 50;
 
-/**
- * While a lane waits for a commit, when it looks again should no round's answer call it
- * back: a safety net, as every change that lets a lane go on ends a round or a join.
- */
-const COMMIT_RECHECK_MS = 1_000;
-
-/** A partition's key in the ledger's and the stream's maps. */
-export function partitionKey(topic: string, partition: number): string {
-  return `${partition}:${topic}`;
-}
-
-export function splitPartitionKey(key: string): { topic: string; partition: number } {
-  const colon = key.indexOf(':');
-  return { topic: key.slice(colon + 1), partition: Number(key.slice(0, colon)) };
-}
-
 export class CommitLedger {
   /** Partitions of the assignment, with their progress once read. */
   private readonly progress = new Map<string, PartitionProgress>();
@@ -213,12 +182,7 @@ export class CommitLedger {
     private readonly logger: Logger,
   ) {}
 
-  // ---- The lanes' side.
-
-  /** A lane's account, with `bound` of its completions at most waiting for a commit. */
-  account(bound: number): LedgerAccount {
-    return new Account(this, bound);
-  }
+  // ---- The side of the role that finishes records.
 
   /**
    * The record at `offset` finished (its outcome is safe in Kafka); any order. Returns
@@ -433,67 +397,5 @@ export class CommitLedger {
     const waiters = this.waiters;
     this.waiters = [];
     for (const waiter of waiters) waiter();
-  }
-}
-
-/** One lane's share of a ledger (LedgerAccount). */
-class Account implements LedgerAccount {
-  /** The tickets of this lane's completions, oldest first, from `ticketHead` not known committed. */
-  private tickets: number[] = [];
-  private ticketHead = 0;
-  /** Waits for a round's answer (whenCommitted). */
-  private waitingForAnswer = false;
-  /** Looks again should no round's answer call back first. */
-  private recheck: NodeJS.Timeout | undefined;
-
-  constructor(
-    private readonly ledger: CommitLedger,
-    private readonly bound: number,
-  ) {}
-
-  finish(topic: string, partition: number, offset: string): void {
-    this.tickets.push(this.ledger.finish(topic, partition, offset));
-    if (this.uncommitted() >= this.bound / 2) this.ledger.commitSoon();
-  }
-
-  mayStart(): boolean {
-    return !this.ledger.commitsStalled() && this.uncommitted() < this.bound;
-  }
-
-  whenOpen(callback: () => void): void {
-    if (!this.waitingForAnswer) {
-      this.waitingForAnswer = true;
-      this.ledger.whenCommitted(() => {
-        this.waitingForAnswer = false;
-        callback();
-      });
-    }
-    this.recheck ??= setTimeout(() => {
-      this.recheck = undefined;
-      this.waitingForAnswer = false;
-      callback();
-    }, COMMIT_RECHECK_MS);
-  }
-
-  close(): void {
-    clearTimeout(this.recheck);
-    this.recheck = undefined;
-  }
-
-  /** This lane's completions not known to be committed. */
-  private uncommitted(): number {
-    const through = this.ledger.committedThrough();
-    const { tickets } = this;
-    let head = this.ticketHead;
-    while (head < tickets.length && tickets[head]! <= through) head += 1;
-    if (head === tickets.length) {
-      this.tickets = [];
-      head = 0;
-    } else if (head > 1024) {
-      this.tickets = tickets.slice(head);
-      head = 0;
-    }
-    this.ticketHead = head;
-    return this.tickets.length - head;
   }
 }

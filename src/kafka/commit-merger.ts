@@ -8,6 +8,7 @@
 // NOTE: with one commit per batch, a router keeping up with a steady stream committed
 // once per partition per fetch, as many commit requests as produce requests (gateway
 // bench, steady row; figures in docs/architecture.md#measured-figures-behind-the-code).
+import { partitionKey } from './partition-key.js';
 
 /** A partition's next offset to read, as the client commits it. */
 export interface PartitionCommit {
@@ -72,7 +73,7 @@ export class CommitMerger {
 export function newestPerPartition(commits: readonly PartitionCommit[]): PartitionCommit[] {
   const newest = new Map<string, PartitionCommit>();
   for (const commit of commits) {
-    const key = `${commit.topic}:${commit.partition}`;
+    const key = partitionKey(commit.topic, commit.partition);
     const seen = newest.get(key);
     if (seen === undefined || commit.offset > seen.offset) newest.set(key, commit);
   }

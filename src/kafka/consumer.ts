@@ -24,7 +24,8 @@ import { commitUntilDone } from './commit.js';
 import { CommitMerger } from './commit-merger.js';
 import { commitOffsets, readCommitted } from './committer.js';
 import type { BatchHandler, ConsumerEvents, ConsumerSettings, RecordBatch, RunningConsumer } from './consumer-contract.js';
-import { Fetcher, heldBytes, keyOf } from './fetcher.js';
+import { Fetcher, heldBytes } from './fetcher.js';
+import { partitionKey as keyOf, splitPartitionKey } from './partition-key.js';
 import { ForeignAssignment } from './foreign-assignment.js';
 import { GroupMembership } from './membership.js';
 import type { Generation } from './membership.js';
@@ -183,7 +184,7 @@ class BatchRuntime {
     if (this.settings.commit.kind === 'none') {
       this.kept.clear();
       for (const key of this.assigned) {
-        const [topic, partition] = splitKey(key);
+        const { topic, partition } = splitPartitionKey(key);
         const queue = this.queues.get(key);
         const position = queue?.records[0] !== undefined ? BigInt(queue.records[0].offset) : this.fetcher.position(topic, partition);
         if (position !== undefined) this.kept.set(key, position);
@@ -341,9 +342,4 @@ class BatchRuntime {
     })();
     return this.stopped;
   }
-}
-
-function splitKey(key: string): [string, number] {
-  const at = key.lastIndexOf(':');
-  return [key.slice(0, at), Number(key.slice(at + 1))];
 }

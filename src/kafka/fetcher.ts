@@ -9,15 +9,12 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { planFetch } from './fetch-plan.js';
+import { partitionKey as keyOf } from './partition-key.js';
 import type { PlanPartition, PlanSettings } from './fetch-plan.js';
 import type { InboundRecord, RecordHeaders } from './records.js';
 import { ERROR, errorName } from './wire.js';
 import type { FetchAnswerPartition, Wire } from './wire.js';
 
-/** The partition key the whole port uses: `topic:partition` (partitionKey in commit-ledger.ts is this). */
-export function keyOf(topic: string, partition: number): string {
-  return `${topic}:${partition}`;
-}
 
 /** A record's share of the budget: its bytes plus what holding it costs besides (objects, strings). */
 export function heldBytes(record: InboundRecord): number {

@@ -9,6 +9,7 @@
 import type { Logger } from 'pino';
 import { isGroupInUse, isGroupNotAuthorized } from './admin.js';
 import type { GroupOffset, KafkaAdmin } from './admin.js';
+import { partitionKey as keyOf } from './partition-key.js';
 
 type GroupCommits = readonly { topic: string; partitions: readonly GroupOffset[] }[];
 
@@ -29,7 +30,6 @@ const committed = (offset: string): boolean => BigInt(offset) >= 0n;
  * one. Pure.
  */
 export function commitsToCarry(current: GroupCommits, older: readonly { groupId: string; commits: GroupCommits }[]): CarriedCommit[] {
-  const keyOf = (topic: string, partition: number) => `${partition}:${topic}`;
   const taken = new Set<string>();
   for (const { topic, partitions } of current) for (const p of partitions) if (committed(p.offset)) taken.add(keyOf(topic, p.partition));
   const carried: CarriedCommit[] = [];

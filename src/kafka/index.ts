@@ -27,7 +27,8 @@ export { applyIdleTimerFix } from './idle-timer-fix.js';
 
 export * from './partition-stream.js';
 export { COMMIT_STALL_MS, CommitLedger, commitDelay, commitOverdueMs, commitsStalledAt } from './commit-ledger.js';
-export type { CommitChannel, CommitLedgerSettings, LedgerAccount, PartitionCommit } from './commit-ledger.js';
+export { partitionKey, splitPartitionKey } from './partition-key.js';
+export type { CommitChannel, CommitLedgerSettings, PartitionCommit } from './commit-ledger.js';
 export { fetchWait } from './fetch-wait.js';
 export type { FetchWaitSettings } from './fetch-wait.js';
 export * from './offset-progress.js';

@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import { isGroupNotAuthorized } from './admin.js';
 import type { GroupOffset, KafkaAdmin } from './admin.js';
-import { partitionKey as keyOf } from './commit-ledger.js';
+import { partitionKey as keyOf } from './partition-key.js';
 
 type GroupCommits = readonly { topic: string; partitions: readonly GroupOffset[] }[];
 

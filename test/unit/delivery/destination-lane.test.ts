@@ -3,6 +3,7 @@ import { CommitLedger, PartitionProgress } from '../../../src/kafka/index.js';
 import type { InboundRecord } from '../../../src/kafka/index.js';
 import type { BatchJob, DeliveryJob, DeliveryResult } from '../../../src/delivery/deliver-event.js';
 import { DestinationLane, fullness, laneUncommittedBound } from '../../../src/delivery/destination-lane.js';
+import { CommitAccount } from '../../../src/delivery/commit-account.js';
 import type { PreparedDestination } from '../../../src/delivery/destination-settings.js';
 import { RatePace } from '../../../src/delivery/rate-pace.js';
 import { RetryTierWait } from '../../../src/delivery/retry-tier-wait.js';
@@ -103,7 +104,7 @@ function laneFixture(options: {
       resume: (topic, partition) => log.push(`resume ${topic}/${partition}`),
       release: (topic, partition, offset) => log.push(`release ${topic}/${partition}@${offset}`),
     },
-    commits: ledger.account(options.uncommittedBound ?? laneUncommittedBound(options.concurrency)),
+    commits: new CommitAccount(ledger, options.uncommittedBound ?? laneUncommittedBound(options.concurrency)),
     logger: silentLogger(),
     writeRetryMs: 1_000,
   });

@@ -280,10 +280,16 @@ export class Fetcher {
     }
     const { records, next } = decodeRecords(p.topic, p.partition, asked, part, this.settings.isolation === 1);
     const end = this.settings.isolation === 1 ? part.lastStableOffset : part.highWatermark;
-    p.alone = records.length === 0 && next === asked && end > asked;
+    const empty = records.length === 0 && next === asked;
+    const wasAlone = p.alone;
+    // Nothing came although the log goes on: a batch larger than the partition's share
+    // was cut off. Asked for alone, the broker sends it whole.
+    p.alone = empty && end > asked && !wasAlone;
     if (p.alone) this.logger.debug({ topic: p.topic, partition: p.partition, offset: asked.toString() }, 'record batch larger than its share; fetching the partition alone');
+    else if (empty && end > asked) this.logger.warn({ topic: p.topic, partition: p.partition, offset: asked.toString(), end: end.toString() }, 'the broker sent no record of a partition asked for alone; asking again with the partitions at their end');
     p.position = next;
-    p.hasRecords = end > next;
+    // NOTE: an answer with nothing, asked alone, is not asked for again at once (no spin on it).
+    p.hasRecords = empty ? p.alone : end > next;
     if (records.length === 0 && next === asked) return;
     for (const record of records) p.held += heldBytes(record);
     this.events.records(p.topic, p.partition, records, asked, next);

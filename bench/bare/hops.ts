@@ -10,6 +10,7 @@
 // work. `client` picks the Kafka client: @platformatic/kafka, the project's, or kafkajs,
 // the peers' reference, loaded by name when asked for (it is no dependency of the project).
 import { createServer } from 'node:http';
+import { inspect } from 'node:util';
 import { Consumer, Producer } from '@platformatic/kafka';
 import type { Message as PlatformaticMessage, MessageToProduce } from '@platformatic/kafka';
 import { Pool } from 'undici';
@@ -21,6 +22,8 @@ export const CONNECTIONS_PER_DESTINATION = 64;
 /** The platformatic hops: the stream is paused above this many queued records (resumed below half), and a batch takes at most this many. */
 const BARE_MAX_QUEUED = 10_000;
 const BARE_MAX_BATCH = 2_000;
+/** The platformatic render hop: records per send (see its NOTE). */
+const SEND_MAX_RECORDS = 1_000;
 /**
  * kafkajs is no dependency of the project (the port runs on @platformatic/kafka): the
  * kafkajs hops load it by name at run time. A string variable, so that the type checker
@@ -222,7 +225,8 @@ async function runBarePlatformatic(spec: BareSpec): Promise<void> {
   let batches = 0;
   let commits: Promise<void> = Promise.resolve();
   const fail = (error: unknown) => {
-    process.stderr.write(`bench e2e bare ${spec.role}: ${(error as Error).stack ?? String(error)}\n`);
+    const causes = error instanceof AggregateError ? error.errors.map((cause: unknown) => `\n  cause: ${inspect(cause, { depth: 4 })}`).join('') : '';
+    process.stderr.write(`bench e2e bare ${spec.role}: ${(error as Error).stack ?? String(error)}${causes}\n`);
     process.exit(2);
   };
   const work = async (batch: PlatformaticMessage[]) => {
@@ -237,7 +241,12 @@ async function runBarePlatformatic(spec: BareSpec): Promise<void> {
         const value = Buffer.from(renderTrack(message.value));
         for (const topic of spec.outputs) messages.push({ topic, key: message.key, value });
       }
-      await producer!.send({ messages, acks: -1 });
+      // NOTE: at most 1,000 records a request: the records of one input partition share
+      // their keys' output partition, and a record batch over 1 MB is refused
+      // (MESSAGE_TOO_LARGE; the client does not split a send).
+      const sends: Promise<unknown>[] = [];
+      for (let start = 0; start < messages.length; start += SEND_MAX_RECORDS) sends.push(producer!.send({ messages: messages.slice(start, start + SEND_MAX_RECORDS), acks: -1 }));
+      await Promise.all(sends);
     } else {
       await Promise.all(batch.map((message) => http.post(spec.urls[spec.input.indexOf(message.topic)]!, message.value)));
     }

@@ -1,7 +1,16 @@
-// `npm run bench -- destinations [--counts 1,100,1000] [--n auto] [--partitions 1] [--in-flight 256]
-//   [--ready-timeout 120] [--settle 5] [--idle 10] [--hanging 100] [--timeout 5s] [--batch off] [--waves 3]
-//   [--rounds 2] [--cpu-prof-dir DIR] [--tiers 5s]`,
+// `npm run bench -- destinations [--scenarios counts,hanging] [--counts 1,100,1000] [--n auto] [--partitions 1]
+//   [--in-flight 256] [--ready-timeout 120] [--settle 5] [--idle 10] [--hanging 100] [--timeout 5s] [--batch off]
+//   [--waves 3] [--rounds 2] [--cpu-prof-dir DIR] [--tiers 10s,1m,10m,1h]
+//   [--destinations 1000] [--backlog 1000] [--backlog-small 10] [--slow 60] [--slow-delay 2000] [--idle-window 30]`,
 //   or standalone: `tsx bench/destinations.ts [same options]`.
+//
+// `--scenarios` picks the parts: `counts` and `hanging` (below), `backlog` (the
+// deliverer's memory with a backlog waiting: runBacklog) and `idle` (its CPU with
+// nothing to deliver: runIdle), the last two at D = --destinations. docs/benchmarks.md
+// says what each prints.
+//
+// The deliverer runs from dist/ (dist/cli/main.js, as the image runs it: its RSS is
+// that of a deployment, without tsx), and the bench refuses a build older than src/.
 //
 // `--cpu-prof-dir DIR`: the deliverer writes a CPU profile there (node --cpu-prof; it is
 // then stopped with SIGTERM, not SIGKILL), and each wave's window is logged on the
@@ -18,7 +27,7 @@
 // connections a burst of 1,000 requests needs beyond those of the warm-up wave), not a
 // steady rate. At 100,000, five batches of 20 per destination.
 //
-// What a destination costs the deliverer: one `switchyard deliverer` process (the real
+// What a destination costs the deliverer: one `switchyard deliverer` process (the built
 // CLI, a child process, as Kubernetes runs it) with D destinations, all posting to one
 // local keep-alive receiver (a child process, 0 ms), the same total of events at every
 // D (split evenly). Per D it prints: time to ready (`/readyz` of the admin port), RSS,
@@ -27,7 +36,7 @@
 // last work, such as the first lag sample, is not idleness; the CPU of those first
 // seconds is printed beside it), the steady-state rate of the measured waves after a
 // warm-up wave (timed at the receiver, first to last arrival of a wave; the median of
-// --waves waves, with their range), and the duplicates the receiver counted (by message id).
+// --waves waves, and each wave's), and the duplicates the receiver counted (by message id).
 //
 // Then the hanging case: at D = --hanging, 10 % of the destinations hang until the
 // timeout, and the others' rate is compared with the same healthy destinations run
@@ -44,16 +53,16 @@
 // one run of --counts 1,1000,1,1000, D = 1,000 gave 38,489 and then 44,236 events/s,
 // D = 1 42,753 and 44,569. One round put every D = 1,000 after a single D = 1.
 //
-// NOTE: kafka.partitions defaults to 1. Every destination has 3 topics here
-// (deliveries, one retry tier, dlq), so D = 1,000 already means 3,000 partitions on one
-// (shared) broker; more per topic would measure the broker, not the deliverer. One
+// NOTE: kafka.partitions defaults to 1. Every destination has 6 topics here
+// (deliveries, four retry tiers, dlq), so D = 1,000 already means 6,000 partitions on
+// one (shared) broker; more per topic would measure the broker, not the deliverer. One
 // partition does not cap D = 1: the deliverer keeps concurrencyPerDestination requests
 // in flight within a partition.
 //
-// NOTE: --tiers is one tier (5s) by default, for the 3 topics a destination above; the
-// default config has four (10s,1m,10m,1h), and `--tiers 10s,1m,10m,1h` measures that
-// shape: D = 1,000 is then 6,000 topics, 5,000 of them read by the deliverer. With
-// kafkajs's joins as they were, that deliverer never delivered (src/kafka/join-fix.ts).
+// NOTE: --tiers is the shipped config's four tiers (10s,1m,10m,1h) by default: D = 1,000
+// is 6,000 topics, 5,000 of them read by the deliverer. Until 2026-12-02 it was one
+// tier (5s, 3 topics a destination); with kafkajs's joins as they were, the four-tier
+// deliverer never delivered at D = 1,000.
 //
 // NOTE: concurrencyPerDestination is --in-flight / D (at least 1): the same requests at
 // once to the one receiver at every D. With 64 per destination, D = 100 put 6,400
@@ -64,7 +73,7 @@
 // gives the deliverer's timeouts beside the duplicates.
 //
 // Starts its own local broker (1 GB heap) unless KAFKA_BROKERS is set. NOTE: D = 1,000
-// makes 3,000 topics; a small shared broker (the tests' 384 MB heap) can run out of
+// makes 6,000 topics (3,000 with one tier); a small shared broker (the tests' 384 MB heap) can run out of
 // heap under that beside other work (it did once on the shared machine): prefer the
 // bench's own broker for D = 1,000. Topics are created before
 // the deliverer starts (the clock of "ready" does not include them) and deleted after.

@@ -17,7 +17,7 @@ import vm from 'node:vm';
 import { parseCallBytes } from '../src/calls/index.js';
 import type { Config } from '../src/config/schema.js';
 import { staticConfigStore } from '../src/config/store.js';
-import { audienceRestoreGroupId, audiencesGroupId, createKafka, createTopology, topicNames } from '../src/kafka/index.js';
+import { audiencesGroupId, createKafka, createTopology, topicNames } from '../src/kafka/index.js';
 import { createKafkajsProducer as createProducer, kafkajsOf } from '../src/kafka/client.js';
 import { ensureTopics } from '../src/kafka/ensure-topics.js';
 import type { Admin, Kafka, Message } from 'kafkajs';
@@ -183,7 +183,6 @@ async function memoryAndRestore(client: KafkaClient, admin: Admin, options: { pr
     kafka: client,
     topic,
     partitions: Array.from({ length: options.partitions }, (_, p) => p),
-    groupId: audienceRestoreGroupId(config),
     logger: silentLogger(),
     onRecord(partition, key, value) {
       let state = states.get(partition);

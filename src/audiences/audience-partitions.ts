@@ -14,8 +14,6 @@ import type { AudienceSet } from './rules.js';
 export interface AudiencePartitionsOptions {
   kafka: KafkaClient;
   topics: AudienceTopicNames;
-  /** A fresh group id for each restore (it reads without committing; src/kafka/group-ids.ts). */
-  restoreGroupId: () => string;
   output: AudienceOutputContext;
   metrics: Metrics;
   logger: Logger;
@@ -166,7 +164,6 @@ export class AudiencePartitions {
       kafka: this.options.kafka,
       topic,
       partitions: list,
-      groupId: this.options.restoreGroupId(),
       logger,
       onRecord: (partition, key, value) => {
         const problem = load(states.get(partition)!, key, value);

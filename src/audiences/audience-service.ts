@@ -17,7 +17,7 @@
 // written profiles already cover, which are skipped. Nothing is lost either way.
 import type { Config } from '../config/schema.js';
 import { TopicLayoutError } from '../errors.js';
-import { audienceRestoreGroupId, audiencesGroupId, createTopology, legacyGroupIds } from '../kafka/index.js';
+import { audiencesGroupId, createTopology, legacyGroupIds } from '../kafka/index.js';
 import { createConsumerService } from '../runtime/consumer-service.js';
 import type { ConsumerContext } from '../runtime/consumer-service.js';
 import type { RoleDeps } from '../runtime/deps.js';
@@ -90,7 +90,6 @@ export function createAudienceService(deps: RoleDeps, options: AudienceServiceOp
   const partitions = new AudiencePartitions({
     kafka: deps.kafka,
     topics,
-    restoreGroupId: () => audienceRestoreGroupId(initial),
     output: { names: topology.names, topics, producer: () => service.producer(), metrics: deps.metrics, logger },
     metrics: deps.metrics,
     logger,

@@ -8,8 +8,6 @@ export interface RestoreOptions {
   kafka: KafkaClient;
   topic: string;
   partitions: readonly number[];
-  /** A group of its own for this restore: kafkajs cannot read a partition without joining a group. */
-  groupId: string;
   /** Each changelog record in offset order; value null is a tombstone. */
   onRecord(partition: number, key: string, value: string | null): void;
   /** A partition was read to the end it had when the restore started. */
@@ -24,13 +22,12 @@ const DEFAULT_STALL_TIMEOUT_MS = 60_000;
 /**
  * Reads each partition up to the high watermark it had when the restore started
  * (what was written after that is the restoring processor's own work). Partitions
- * that are empty finish at once, without a consumer.
+ * that are empty finish at once, without a fetch; no consumer group is joined.
  */
 export async function restoreChangelog(options: RestoreOptions): Promise<void> {
   await readToEnd(options.kafka, {
     topic: options.topic,
     partitions: options.partitions,
-    groupId: options.groupId,
     stallTimeoutMs: options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS,
     onRecord: (partition, key, value) => {
       if (key !== null) options.onRecord(partition, key.toString('utf8'), value === null ? null : value.toString('utf8'));

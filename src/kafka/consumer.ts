@@ -1,198 +1,349 @@
-// The port's consumer: runs a group member and hands the role batches of records. The
-// role marks what it finished (`markDone`, after its writes were acknowledged); the
-// runtime heartbeats and commits, until the commit is done (commit.ts). Roles never
-// call kafkajs's heartbeat, resolveOffset or commit themselves.
+// The port's consumer for roles that work in order (the router, the audiences, the
+// seen follower): a group member on the consumer engine (membership.ts, fetcher.ts,
+// committer.ts) that hands the role batches of records and commits what the role
+// marked done. Roles never commit themselves.
 //
-// Two runtimes, one contract: on @platformatic/kafka (consumer-platformatic.ts) when the
-// client says so, else on kafkajs (below).
-import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
+// - records are queued per partition as they arrive; a partition whose queue is not
+//   empty and has no batch running gets one (all it has queued, up to a cap), with up
+//   to `partitionsConsumedConcurrently` partitions at once, each in offset order. The
+//   fetcher's byte budget bounds what waits;
+// - a batch's commit names the record after its last one marked done (past the
+//   fetch's skipped control records when that is the last one fetched), and is retried
+//   until done while the partition is ours (commit.ts); commits of batches that finish
+//   together leave as one request (commit-merger.ts);
+// - a new generation starts every assigned partition from its last commit, else from
+//   the start `fromBeginning` names; the batches in hand finish and commit for the
+//   generation that gave them (accepted until the next join completes); a group that
+//   commits nothing (`commit: none`) keeps the positions of the partitions it keeps;
+// - a failed batch drops what is queued and joins again, reading from the commits.
+// docs/kafka.md#the-consumer-engine draws it.
 import type { Logger } from 'pino';
-import { kafkajsOf } from './client.js';
+import { CONSUMER_HEARTBEAT_INTERVAL_MS, CONSUMER_SESSION_TIMEOUT_MS } from './client.js';
 import type { KafkaClient } from './client.js';
 import { commitUntilDone } from './commit.js';
+import { CommitMerger } from './commit-merger.js';
+import { commitOffsets, readCommitted } from './committer.js';
 import type { BatchHandler, ConsumerEvents, ConsumerSettings, RecordBatch, RunningConsumer } from './consumer-contract.js';
-import { startPlatformaticConsumer } from './consumer-platformatic.js';
-import { Rejoiner } from './crash-restart.js';
-import { ForeignAssignment, foreignTopics } from './foreign-assignment.js';
+import { Fetcher, heldBytes, keyOf } from './fetcher.js';
+import { ForeignAssignment } from './foreign-assignment.js';
+import { GroupMembership } from './membership.js';
+import type { Generation } from './membership.js';
 import { offsetAfter } from './records.js';
-import type { InboundRecord, RecordHeaders } from './records.js';
+import type { InboundRecord } from './records.js';
+import { earliestOrLatest } from './offset-lookup.js';
+import { Wire } from './wire.js';
 
 export type { BatchHandler, CommitPolicy, ConsumerEvents, ConsumerSettings, RecordBatch, RunningConsumer } from './consumer-contract.js';
 
+/** The most records one batch takes. */
+const MAX_BATCH_RECORDS = 5_000;
+/** What the fetched records of all partitions may hold together, by default. */
+const DEFAULT_BUDGET_BYTES = 64 * 1024 * 1024;
+const DEFAULT_PARTITION_BYTES = 1024 * 1024;
 /**
- * How often a batch that runs long heartbeats.
- * NOTE: kafkajs only sends a heartbeat when its interval passed, so calling often is cheap.
+ * How long a generation's end waits for the batches in hand to finish and commit for it.
+ * NOTE: short: the whole group's join waits for its slowest member; a batch that runs
+ * longer finishes unowned and commits nothing (its records are read again: duplicates,
+ * never a loss).
  */
-const BATCH_TICK_MS = 1_000;
+const REVOKE_WAIT_MS = 1_000;
 
-/** Starts a group member on `settings.topics`; resolves once it runs (the join follows). */
-export async function startConsumer(
-  client: KafkaClient,
-  settings: ConsumerSettings,
-  handler: BatchHandler,
-  events: ConsumerEvents,
-  logger: Logger,
-): Promise<RunningConsumer> {
-  if (client.kind === 'platformatic') return startPlatformaticConsumer(client, settings, handler, events, logger);
-  const rejoiner = new Rejoiner(
-    async () => {
-      await consumer.connect();
-      await consumer.run(runArgs);
-    },
-    logger,
-    `consumer group ${settings.groupId}`,
-  );
-  const consumer = kafkajsOf(client).consumer({
-    groupId: settings.groupId,
-    allowAutoTopicCreation: false,
-    retry: rejoiner.retry(),
-    ...(settings.maxBytesPerPartition !== undefined ? { maxBytesPerPartition: settings.maxBytesPerPartition } : {}),
-    ...(settings.maxBytes !== undefined ? { maxBytes: settings.maxBytes } : {}),
-    ...(settings.maxWaitTimeInMs !== undefined ? { maxWaitTimeInMs: settings.maxWaitTimeInMs } : {}),
-    ...(settings.minBytes !== undefined ? { minBytes: settings.minBytes } : {}),
-  });
-  const state: RunState = { stopping: false };
-  const runArgs = {
-    eachBatchAutoResolve: false,
-    autoCommit: false,
-    partitionsConsumedConcurrently: settings.partitionsConsumedConcurrently ?? 1,
-    eachBatch: (payload: EachBatchPayload) => runBatch(payload, settings, handler, state, logger),
-  };
-  const foreign = new ForeignAssignment(settings.groupId, logger);
-  listen(consumer, events, rejoiner, foreign);
-  try {
-    await consumer.connect();
-    await consumer.subscribe({ topics: [...settings.topics], fromBeginning: settings.fromBeginning });
-    await consumer.run(runArgs);
-  } catch (error) {
-    // The caller gets no handle to stop it with: leave nothing connected behind.
-    await rejoiner.stop();
-    await consumer.disconnect().catch(() => undefined);
-    throw error;
-  }
+interface PartitionQueue {
+  topic: string;
+  partition: number;
+  records: InboundRecord[];
+  /** The fetcher's position after the last queued record (past control records). */
+  next: bigint;
+  running: boolean;
+}
+
+/** Starts a group member on `settings.topics`; resolves at once (the join follows). */
+export async function startConsumer(client: KafkaClient, settings: ConsumerSettings, handler: BatchHandler, events: ConsumerEvents, logger: Logger): Promise<RunningConsumer> {
+  const runtime = new BatchRuntime(client, settings, handler, events, logger);
+  runtime.start();
   return {
-    assignmentProblem: () => foreign.notReady(),
-    async stop() {
-      state.stopping = true;
-      await rejoiner.stop();
-      await consumer.stop();
-    },
-    async disconnect() {
-      state.stopping = true;
-      await rejoiner.stop();
-      await consumer.disconnect();
-    },
+    assignmentProblem: () => runtime.foreign.notReady(),
+    stop: () => runtime.stop(),
+    disconnect: () => runtime.stop(),
   };
 }
 
-/** The role's events; a crash that `rejoiner` takes care of is reported as one with a restart. */
-function listen(consumer: Consumer, events: ConsumerEvents, rejoiner: Rejoiner, foreign: ForeignAssignment): void {
-  const { onJoin, onCrash, onStop, onFetch } = events;
-  // NOTE: kafkajs drops the topics it was assigned but does not subscribe to (with a
-  // warning) before it tells of the join; this event, sent just before, names them.
-  let unsubscribed: string[] = [];
-  consumer.on(consumer.events.RECEIVED_UNSUBSCRIBED_TOPICS, (event) => {
-    unsubscribed = foreignTopics(event.payload.assignedTopics, event.payload.topicsSubscribed);
-  });
-  consumer.on(consumer.events.GROUP_JOIN, (event) => {
-    rejoiner.joined();
-    foreign.joined(unsubscribed);
-    unsubscribed = [];
-    onJoin?.(event.payload.memberAssignment, event.payload.memberId);
-  });
-  consumer.on(consumer.events.CRASH, (event) => {
-    onCrash?.(event.payload.error, rejoiner.crashed(event.payload.error));
-  });
-  if (onStop) consumer.on(consumer.events.STOP, () => onStop());
-  if (onFetch) consumer.on(consumer.events.FETCH, () => onFetch());
-}
+class BatchRuntime {
+  readonly foreign: ForeignAssignment;
+  private readonly wire: Wire;
+  private readonly membership: GroupMembership;
+  private readonly fetcher: Fetcher;
+  private readonly queues = new Map<string, PartitionQueue>();
+  private assigned = new Set<string>();
+  /** Bumped by every generation and failure: a batch of an older epoch is not owned any more. */
+  private epoch = 0;
+  private running = 0;
+  private scheduled = false;
+  private stopping = false;
+  private stopped: Promise<void> | undefined;
+  private readonly idle = new Set<() => void>();
+  private readonly concurrency: number;
+  private readonly commits: CommitMerger;
+  /** For `commit: none`: where the partitions stood when the last generation ended. */
+  private readonly kept = new Map<string, bigint>();
 
-interface RunState {
-  stopping: boolean;
-}
-
-function toRecord(topic: string, partition: number, message: KafkaMessage): InboundRecord {
-  return {
-    topic,
-    partition,
-    offset: message.offset,
-    key: message.key,
-    value: message.value,
-    headers: message.headers as RecordHeaders | undefined,
-    timestamp: message.timestamp,
-  };
-}
-
-/** One batch: the handler, the in-batch heartbeat, then the commit of what is done. */
-async function runBatch(payload: EachBatchPayload, settings: ConsumerSettings, handler: BatchHandler, state: RunState, logger: Logger): Promise<void> {
-  const { batch } = payload;
-  const last = batch.messages[batch.messages.length - 1];
-  if (last === undefined || payload.isStale()) return;
-  const owned = () => !state.stopping && payload.isRunning() && !payload.isStale();
-  let refused = false;
-  let doneThrough: string | undefined;
-  const records = batch.messages.map((m) => toRecord(batch.topic, batch.partition, m));
-  const view: RecordBatch = {
-    topic: batch.topic,
-    partition: batch.partition,
-    records,
-    async markDone(offset) {
-      payload.resolveOffset(offset);
-      doneThrough = offset;
-      // kafkajs has no background heartbeat: a long batch must send its own.
-      await payload.heartbeat();
-    },
-    stillOwned: () => !refused && owned(),
-  };
-  const tick = setInterval(() => {
-    payload.heartbeat().catch((error: unknown) => {
-      // A rebalance: the role finishes what runs, starts nothing new, kafkajs rejoins.
-      refused = true;
-      logger.debug({ err: error }, 'heartbeat refused; finishing the batch early');
+  constructor(
+    client: KafkaClient,
+    private readonly settings: ConsumerSettings,
+    private readonly handler: BatchHandler,
+    private readonly events: ConsumerEvents,
+    private readonly logger: Logger,
+  ) {
+    this.concurrency = Math.max(1, settings.partitionsConsumedConcurrently ?? 1);
+    this.foreign = new ForeignAssignment(settings.groupId, logger);
+    this.wire = new Wire(client.settings, client.clientId);
+    this.membership = new GroupMembership(
+      this.wire,
+      { groupId: settings.groupId, sessionTimeoutMs: CONSUMER_SESSION_TIMEOUT_MS, rebalanceTimeoutMs: 60_000, heartbeatIntervalMs: CONSUMER_HEARTBEAT_INTERVAL_MS },
+      {
+        assigned: (generation) => this.onAssigned(generation),
+        revoking: (generation) => this.onRevoking(generation),
+        trouble: (error) => this.events.onCrash?.(error, true),
+      },
+      logger,
+    );
+    const budget = settings.maxBytes ?? DEFAULT_BUDGET_BYTES;
+    this.fetcher = new Fetcher(
+      this.wire,
+      {
+        isolation: 0,
+        budgetBytes: budget,
+        maxPartitionBytes: Math.min(settings.maxBytesPerPartition ?? DEFAULT_PARTITION_BYTES, budget),
+        maxRequestBytes: budget,
+        pollWaitMs: () => settings.maxWaitTimeInMs ?? 5_000,
+        emptyPollMs: 100,
+      },
+      {
+        records: (topic, partition, records, _from, next) => this.onRecords(topic, partition, records, next),
+        reset: (topic, partition, from, to) =>
+          logger.warn({ topic, partition, from: from.toString(), to: to.toString(), groupId: settings.groupId }, `records of ${topic} partition ${partition} from offset ${from} were removed by retention before they were read; reading on from ${to}`),
+        trouble: (error) => logger.debug({ err: error, groupId: settings.groupId }, 'fetch failed; asking the leaders again'),
+        ...(events.onFetch ? { fetched: () => events.onFetch?.() } : {}),
+      },
+      logger,
+    );
+    const generationOf = () => this.membership.current();
+    this.commits = new CommitMerger(async (offsets) => {
+      const generation = generationOf();
+      if (generation === undefined) throw Object.assign(new Error(`offsets of group ${settings.groupId} not committed: between generations`), { retriable: true });
+      await commitOffsets(
+        this.wire,
+        settings.groupId,
+        generation,
+        offsets.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset.toString(), metadata: null })),
+      );
     });
-  }, BATCH_TICK_MS);
-  let failure: unknown;
-  try {
-    await handler(view);
-  } catch (error) {
-    failure = error;
-  } finally {
-    clearInterval(tick);
   }
-  if (failure !== undefined) throw failure;
-  await commitDone(payload, settings, doneThrough, last.offset, owned, logger);
+
+  start(): void {
+    this.membership.subscribe(this.settings.topics);
+  }
+
+  private onAssigned(generation: Generation): void {
+    this.foreign.joined([...generation.foreignTopics]);
+    this.epoch += 1;
+    const assignment = Object.fromEntries([...generation.assignment].map(([topic, partitions]) => [topic, [...partitions]]));
+    this.assigned = new Set(Object.entries(assignment).flatMap(([topic, partitions]) => partitions.map((p) => keyOf(topic, p))));
+    void this.startFetching(generation, assignment)
+      .then(() => this.events.onJoin?.(assignment, generation.memberId))
+      .catch((error: unknown) => {
+        this.events.onCrash?.(error as Error, true);
+        this.membership.rejoin();
+      });
+  }
+
+  /** Positions from the commits (or, for `commit: none`, from where the partitions stood), else from the start `fromBeginning` names. */
+  private async startFetching(generation: Generation, assignment: Record<string, number[]>): Promise<void> {
+    const asked = Object.entries(assignment)
+      .filter(([, partitions]) => partitions.length > 0)
+      .map(([topic, partitions]) => ({ topic, partitions }));
+    if (asked.length === 0) return;
+    const positions = new Map<string, bigint>();
+    if (this.settings.commit.kind === 'none') {
+      for (const [key, position] of this.kept) if (this.assigned.has(key)) positions.set(key, position);
+    } else {
+      for (const { topic, partitions } of await readCommitted(this.wire, generation.coordinator, this.settings.groupId, asked)) {
+        for (const { partition, offset } of partitions) if (BigInt(offset) >= 0n) positions.set(keyOf(topic, partition), BigInt(offset));
+      }
+    }
+    const missing = asked.flatMap(({ topic, partitions }) => partitions.filter((p) => !positions.has(keyOf(topic, p))).map((partition) => ({ topic, partition })));
+    for (const { topic, partition, offset } of await earliestOrLatest(this.wire, missing, this.settings.fromBeginning ? 'earliest' : 'latest')) positions.set(keyOf(topic, partition), offset);
+    if (this.membership.current() !== generation || this.stopping) return;
+    const entries = asked.flatMap(({ topic, partitions }) => partitions.map((partition) => ({ topic, partition, position: positions.get(keyOf(topic, partition))! })));
+    await this.fetcher.add(entries);
+  }
+
+  /** The generation ends: stop fetching, let the batches in hand finish (they commit for it), drop what waits. */
+  private async onRevoking(_generation: Generation): Promise<void> {
+    if (this.settings.commit.kind === 'none') {
+      this.kept.clear();
+      for (const key of this.assigned) {
+        const [topic, partition] = splitKey(key);
+        const queue = this.queues.get(key);
+        const position = queue?.records[0] !== undefined ? BigInt(queue.records[0].offset) : this.fetcher.position(topic, partition);
+        if (position !== undefined) this.kept.set(key, position);
+      }
+    }
+    this.fetcher.clear();
+    this.dropQueued();
+    await this.whenIdle(REVOKE_WAIT_MS);
+  }
+
+  private dropQueued(): void {
+    for (const queue of this.queues.values()) queue.records = [];
+  }
+
+  private onRecords(topic: string, partition: number, records: InboundRecord[], next: bigint): void {
+    if (this.stopping) return;
+    const key = keyOf(topic, partition);
+    if (!this.assigned.has(key)) return;
+    let queue = this.queues.get(key);
+    if (queue === undefined) {
+      queue = { topic, partition, records: [], next, running: false };
+      this.queues.set(key, queue);
+    }
+    queue.records.push(...records);
+    queue.next = next;
+    // NOTE: the answers of one fetch are handed over one after the other in the same
+    // turn; batches start once they are all queued, so that a batch takes them together.
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        this.schedule();
+      });
+    }
+  }
+
+  private schedule(): void {
+    if (this.stopping) return;
+    for (const queue of this.queues.values()) {
+      if (this.running >= this.concurrency) return;
+      if (queue.running || queue.records.length === 0) continue;
+      const taken = queue.records.length <= MAX_BATCH_RECORDS ? queue.records : queue.records.slice(0, MAX_BATCH_RECORDS);
+      queue.records = taken === queue.records ? [] : queue.records.slice(MAX_BATCH_RECORDS);
+      const next = queue.records.length === 0 ? queue.next : undefined;
+      queue.running = true;
+      this.running += 1;
+      void this.runBatch(queue, taken, next).finally(() => {
+        queue.running = false;
+        // Round robin: the partition just served goes last, so the others' turn comes first.
+        const key = keyOf(queue.topic, queue.partition);
+        if (this.queues.get(key) === queue) {
+          this.queues.delete(key);
+          this.queues.set(key, queue);
+        }
+        this.running -= 1;
+        if (this.running === 0) for (const wake of [...this.idle]) wake();
+        this.schedule();
+      });
+    }
+  }
+
+  /** `next`: the position after the batch's last record when nothing was queued after it. */
+  private async runBatch(queue: PartitionQueue, records: InboundRecord[], next: bigint | undefined): Promise<void> {
+    const { topic, partition } = queue;
+    const key = keyOf(topic, partition);
+    const epoch = this.epoch;
+    const owned = () => !this.stopping && this.epoch === epoch && this.assigned.has(key);
+    let doneIndex = -1;
+    const indexOf = (offset: string): number => {
+      for (let i = doneIndex + 1; i < records.length; i++) if (records[i]!.offset === offset) return i;
+      for (let i = Math.min(doneIndex, records.length - 1); i >= 0; i--) if (records[i]!.offset === offset) return i;
+      return -1;
+    };
+    const view: RecordBatch = {
+      topic,
+      partition,
+      records,
+      markDone: async (offset) => {
+        const index = indexOf(offset);
+        if (index >= 0) doneIndex = index;
+      },
+      stillOwned: owned,
+    };
+    let failure: unknown;
+    try {
+      await this.handler(view);
+    } catch (error) {
+      failure = error;
+    }
+    let released = 0;
+    for (let i = 0; i <= doneIndex; i++) released += heldBytes(records[i]!);
+    if (failure !== undefined) {
+      for (let i = doneIndex + 1; i < records.length; i++) released += heldBytes(records[i]!);
+      this.fetcher.release(topic, partition, released);
+      this.fail(failure);
+      return;
+    }
+    this.fetcher.release(topic, partition, released);
+    this.requeueNotDone(queue, records, doneIndex, epoch);
+    const done = records[doneIndex];
+    // NOTE: not owned() here: a batch that finishes after stop() began still commits (stop waits for it).
+    const stillOurs = () => this.epoch === epoch && this.assigned.has(key);
+    if (this.settings.commit.kind === 'none' || done === undefined || !stillOurs()) return;
+    const offset = doneIndex === records.length - 1 && next !== undefined ? next : BigInt(offsetAfter(done.offset));
+    try {
+      await commitUntilDone(() => this.commits.commit({ topic, partition, offset, leaderEpoch: -1 }), { stillOwned: stillOurs, logger: this.logger, what: `${topic} partition ${partition}` });
+    } catch (error) {
+      this.logger.debug({ err: error, topic, partition }, 'commit refused (the group moved on); the partition is read again from its last commit');
+      if (this.epoch === epoch) this.membership.rejoin();
+    }
+  }
+
+  /** The records after the last one marked done go back to the front of the partition's queue. */
+  private requeueNotDone(queue: PartitionQueue, records: readonly InboundRecord[], doneIndex: number, epoch: number): void {
+    if (this.stopping || this.epoch !== epoch) return;
+    const rest = records.slice(doneIndex + 1);
+    if (rest.length > 0) queue.records = [...rest, ...queue.records];
+  }
+
+  /** A batch failed: report it, drop what is queued and join again (positions from the commits). */
+  private fail(error: unknown): void {
+    if (this.stopping) return;
+    const failure = error instanceof Error ? error : new Error(String(error));
+    this.epoch += 1;
+    this.dropQueued();
+    this.events.onCrash?.(failure, true);
+    this.membership.rejoin();
+  }
+
+  private whenIdle(maxMs: number): Promise<void> {
+    if (this.running === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, maxMs);
+      const idle = this.idle;
+      function done() {
+        clearTimeout(timer);
+        idle.delete(done);
+        resolve();
+      }
+      idle.add(done);
+    });
+  }
+
+  /** Stops fetching; resolves once the batches in hand are finished (and committed), and the member left. */
+  stop(): Promise<void> {
+    this.stopped ??= (async () => {
+      this.stopping = true;
+      this.fetcher.clear();
+      this.dropQueued();
+      while (this.running > 0) await this.whenIdle(60_000);
+      await this.membership.leave();
+      await this.fetcher.stop();
+      await this.wire.close();
+      this.events.onStop?.();
+    })();
+    return this.stopped;
+  }
 }
 
-async function commitDone(
-  payload: EachBatchPayload,
-  settings: ConsumerSettings,
-  doneThrough: string | undefined,
-  lastMessage: string,
-  owned: () => boolean,
-  logger: Logger,
-): Promise<void> {
-  const { batch } = payload;
-  if (settings.commit.kind === 'none' || doneThrough === undefined) return;
-  const offsets = { topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: commitOffset(doneThrough, lastMessage, batch.lastOffset()) }] }] };
-  // NOTE: retried while the partition is ours: the records are resolved, so a commit
-  // lost here would not come back while the partition is quiet (commit.ts).
-  await commitUntilDone(() => payload.commitOffsetsIfNecessary(offsets), {
-    stillOwned: owned,
-    logger,
-    what: `${batch.topic} partition ${batch.partition}`,
-  });
-}
-
-/**
- * The offset to commit once every record of a batch up to and including
- * `lastDone` is acknowledged downstream.
- *
- * NOTE: when `lastDone` is the batch's last message, commit past the batch's last
- * offset instead, which can be higher: kafkajs filters the control records that
- * transactional producers write (and aborted records) out of `batch.messages`, and
- * a commit that stopped before them would leave the group's lag stuck above zero.
- */
-export function commitOffset(lastDone: string, lastMessage: string, batchLastOffset: string): string {
-  if (lastDone === lastMessage && BigInt(batchLastOffset) > BigInt(lastDone)) return offsetAfter(batchLastOffset);
-  return offsetAfter(lastDone);
+function splitKey(key: string): [string, number] {
+  const at = key.lastIndexOf(':');
+  return [key.slice(0, at), Number(key.slice(at + 1))];
 }

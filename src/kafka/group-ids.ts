@@ -38,10 +38,6 @@ export function audiencesGroupId(config: GroupNaming): string {
   return `${groupPrefixOf(config)}audiences`;
 }
 
-/** A restore of audience state after an assignment, one group per read: `<prefix>audiences-restore.<random>`. */
-export function audienceRestoreGroupId(config: GroupNaming): string {
-  return throwaway(config, 'audiences-restore');
-}
 
 /** Each router process follows `user.sources` in a group of its own: `<prefix>seen.<random>`. */
 export function seenFollowerGroupId(config: GroupNaming): string {

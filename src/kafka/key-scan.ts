@@ -5,11 +5,11 @@
 // written to the cluster: no group joins, no commits. `switchyard trace` reads with it
 // (src/trace/trace.ts).
 import { compatibilityPartitioner } from '@platformatic/kafka';
-import { kafkajsOf } from './client.js';
 import type { KafkaClient } from './client.js';
+import { decodeRecords } from './fetcher.js';
 import type { RawHeaders } from './headers.js';
 import type { ScannedRecord } from './scan-topic.js';
-import { clusterFactoryOf } from './topic-ends.js';
+import { ERROR, KafkaAnswerError, Wire } from './wire.js';
 
 /** The partition a producer of the port writes `key` to, in a topic of `partitions` partitions. */
 export function partitionOfKey(key: Buffer, partitions: number): number {
@@ -54,41 +54,11 @@ export interface KeyReader {
   close(): Promise<void>;
 }
 
-/** What the reads need of kafkajs's cluster (2.2.4, pinned; topic-ends.ts says how it is reached). */
-interface Cluster {
-  connect(): Promise<void>;
-  disconnect(): Promise<void>;
-  addMultipleTargetTopics(topics: string[]): Promise<void>;
-  isolationLevel: number;
-  findTopicPartitionMetadata(topic: string): { partitionId: number; leader?: number | null }[];
-  findBroker(options: { nodeId: number }): Promise<Broker>;
-}
-
-interface Broker {
-  listOffsets(request: { isolationLevel: number; topics: { topic: string; partitions: { partition: number; timestamp: number }[] }[] }): Promise<{
-    responses: { topic: string; partitions: { partition: number; offset: string }[] }[];
-  }>;
-  fetch(request: {
-    isolationLevel: number;
-    maxWaitTime: number;
-    minBytes: number;
-    maxBytes: number;
-    topics: { topic: string; partitions: { partition: number; fetchOffset: string; maxBytes: number }[] }[];
-  }): Promise<{ responses: { topicName: string; partitions: { partition: number; highWatermark: string; messages: FetchedMessage[] }[] }[] }>;
-}
-
-interface FetchedMessage {
-  offset: string;
-  timestamp: string;
-  key: Buffer | null;
-  value: Buffer | null;
-  headers?: RawHeaders;
-  isControlRecord?: boolean;
-}
-
 /** ListOffsets timestamps for the log end and the log start. */
 const LATEST = -1;
 const EARLIEST = -2;
+/** Read uncommitted: a trace shows what was written, as the consumers that route it read it. */
+const ISOLATION = 0;
 
 /**
  * Bytes of one fetch (one partition). NOTE: large, so that a window of 100,000 records
@@ -110,64 +80,46 @@ const READS_AT_ONCE = 4;
 const EMPTY_ANSWERS_TO_GIVE_UP = 3;
 
 export function createKeyReader(client: KafkaClient): KeyReader {
-  const createCluster = clusterFactoryOf(kafkajsOf(client));
-  if (createCluster === undefined) throw new Error('reading a key needs the cluster of kafkajs 2.2.4 (the version package.json pins); reinstall the dependencies');
-  const cluster = createCluster<Cluster>({ allowAutoTopicCreation: false, metadataMaxAge: 60_000 });
-  let connecting: Promise<void> | undefined;
-  const connected = async (topics: readonly string[]): Promise<Cluster> => {
-    connecting ??= cluster.connect();
-    await connecting;
-    await cluster.addMultipleTargetTopics([...new Set(topics)]);
-    return cluster;
+  const wire = new Wire(client.settings, client.clientId);
+  const leadersOf = async (items: readonly { topic: string; partition: number }[]) => {
+    const metadata = await wire.metadata([...new Set(items.map((i) => i.topic))]);
+    return items.map((item) => {
+      const leader = metadata.topics.get(item.topic)?.partitions.find((p) => p.partition === item.partition)?.leader ?? -1;
+      if (leader < 0) throw new Error(`partition ${item.partition} of topic "${item.topic}" has no leader right now (a broker restarting?); run it again in a moment`);
+      return leader;
+    });
   };
   return {
     async ranges(asks) {
-      const c = await connected(asks.map((a) => a.topic));
-      const byLeader = groupByLeader(c, asks);
-      const answers = await Promise.all([...byLeader].map(async ([nodeId, mine]) => rangesOf(await c.findBroker({ nodeId }), c.isolationLevel, mine)));
+      const leaders = await leadersOf(asks);
+      const byLeader = new Map<number, KeyWindowAsk[]>();
+      asks.forEach((ask, i) => byLeader.set(leaders[i]!, [...(byLeader.get(leaders[i]!) ?? []), ask]));
+      const answers = await Promise.all([...byLeader].map(([nodeId, mine]) => rangesOf(wire, nodeId, mine)));
       // In the order asked, whatever the leaders.
       const found = new Map(answers.flat().map((range) => [`${range.topic}/${range.partition}`, range]));
       return asks.map((ask) => found.get(`${ask.topic}/${ask.partition}`)!);
     },
     async read(ranges, key) {
-      const c = await connected(ranges.map((r) => r.topic));
-      const leaders = ranges.map((range) => leaderOf(c, range));
+      const leaders = await leadersOf(ranges);
       const results: KeyRecords[] = [];
       let next = 0;
       const reader = async () => {
         while (next < ranges.length) {
           const i = next++;
-          results[i] = await readRange(await c.findBroker({ nodeId: leaders[i]! }), c.isolationLevel, ranges[i]!, key);
+          results[i] = await readRange(wire, leaders[i]!, ranges[i]!, key);
         }
       };
       await Promise.all(Array.from({ length: Math.min(READS_AT_ONCE, ranges.length) }, reader));
       return results;
     },
     async close() {
-      await cluster.disconnect();
+      await wire.close();
     },
   };
 }
 
-function leaderOf(cluster: Cluster, item: { topic: string; partition: number }): number {
-  const leader = cluster.findTopicPartitionMetadata(item.topic).find((p) => p.partitionId === item.partition)?.leader;
-  if (leader === null || leader === undefined || leader < 0) {
-    throw new Error(`partition ${item.partition} of topic "${item.topic}" has no leader right now (a broker restarting?); run it again in a moment`);
-  }
-  return leader;
-}
-
-function groupByLeader<T extends { topic: string; partition: number }>(cluster: Cluster, items: readonly T[]): Map<number, T[]> {
-  const byLeader = new Map<number, T[]>();
-  for (const item of items) {
-    const leader = leaderOf(cluster, item);
-    byLeader.set(leader, [...(byLeader.get(leader) ?? []), item]);
-  }
-  return byLeader;
-}
-
 /** One ListOffsets request per distinct timestamp, each naming every partition that asks for it. */
-async function rangesOf(broker: Broker, isolationLevel: number, asks: readonly KeyWindowAsk[]): Promise<KeyRange[]> {
+async function rangesOf(wire: Wire, nodeId: number, asks: readonly KeyWindowAsk[]): Promise<KeyRange[]> {
   const wanted = new Map<number, KeyWindowAsk[]>();
   const want = (timestamp: number, ask: KeyWindowAsk) => wanted.set(timestamp, [...(wanted.get(timestamp) ?? []), ask]);
   for (const ask of asks) {
@@ -181,10 +133,15 @@ async function rangesOf(broker: Broker, isolationLevel: number, asks: readonly K
     [...wanted].map(async ([timestamp, mine]) => {
       const topics = [...new Set(mine.map((a) => a.topic))].map((topic) => ({
         topic,
-        partitions: mine.filter((a) => a.topic === topic).map((a) => ({ partition: a.partition, timestamp })),
+        partitions: mine.filter((a) => a.topic === topic).map((a) => ({ partition: a.partition, timestamp: BigInt(timestamp) })),
       }));
-      const answer = await broker.listOffsets({ isolationLevel, topics });
-      for (const t of answer.responses) for (const p of t.partitions) offsets.set(`${timestamp}/${t.topic}/${p.partition}`, BigInt(p.offset));
+      const answer = await wire.listOffsets(nodeId, ISOLATION, topics);
+      for (const t of answer.topics) {
+        for (const p of t.partitions) {
+          if (p.errorCode !== ERROR.NONE) throw new KafkaAnswerError(p.errorCode, `listing offsets of ${t.name} partition ${p.partitionIndex}`);
+          offsets.set(`${timestamp}/${t.name}/${p.partitionIndex}`, p.offset);
+        }
+      }
     }),
   );
   return asks.map((ask) => {
@@ -203,52 +160,40 @@ async function rangesOf(broker: Broker, isolationLevel: number, asks: readonly K
   });
 }
 
-interface Progress {
-  result: KeyRecords;
-  next: bigint;
-  empty: number;
-}
-
 /** Fetches one range from where it got to, until it reached its end. */
-async function readRange(broker: Broker, isolationLevel: number, range: KeyRange, key: Buffer | null): Promise<KeyRecords> {
-  const progress: Progress = { result: { range, records: [], scanned: 0, firstTimestampMs: undefined }, next: range.start, empty: 0 };
+async function readRange(wire: Wire, nodeId: number, range: KeyRange, key: Buffer | null): Promise<KeyRecords> {
+  const result: KeyRecords = { range, records: [], scanned: 0, firstTimestampMs: undefined };
   const { topic, partition, end } = range;
-  while (progress.next < end && progress.empty < EMPTY_ANSWERS_TO_GIVE_UP) {
-    const answer = await broker.fetch({
-      isolationLevel,
-      maxWaitTime: 100,
+  let next = range.start;
+  let empty = 0;
+  while (next < end && empty < EMPTY_ANSWERS_TO_GIVE_UP) {
+    const answer = await wire.fetch(nodeId, {
+      isolation: ISOLATION,
+      maxWaitMs: 100,
       minBytes: 1,
       maxBytes: PARTITION_FETCH_BYTES,
-      topics: [{ topic, partitions: [{ partition, fetchOffset: progress.next.toString(), maxBytes: PARTITION_FETCH_BYTES }] }],
+      topics: [{ topic, partitions: [{ partition, offset: next, maxBytes: PARTITION_FETCH_BYTES }] }],
     });
-    const answered = answer.responses.find((t) => t.topicName === topic)?.partitions.find((p) => p.partition === partition);
-    if (answered === undefined) progress.empty += 1;
-    else take(progress, answered.messages, key);
-  }
-  return progress.result;
-}
-
-/** Keeps the key's records of one partition's answer below the end, and moves the partition on. */
-function take(progress: Progress, messages: readonly FetchedMessage[], key: Buffer | null): void {
-  const { result } = progress;
-  const { end } = result.range;
-  let moved = false;
-  for (const m of messages) {
-    const offset = BigInt(m.offset);
-    // A fetch answers whole batches: records before the offset asked for come too.
-    if (offset < progress.next) continue;
-    if (offset >= end) {
-      progress.next = end;
-      return;
+    const answered = answer.responses.find((t) => t.topicId === topic)?.partitions.find((p) => p.partitionIndex === partition);
+    if (answered === undefined || answered.errorCode !== ERROR.NONE) {
+      if (answered !== undefined && answered.errorCode !== ERROR.OFFSET_OUT_OF_RANGE) throw new KafkaAnswerError(answered.errorCode, `reading ${topic} partition ${partition}`);
+      empty += 1;
+      continue;
     }
-    progress.next = offset + 1n;
-    moved = true;
-    if (m.isControlRecord === true) continue;
-    result.firstTimestampMs ??= Number(m.timestamp);
-    result.scanned += 1;
-    if (key === null || (m.key !== null && m.key.equals(key))) {
-      result.records.push({ partition: result.range.partition, offset, key: m.key, value: m.value, headers: m.headers, timestamp: m.timestamp });
+    // Control records are left out, their offsets passed.
+    const decoded = decodeRecords(topic, partition, next, answered, false);
+    const moved = decoded.next > next;
+    for (const r of decoded.records) {
+      const offset = BigInt(r.offset);
+      if (offset >= end) break;
+      result.firstTimestampMs ??= Number(r.timestamp);
+      result.scanned += 1;
+      if (key === null || (r.key !== null && r.key.equals(key))) {
+        result.records.push({ partition, offset, key: r.key, value: r.value, headers: r.headers as RawHeaders | undefined, timestamp: r.timestamp });
+      }
     }
+    next = decoded.next > end ? end : decoded.next;
+    empty = moved ? 0 : empty + 1;
   }
-  progress.empty = moved ? 0 : progress.empty + 1;
+  return result;
 }

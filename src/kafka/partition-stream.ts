@@ -8,20 +8,23 @@
 // crash redoes only what was in flight), the fetch, the hand-over, and the pause and
 // resume of single partitions (a full queue, a retry not yet due) without stopping the
 // fetch loop.
-import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { Consumer, EachBatchPayload } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { KafkaAdmin } from './admin.js';
-import { kafkajsOf } from './client.js';
 import type { KafkaClient } from './client.js';
+import { CONSUMER_HEARTBEAT_INTERVAL_MS, CONSUMER_SESSION_TIMEOUT_MS } from './client.js';
 import { CommitLedger, partitionKey as keyOf, splitPartitionKey as splitKey } from './commit-ledger.js';
-import { Rejoiner } from './crash-restart.js';
-import { ForeignAssignment, foreignTopics } from './foreign-assignment.js';
+import { commitOffsets, readCommitted } from './committer.js';
+import { Fetcher, heldBytes as heldBytesOf } from './fetcher.js';
+import { ForeignAssignment } from './foreign-assignment.js';
 import { fetchWait } from './fetch-wait.js';
 import type { FetchWaitSettings } from './fetch-wait.js';
-import { LegacyCarry, readCommits } from './legacy-carry.js';
+import { LegacyCarry } from './legacy-carry.js';
+import { earliestOrLatest } from './offset-lookup.js';
+import { GroupMembership } from './membership.js';
+import type { Generation } from './membership.js';
 import { PartitionProgress } from './offset-progress.js';
-import type { InboundRecord, RecordHeaders } from './records.js';
+import type { InboundRecord } from './records.js';
+import { Wire } from './wire.js';
 
 /** What the role does with the records; both calls are synchronous (nothing may block the fetch loop). */
 export interface StreamHandler {
@@ -35,8 +38,8 @@ export interface StreamHandler {
   revoke(topic: string, partition: number): Iterable<string>;
 }
 
-/** How long the hand-over of a fetch keeps the event loop before it lets I/O run (handOverTurn). */
-const HAND_OVER_TURN_MS = 10;
+/** The default of `bufferBudgetBytes` (docs/operations.md#memory says how to size it). */
+export const DEFAULT_BUFFER_BUDGET_BYTES = 128 * 1024 * 1024;
 
 export interface PartitionStreamSettings extends FetchWaitSettings {
   groupId: string;
@@ -52,6 +55,11 @@ export interface PartitionStreamSettings extends FetchWaitSettings {
    */
   commitDelayMs?: number;
   maxBytesPerPartition?: number;
+  /**
+   * The bytes of fetched records the stream may hold at once, handed over and not
+   * finished (fetch-plan.ts shares it among the partitions). Default DEFAULT_BUFFER_BUDGET_BYTES.
+   */
+  bufferBudgetBytes?: number;
   /**
    * The groups that consumed `topic` before this one (older versions' names), most
    * recent first: a partition with no commit in this group starts from the commit of
@@ -106,150 +114,142 @@ export interface PartitionStream {
    * records arrived: not joined, or a partition paused (its new records are not fetched).
    */
   recordsMovedAt(): number | undefined;
+  /** The records handed over and not finished, and their bytes as the budget counts them. */
+  buffered(): { records: number; bytes: number };
+  /** Positions reset because retention removed records before they were read (each logged). */
+  resets(): number;
   failure(): Error | undefined;
   /** Commits what finished (until done while still a member), then leaves the group. */
   stop(): Promise<void>;
 }
 
 export function createPartitionStream(client: KafkaClient, settings: PartitionStreamSettings, handler: StreamHandler, events: StreamEvents, logger: Logger): PartitionStream {
-  return new KafkaPartitionStream(client, settings, handler, events, logger);
+  return new EnginePartitionStream(client, settings, handler, events, logger);
 }
 
-class KafkaPartitionStream implements PartitionStream {
+/** The most one partition brings in one fetch answer, and one answer in all. */
+const MAX_PARTITION_BYTES = 1024 * 1024;
+const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
+/** Past this many offsets, a range lost to retention is skipped whole, records in flight in it included (counted and logged). */
+const MAX_GAP_WALK = 1_000_000n;
+/** How often partitions at their end are asked for while others bring records (fetch-plan.ts). */
+const EMPTY_POLL_MS = 200;
+
+class EnginePartitionStream implements PartitionStream {
   readonly ledger: CommitLedger;
-  private consumer: Consumer | undefined;
-  private topics: readonly string[] = [];
+  private readonly wire: Wire;
+  private readonly membership: GroupMembership;
+  private readonly fetcher: Fetcher;
   /** Partitions of the current assignment (their progress is in the ledger once loaded). */
   private assignment = new Set<string>();
-  /** Offsets handed to the role and not finished (queued or running), per partition. */
-  private readonly handed = new Map<string, Set<string>>();
-  /** The offset after the last record handed over, per partition (gaps below it are finished). */
-  private readonly fetchedTo = new Map<string, bigint>();
-  /**
-   * Partitions whose fetch position is not known until their next batch: records were
-   * dropped after kafkajs fetched past them. Their next batch's leading gap is not
-   * taken for a gap in the log.
-   */
-  private readonly positionUnknown = new Set<string>();
-  /** Partitions sent back to where the stream expects them (fetchedFromExpected): said once. */
-  private readonly refetching = new Set<string>();
+  /** Offsets handed to the role and not finished (queued or running), per partition, with their bytes. */
+  private readonly handed = new Map<string, Map<string, number>>();
+  private handedBytes = 0;
+  private handedRecords = 0;
   /** Paused partitions, with when the role expects to resume each (undefined: any moment). */
   private readonly paused = new Map<string, number | undefined>();
-  /**
-   * The keys each topic has had in `handed` or `paused`: revokeTopic reads one topic's.
-   * NOTE: a scan of every key per topic instead cost the square of the topics when every
-   * lane stopped (a shutdown, a reload changing every destination): about 0.8 s at 1,000
-   * destinations and the default four tiers.
-   */
+  /** The keys each topic has had in `handed` or `paused`: revokeTopic reads one topic's. */
   private readonly keysOfTopic = new Map<string, Set<string>>();
-  /** When the hand-over last let I/O run (performance.now()): see handOverTurn. */
-  private turnStartedAt = 0;
-  /** When a fetch last brought records (epoch ms): the fetch wait is short until `idleAfterMs` later. */
+  /** When a fetch last brought records (epoch ms). */
   private lastRecordsAt = Date.now();
-  /** The assignment's commits being read; batches wait for it. */
-  private loading: Promise<void> = Promise.resolve();
   private member = false;
-  private running = false;
-  /** The consumer crashed and has not run since: the rejoiner's next try runs it. */
-  private awaitingRejoin = false;
   private stopping = false;
-  private crashed: Error | undefined;
-  private changing: Promise<void> = Promise.resolve();
-  /** Counts joins: a commit read for an older one is stale. */
-  private generation = 0;
-  /** Commits the broker acknowledged (kafkajs's COMMIT_OFFSETS event). */
+  private resetCount = 0;
+  /** Commits the broker acknowledged. */
   private acknowledgedCommits = 0;
-  private readonly rejoiner: Rejoiner;
   private readonly foreign: ForeignAssignment;
-  /** Topics of the join under way that kafkajs dropped from the assignment (not subscribed). */
-  private unsubscribed: string[] = [];
-  /** Starts partitions this group never committed from an older group's commit (legacy-carry.ts). */
   private readonly legacy: LegacyCarry | undefined;
+  /** Resolves the start() waiting for the first assignment. */
+  private firstJoin: { resolve: () => void; promise: Promise<void> };
+  private troubleSince: number | undefined;
 
   constructor(
-    private readonly client: KafkaClient,
+    client: KafkaClient,
     private readonly settings: PartitionStreamSettings,
     private readonly handler: StreamHandler,
     private readonly events: StreamEvents,
     private readonly logger: Logger,
   ) {
-    this.rejoiner = new Rejoiner(() => this.rejoin(), logger, `consumer group ${settings.groupId}`);
+    this.wire = new Wire(client.settings, client.clientId);
     this.foreign = new ForeignAssignment(settings.groupId, logger);
     const { legacyGroupOf } = settings;
     this.legacy = legacyGroupOf === undefined ? undefined : new LegacyCarry({ groupId: settings.groupId, admin: settings.admin, legacyGroupOf }, logger);
+    let resolve: () => void = () => undefined;
+    this.firstJoin = { promise: new Promise<void>((r) => (resolve = r)), resolve: () => resolve() };
+    this.membership = new GroupMembership(
+      this.wire,
+      { groupId: settings.groupId, sessionTimeoutMs: CONSUMER_SESSION_TIMEOUT_MS, rebalanceTimeoutMs: 60_000, heartbeatIntervalMs: CONSUMER_HEARTBEAT_INTERVAL_MS },
+      {
+        assigned: (generation) => this.onAssigned(generation),
+        revoking: (generation) => this.onRevoking(generation),
+        trouble: (error, retryInMs) => this.onTrouble(error, retryInMs),
+      },
+      logger,
+    );
+    this.fetcher = this.createFetcher();
     const { groupId, commitEveryMs, commitDelayMs } = settings;
     this.ledger = new CommitLedger(
-      { groupId, commitEveryMs, ...(commitDelayMs !== undefined ? { commitDelayMs } : {}), onFinish: (key, offset) => this.handed.get(key)?.delete(offset) },
+      { groupId, commitEveryMs, ...(commitDelayMs !== undefined ? { commitDelayMs } : {}), onFinish: (key, offset) => this.finished(key, offset) },
       {
         isMember: () => this.member,
-        canSend: () => this.consumer !== undefined && this.running,
+        canSend: () => this.membership.current() !== undefined,
         isAssigned: (key) => this.assignment.has(key),
-        send: (offsets) => this.consumer!.commitOffsets(offsets),
+        send: async (offsets) => {
+          const generation = this.membership.current();
+          if (generation === undefined) throw Object.assign(new Error(`offsets of group ${groupId} not committed: between generations`), { retriable: true });
+          await commitOffsets(this.wire, groupId, generation, offsets);
+          this.acknowledgedCommits += 1;
+        },
         acknowledged: () => this.acknowledgedCommits,
       },
       logger,
     );
   }
 
+  private createFetcher(): Fetcher {
+    const budget = this.settings.bufferBudgetBytes ?? DEFAULT_BUFFER_BUDGET_BYTES;
+    return new Fetcher(
+      this.wire,
+      {
+        isolation: 0,
+        budgetBytes: budget,
+        maxPartitionBytes: Math.min(this.settings.maxBytesPerPartition ?? MAX_PARTITION_BYTES, budget),
+        maxRequestBytes: Math.min(MAX_REQUEST_BYTES, budget),
+        pollWaitMs: () => this.fetchWaitMs(),
+        emptyPollMs: EMPTY_POLL_MS,
+      },
+      {
+        records: (topic, partition, records, from, next) => this.onRecords(topic, partition, records, from, next),
+        reset: (topic, partition, from, to) => this.onReset(topic, partition, from, to),
+        trouble: (error) => this.logger.debug({ err: error, groupId: this.settings.groupId }, 'fetch failed; asking the leaders again'),
+      },
+      this.logger,
+    );
+  }
+
   start(topics: readonly string[]): Promise<void> {
-    return this.serially(() => this.run(topics));
+    this.membership.subscribe(topics);
+    return this.firstJoin.promise;
   }
 
-  resubscribe(topics: readonly string[]): Promise<void> {
-    return this.serially(() => this.switchTopics(topics));
-  }
-
-  /**
-   * NOTE: joins, leaves and topic changes run one after the other: two at once on one
-   * kafkajs consumer leave a second runner behind that heartbeats for a member the
-   * group no longer knows (seen in the chaos harness: the member was expelled every
-   * session timeout).
-   */
-  private serially(change: () => Promise<void>): Promise<void> {
-    const next = this.changing.catch(() => undefined).then(change);
-    this.changing = next;
-    return next;
-  }
-
-  private async switchTopics(topics: readonly string[]): Promise<void> {
-    const kept = new Set(topics);
-    const dropsSome = this.topics.some((t) => !kept.has(t));
-    await this.leave();
-    if (this.stopping) return;
-    if (dropsSome) {
-      // NOTE: a kafkajs consumer only ever adds to its subscription (subscribe() merges);
-      // dropping a topic takes a new consumer.
-      await this.consumer?.disconnect();
-      this.consumer = undefined;
-    }
+  async resubscribe(topics: readonly string[]): Promise<void> {
     if (topics.length === 0) {
-      this.topics = []; // kafkajs runs no consumer without topics: out of the group until given some
+      await this.membership.leave();
       return;
     }
-    await this.run(topics);
+    this.membership.subscribe(topics);
   }
 
   pause(topic: string, partition: number, resumeAt?: number): void {
     const key = keyOf(topic, partition);
-    const known = this.paused.has(key);
     this.paused.set(key, resumeAt);
     this.remember(topic, key);
-    if (known) return;
-    if (this.running) this.pauseOrResume(() => this.consumer?.pause([{ topic, partitions: [partition] }]));
+    this.fetcher.pause(topic, partition);
   }
 
   resume(topic: string, partition: number): void {
     if (!this.paused.delete(keyOf(topic, partition))) return;
-    if (this.running) this.pauseOrResume(() => this.consumer?.resume([{ topic, partitions: [partition] }]));
-  }
-
-  /** A pause or resume for kafkajs; refused while its group is being made (the next join applies `paused`). */
-  private pauseOrResume(call: () => void): void {
-    try {
-      call();
-    } catch (error) {
-      this.logger.debug({ err: error }, 'pause or resume before the consumer group was made; applied at the join');
-    }
+    this.fetcher.resume(topic, partition);
   }
 
   /** Files `key` under its topic (see keysOfTopic). */
@@ -262,13 +262,18 @@ class KafkaPartitionStream implements PartitionStream {
   revokeTopic(topic: string): void {
     const keys = this.keysOfTopic.get(topic) ?? [];
     for (const key of keys) {
-      if (!this.handed.has(key)) continue;
-      const at = splitKey(key);
-      this.handed.set(key, new Set(this.handler.revoke(topic, at.partition)));
-      this.fetchedTo.delete(key);
-      // NOTE: kafkajs fetches on after what was dropped until the next join goes back to
-      // the commit: a batch before then must not make the dropped offsets look like a gap.
-      this.positionUnknown.add(key);
+      const handed = this.handed.get(key);
+      if (handed === undefined) continue;
+      const { partition } = splitKey(key);
+      const running = new Set(this.handler.revoke(topic, partition));
+      for (const [offset, bytes] of handed) {
+        if (running.has(offset)) continue;
+        handed.delete(offset);
+        this.letGo(topic, partition, bytes);
+      }
+      // The dropped records are fetched again, from the first unfinished offset.
+      const progress = this.ledger.progressAt(key);
+      if (progress !== undefined) this.fetcher.seek(topic, partition, BigInt(progress.next));
     }
     // NOTE: the pauses were the dropped lane's (full, a retry not due); the lane that
     // takes the topic over decides afresh, and a pause left behind would stall it for good.
@@ -277,21 +282,23 @@ class KafkaPartitionStream implements PartitionStream {
 
   release(topic: string, partition: number, offset: string): void {
     const key = keyOf(topic, partition);
-    if (!this.handed.get(key)?.delete(offset)) return;
-    const progress = this.ledger.progressAt(key);
-    this.fetchedTo.delete(key);
+    const handed = this.handed.get(key);
+    const bytes = handed?.get(offset);
+    if (handed === undefined || bytes === undefined) return;
+    handed.delete(offset);
+    this.letGo(topic, partition, bytes);
     // Fetched past it already: go back to the first unfinished offset (the finished and
-    // handed-over records after it are skipped again). Not ours: the next join reads from the commit.
-    if (progress !== undefined && this.running && this.assignment.has(key)) this.consumer?.seek({ topic, partition, offset: progress.next });
-    else this.positionUnknown.add(key);
+    // handed-over records after it are skipped again).
+    const progress = this.ledger.progressAt(key);
+    if (progress !== undefined) this.fetcher.seek(topic, partition, BigInt(progress.next));
   }
 
   joined(): boolean {
-    return this.member && this.crashed === undefined;
+    return this.member;
   }
 
   failure(): Error | undefined {
-    return this.crashed;
+    return undefined;
   }
 
   assignmentProblem(): string | undefined {
@@ -302,184 +309,118 @@ class KafkaPartitionStream implements PartitionStream {
     return this.joined() && this.paused.size === 0 ? this.lastRecordsAt : undefined;
   }
 
-  stop(): Promise<void> {
+  buffered(): { records: number; bytes: number } {
+    return { records: this.handedRecords, bytes: this.handedBytes };
+  }
+
+  resets(): number {
+    return this.resetCount;
+  }
+
+  async stop(): Promise<void> {
     this.stopping = true;
-    void this.rejoiner.stop(); // a rejoin under way runs before the leave (serially)
+    this.firstJoin.resolve();
     this.ledger.stop();
-    return this.serially(async () => {
-      await this.leave();
-      await this.consumer?.disconnect();
-      this.consumer = undefined;
-    });
-  }
-
-  /** Commits what finished (until done while a member), then stops fetching and leaves the group. */
-  private async leave(): Promise<void> {
-    if (!this.running) return;
-    await this.ledger.flush();
-    this.running = false;
-    this.member = false;
-    await this.consumer?.stop();
-  }
-
-  private async run(topics: readonly string[]): Promise<void> {
-    this.topics = [...topics];
-    const consumer = (this.consumer ??= this.createConsumer());
-    try {
-      await consumer.connect();
-      // NOTE: kafkajs refuses subscribe() while running; after stop() it takes a new topic set.
-      await consumer.subscribe({ topics: [...topics], fromBeginning: true });
-      this.running = true;
-      await this.runFetchLoop(consumer);
-    } catch (error) {
-      this.running = false;
-      await consumer.disconnect().catch(() => undefined);
-      this.consumer = undefined;
-      throw error;
-    }
-  }
-
-  private runFetchLoop(consumer: Consumer): Promise<void> {
-    this.awaitingRejoin = false;
-    return consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: 1,
-      eachBatch: (payload) => this.onBatch(payload),
-    });
-  }
-
-  /** After a crash (crash-restart.ts): the same consumer joins again, unless a change since ran it. */
-  private rejoin(): Promise<void> {
-    return this.serially(async () => {
-      const consumer = this.consumer;
-      if (consumer === undefined || !this.running || this.stopping || !this.awaitingRejoin) return;
-      await consumer.connect();
-      await this.runFetchLoop(consumer);
-    });
+    await this.membership.leave();
+    await this.fetcher.stop();
+    await this.wire.close();
   }
 
   /**
-   * The wait of the next fetch (fetchWait): shortest while a lane waits for room, short
-   * while records flow or a paused partition may resume soon, since a resumed partition
-   * is fetched only once the fetch under way returns; long once idle, so that an idle
-   * deliverer goes over its thousands of partitions every few seconds instead of twice a
-   * second (even in a fetch session kafkajs walks every partition to build each request).
-   * New records end a long wait at once: the broker answers a fetch as soon as any of its
-   * partitions has some.
+   * The wait of a fetch that polls partitions at their end (fetchWait): shortest while a
+   * lane waits for room, short while records flow or a paused partition may resume soon,
+   * long once idle. New records end a long wait at once.
    */
   private fetchWaitMs(): number {
     return fetchWait(this.settings, { now: Date.now(), lastRecordsAt: this.lastRecordsAt, resumeTimes: this.paused.values() });
   }
 
-  private createConsumer(): Consumer {
-    const { groupId, maxBytesPerPartition } = this.settings;
-    // NOTE: kafkajs reads its maxWaitTime on every fetch and only ever as a number (the
-    // request's int32, its timeout, the sleep with nothing to fetch): a number-like
-    // value lets each fetch take the wait fetchWaitMs chooses, with no reach into kafkajs.
-    const maxWaitTimeInMs = { valueOf: () => this.fetchWaitMs() } as unknown as number;
-    const consumer = kafkajsOf(this.client).consumer({
-      groupId,
-      allowAutoTopicCreation: false,
-      maxWaitTimeInMs,
-      retry: this.rejoiner.retry(),
-      ...(maxBytesPerPartition !== undefined ? { maxBytesPerPartition } : {}),
-    });
-    // NOTE: kafkajs drops the topics it was assigned but does not subscribe to before it
-    // tells of the join (they are never fetched); this event, sent just before, names them.
-    consumer.on(consumer.events.RECEIVED_UNSUBSCRIBED_TOPICS, (event) => {
-      this.unsubscribed = foreignTopics(event.payload.assignedTopics, event.payload.topicsSubscribed);
-    });
-    consumer.on(consumer.events.GROUP_JOIN, (event) => {
-      this.rejoiner.joined();
-      this.foreign.joined(this.unsubscribed);
-      this.unsubscribed = [];
-      this.onJoin(event.payload.memberAssignment);
-    });
-    consumer.on(consumer.events.COMMIT_OFFSETS, () => (this.acknowledgedCommits += 1));
-    consumer.on(consumer.events.CRASH, (event) => {
-      const { error } = event.payload;
-      this.member = false;
-      this.awaitingRejoin = true;
-      const restarts = this.rejoiner.crashed(error);
-      if (!restarts) this.crashed = error;
-      this.events.onCrash?.(error, restarts);
-    });
-    return consumer;
+  private onTrouble(error: Error, retryInMs: number): void {
+    this.troubleSince ??= Date.now();
+    this.events.onCrash?.(error, true);
+    this.logger.debug({ err: error, groupId: this.settings.groupId, retryInMs }, 'consumer group join or heartbeat failed; trying again');
   }
 
-  /** A new assignment: revoke what went, read the commits of what came, put the pauses back. */
-  private onJoin(memberAssignment: Record<string, number[]>): void {
+  /** The generation ends: stop fetching, commit what finished while it still holds. */
+  private async onRevoking(_generation: Generation): Promise<void> {
+    this.fetcher.clear();
+    await this.ledger.flush();
+    this.member = false;
+  }
+
+  /** A new assignment: revoke what went, read the commits of what came, fetch from there. */
+  private onAssigned(generation: Generation): void {
+    this.troubleSince = undefined;
+    this.foreign.joined([...generation.foreignTopics]);
     const next = new Set<string>();
-    for (const [topic, partitions] of Object.entries(memberAssignment)) for (const p of partitions) next.add(keyOf(topic, p));
+    const assignment: Record<string, number[]> = {};
+    for (const [topic, partitions] of generation.assignment) {
+      assignment[topic] = [...partitions];
+      for (const p of partitions) next.add(keyOf(topic, p));
+    }
     for (const key of this.assignment) if (!next.has(key)) this.forget(key);
     this.assignment = next;
-    for (const key of next) {
-      // kafkajs fetches from the commit again.
-      this.fetchedTo.delete(key);
-      this.positionUnknown.delete(key);
-    }
-    const consumer = this.consumer;
-    for (const key of this.paused.keys()) {
-      if (!next.has(key)) continue;
-      const { topic, partition } = splitKey(key);
-      this.pauseOrResume(() => consumer?.pause([{ topic, partitions: [partition] }]));
-    }
-    const generation = ++this.generation;
-    this.loading = this.loadUntilDone(memberAssignment, generation).then(() => {
-      if (generation !== this.generation) return;
+    void this.loadUntilDone(generation, assignment).then((loaded) => {
+      if (!loaded || this.membership.current() !== generation) return;
       this.member = true;
       this.ledger.joined();
-      this.events.onJoin?.(memberAssignment);
+      this.firstJoin.resolve();
+      this.events.onJoin?.(assignment);
     });
   }
 
   /**
-   * Reads the assignment's commits, again until the broker answers (a coordinator still
-   * loading after a restart) or a newer join makes them moot. Batches wait meanwhile.
+   * Reads the assignment's commits and starts fetching, again until the broker answers
+   * (a coordinator still loading after a restart) or a newer generation makes them moot.
    */
-  private async loadUntilDone(memberAssignment: Record<string, number[]>, generation: number): Promise<void> {
-    for (let attempt = 1; generation === this.generation && !this.stopping; attempt++) {
+  private async loadUntilDone(generation: Generation, assignment: Record<string, number[]>): Promise<boolean> {
+    for (let attempt = 1; this.membership.current() === generation && !this.stopping; attempt++) {
       try {
-        await this.loadCommits(memberAssignment);
-        return;
+        await this.loadCommits(generation, assignment);
+        return true;
       } catch (error) {
         if (attempt === 3) this.logger.warn({ err: error, groupId: this.settings.groupId }, 'could not read the committed offsets of the new assignment; trying again');
         await new Promise((resolve) => setTimeout(resolve, Math.min(200 * attempt, 2_000)));
       }
     }
+    return false;
   }
 
   private forget(key: string): void {
     const { topic, partition } = splitKey(key);
     this.paused.delete(key);
     this.ledger.forget(key);
-    this.fetchedTo.delete(key);
-    this.handed.set(key, new Set(this.handler.revoke(topic, partition)));
+    this.fetcher.remove(topic, partition);
+    const running = new Set(this.handler.revoke(topic, partition));
+    const handed = this.handed.get(key);
+    if (handed !== undefined) {
+      for (const [offset, bytes] of handed) {
+        if (running.has(offset)) continue;
+        handed.delete(offset);
+        this.letGo(topic, partition, bytes);
+      }
+    }
     this.remember(topic, key);
   }
 
-  /** Each assigned partition's progress from its commit and metadata (one request), or from an older group's commit. */
-  private async loadCommits(memberAssignment: Record<string, number[]>): Promise<void> {
-    const { admin, groupId } = this.settings;
-    const assigned = Object.entries(memberAssignment)
+  /** Each assigned partition's progress from its commit and metadata (one request), or from an older group's commit; then fetches. */
+  private async loadCommits(generation: Generation, assignment: Record<string, number[]>): Promise<void> {
+    const { groupId } = this.settings;
+    const assigned = Object.entries(assignment)
       .filter(([, partitions]) => partitions.length > 0)
       .map(([topic, partitions]) => ({ topic, partitions }));
     if (assigned.length === 0) return;
-    const committed = await readCommits(admin, groupId, assigned);
+    const committed = await readCommitted(this.wire, generation.coordinator, groupId, assigned);
     const fresh: { topic: string; partition: number }[] = [];
     for (const { topic, partitions } of committed) {
-      const owned = new Set(memberAssignment[topic] ?? []);
+      const owned = new Set(assignment[topic] ?? []);
       for (const { partition, offset, metadata } of partitions) {
         if (!owned.has(partition)) continue;
         const key = keyOf(topic, partition);
         const known = this.ledger.progressAt(key);
         if (known !== undefined) {
           // Still ours from before the rejoin: ours is newer, unless another member moved it on meanwhile.
-          if (BigInt(offset) >= 0n) {
-            const other = new PartitionProgress(offset, metadata);
-            known.startAt(other.next);
-          }
+          if (BigInt(offset) >= 0n) known.startAt(new PartitionProgress(offset, metadata).next);
           continue;
         }
         this.ledger.track(key, new PartitionProgress(offset, metadata));
@@ -492,108 +433,112 @@ class KafkaPartitionStream implements PartitionStream {
         const key = keyOf(topic, partition);
         this.ledger.track(key, new PartitionProgress(offset, metadata));
         this.ledger.markDirty(key);
-        this.consumer?.seek({ topic, partition, offset });
       },
     });
+    if (this.membership.current() !== generation) return;
+    const starts: { topic: string; partition: number; position: bigint; held?: number }[] = [];
+    const unknown: { topic: string; partition: number }[] = [];
+    for (const { topic, partitions } of assigned) {
+      for (const partition of partitions) {
+        const progress = this.ledger.progressAt(keyOf(topic, partition));
+        if (progress === undefined || BigInt(progress.next) < 0n) unknown.push({ topic, partition });
+        else starts.push({ topic, partition, position: BigInt(progress.next), held: this.heldOf(keyOf(topic, partition)) });
+      }
+    }
+    // Never committed, by this group or an older one: from the log's beginning.
+    if (unknown.length > 0) {
+      for (const { topic, partition, offset: position } of await earliestOrLatest(this.wire, unknown, 'earliest')) {
+        const key = keyOf(topic, partition);
+        this.ledger.track(key, new PartitionProgress(position.toString(), null));
+        starts.push({ topic, partition, position });
+      }
+    }
+    await this.fetcher.add(starts);
+    for (const key of this.paused.keys()) {
+      if (!this.assignment.has(key)) continue;
+      const { topic, partition } = splitKey(key);
+      this.fetcher.pause(topic, partition);
+    }
   }
 
-  /** Hands the batch's new records to the role at once and lets kafkajs fetch on. */
-  private async onBatch(payload: EachBatchPayload): Promise<void> {
-    await this.loading;
-    const { batch } = payload;
-    if (payload.isStale() || !this.running) return;
-    const key = keyOf(batch.topic, batch.partition);
+  /** The bytes of a partition's records handed over and not finished. */
+  private heldOf(key: string): number {
+    let bytes = 0;
+    for (const b of this.handed.get(key)?.values() ?? []) bytes += b;
+    return bytes;
+  }
+
+  /** A fetched partition's records: hands over those neither finished nor handed over already. */
+  private onRecords(topic: string, partition: number, fetched: readonly InboundRecord[], from: bigint, next: bigint): void {
+    const key = keyOf(topic, partition);
     if (!this.assignment.has(key)) return;
-    let progress = this.ledger.progressAt(key);
-    if (progress === undefined) {
-      // NOTE: the commit read had no entry for it (a topic whose metadata was not known
-      // yet): kafkajs fetches from the group's commit, so the first record fetched is
-      // where it starts; only the metadata's skips are missed (duplicates, never a loss).
-      progress = new PartitionProgress('-1', null);
-      this.ledger.track(key, progress);
-    }
+    const progress = this.ledger.progressAt(key);
+    if (progress === undefined) return;
     let handed = this.handed.get(key);
     if (handed === undefined) {
-      this.handed.set(key, (handed = new Set()));
-      this.remember(batch.topic, key);
+      this.handed.set(key, (handed = new Map()));
+      this.remember(topic, key);
     }
     const records: InboundRecord[] = [];
-    let expected = this.fetchedTo.get(key) ?? BigInt(progress.next);
-    let leadingUnknown = this.positionUnknown.delete(key);
-    if (!leadingUnknown && !this.fetchedFromExpected(batch, expected, handed)) {
-      // Records this stream holds lie between where it expects the partition and where
-      // kafkajs fetched it: not a gap in the log. Fetch it again from there.
-      leadingUnknown = true;
-      if (!this.refetching.has(key)) {
-        this.refetching.add(key);
-        this.logger.warn({ topic: batch.topic, partition: batch.partition, expected: expected.toString(), fetchedOffset: fetchedOffsetOf(batch) }, 'partition fetched from past records still in flight; fetching it again from the first of them');
-      }
-      this.consumer?.seek({ topic: batch.topic, partition: batch.partition, offset: expected.toString() });
-    } else {
-      this.refetching.delete(key);
-    }
-    for (const message of batch.messages) {
-      const offset = BigInt(message.offset);
-      if (!leadingUnknown) this.skipGap(progress, expected, offset);
-      leadingUnknown = false;
+    // NOTE: the answer starts at the position asked (the fetcher fences any other), so
+    // offsets between it and a record, or after the last one up to `next`, hold no
+    // record (compaction, transaction markers): finished.
+    let expected = from;
+    for (const record of fetched) {
+      const offset = BigInt(record.offset);
+      this.skipGap(progress, expected, offset);
       expected = offset + 1n;
-      if (progress.isFinished(message.offset) || handed.has(message.offset)) continue;
-      handed.add(message.offset);
-      records.push({
-        topic: batch.topic,
-        partition: batch.partition,
-        offset: message.offset,
-        key: message.key,
-        value: message.value,
-        headers: message.headers as RecordHeaders | undefined,
-        timestamp: message.timestamp,
-      });
+      if (progress.isFinished(record.offset) || handed.has(record.offset)) {
+        this.fetcher.release(topic, partition, heldBytesOf(record));
+        continue;
+      }
+      const bytes = heldBytesOf(record);
+      handed.set(record.offset, bytes);
+      this.handedBytes += bytes;
+      this.handedRecords += 1;
+      records.push(record);
     }
-    // NOTE: kafkajs leaves control records (and aborted ones) out of `messages`; their
-    // offsets count as finished, or the commit would stop before them for good.
-    const end = BigInt(batch.lastOffset()) + 1n;
-    this.skipGap(progress, expected, end);
-    this.fetchedTo.set(key, end);
+    this.skipGap(progress, expected, next);
     this.ledger.moved(key);
     if (records.length > 0) {
       this.lastRecordsAt = Date.now();
       this.handler.accept(records);
     }
-    payload.resolveOffset(batch.lastOffset());
-    await this.handOverTurn();
   }
 
-  /**
-   * Lets I/O run once the hand-over has kept the event loop HAND_OVER_TURN_MS.
-   * NOTE: kafkajs hands a fetch's batches over one after the other without leaving the
-   * turn (onBatch resolves at once), and one fetch brings up to 10 MB: at 1,000
-   * destinations about 700 partitions' worth, about 200 ms of hand-over (more on a busy
-   * machine). Until it ended, no request the lanes started could open its connection,
-   * no answer was read and nothing was committed; the receivers then got it all at once
-   * (docs/architecture.md#measured-figures-behind-the-code).
-   */
-  private async handOverTurn(): Promise<void> {
-    if (performance.now() - this.turnStartedAt < HAND_OVER_TURN_MS) return;
-    await nextTurn();
-    this.turnStartedAt = performance.now();
+  /** Retention removed records before they were read: their offsets count as finished (they cannot be delivered). */
+  private onReset(topic: string, partition: number, from: bigint, to: bigint): void {
+    this.resetCount += 1;
+    this.logger.warn(
+      { topic, partition, from: from.toString(), to: to.toString(), groupId: this.settings.groupId },
+      `records of ${topic} partition ${partition} from offset ${from} were removed by retention before they were read; reading on from ${to}`,
+    );
+    const key = keyOf(topic, partition);
+    const progress = this.ledger.progressAt(key);
+    if (progress === undefined || to <= BigInt(progress.next)) return;
+    // NOTE: records handed over before retention removed them are still being
+    // delivered: only the offsets not in flight count as finished.
+    const handed = this.handed.get(key);
+    const base = BigInt(progress.next);
+    if (handed === undefined || handed.size === 0 || to - base > MAX_GAP_WALK) progress.startAt(to.toString());
+    else for (let o = base; o < to; o++) if (!handed.has(o.toString())) progress.finish(o.toString());
+    this.ledger.markDirty(key);
   }
 
-  /**
-   * Whether a batch's leading gap (from `expected` to its first record) holds no record:
-   * kafkajs fetched it from no later than `expected`, or, fetched from later (a position
-   * the log no longer held, reset by kafkajs), no record handed over lies in the gap.
-   * NOTE: a second runner beside the stream's own (crash-restart.ts) fetched from its own
-   * position, and its batches could make records in flight look like a gap.
-   */
-  private fetchedFromExpected(batch: EachBatchPayload['batch'], expected: bigint, handed: ReadonlySet<string>): boolean {
-    const fetchedOffset = fetchedOffsetOf(batch);
-    if (fetchedOffset === undefined || BigInt(fetchedOffset) <= expected) return true;
-    const first = BigInt(batch.messages[0]?.offset ?? fetchedOffset);
-    for (const offset of handed) {
-      const o = BigInt(offset);
-      if (o >= expected && o < first) return false;
-    }
-    return true;
+  /** A record finished (ledger): its bytes leave the budget. */
+  private finished(key: string, offset: string): void {
+    const handed = this.handed.get(key);
+    const bytes = handed?.get(offset);
+    if (handed === undefined || bytes === undefined) return;
+    handed.delete(offset);
+    const { topic, partition } = splitKey(key);
+    this.letGo(topic, partition, bytes);
+  }
+
+  private letGo(topic: string, partition: number, bytes: number): void {
+    this.handedBytes -= bytes;
+    this.handedRecords -= 1;
+    this.fetcher.release(topic, partition, bytes);
   }
 
   /** Offsets in [from, to) that hold no record: finished. */
@@ -605,13 +550,4 @@ class KafkaPartitionStream implements PartitionStream {
     }
     for (let o = from; o < to; o++) progress.finish(o.toString());
   }
-}
-
-/**
- * The offset kafkajs fetched a batch from.
- * NOTE: kafkajs's Batch has it (batch.js) but its types leave it out.
- */
-function fetchedOffsetOf(batch: EachBatchPayload['batch']): string | undefined {
-  const { fetchedOffset } = batch as { fetchedOffset?: unknown };
-  return typeof fetchedOffset === 'string' ? fetchedOffset : undefined;
 }

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import {
-  audienceRestoreGroupId,
   audiencesGroupId,
   delivererGroupId,
   dlqListGroupId,
@@ -38,7 +37,6 @@ describe('consumer group ids', () => {
   });
 
   it.each([
-    ['audiences restore', audienceRestoreGroupId, /^switchyard\.audiences-restore\.[0-9a-f]{12}$/],
     ['seen follower', seenFollowerGroupId, /^switchyard\.seen\.[0-9a-f]{12}$/],
     ['dlq list', dlqListGroupId, /^switchyard\.dlq-list\.[0-9a-f]{12}$/],
     ['replay dry run', (c: GroupNaming) => replayDryRunGroupId(c, 'hooks'), /^switchyard\.replay-dry-run\.hooks\.[0-9a-f]{12}$/],

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { commitOffset } from '../../../src/kafka/consumer.js';
 import { offsetAfter, recordBytes } from '../../../src/kafka/records.js';
 import { SendBuffer } from '../../../src/kafka/send-buffer.js';
 import { invalidRecord } from '../../../src/router/invalid-records.js';
@@ -9,14 +8,6 @@ describe('which offsets to commit', () => {
   it('commits the offset after the last record whose writes were acknowledged', () => {
     expect(offsetAfter('0')).toBe('1');
     expect(offsetAfter('9007199254740993')).toBe('9007199254740994');
-    // Part of a batch done: commit right after it, whatever the batch's end.
-    expect(commitOffset('10', '20', '20')).toBe('11');
-    expect(commitOffset('10', '20', '25')).toBe('11');
-  });
-
-  it('commits past control records that follow the last message of a finished batch', () => {
-    expect(commitOffset('20', '20', '20')).toBe('21');
-    expect(commitOffset('20', '20', '22')).toBe('23');
   });
 });
 

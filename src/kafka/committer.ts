@@ -1,0 +1,69 @@
+// The consumer engine's committer: a group's offsets with their metadata (the offset
+// tracker's `sy1:` runs, offset-progress.ts), in one OffsetCommit per call, for the
+// generation that finished the records, so that a member whose generation ended can
+// never move the group's position (the broker answers ILLEGAL_GENERATION). A commit
+// never goes out without its metadata. Also the read of a group's commits.
+import type { Generation } from './membership.js';
+import { ERROR, KafkaAnswerError } from './wire.js';
+import type { Wire } from './wire.js';
+
+export interface OffsetCommitEntry {
+  topic: string;
+  partition: number;
+  /** The first offset not finished (what the group resumes from). */
+  offset: string;
+  metadata: string | null;
+}
+
+export interface CommittedEntry {
+  partition: number;
+  /** -1 when the group never committed the partition. */
+  offset: string;
+  metadata: string | null;
+}
+
+function byTopic<T extends { topic: string }>(entries: readonly T[]): Map<string, T[]> {
+  const topics = new Map<string, T[]>();
+  for (const e of entries) {
+    let list = topics.get(e.topic);
+    if (list === undefined) topics.set(e.topic, (list = []));
+    list.push(e);
+  }
+  return topics;
+}
+
+/**
+ * Commits `entries` for `generation` (undefined: for a group nobody is a member of, as
+ * the upgrade from older group names does). Throws KafkaAnswerError for the first
+ * partition the broker refused (its `type` names the code: isGenerationLost, isRetriable).
+ */
+export async function commitOffsets(wire: Wire, groupId: string, generation: Pick<Generation, 'id' | 'memberId' | 'coordinator'> | { coordinator: number; id: -1; memberId: '' }, entries: readonly OffsetCommitEntry[]): Promise<void> {
+  if (entries.length === 0) return;
+  const topics = [...byTopic(entries)].map(([topic, list]) => ({
+    topic,
+    partitions: list.map((e) => ({ partition: e.partition, offset: BigInt(e.offset), metadata: e.metadata })),
+  }));
+  const answer = await wire.offsetCommit(generation.coordinator, groupId, generation.id, generation.memberId, topics);
+  for (const t of answer.topics) {
+    for (const p of t.partitions) {
+      if (p.errorCode !== ERROR.NONE) throw new KafkaAnswerError(p.errorCode, `committing ${t.name} partition ${p.partitionIndex} in consumer group ${groupId}`);
+    }
+  }
+}
+
+/** The group's commits (with metadata) of these partitions, in one request to its coordinator. */
+export async function readCommitted(wire: Wire, coordinator: number, groupId: string, partitions: readonly { topic: string; partitions: readonly number[] }[]): Promise<{ topic: string; partitions: CommittedEntry[] }[]> {
+  if (partitions.length === 0) return [];
+  const answer = await wire.offsetFetch(coordinator, groupId, partitions);
+  const group = answer.groups[0];
+  const code = group?.errorCode ?? answer.errorCode;
+  if (code !== ERROR.NONE) throw new KafkaAnswerError(code, `reading the commits of consumer group ${groupId}`);
+  const topics = group?.topics ?? answer.topics;
+  return topics.map((t) => ({
+    topic: t.name,
+    partitions: t.partitions.map((p) => {
+      if (p.errorCode !== ERROR.NONE) throw new KafkaAnswerError(p.errorCode, `reading the commit of ${t.name} partition ${p.partitionIndex} in consumer group ${groupId}`);
+      return { partition: p.partitionIndex, offset: p.committedOffset.toString(), metadata: p.metadata ?? null };
+    }),
+  }));
+}

@@ -1,0 +1,103 @@
+// The fetcher's planning (fetcher.ts): which partitions of one leader the next fetch
+// asks for, and how many bytes each may bring. Pure, so the rules are tested alone
+// (test/unit/kafka/fetch-plan.test.ts, with random pauses and answers):
+// - a partition that is paused, or whose last answer is still out, is left out;
+// - the process-wide budget is shared: a partition that holds its fair share (the
+//   budget over the partitions that hold or have records) is left out until the owner
+//   releases some, so one stuck destination never takes the whole budget;
+// - a partition whose last answer was truncated (its first record batch larger than
+//   its limit) is asked for alone: the broker returns the first batch of a request whole;
+// - partitions known to be empty (their end reached) ride along only every
+//   `emptyPollMs`, or when nothing else is asked: work per fetch follows the
+//   partitions that have records;
+// - the walk starts at a rotating index, so none starves when the budget runs short.
+// docs/kafka.md#the-consumer-engine says how the budget is sized.
+
+export interface PlanPartition {
+  readonly key: string;
+  readonly topic: string;
+  readonly partition: number;
+  readonly leader: number;
+  /** Bytes handed to the owner and not released yet. */
+  readonly held: number;
+  readonly paused: boolean;
+  /** In a request not answered yet. */
+  readonly inFlight: boolean;
+  /** Its last answer was truncated: ask for it alone. */
+  readonly alone: boolean;
+  /** Whether the log holds records past its position (false: at its end as last seen; undefined: not known). */
+  readonly hasRecords: boolean | undefined;
+}
+
+export interface PlanSettings {
+  /** Bytes all partitions together may hold and have asked for. */
+  readonly budgetBytes: number;
+  /** The most one partition may bring in one answer. */
+  readonly maxPartitionBytes: number;
+  /** The most one answer may bring. */
+  readonly maxRequestBytes: number;
+  /** Below this, a partition is not asked for (its share is used up). */
+  readonly minPartitionBytes: number;
+}
+
+export interface PlannedPartition {
+  readonly key: string;
+  readonly topic: string;
+  readonly partition: number;
+  readonly maxBytes: number;
+}
+
+export interface FetchPlan {
+  readonly partitions: readonly PlannedPartition[];
+  readonly maxBytes: number;
+  /** Whether partitions at their end are in it (the request may wait on the broker for records). */
+  readonly polls: boolean;
+}
+
+/** The bytes all partitions hold or may bring with the requests out (each asked partition counts its limit). */
+export function committedBytes(partitions: Iterable<PlanPartition & { asked?: number }>): number {
+  let total = 0;
+  for (const p of partitions) total += p.held + (p.inFlight ? (p.asked ?? 0) : 0);
+  return total;
+}
+
+/**
+ * The next request to `leader`, or undefined when none of its partitions may be asked
+ * for now. `all` is every partition of the engine (the budget is process-wide);
+ * `outstanding` the bytes held and asked for by all of them (committedBytes);
+ * `pollEmpty` whether partitions at their end ride along this time.
+ */
+export function planFetch(all: readonly PlanPartition[], leader: number, settings: PlanSettings, outstanding: number, rotation: number, pollEmpty: boolean): FetchPlan | undefined {
+  let sharing = 0;
+  for (const p of all) if (p.held > 0 || p.hasRecords !== false) sharing += 1;
+  const fairShare = Math.max(settings.minPartitionBytes, Math.floor(settings.budgetBytes / Math.max(1, sharing)));
+  let left = Math.min(settings.maxRequestBytes, settings.budgetBytes - outstanding);
+  const mine = all.filter((p) => p.leader === leader && !p.paused && !p.inFlight);
+  if (mine.length === 0) return undefined;
+  const start = rotation % mine.length;
+  const withRecords: PlannedPartition[] = [];
+  const empty: PlannedPartition[] = [];
+  for (let i = 0; i < mine.length; i++) {
+    const p = mine[(start + i) % mine.length]!;
+    const room = Math.min(settings.maxPartitionBytes, fairShare - p.held);
+    if (p.alone && room >= settings.minPartitionBytes) {
+      // NOTE: alone, whatever else waits: only the first batch of a request comes whole.
+      return { partitions: [{ key: p.key, topic: p.topic, partition: p.partition, maxBytes: room }], maxBytes: Math.max(room, settings.minPartitionBytes), polls: false };
+    }
+    if (p.hasRecords === false) {
+      if (pollEmpty && room >= settings.minPartitionBytes) empty.push({ key: p.key, topic: p.topic, partition: p.partition, maxBytes: room });
+      continue;
+    }
+    const bytes = Math.min(room, left);
+    if (bytes < settings.minPartitionBytes) continue;
+    withRecords.push({ key: p.key, topic: p.topic, partition: p.partition, maxBytes: bytes });
+    left -= bytes;
+  }
+  const polls = empty.length > 0 && (pollEmpty || withRecords.length === 0);
+  const partitions = polls ? [...withRecords, ...empty] : withRecords;
+  if (partitions.length === 0) return undefined;
+  let maxBytes = 0;
+  for (const p of withRecords) maxBytes += p.maxBytes;
+  maxBytes = Math.max(settings.minPartitionBytes, Math.min(settings.maxRequestBytes, maxBytes + (polls ? settings.maxPartitionBytes : 0)));
+  return { partitions, maxBytes, polls };
+}

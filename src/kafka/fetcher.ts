@@ -1,0 +1,432 @@
+// The consumer engine's fetcher: owns each assigned partition's fetch position, asks
+// each leader for the partitions that have room (fetch-plan.ts: a process-wide byte
+// budget, fair shares, truncated answers asked for alone, partitions at their end
+// polled less often), one request per leader at a time, and hands the records over.
+// Every request carries each partition's epoch: an answer that comes back after the
+// partition was assigned anew, sought or revoked moves nothing (the fencing
+// docs/kafka.md#the-consumer-engine describes). Control batches of transactions are
+// skipped, and aborted transactions' records too when reading committed data.
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import { planFetch } from './fetch-plan.js';
+import type { PlanPartition, PlanSettings } from './fetch-plan.js';
+import type { InboundRecord, RecordHeaders } from './records.js';
+import { ERROR, errorName } from './wire.js';
+import type { FetchAnswerPartition, Wire } from './wire.js';
+
+/** The partition key the whole port uses: `topic:partition` (partitionKey in commit-ledger.ts is this). */
+export function keyOf(topic: string, partition: number): string {
+  return `${topic}:${partition}`;
+}
+
+/** A record's share of the budget: its bytes plus what holding it costs besides (objects, strings). */
+export function heldBytes(record: InboundRecord): number {
+  let size = 600 + (record.key?.length ?? 0) + (record.value?.length ?? 0);
+  const { headers } = record;
+  if (headers !== undefined) {
+    for (const name in headers) {
+      const value = headers[name];
+      size += 64 + name.length + (Buffer.isBuffer(value) ? value.length : 0);
+    }
+  }
+  return size;
+}
+
+export interface FetcherSettings extends Omit<PlanSettings, 'minPartitionBytes'> {
+  /** 0: every record; 1: committed transactions' records only. */
+  isolation: 0 | 1;
+  /** How long a request that polls partitions at their end may wait on the broker (asked at each request). */
+  pollWaitMs(): number;
+  /** How often partitions at their end ride along while others bring records. */
+  emptyPollMs: number;
+}
+
+export interface FetcherEvents {
+  /**
+   * Records of one partition, in offset order, none handed over before in this epoch;
+   * `next` is where the partition's position now stands (past skipped control records).
+   * Synchronous: it runs in the fetch loop.
+   */
+  records(topic: string, partition: number, records: InboundRecord[], from: bigint, next: bigint): void;
+  /** The position was out of the log's range (retention removed it): it moved to `to`. */
+  reset(topic: string, partition: number, from: bigint, to: bigint): void;
+  /** An answer came back (the consumer is reading). */
+  fetched?(): void;
+  /** A fetch failed; the fetcher tries again (leaders asked anew). */
+  trouble?(error: Error): void;
+}
+
+interface Partition {
+  readonly key: string;
+  readonly topic: string;
+  readonly partition: number;
+  position: bigint;
+  epoch: number;
+  leader: number;
+  held: number;
+  paused: boolean;
+  inFlight: boolean;
+  asked: number;
+  alone: boolean;
+  hasRecords: boolean | undefined;
+}
+
+const MIN_PARTITION_BYTES = 1_024;
+
+/** How long the hand-over of one answer keeps the event loop before it lets I/O run. */
+const HAND_OVER_TURN_MS = 10;
+
+export class Fetcher {
+  private readonly partitions = new Map<string, Partition>();
+  private readonly loops = new Map<number, Promise<void>>();
+  private readonly wakers = new Map<number, () => void>();
+  private running = true;
+  private rotation = 0;
+  private lastEmptyPoll = new Map<number, number>();
+  private metadataWanted = false;
+  /** A plan found partitions that could be asked for but for the budget. */
+  private starved = false;
+  /** When the hand-over last let I/O run (performance.now()). */
+  private turnStartedAt = 0;
+
+  constructor(
+    private readonly wire: Wire,
+    private readonly settings: FetcherSettings,
+    private readonly events: FetcherEvents,
+    private readonly logger: Logger,
+  ) {}
+
+  /**
+   * Fetches these partitions from these positions (a partition already here is sought);
+   * `held`: bytes of its records the owner still holds from before.
+   */
+  async add(entries: readonly { topic: string; partition: number; position: bigint; held?: number }[]): Promise<void> {
+    for (const { topic, partition, position, held = 0 } of entries) {
+      const key = keyOf(topic, partition);
+      const known = this.partitions.get(key);
+      if (known !== undefined) {
+        this.seekPartition(known, position);
+        continue;
+      }
+      this.partitions.set(key, { key, topic, partition, position, epoch: 0, leader: -1, held, paused: false, inFlight: false, asked: 0, alone: false, hasRecords: undefined });
+    }
+    await this.refreshLeaders();
+  }
+
+  /** Stops fetching every partition (a generation ends); answers still out are dropped. */
+  clear(): void {
+    this.partitions.clear();
+    this.wakeAll();
+  }
+
+  /** Stops fetching the partition; an answer still out for it is dropped. Its held bytes go with it. */
+  remove(topic: string, partition: number): void {
+    this.partitions.delete(keyOf(topic, partition));
+  }
+
+  has(topic: string, partition: number): boolean {
+    return this.partitions.has(keyOf(topic, partition));
+  }
+
+  /** The partition's position (the next offset it will fetch). */
+  position(topic: string, partition: number): bigint | undefined {
+    return this.partitions.get(keyOf(topic, partition))?.position;
+  }
+
+  seek(topic: string, partition: number, position: bigint): void {
+    const p = this.partitions.get(keyOf(topic, partition));
+    if (p !== undefined) this.seekPartition(p, position);
+  }
+
+  private seekPartition(p: Partition, position: bigint): void {
+    p.position = position;
+    p.epoch += 1;
+    p.inFlight = false;
+    p.alone = false;
+    p.hasRecords = undefined;
+    this.wakeLeader(p.leader);
+  }
+
+  pause(topic: string, partition: number): void {
+    const p = this.partitions.get(keyOf(topic, partition));
+    if (p !== undefined) p.paused = true;
+  }
+
+  resume(topic: string, partition: number): void {
+    const p = this.partitions.get(keyOf(topic, partition));
+    if (p === undefined || !p.paused) return;
+    p.paused = false;
+    this.wakeLeader(p.leader);
+  }
+
+  /** The owner let go of `bytes` of the partition's records (finished, or dropped). */
+  release(topic: string, partition: number, bytes: number): void {
+    const p = this.partitions.get(keyOf(topic, partition));
+    if (p === undefined) return;
+    p.held = Math.max(0, p.held - bytes);
+    // NOTE: only a fetcher that ran out of budget is woken: a wake per finished record
+    // would plan a fetch per record (idle loops look again every emptyPollMs anyway).
+    if (this.starved) {
+      this.starved = false;
+      this.wakeAll();
+    }
+  }
+
+  /** The bytes held by the owner, and how many partitions hold some. */
+  holding(): { bytes: number; partitions: number } {
+    let bytes = 0;
+    let partitions = 0;
+    for (const p of this.partitions.values()) {
+      bytes += p.held;
+      if (p.held > 0) partitions += 1;
+    }
+    return { bytes, partitions };
+  }
+
+  /** Whether the fetcher waits on nothing but the broker: no partition paused. */
+  anyPaused(): boolean {
+    for (const p of this.partitions.values()) if (p.paused) return true;
+    return false;
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wakeAll();
+    await Promise.allSettled([...this.loops.values()]);
+  }
+
+  private wakeLeader(leader: number): void {
+    this.wakers.get(leader)?.();
+  }
+
+  private wakeAll(): void {
+    for (const wake of [...this.wakers.values()]) wake();
+  }
+
+  private async refreshLeaders(): Promise<void> {
+    const topics = [...new Set([...this.partitions.values()].map((p) => p.topic))];
+    if (topics.length === 0) return;
+    this.metadataWanted = false;
+    const metadata = await this.wire.metadata(topics);
+    for (const p of this.partitions.values()) {
+      const leader = metadata.topics.get(p.topic)?.partitions.find((x) => x.partition === p.partition)?.leader ?? -1;
+      p.leader = leader;
+    }
+    for (const leader of new Set([...this.partitions.values()].map((p) => p.leader))) {
+      if (leader < 0 || this.loops.has(leader)) continue;
+      this.loops.set(
+        leader,
+        this.runLeader(leader).finally(() => this.loops.delete(leader)),
+      );
+    }
+    this.wakeAll();
+  }
+
+  private async runLeader(leader: number): Promise<void> {
+    while (this.running) {
+      if (this.metadataWanted) {
+        await this.refreshLeaders().catch((error: unknown) => this.events.trouble?.(error as Error));
+      }
+      const mine = [...this.partitions.values()].filter((p) => p.leader === leader);
+      if (mine.length === 0) return; // the partitions moved to other leaders, or went
+      const now = Date.now();
+      const pollEmpty = now - (this.lastEmptyPoll.get(leader) ?? 0) >= this.settings.emptyPollMs;
+      const all: PlanPartition[] = [...this.partitions.values()];
+      let outstanding = 0;
+      for (const p of this.partitions.values()) outstanding += p.held + (p.inFlight ? p.asked : 0);
+      const plan = planFetch(all, leader, { ...this.settings, minPartitionBytes: MIN_PARTITION_BYTES }, outstanding, this.rotation++, pollEmpty);
+      if (plan === undefined) {
+        if (mine.some((p) => !p.paused && !p.inFlight)) this.starved = true;
+        await this.idle(leader, this.settings.emptyPollMs);
+        continue;
+      }
+      if (plan.polls) this.lastEmptyPoll.set(leader, now);
+      const asked = plan.partitions.map((entry) => {
+        const p = this.partitions.get(entry.key)!;
+        p.inFlight = true;
+        p.asked = entry.maxBytes;
+        return { p, epoch: p.epoch, position: p.position };
+      });
+      try {
+        const answer = await this.wire.fetch(leader, {
+          maxWaitMs: plan.polls ? this.settings.pollWaitMs() : 0,
+          minBytes: 1,
+          maxBytes: plan.maxBytes,
+          isolation: this.settings.isolation,
+          topics: groupByTopic(plan.partitions.map((entry) => ({ topic: entry.topic, partition: entry.partition, offset: this.partitions.get(entry.key)!.position, maxBytes: entry.maxBytes }))),
+        });
+        this.events.fetched?.();
+        const byKey = new Map<string, FetchAnswerPartition>();
+        for (const t of answer.responses) for (const part of t.partitions) byKey.set(keyOf(t.topicId, part.partitionIndex), part);
+        for (const { p, epoch, position } of asked) {
+          const current = this.partitions.get(p.key);
+          if (current !== p || p.epoch !== epoch) continue; // fenced: assigned anew, sought or revoked meanwhile
+          p.inFlight = false;
+          const part = byKey.get(p.key);
+          if (part !== undefined) await this.take(p, position, part);
+          await this.handOverTurn();
+        }
+      } catch (error) {
+        for (const { p, epoch } of asked) if (p.epoch === epoch) p.inFlight = false;
+        this.metadataWanted = true;
+        this.events.trouble?.(error as Error);
+        await this.idle(leader, 500);
+      }
+    }
+  }
+
+  /** One partition's answer. */
+  private async take(p: Partition, asked: bigint, part: FetchAnswerPartition): Promise<void> {
+    if (part.errorCode !== ERROR.NONE) {
+      await this.answerError(p, part.errorCode);
+      return;
+    }
+    const { records, next } = decodeRecords(p.topic, p.partition, asked, part, this.settings.isolation === 1);
+    const end = this.settings.isolation === 1 ? part.lastStableOffset : part.highWatermark;
+    p.alone = records.length === 0 && next === asked && end > asked;
+    if (p.alone) this.logger.debug({ topic: p.topic, partition: p.partition, offset: asked.toString() }, 'record batch larger than its share; fetching the partition alone');
+    p.position = next;
+    p.hasRecords = end > next;
+    if (records.length === 0 && next === asked) return;
+    for (const record of records) p.held += heldBytes(record);
+    this.events.records(p.topic, p.partition, records, asked, next);
+  }
+
+  private async answerError(p: Partition, code: number): Promise<void> {
+    if (code === ERROR.OFFSET_OUT_OF_RANGE) {
+      const from = p.position;
+      const earliest = await this.earliest(p).catch(() => undefined);
+      if (earliest === undefined || this.partitions.get(p.key) !== p) return;
+      const to = from < earliest ? earliest : await this.latest(p);
+      p.position = to;
+      p.epoch += 1;
+      this.events.reset(p.topic, p.partition, from, to);
+      return;
+    }
+    if (
+      code === ERROR.NOT_LEADER_OR_FOLLOWER ||
+      code === ERROR.UNKNOWN_TOPIC_OR_PARTITION ||
+      code === ERROR.LEADER_NOT_AVAILABLE ||
+      code === ERROR.FENCED_LEADER_EPOCH ||
+      code === ERROR.UNKNOWN_LEADER_EPOCH
+    ) {
+      this.metadataWanted = true;
+      return;
+    }
+    this.logger.warn({ topic: p.topic, partition: p.partition, error: errorName(code) }, 'fetch of a partition refused; trying again');
+  }
+
+  private async earliest(p: Partition): Promise<bigint> {
+    return this.listOffset(p, -2n);
+  }
+
+  private async latest(p: Partition): Promise<bigint> {
+    return this.listOffset(p, -1n);
+  }
+
+  private async listOffset(p: Partition, timestamp: bigint): Promise<bigint> {
+    const answer = await this.wire.listOffsets(p.leader, this.settings.isolation, [{ topic: p.topic, partitions: [{ partition: p.partition, timestamp }] }]);
+    const found = answer.topics[0]?.partitions[0];
+    if (found === undefined || found.errorCode !== ERROR.NONE) throw new Error(`listing offsets of ${p.topic} partition ${p.partition} failed: ${errorName(found?.errorCode ?? -1)}`);
+    return found.offset;
+  }
+
+  /**
+   * Lets I/O run once the hand-over of an answer has kept the event loop
+   * HAND_OVER_TURN_MS. NOTE: one answer brings up to 16 MB, at 1,000 destinations
+   * hundreds of partitions' worth: until its hand-over ended, no request the lanes
+   * started could open its connection, no answer was read and nothing was committed
+   * (docs/architecture.md#measured-figures-behind-the-code).
+   */
+  private async handOverTurn(): Promise<void> {
+    if (performance.now() - this.turnStartedAt < HAND_OVER_TURN_MS) return;
+    await nextTurn();
+    this.turnStartedAt = performance.now();
+  }
+
+  private idle(leader: number, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const wakers = this.wakers;
+      function done() {
+        clearTimeout(timer);
+        if (wakers.get(leader) === done) wakers.delete(leader);
+        resolve();
+      }
+      wakers.set(leader, done);
+    });
+  }
+}
+
+function groupByTopic(entries: readonly { topic: string; partition: number; offset: bigint; maxBytes: number }[]) {
+  const topics = new Map<string, { partition: number; offset: bigint; maxBytes: number }[]>();
+  for (const e of entries) {
+    let list = topics.get(e.topic);
+    if (list === undefined) topics.set(e.topic, (list = []));
+    list.push({ partition: e.partition, offset: e.offset, maxBytes: e.maxBytes });
+  }
+  return [...topics].map(([topic, partitions]) => ({ topic, partitions }));
+}
+
+const CONTROL = 0x20;
+const TRANSACTIONAL = 0x10;
+
+/** Copies `bytes` out of the fetch answer, so that a held record does not keep the whole answer alive. */
+function own(bytes: Buffer | null | undefined): Buffer | null {
+  if (bytes === null || bytes === undefined) return null;
+  return Buffer.from(bytes);
+}
+
+/**
+ * The records of one partition's answer at or after `from`, and the position after
+ * the last batch (control batches and aborted transactions' records skipped, their
+ * offsets passed). Pure.
+ */
+export function decodeRecords(topic: string, partition: number, from: bigint, part: FetchAnswerPartition, readCommitted: boolean): { records: InboundRecord[]; next: bigint } {
+  const records: InboundRecord[] = [];
+  let next = from;
+  const aborted = readCommitted ? [...(part.abortedTransactions ?? [])].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : 1)) : [];
+  const abortedProducers = new Set<bigint>();
+  for (const batch of part.records ?? []) {
+    const last = batch.firstOffset + BigInt(batch.lastOffsetDelta);
+    if (last < next) continue;
+    const after = last + 1n;
+    if (readCommitted) while (aborted.length > 0 && aborted[0]!.firstOffset <= last) abortedProducers.add(aborted.shift()!.producerId);
+    if ((batch.attributes & CONTROL) !== 0) {
+      abortedProducers.delete(batch.producerId);
+      next = after;
+      continue;
+    }
+    if (readCommitted && (batch.attributes & TRANSACTIONAL) !== 0 && abortedProducers.has(batch.producerId)) {
+      next = after;
+      continue;
+    }
+    for (const r of batch.records) {
+      const offset = batch.firstOffset + BigInt(r.offsetDelta);
+      if (offset < from) continue;
+      let headers: RecordHeaders | undefined;
+      if (r.headers.length > 0) {
+        headers = {};
+        for (const [rawName, rawValue] of r.headers) {
+          const name = rawName === null ? '' : rawName.toString();
+          const value = own(rawValue) ?? Buffer.alloc(0);
+          const known = headers[name];
+          if (known === undefined) headers[name] = value;
+          else if (Array.isArray(known)) known.push(value);
+          else headers[name] = [known, value];
+        }
+      }
+      records.push({
+        topic,
+        partition,
+        offset: offset.toString(),
+        key: own(r.key),
+        value: own(r.value),
+        headers,
+        timestamp: (batch.firstTimestamp + BigInt(r.timestampDelta)).toString(),
+      });
+    }
+    next = after;
+  }
+  return { records, next };
+}

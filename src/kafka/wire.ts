@@ -1,0 +1,316 @@
+// The one file that speaks Kafka's protocol itself: the consumer engine's requests
+// (membership, fetch, offsets) through @platformatic/kafka's exported API functions and
+// connection pool, each at one fixed version every broker since Kafka 2.7 answers.
+// test/integration/wire-contract.test.ts holds them to the pinned version. An error
+// code inside an answer is returned with the answer, never thrown: the caller decides
+// what each code means (docs/kafka.md#the-consumer-engine).
+import {
+  ConnectionPool,
+  ResponseError,
+  fetchV12,
+  findCoordinatorV3,
+  heartbeatV4,
+  joinGroupV6,
+  leaveGroupV4,
+  listOffsetsV6,
+  metadataV9,
+  offsetCommitV8,
+  offsetFetchV6,
+  protocolErrorsCodesById,
+  syncGroupV4,
+} from '@platformatic/kafka';
+import type { Connection } from '@platformatic/kafka';
+import type { KafkaSettings } from './client.js';
+import { platformaticOptions } from './platformatic-client.js';
+
+export type FetchAnswer = fetchV12.FetchResponse;
+export type FetchAnswerPartition = fetchV12.FetchResponsePartition;
+export type JoinAnswer = joinGroupV6.JoinGroupResponse;
+export type OffsetFetchAnswer = offsetFetchV6.OffsetFetchResponse;
+export type OffsetCommitAnswer = offsetCommitV8.OffsetCommitResponse;
+export type ListOffsetsAnswer = listOffsetsV6.ListOffsetsResponse;
+
+/** Kafka's error codes the engine acts on, by name (the protocol's own names). */
+export const ERROR = {
+  NONE: 0,
+  OFFSET_OUT_OF_RANGE: 1,
+  UNKNOWN_TOPIC_OR_PARTITION: 3,
+  LEADER_NOT_AVAILABLE: 5,
+  NOT_LEADER_OR_FOLLOWER: 6,
+  COORDINATOR_LOAD_IN_PROGRESS: 14,
+  COORDINATOR_NOT_AVAILABLE: 15,
+  NOT_COORDINATOR: 16,
+  ILLEGAL_GENERATION: 22,
+  INCONSISTENT_GROUP_PROTOCOL: 23,
+  UNKNOWN_MEMBER_ID: 25,
+  REBALANCE_IN_PROGRESS: 27,
+  GROUP_AUTHORIZATION_FAILED: 30,
+  NOT_ENOUGH_REPLICAS: 19,
+  FENCED_LEADER_EPOCH: 74,
+  UNKNOWN_LEADER_EPOCH: 75,
+  MEMBER_ID_REQUIRED: 79,
+  GROUP_MAX_SIZE_REACHED: 81,
+  FENCED_INSTANCE_ID: 82,
+  OFFSET_NOT_AVAILABLE: 78,
+  UNSTABLE_OFFSET_COMMIT: 88,
+} as const;
+
+/** The protocol's name of an error code (`NOT_COORDINATOR`), for messages. */
+export function errorName(code: number): string {
+  const name = (protocolErrorsCodesById as Record<number, string | undefined>)[code];
+  return name ?? `error code ${code}`;
+}
+
+/** An error answer of a request as an Error whose `type` is the protocol's name (what isRetriable reads). */
+export class KafkaAnswerError extends Error {
+  readonly type: string;
+  /** Whether another try may be answered otherwise (a coordinator or leader moving, a broker busy): isRetriable reads it. */
+  readonly retriable: boolean;
+  constructor(
+    readonly code: number,
+    what: string,
+  ) {
+    super(`${what}: the broker answered ${errorName(code)}`);
+    this.name = 'KafkaAnswerError';
+    this.type = errorName(code);
+    this.retriable = RETRIABLE.has(code);
+  }
+}
+
+/** Codes a later try may not get: the coordinator or leader moving or loading, a timeout, a broker short of replicas. */
+const RETRIABLE = new Set<number>([
+  ERROR.UNKNOWN_TOPIC_OR_PARTITION,
+  ERROR.LEADER_NOT_AVAILABLE,
+  ERROR.NOT_LEADER_OR_FOLLOWER,
+  7, // REQUEST_TIMED_OUT
+  13, // NETWORK_EXCEPTION
+  ERROR.COORDINATOR_LOAD_IN_PROGRESS,
+  ERROR.COORDINATOR_NOT_AVAILABLE,
+  ERROR.NOT_COORDINATOR,
+  ERROR.NOT_ENOUGH_REPLICAS,
+  ERROR.UNSTABLE_OFFSET_COMMIT,
+]);
+
+export interface BrokerAddress {
+  nodeId: number;
+  host: string;
+  port: number;
+}
+
+export interface PartitionLeader {
+  partition: number;
+  leader: number;
+  leaderEpoch: number;
+  errorCode: number;
+}
+
+export interface TopicMetadata {
+  name: string;
+  errorCode: number;
+  partitions: PartitionLeader[];
+}
+
+export interface ClusterMetadata {
+  brokers: Map<number, BrokerAddress>;
+  topics: Map<string, TopicMetadata>;
+}
+
+export interface FetchPartitionAsk {
+  partition: number;
+  offset: bigint;
+  maxBytes: number;
+}
+
+export interface FetchAsk {
+  maxWaitMs: number;
+  minBytes: number;
+  maxBytes: number;
+  /** 0: read uncommitted; 1: read committed (records of open or aborted transactions held back). */
+  isolation: 0 | 1;
+  topics: { topic: string; partitions: FetchPartitionAsk[] }[];
+}
+
+export interface OffsetToCommit {
+  partition: number;
+  offset: bigint;
+  metadata: string | null;
+}
+
+/** The answer a ResponseError carries (the request's whole answer, its error codes inside). */
+function answerOf<T>(error: unknown): T | undefined {
+  if (!(error instanceof ResponseError)) return undefined;
+  return (error as unknown as { response?: T }).response;
+}
+
+async function call<T>(request: () => Promise<T>): Promise<T> {
+  try {
+    return await request();
+  } catch (error) {
+    const answer = answerOf<T>(error);
+    if (answer !== undefined) return answer;
+    throw error;
+  }
+}
+
+/** The connections of one engine client: to the bootstrap brokers, the coordinators and the leaders. */
+export class Wire {
+  private readonly pool: ConnectionPool;
+  private readonly bootstrap: { host: string; port: number }[];
+  private brokers = new Map<number, BrokerAddress>();
+
+  constructor(settings: KafkaSettings, clientId: string, requestTimeoutMs = 30_000) {
+    const options = platformaticOptions(settings, clientId, requestTimeoutMs);
+    this.pool = new ConnectionPool(clientId, {
+      connectTimeout: options.connectTimeout,
+      requestTimeout: requestTimeoutMs,
+      maxInflights: 5,
+      ...(options.tls === undefined ? {} : { tls: options.tls }),
+      ...(options.sasl === undefined ? {} : { sasl: options.sasl }),
+    });
+    this.bootstrap = settings.brokers.map(parseBroker);
+  }
+
+  private async any(): Promise<Connection> {
+    return this.pool.getFirstAvailable(this.bootstrap);
+  }
+
+  private async node(nodeId: number): Promise<Connection> {
+    let broker = this.brokers.get(nodeId);
+    if (broker === undefined) {
+      await this.metadata([]);
+      broker = this.brokers.get(nodeId);
+    }
+    if (broker === undefined) throw new Error(`Kafka broker ${nodeId} is not in the cluster's metadata; the engine asks again`);
+    return this.pool.get({ host: broker.host, port: broker.port });
+  }
+
+  /** Leaders of `topics` (all topics for null); also refreshes the brokers' addresses. */
+  async metadata(topics: readonly string[] | null): Promise<ClusterMetadata> {
+    const connection = await this.any();
+    const answer = await call(() => metadataV9.api.async(connection, topics === null ? null : [...topics], false, false, false));
+    this.brokers = new Map(answer.brokers.map((b) => [b.nodeId, { nodeId: b.nodeId, host: b.host, port: b.port }]));
+    const found = new Map<string, TopicMetadata>();
+    for (const t of answer.topics) {
+      found.set(t.name, {
+        name: t.name,
+        errorCode: t.errorCode,
+        partitions: t.partitions.map((p) => ({ partition: p.partitionIndex, leader: p.leaderId, leaderEpoch: p.leaderEpoch, errorCode: p.errorCode })).sort((a, b) => a.partition - b.partition),
+      });
+    }
+    return { brokers: this.brokers, topics: found };
+  }
+
+  /** The coordinator of `groupId` (node id), or the error code the broker answered. */
+  async findCoordinator(groupId: string): Promise<{ nodeId: number } | { errorCode: number }> {
+    const connection = await this.any();
+    const answer = await call(() => findCoordinatorV3.api.async(connection, 0, [groupId]));
+    const found = answer.coordinators[0];
+    if (found === undefined) return { errorCode: ERROR.COORDINATOR_NOT_AVAILABLE };
+    if (found.errorCode !== ERROR.NONE) return { errorCode: found.errorCode };
+    this.brokers.set(found.nodeId, { nodeId: found.nodeId, host: found.host, port: found.port });
+    return { nodeId: found.nodeId };
+  }
+
+  async joinGroup(
+    nodeId: number,
+    groupId: string,
+    sessionTimeoutMs: number,
+    rebalanceTimeoutMs: number,
+    memberId: string,
+    protocols: { name: string; metadata: Buffer }[],
+  ): Promise<JoinAnswer> {
+    const connection = await this.node(nodeId);
+    return call(() => joinGroupV6.api.async(connection, groupId, sessionTimeoutMs, rebalanceTimeoutMs, memberId, null, 'consumer', protocols));
+  }
+
+  async syncGroup(nodeId: number, groupId: string, generationId: number, memberId: string, assignments: { memberId: string; assignment: Buffer }[]) {
+    const connection = await this.node(nodeId);
+    return call(() => syncGroupV4.api.async(connection, groupId, generationId, memberId, null, 'consumer', null, assignments));
+  }
+
+  async heartbeat(nodeId: number, groupId: string, generationId: number, memberId: string): Promise<number> {
+    const connection = await this.node(nodeId);
+    const answer = await call(() => heartbeatV4.api.async(connection, groupId, generationId, memberId, null));
+    return answer.errorCode;
+  }
+
+  async leaveGroup(nodeId: number, groupId: string, memberId: string): Promise<void> {
+    const connection = await this.node(nodeId);
+    await call(() => leaveGroupV4.api.async(connection, groupId, [{ memberId, groupInstanceId: null }]));
+  }
+
+  /** Commits offsets with their metadata; `generationId` -1 and member '' for a group nobody is a member of. */
+  async offsetCommit(
+    nodeId: number,
+    groupId: string,
+    generationId: number,
+    memberId: string,
+    topics: readonly { topic: string; partitions: readonly OffsetToCommit[] }[],
+  ): Promise<OffsetCommitAnswer> {
+    const connection = await this.node(nodeId);
+    return call(() =>
+      offsetCommitV8.api.async(
+        connection,
+        groupId,
+        generationId,
+        memberId,
+        null,
+        topics.map((t) => ({
+          name: t.topic,
+          partitions: t.partitions.map((p) => ({ partitionIndex: p.partition, committedOffset: p.offset, committedLeaderEpoch: -1, committedMetadata: p.metadata })),
+        })),
+      ),
+    );
+  }
+
+  /** The group's committed offsets (with metadata) of these partitions. */
+  async offsetFetch(nodeId: number, groupId: string, topics: readonly { topic: string; partitions: readonly number[] }[]): Promise<OffsetFetchAnswer> {
+    const connection = await this.node(nodeId);
+    return call(() => offsetFetchV6.api.async(connection, [{ groupId, topics: topics.map((t) => ({ name: t.topic, partitionIndexes: [...t.partitions] })) }], false));
+  }
+
+  /** Offsets by timestamp (-2: the earliest, -1: the latest) of partitions led by `nodeId`. */
+  async listOffsets(nodeId: number, isolation: 0 | 1, topics: readonly { topic: string; partitions: readonly { partition: number; timestamp: bigint }[] }[]): Promise<ListOffsetsAnswer> {
+    const connection = await this.node(nodeId);
+    return call(() =>
+      listOffsetsV6.api.async(
+        connection,
+        -1,
+        isolation,
+        topics.map((t) => ({ name: t.topic, partitions: t.partitions.map((p) => ({ partitionIndex: p.partition, currentLeaderEpoch: -1, timestamp: p.timestamp })) })),
+      ),
+    );
+  }
+
+  /** One fetch from the leader `nodeId` (no fetch session: every request names its partitions). */
+  async fetch(nodeId: number, ask: FetchAsk): Promise<FetchAnswer> {
+    const connection = await this.node(nodeId);
+    return call(() =>
+      fetchV12.api.async(
+        connection,
+        ask.maxWaitMs,
+        ask.minBytes,
+        ask.maxBytes,
+        ask.isolation,
+        0,
+        -1,
+        ask.topics.map((t) => ({
+          topicId: t.topic,
+          partitions: t.partitions.map((p) => ({ partition: p.partition, currentLeaderEpoch: -1, fetchOffset: p.offset, lastFetchedEpoch: -1, partitionMaxBytes: p.maxBytes })),
+        })),
+        [],
+        '',
+      ),
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+}
+
+function parseBroker(address: string): { host: string; port: number } {
+  const at = address.lastIndexOf(':');
+  if (at < 0) return { host: address, port: 9092 };
+  return { host: address.slice(0, at).replace(/^\[|\]$/g, ''), port: Number(address.slice(at + 1)) };
+}

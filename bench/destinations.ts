@@ -628,9 +628,15 @@ async function runBacklog(options: BacklogOptions): Promise<BacklogResult> {
     peak = 0;
     await setDelay(0);
     const fastStart = performance.now();
+    let nextProgress = fastStart + 10_000;
     const done = await waitUntil(async () => {
       if (deliverer!.child.exitCode !== null || deliverer!.child.signalCode !== null) throw new Error(`backlog D=${d}: the deliverer exited in the fast phase: ${deliverer!.output().slice(-1500)}`);
-      return (await stats()).unique >= expected;
+      const { unique } = await stats();
+      if (performance.now() >= nextProgress) {
+        nextProgress += 10_000;
+        log(`backlog D=${d} × ${perDestination}: fast phase, ${Math.round((performance.now() - fastStart) / 1000)} s: RSS ${rssMb(pid)} MB, ${unique} of ${expected} delivered`);
+      }
+      return unique >= expected;
     }, 30 * 60_000);
     const fastSeconds = (performance.now() - fastStart) / 1000;
     clearInterval(sampler);

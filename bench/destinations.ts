@@ -1,7 +1,16 @@
-// `npm run bench -- destinations [--counts 1,100,1000] [--n auto] [--partitions 1] [--in-flight 256]
-//   [--ready-timeout 120] [--settle 5] [--idle 10] [--hanging 100] [--timeout 5s] [--batch off] [--waves 3]
-//   [--rounds 2] [--cpu-prof-dir DIR] [--tiers 5s]`,
+// `npm run bench -- destinations [--scenarios counts,hanging] [--counts 1,100,1000] [--n auto] [--partitions 1]
+//   [--in-flight 256] [--ready-timeout 120] [--settle 5] [--idle 10] [--hanging 100] [--timeout 5s] [--batch off]
+//   [--waves 3] [--rounds 2] [--cpu-prof-dir DIR] [--tiers 10s,1m,10m,1h]
+//   [--destinations 1000] [--backlog 1000] [--backlog-small 10] [--slow 60] [--slow-delay 2000] [--idle-window 30]`,
 //   or standalone: `tsx bench/destinations.ts [same options]`.
+//
+// `--scenarios` picks the parts: `counts` and `hanging` (below), `backlog` (the
+// deliverer's memory with a backlog waiting: runBacklog) and `idle` (its CPU with
+// nothing to deliver: runIdle), the last two at D = --destinations. docs/benchmarks.md
+// says what each prints.
+//
+// The deliverer runs from dist/ (dist/cli/main.js, as the image runs it: its RSS is
+// that of a deployment, without tsx), and the bench refuses a build older than src/.
 //
 // `--cpu-prof-dir DIR`: the deliverer writes a CPU profile there (node --cpu-prof; it is
 // then stopped with SIGTERM, not SIGKILL), and each wave's window is logged on the
@@ -18,7 +27,7 @@
 // connections a burst of 1,000 requests needs beyond those of the warm-up wave), not a
 // steady rate. At 100,000, five batches of 20 per destination.
 //
-// What a destination costs the deliverer: one `switchyard deliverer` process (the real
+// What a destination costs the deliverer: one `switchyard deliverer` process (the built
 // CLI, a child process, as Kubernetes runs it) with D destinations, all posting to one
 // local keep-alive receiver (a child process, 0 ms), the same total of events at every
 // D (split evenly). Per D it prints: time to ready (`/readyz` of the admin port), RSS,
@@ -27,7 +36,7 @@
 // last work, such as the first lag sample, is not idleness; the CPU of those first
 // seconds is printed beside it), the steady-state rate of the measured waves after a
 // warm-up wave (timed at the receiver, first to last arrival of a wave; the median of
-// --waves waves, with their range), and the duplicates the receiver counted (by message id).
+// --waves waves, and each wave's), and the duplicates the receiver counted (by message id).
 //
 // Then the hanging case: at D = --hanging, 10 % of the destinations hang until the
 // timeout, and the others' rate is compared with the same healthy destinations run
@@ -44,16 +53,16 @@
 // one run of --counts 1,1000,1,1000, D = 1,000 gave 38,489 and then 44,236 events/s,
 // D = 1 42,753 and 44,569. One round put every D = 1,000 after a single D = 1.
 //
-// NOTE: kafka.partitions defaults to 1. Every destination has 3 topics here
-// (deliveries, one retry tier, dlq), so D = 1,000 already means 3,000 partitions on one
-// (shared) broker; more per topic would measure the broker, not the deliverer. One
+// NOTE: kafka.partitions defaults to 1. Every destination has 6 topics here
+// (deliveries, four retry tiers, dlq), so D = 1,000 already means 6,000 partitions on
+// one (shared) broker; more per topic would measure the broker, not the deliverer. One
 // partition does not cap D = 1: the deliverer keeps concurrencyPerDestination requests
 // in flight within a partition.
 //
-// NOTE: --tiers is one tier (5s) by default, for the 3 topics a destination above; the
-// default config has four (10s,1m,10m,1h), and `--tiers 10s,1m,10m,1h` measures that
-// shape: D = 1,000 is then 6,000 topics, 5,000 of them read by the deliverer. With
-// kafkajs's joins as they were, that deliverer never delivered (src/kafka/join-fix.ts).
+// NOTE: --tiers is the shipped config's four tiers (10s,1m,10m,1h) by default: D = 1,000
+// is 6,000 topics, 5,000 of them read by the deliverer. Until 2026-12-02 it was one
+// tier (5s, 3 topics a destination); with kafkajs's joins as they were, the four-tier
+// deliverer never delivered at D = 1,000.
 //
 // NOTE: concurrencyPerDestination is --in-flight / D (at least 1): the same requests at
 // once to the one receiver at every D. With 64 per destination, D = 100 put 6,400
@@ -64,7 +73,7 @@
 // gives the deliverer's timeouts beside the duplicates.
 //
 // Starts its own local broker (1 GB heap) unless KAFKA_BROKERS is set. NOTE: D = 1,000
-// makes 3,000 topics; a small shared broker (the tests' 384 MB heap) can run out of
+// makes 6,000 topics (3,000 with one tier); a small shared broker (the tests' 384 MB heap) can run out of
 // heap under that beside other work (it did once on the shared machine): prefer the
 // bench's own broker for D = 1,000. Topics are created before
 // the deliverer starts (the clock of "ready" does not include them) and deleted after.
@@ -76,20 +85,41 @@
 // session timeout would make the deliverer join its group again first; the rate is
 // timed from the first arrival.
 import { randomBytes } from 'node:crypto';
-import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Kafka, logLevel } from 'kafkajs';
-import type { Admin, Message, Producer } from 'kafkajs';
-import { startDaemon, writeConfigFile } from '../test/support/daemon.js';
-import type { Daemon } from '../test/support/daemon.js';
-import { batchOption, benchOptions, deliveryMessage, formatTable, freePort, isEntryPoint, log, median, runMain, startOrReuseBroker, startReceiverProcess } from './support.js';
+import type { MessageToProduce } from '@platformatic/kafka';
+import {
+  assertBuildIsFresh,
+  batchOption,
+  benchAdmin,
+  benchOptions,
+  benchProducer,
+  createBenchTopics,
+  deleteBenchTopics,
+  formatTable,
+  isEntryPoint,
+  log,
+  median,
+  processMemoryMb,
+  profileProcessesInto,
+  runMain,
+  startOrReuseBroker,
+  startReceiverProcess,
+  startSwitchyardRole,
+  trackBody,
+} from './support.js';
+import type { Running } from './support.js';
 
 const SECRET = 'bench-secret';
 /** Events per wave (--n auto): without batches, and with --batch (see the NOTE at the top). */
 const EVENTS_PER_WAVE = 20_000;
 const BATCHED_EVENTS_PER_WAVE = 100_000;
-/** The retry tiers of --tiers' default: one, so that D = 1,000 is 3,000 topics (see the NOTE on kafka.partitions). */
-const ONE_TIER = '5s';
+/** The retry tiers of --tiers' default: the shipped config's four (docs/configuration.md#delivery). */
+const DEFAULT_TIERS = '10s,1m,10m,1h';
+const SCENARIOS = ['counts', 'hanging', 'backlog', 'idle'] as const;
+type Scenario = (typeof SCENARIOS)[number];
 
 // The receiver: node:http, keep-alive; /ok/... answers 200 at once and counts the body's
 // messageId (a second 200 for one messageId is a duplicate); /hang never answers; GET /stats gives the counts and the arrival times of
@@ -158,62 +188,55 @@ async function startReceiver(): Promise<Receiver> {
   };
 }
 
-/** `per` events to each of `destinations`, with the headers the router writes. */
+type Producer = ReturnType<typeof benchProducer>;
+type Admin = ReturnType<typeof benchAdmin>;
+
+/** A `deliveries.<id>` record as the router writes it: trackBody, the user as key, the four delivery headers, the receipt time as timestamp. */
+function deliveryRecord(topic: string, messageId: string, n: number): MessageToProduce<string, string, string, string> {
+  return {
+    topic,
+    key: `user-${n % 5000}`,
+    value: trackBody(messageId, n),
+    headers: { 'source-id': 'web', 'message-id': messageId, attempt: '0', 'first-attempt-at': '' },
+    timestamp: BigInt(Date.now()),
+  };
+}
+
+/** `per` events to each of `destinations` (body messageIds `w<wave>-<id>-<i>`), with the headers the router writes; up to 4 requests in flight. */
 async function produceWave(producer: Producer, prefix: string, destinations: readonly string[], per: number, wave: number): Promise<void> {
-  const pending: { topic: string; messages: Message[] }[] = [];
-  let size = 0;
+  const sends = new Set<Promise<void>>();
+  let failed: unknown;
+  let pending: MessageToProduce<string, string, string, string>[] = [];
   const flush = async () => {
-    if (size === 0) return;
-    await producer.sendBatch({ acks: -1, topicMessages: pending.splice(0) });
-    size = 0;
+    if (pending.length === 0) return;
+    const messages = pending;
+    pending = [];
+    const send = producer.send({ acks: -1, messages }).then(
+      () => undefined,
+      (error: unknown) => {
+        failed ??= error;
+      },
+    );
+    sends.add(send);
+    void send.finally(() => sends.delete(send));
+    if (sends.size >= 4) await Promise.race(sends);
+    if (failed !== undefined) throw failed;
   };
   for (const id of destinations) {
     // The body's messageId names the wave: the receiver counts arrivals per wave.
-    const messages: Message[] = [];
-    for (let i = 0; i < per; i++) messages.push(deliveryMessage(`w${wave}-${id}-${i}`, i));
     // NOTE: at most 1,000 records (~700 KB) per topic and request: the broker refuses a record batch over 1 MB.
-    for (let start = 0; start < messages.length; start += 1_000) {
-      const chunk = messages.slice(start, start + 1_000);
-      pending.push({ topic: `${prefix}deliveries.${id}`, messages: chunk });
-      size += chunk.length;
-      if (size >= 1_000) await flush();
+    for (let i = 0; i < per; i++) {
+      pending.push(deliveryRecord(`${prefix}deliveries.${id}`, `w${wave}-${id}-${i}`, i));
+      if (pending.length >= 1_000 || (i + 1) % 1_000 === 0) await flush();
     }
   }
   await flush();
+  await Promise.all(sends);
+  if (failed !== undefined) throw failed;
 }
 
 function topicsOf(prefix: string, id: string, tiers: readonly string[]): string[] {
   return [`${prefix}deliveries.${id}`, ...tiers.map((tier) => `${prefix}deliveries.${id}.retry.${tier}`), `${prefix}deliveries.${id}.dlq`];
-}
-
-async function createTopics(admin: Admin, topics: readonly string[], partitions: number): Promise<void> {
-  // NOTE: in chunks, without waitForLeaders: with thousands of topics at once the
-  // broker answers the creation's own leader wait with "does not host this
-  // topic-partition". Leaders are awaited below, from the metadata.
-  for (let start = 0; start < topics.length; start += 250) {
-    const chunk = topics.slice(start, start + 250);
-    await admin.createTopics({ waitForLeaders: false, timeout: 120_000, topics: chunk.map((topic) => ({ topic, numPartitions: partitions, replicationFactor: 1 })) });
-    const led = await waitUntil(async () => {
-      try {
-        const { topics: found } = await admin.fetchTopicMetadata({ topics: chunk });
-        return found.length === chunk.length && found.every((t) => t.partitions.length === partitions && t.partitions.every((p) => p.leader >= 0));
-      } catch {
-        return false;
-      }
-    }, 120_000);
-    if (!led) throw new Error(`topics ${chunk[0]}… have no leader after 2 minutes`);
-  }
-}
-
-async function deleteTopics(admin: Admin, topics: readonly string[]): Promise<void> {
-  for (let start = 0; start < topics.length; start += 500) {
-    await admin.deleteTopics({ topics: topics.slice(start, start + 500), timeout: 120_000 }).catch((error: unknown) => log(`deleting topics: ${(error as Error).message}`));
-  }
-}
-
-/** The V8 heap flags this process runs with (`--max-semi-space-size=…`), for a child started as the image starts a role. */
-function v8FlagsOfThisProcess(): string {
-  return [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(' ')].filter((arg) => arg.startsWith('--max-semi-space-size')).join(' ');
 }
 
 /** /proc/<pid>/stat utime + stime, in seconds. */
@@ -225,10 +248,7 @@ function cpuSeconds(pid: number): number {
 }
 
 function rssMb(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
-    .split('\n')
-    .find((l) => l.startsWith('VmRSS:'));
-  return Math.round(Number(line?.split(/\s+/)[1] ?? 0) / 1024);
+  return Math.round(processMemoryMb(pid)?.rss ?? 0);
 }
 
 /** ESTABLISHED TCP connections of `pid` to a broker port: its socket inodes matched in /proc/<pid>/net/tcp{,6}. */
@@ -331,60 +351,113 @@ async function waitUntil(check: () => Promise<boolean>, timeoutMs: number): Prom
   return false;
 }
 
+/** What a deliverer run needs, whatever it measures. */
+interface DelivererSetup {
+  brokers: string;
+  partitions: number;
+  tiers: readonly string[];
+  timeout: string;
+  /** settings.batch.maxEvents of every destination; 0: no batches. */
+  batch: number;
+  concurrencyPerDestination: number;
+}
+
+/** D destinations' topics made on the broker, a producer, and the deliverer's config; stop() deletes them. */
+interface Prepared {
+  ids: string[];
+  prefix: string;
+  producer: Producer;
+  /** Starts `switchyard deliverer` (dist/cli/main.js, a child process, as the image runs it) on the config. */
+  start(): Promise<Running & { adminPort: number }>;
+  stop(deliverer: Running | undefined): Promise<void>;
+}
+
+/**
+ * Makes D destinations' topics (deliveries, the retry tiers, dlq) and the config of a
+ * deliverer whose destination `id` posts to `urlOf(id)`, signed with a shared secret.
+ * Every setting not named here is the shipped default (docs/configuration.md).
+ */
+async function prepare(setup: DelivererSetup, d: number, urlOf: (id: string) => string): Promise<Prepared> {
+  const run = randomBytes(4).toString('hex');
+  const prefix = `bench-dest-${run}.`;
+  const width = String(d).length;
+  const ids = Array.from({ length: d }, (_, i) => `d${String(i).padStart(width, '0')}`);
+  const admin: Admin = benchAdmin(setup.brokers, `bench-dest-${run}`);
+  const producer = benchProducer(setup.brokers, `bench-dest-${run}`);
+  const topics = ids.flatMap((id) => topicsOf(prefix, id, setup.tiers));
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-bench-dest-'));
+  const config = {
+    kafka: { brokers: setup.brokers.split(','), clientId: `bench-dest-${run}`, topicPrefix: prefix, partitions: setup.partitions },
+    delivery: { timeout: setup.timeout, retryTiers: [...setup.tiers], maxRetryWindow: '1h', concurrencyPerDestination: setup.concurrencyPerDestination },
+    sources: [{ id: 'web' }], // a config needs a source; this bench only delivers
+    destinations: ids.map((id) => ({
+      id,
+      type: 'webhooks',
+      settings: {
+        webhooks: [{ url: urlOf(id) }],
+        sharedSecret: SECRET,
+        ...(setup.batch > 0 ? { batch: { maxEvents: setup.batch, maxBytes: '512KB', maxWait: '100ms' } } : {}),
+      },
+    })),
+  };
+  const stop = async (deliverer: Running | undefined) => {
+    if (deliverer !== undefined && deliverer.child.exitCode === null && deliverer.child.signalCode === null) {
+      const exited = new Promise((done) => deliverer.child.once('exit', done));
+      // NOTE: node writes a CPU profile only on a clean exit (--cpu-prof-dir).
+      deliverer.child.kill(profiling ? 'SIGTERM' : 'SIGKILL');
+      await exited;
+    }
+    await producer.close().catch(() => undefined);
+    await deleteBenchTopics(admin, topics);
+    await admin.close().catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    log(`D=${d}: creating ${topics.length} topics`);
+    await createBenchTopics(admin, topics, setup.partitions);
+  } catch (error) {
+    await stop(undefined);
+    throw error;
+  }
+  // Its logs (the shipped level, info) are kept for an error message, not shown.
+  return { ids, prefix, producer, start: () => startSwitchyardRole('deliverer', 'deliverer', config, dir, true), stop };
+}
+
+/** Whether --cpu-prof-dir was given: the deliverer is then stopped with SIGTERM (see prepare). */
+let profiling = false;
+
+/** Resolves true once /readyz answers 200, false after `timeoutS`; throws if the deliverer exits. */
+async function waitReady(deliverer: Running & { adminPort: number }, timeoutS: number): Promise<boolean> {
+  return waitUntil(async () => {
+    if (deliverer.child.exitCode !== null || deliverer.child.signalCode !== null) throw new Error(`the deliverer exited: ${deliverer.output().slice(-2000)}`);
+    return (await fetch(`http://127.0.0.1:${deliverer.adminPort}/readyz`).catch(() => undefined))?.status === 200;
+  }, timeoutS * 1000);
+}
+
 /**
  * One deliverer run: `healthy` destinations to /ok, `hanging` ones to /hang; the events
  * of each wave split evenly over all of them. Measures only the healthy ones' arrivals.
  */
 async function runOnce(options: RunOptions): Promise<RunResult> {
   const d = options.healthy + options.hanging;
-  const run = randomBytes(4).toString('hex');
-  const prefix = `bench-dest-${run}.`;
-  const width = String(d).length;
-  const ids = Array.from({ length: d }, (_, i) => `d${String(i).padStart(width, '0')}`);
-  const hangingIds = new Set(ids.slice(options.healthy));
-  const healthyIds = ids.filter((id) => !hangingIds.has(id));
-  const kafka = new Kafka({ clientId: `bench-dest-${run}`, brokers: options.brokers.split(','), logLevel: logLevel.NOTHING });
-  const admin = kafka.admin();
-  await admin.connect();
-  const producer = kafka.producer({ allowAutoTopicCreation: false });
-  await producer.connect();
-  const topics = ids.flatMap((id) => topicsOf(prefix, id, options.tiers));
-  const adminPort = await freePort();
-  const file = writeConfigFile({
-    kafka: { brokers: options.brokers.split(','), clientId: `bench-dest-${run}`, topicPrefix: prefix, partitions: options.partitions },
-    admin: { port: adminPort, host: '127.0.0.1' },
-    delivery: { timeout: options.timeout, retryTiers: [...options.tiers], maxRetryWindow: '1h', concurrencyPerDestination: concurrencyAt(options.inFlight, d) },
-    sources: [{ id: 'web' }], // a config needs a source; this bench only delivers
-    destinations: ids.map((id) => ({
-      id,
-      type: 'webhooks',
-      settings: {
-        webhooks: [{ url: options.receiver.url(hangingIds.has(id) ? `/hang/${id}` : `/ok/${id}`) }],
-        sharedSecret: SECRET,
-        ...(options.batch > 0 ? { batch: { maxEvents: options.batch, maxBytes: '512KB', maxWait: '100ms' } } : {}),
-      },
-    })),
-  });
+  // The last `hanging` destinations hang (ids sort as they are made).
+  const isHanging = (id: string) => Number(id.slice(1)) >= options.healthy;
+  const prepared = await prepare({ ...options, concurrencyPerDestination: concurrencyAt(options.inFlight, d) }, d, (id) => options.receiver.url(isHanging(id) ? `/hang/${id}` : `/ok/${id}`));
+  const { ids, prefix, producer } = prepared;
+  const healthyIds = ids.filter((id) => !isHanging(id));
   const brokerPorts = new Set(options.brokers.split(',').map((b) => Number(b.split(':').pop())));
   const result: RunResult = { d };
-  let daemon: Daemon | undefined;
+  let deliverer: (Running & { adminPort: number }) | undefined;
   try {
-    // Inside the try: topics made before a failure are deleted too.
-    log(`D=${d} (${options.hanging} hanging): creating ${topics.length} topics`);
-    await createTopics(admin, topics, options.partitions);
     const started = performance.now();
-    // The deliverer runs with this process's V8 flags (package.json's bench script: the image's).
-    const profile = options.cpuProfDir === '' ? [] : ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`, `--cpu-prof-name=deliverer-d${d}-\${pid}.cpuprofile`];
-    daemon = startDaemon(['deliverer', '--config', file], { LOG_LEVEL: 'warn', NODE_OPTIONS: v8FlagsOfThisProcess() }, profile);
-    const pid = daemon.process.pid!;
-    const ready = await waitUntil(async () => {
-      if (daemon!.process.exitCode !== null) throw new Error(`the deliverer exited: ${daemon!.output().slice(-2000)}`);
-      return (await fetch(`http://127.0.0.1:${adminPort}/readyz`).catch(() => undefined))?.status === 200;
-    }, options.readyTimeoutS * 1000);
+    deliverer = await prepared.start();
+    const pid = deliverer.child.pid!;
+    const adminPort = deliverer.adminPort;
+    const ready = await waitReady(deliverer, options.readyTimeoutS);
     if (!ready) {
       result.note = `not ready in ${options.readyTimeoutS} s`;
       const why = await fetch(`http://127.0.0.1:${adminPort}/readyz`).then((r) => r.text(), (error: unknown) => String(error));
-      log(`D=${d}: not ready in ${options.readyTimeoutS} s; /readyz: ${why.slice(0, 600)}; last output: ${daemon.output().slice(-1500)}`);
+      log(`D=${d}: not ready in ${options.readyTimeoutS} s; /readyz: ${why.slice(0, 600)}; last output: ${deliverer.output().slice(-1500)}`);
       result.rssIdleMb = rssMb(pid);
       result.connections = brokerConnections(pid, brokerPorts);
       return result;
@@ -441,14 +514,175 @@ async function runOnce(options: RunOptions): Promise<RunResult> {
     result.attempts = await attemptOutcomes(adminPort);
     return result;
   } finally {
-    if (daemon) {
-      // NOTE: node writes the CPU profile only on a clean exit.
-      daemon.kill(options.cpuProfDir === '' ? 'SIGKILL' : 'SIGTERM');
-      await daemon.exited;
+    await prepared.stop(deliverer);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The backlog scenario: a deliverer started on a backlog, with slow receivers, then fast ones.
+
+// The backlog's receiver: answers /ok/... after the delay POST /__delay?ms=N set (0 at
+// first), counts each messageId of the body once the 200 went out (a second 200 for one
+// messageId is a duplicate); GET /__stats gives the counts.
+const BACKLOG_RECEIVER_SOURCE = `
+const http = require('node:http');
+const seen = new Set();
+let total = 0;
+let delayMs = 0;
+const server = http.createServer((req, res) => {
+  if (req.url.startsWith('/__delay')) {
+    delayMs = Number(new URL(req.url, 'http://x').searchParams.get('ms')) || 0;
+    res.writeHead(200);
+    res.end('ok');
+    return;
+  }
+  if (req.method === 'GET' && req.url.startsWith('/__stats')) {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ total, unique: seen.size }));
+    return;
+  }
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    const ids = [...Buffer.concat(chunks).toString('utf8').matchAll(/"messageId":"([^"]*)"/g)].map((m) => m[1]);
+    const answer = () => {
+      res.once('finish', () => {
+        for (const id of ids) {
+          total += 1;
+          seen.add(id);
+        }
+      });
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('ok');
+    };
+    if (delayMs > 0) setTimeout(answer, delayMs);
+    else answer();
+  });
+});
+`;
+
+interface BacklogOptions {
+  setup: DelivererSetup;
+  d: number;
+  /** Events waiting in each destination's topic before the deliverer starts. */
+  perDestination: number;
+  /** The slow phase: from the deliverer's start to this many seconds after it is ready. */
+  slowS: number;
+  /** How long the receiver takes to answer in the slow phase. */
+  slowDelayMs: number;
+  readyTimeoutS: number;
+}
+
+interface BacklogResult {
+  perDestination: number;
+  readySeconds: number;
+  /** The highest RSS sampled (every 200 ms) in the slow phase, and VmHWM at its end (the kernel's peak since the start). */
+  slowPeakMb: number;
+  slowHwmMb: number;
+  /** Events delivered by the end of the slow phase. */
+  slowDelivered: number;
+  /** The highest RSS sampled in the fast phase. */
+  fastPeakMb: number;
+  fastSeconds: number;
+  expected: number;
+  unique: number;
+  duplicates: number;
+  /** switchyard_delivery_attempts_total by outcome at the end (where a duplicate came from). */
+  attempts: Record<string, number>;
+}
+
+async function runBacklog(options: BacklogOptions): Promise<BacklogResult> {
+  const { d, perDestination } = options;
+  const receiver = await startReceiverProcess(BACKLOG_RECEIVER_SOURCE);
+  const stats = async () => (await (await fetch(receiver.url('/__stats'))).json()) as { total: number; unique: number };
+  const setDelay = async (ms: number) => void (await fetch(receiver.url(`/__delay?ms=${ms}`), { method: 'POST' })).body?.cancel();
+  const prepared = await prepare(options.setup, d, (id) => receiver.url(`/ok/${id}`)).catch((error: unknown) => {
+    receiver.stop();
+    throw error;
+  });
+  let deliverer: (Running & { adminPort: number }) | undefined;
+  let sampler: NodeJS.Timeout | undefined;
+  try {
+    const expected = d * perDestination;
+    const producing = performance.now();
+    await produceWave(prepared.producer, prepared.prefix, prepared.ids, perDestination, 1);
+    log(`backlog D=${d} × ${perDestination}: ${expected} events written in ${((performance.now() - producing) / 1000).toFixed(1)} s; receivers answer after ${options.slowDelayMs} ms`);
+    await setDelay(options.slowDelayMs);
+    const started = performance.now();
+    deliverer = await prepared.start();
+    const pid = deliverer.child.pid!;
+    let peak = 0;
+    sampler = setInterval(() => {
+      peak = Math.max(peak, processMemoryMb(pid)?.rss ?? 0);
+    }, 200);
+    if (!(await waitReady(deliverer, options.readyTimeoutS))) throw new Error(`backlog D=${d}: the deliverer was not ready in ${options.readyTimeoutS} s; its last output: ${deliverer.output().slice(-1500)}`);
+    const readySeconds = (performance.now() - started) / 1000;
+    for (let waited = 0; waited < options.slowS; waited += 10) {
+      await sleep(Math.min(10, options.slowS - waited) * 1000);
+      if (deliverer.child.exitCode !== null || deliverer.child.signalCode !== null) throw new Error(`backlog D=${d}: the deliverer exited (${deliverer.child.signalCode ?? deliverer.child.exitCode}) in the slow phase: ${deliverer.output().slice(-1500)}`);
+      log(`backlog D=${d} × ${perDestination}: slow phase, ${Math.min(options.slowS, waited + 10)} of ${options.slowS} s after ready: RSS ${rssMb(pid)} MB (peak ${Math.round(peak)}), ${(await stats()).unique} of ${expected} delivered`);
     }
-    await producer.disconnect();
-    await deleteTopics(admin, topics);
-    await admin.disconnect();
+    const slowPeakMb = Math.max(peak, processMemoryMb(pid)?.rss ?? 0);
+    const slowHwmMb = processMemoryMb(pid)?.peak ?? Number.NaN;
+    const slowDelivered = (await stats()).unique;
+    peak = 0;
+    await setDelay(0);
+    const fastStart = performance.now();
+    let nextProgress = fastStart + 10_000;
+    const done = await waitUntil(async () => {
+      if (deliverer!.child.exitCode !== null || deliverer!.child.signalCode !== null) throw new Error(`backlog D=${d}: the deliverer exited in the fast phase: ${deliverer!.output().slice(-1500)}`);
+      const { unique } = await stats();
+      if (performance.now() >= nextProgress) {
+        nextProgress += 10_000;
+        log(`backlog D=${d} × ${perDestination}: fast phase, ${Math.round((performance.now() - fastStart) / 1000)} s: RSS ${rssMb(pid)} MB, ${unique} of ${expected} delivered`);
+      }
+      return unique >= expected;
+    }, 30 * 60_000);
+    const fastSeconds = (performance.now() - fastStart) / 1000;
+    clearInterval(sampler);
+    if (!done) log(`backlog D=${d} × ${perDestination}: not every event delivered in 30 minutes of the fast phase`);
+    // Late duplicates (a redelivery after the last first arrival) would be missed without a pause.
+    await sleep(2_000);
+    const after = await stats();
+    const attempts = await attemptOutcomes(deliverer.adminPort);
+    return { perDestination, readySeconds, slowPeakMb, slowHwmMb, slowDelivered, fastPeakMb: peak, fastSeconds, expected, unique: after.unique, duplicates: after.total - after.unique, attempts };
+  } finally {
+    clearInterval(sampler);
+    await prepared.stop(deliverer);
+    receiver.stop();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The idle scenario: a deliverer with D destinations and nothing to deliver.
+
+interface IdleResult {
+  readySeconds: number;
+  settleCpuPercent: number;
+  idleCpuPercent: number;
+  rssMb: number;
+}
+
+async function runIdle(setup: DelivererSetup, d: number, readyTimeoutS: number, settleS: number, windowS: number): Promise<IdleResult> {
+  // No request is ever sent: the URL only has to be valid.
+  const prepared = await prepare(setup, d, (id) => `http://127.0.0.1:9/ok/${id}`);
+  let deliverer: (Running & { adminPort: number }) | undefined;
+  try {
+    const started = performance.now();
+    deliverer = await prepared.start();
+    const pid = deliverer.child.pid!;
+    if (!(await waitReady(deliverer, readyTimeoutS))) throw new Error(`idle D=${d}: the deliverer was not ready in ${readyTimeoutS} s; its last output: ${deliverer.output().slice(-1500)}`);
+    const readySeconds = (performance.now() - started) / 1000;
+    log(`idle D=${d}: ready in ${readySeconds.toFixed(1)} s; CPU over ${windowS} s after ${settleS} s`);
+    const atReady = cpuSeconds(pid);
+    await sleep(settleS * 1000);
+    const before = cpuSeconds(pid);
+    const windowStart = performance.now();
+    await sleep(windowS * 1000);
+    const idleCpuPercent = ((cpuSeconds(pid) - before) / ((performance.now() - windowStart) / 1000)) * 100;
+    return { readySeconds, settleCpuPercent: ((before - atReady) / settleS) * 100, idleCpuPercent, rssMb: rssMb(pid) };
+  } finally {
+    await prepared.stop(deliverer);
   }
 }
 
@@ -467,8 +701,19 @@ export async function main(args: string[]): Promise<void> {
     waves: 3,
     rounds: 2,
     'cpu-prof-dir': '',
-    tiers: ONE_TIER,
+    tiers: DEFAULT_TIERS,
+    scenarios: 'counts,hanging',
+    destinations: 1000,
+    backlog: 1000,
+    'backlog-small': 10,
+    slow: 60,
+    'slow-delay': 2000,
+    'idle-window': 30,
   });
+  const scenarios = options.scenarios.split(',');
+  const unknownScenarios = scenarios.filter((name) => !(SCENARIOS as readonly string[]).includes(name));
+  if (unknownScenarios.length > 0) throw new Error(`--scenarios takes ${SCENARIOS.join(', ')}, comma-separated; not ${unknownScenarios.join(', ')}`);
+  const runs = (scenario: Scenario) => scenarios.includes(scenario);
   if (!Number.isInteger(options.rounds) || options.rounds < 1) throw new Error(`--rounds takes a positive integer (times the counts run, in order), not ${options.rounds}`);
   if (!Number.isInteger(options.waves) || options.waves < 1) throw new Error(`--waves takes a positive integer (measured waves after the warm-up wave), not ${options.waves}`);
   const batch = batchOption(options.batch);
@@ -476,9 +721,14 @@ export async function main(args: string[]): Promise<void> {
   if (!Number.isInteger(n) || n < 1) throw new Error(`--n takes a positive integer (events per wave), or auto, not ${options.n}`);
   const counts = options.counts.split(',').map(Number);
   if (counts.some((c) => !Number.isInteger(c) || c <= 0)) throw new Error(`--counts takes positive integers, comma-separated, not ${options.counts}`);
-  const hangingAt = options.hanging === 'none' ? [] : options.hanging.split(',').map(Number);
+  const hangingAt = options.hanging === 'none' || !runs('hanging') ? [] : options.hanging.split(',').map(Number);
   if (hangingAt.some((c) => !Number.isInteger(c) || c < 10)) throw new Error(`--hanging takes D values of 10 or more (comma-separated) or "none", not ${options.hanging}`);
 
+  assertBuildIsFresh();
+  if (options['cpu-prof-dir'] !== '') {
+    profileProcessesInto(options['cpu-prof-dir']);
+    profiling = true;
+  }
   const broker = await startOrReuseBroker({ heapMb: 1024 });
   // Each run gets a fresh receiver: its duplicate counts are per run.
   const common = {
@@ -504,7 +754,7 @@ export async function main(args: string[]): Promise<void> {
   };
   try {
     const results: (RunResult & { round: number })[] = [];
-    for (let round = 1; round <= options.rounds; round++) {
+    for (let round = 1; round <= (runs('counts') ? options.rounds : 0); round++) {
       for (const d of counts) {
         const result = await withReceiver(d, 0, d);
         log(`round ${round}, D=${d}: ${JSON.stringify(result)}`);
@@ -552,18 +802,18 @@ export async function main(args: string[]): Promise<void> {
     });
     const atOnce = (d: number) => concurrencyAt(options['in-flight'], d) * d;
     const cell = (value: number | undefined, digits = 0) => (value === undefined ? '-' : value.toFixed(digits));
-    process.stdout.write(
-      [
+    const countsLines = results.length === 0 ? [] : [
         '',
-        `destinations bench: one \`switchyard deliverer\` (CLI child process), ${n} events per wave split evenly over D destinations, ${options.partitions} partition(s) per topic, concurrencyPerDestination ${options['in-flight']} / D (at least 1), one node:http receiver (0 ms)${batch > 0 ? `; batches of up to ${batch} events (maxWait 100ms)` : ''}`,
+        `destinations bench: one \`switchyard deliverer\` (dist/, a child process), retry tiers ${options.tiers}, ${n} events per wave split evenly over D destinations, ${options.partitions} partition(s) per topic, concurrencyPerDestination ${options['in-flight']} / D (at least 1), one node:http receiver (0 ms)${batch > 0 ? `; batches of up to ${batch} events (maxWait 100ms)` : ''}`,
         ...formatTable(
-          ['round', 'D', 'at once', 'ready s', 'RSS idle MB', 'RSS loaded MB', 'broker conns', `CPU % first ${options.settle} s`, 'idle CPU %', `events/s (median of ${options.waves})`, 'range', `vs D=${firstD}`, 'µs CPU/ev', 'duplicates', 'timeouts'],
+          ['round', 'D', 'per dest', 'at once', 'ready s', 'RSS idle MB', 'RSS loaded MB', 'broker conns', `CPU % first ${options.settle} s`, 'idle CPU %', `events/s (median of ${options.waves})`, 'each wave', `vs D=${firstD}`, 'µs CPU/ev', 'duplicates', 'timeouts'],
           results.map((r) =>
             r.note !== undefined
-              ? [String(r.round), String(r.d), String(atOnce(r.d)), r.note, cell(r.rssIdleMb), '-', cell(r.connections), '-', '-', '-', '-', '-', '-', '-', '-']
+              ? [String(r.round), String(r.d), String(Math.max(1, Math.floor(n / r.d))), String(atOnce(r.d)), r.note, cell(r.rssIdleMb), '-', cell(r.connections), '-', '-', '-', '-', '-', '-', '-', '-']
               : [
                   String(r.round),
                   String(r.d),
+                  String(Math.max(1, Math.floor(n / r.d))),
                   String(atOnce(r.d)),
                   cell(r.readySeconds, 1),
                   cell(r.rssIdleMb),
@@ -572,7 +822,7 @@ export async function main(args: string[]): Promise<void> {
                   cell(r.settleCpuPercent, 1),
                   cell(r.idleCpuPercent, 1),
                   cell(r.rate),
-                  r.rates === undefined ? '-' : `${Math.round(Math.min(...r.rates))}–${Math.round(Math.max(...r.rates))}`,
+                  r.rates === undefined ? '-' : r.rates.map((rate) => Math.round(rate)).join('/'),
                   baseOf(r.round) && r.rate ? `${(r.rate / baseOf(r.round)!).toFixed(2)}×` : '-',
                   cell(r.cpuPerEventUs, 1),
                   r.duplicates === undefined || r.received === undefined ? '-' : `${r.duplicates} of ${r.received - r.duplicates}`,
@@ -582,10 +832,12 @@ export async function main(args: string[]): Promise<void> {
         ),
         'at once: requests in flight at most (concurrencyPerDestination × D); at least one per destination, so past --in-flight destinations it grows with D (and so do the connections to the receiver: one per request in flight). ' +
           `CPU % first ${options.settle} s: right after ready (the start-up's last work); idle CPU %: the ${options.idle} s after that, nothing to deliver; ` +
-          `events/s: of each measured wave (after a warm-up wave), first to last arrival at the receiver; the median and the range of ${options.waves}; ` +
+          `events/s: of each measured wave (after a warm-up wave), first to last arrival at the receiver; the median of ${options.waves}, and each wave's; per dest: events per destination and wave; ` +
           'µs CPU/ev: the deliverer process\'s CPU time per event of a measured wave (its resumption to the last arrival), the median; duplicates: 2xx answers past the first for a message id, of the events delivered (all waves); timeouts: requests the deliverer gave up on (delivery.timeout), sent again later',
         `events/s of each D, the median of its ${options.rounds} round(s) (vs D=${firstD}): ${summary.join(', ')}`,
         'targets: ready < 10 s; connections independent of D; idle CPU < 2 % of a core; D=1000 ≥ 0.90× D=1; zero duplicates',
+      ];
+    const hangingLines = [
         ...(hangingRows.length > 0
           ? [
               '',
@@ -593,9 +845,73 @@ export async function main(args: string[]): Promise<void> {
               ...formatTable(['run', 'alone/s', 'beside hanging/s', 'ratio', 'target'], hangingRows),
             ]
           : []),
+      ];
+    const setup: DelivererSetup = { ...common, concurrencyPerDestination: concurrencyAt(options['in-flight'], options.destinations) };
+    const backlogLines: string[] = [];
+    if (runs('backlog')) {
+      const backlogRuns: (BacklogResult & { round: number })[] = [];
+      for (let round = 1; round <= options.rounds; round++) {
+        // The order alternates between rounds: the second run of a pair meets a warmer broker.
+        const sizes = round % 2 === 1 ? [options.backlog, options['backlog-small']] : [options['backlog-small'], options.backlog];
+        for (const perDestination of sizes) {
+          const result = await runBacklog({ setup, d: options.destinations, perDestination, slowS: options.slow, slowDelayMs: options['slow-delay'], readyTimeoutS: options['ready-timeout'] });
+          log(`backlog round ${round}, ${perDestination} per destination: ${JSON.stringify(result)}`);
+          backlogRuns.push({ ...result, round });
+        }
+      }
+      const peakOf = (round: number, per: number) => backlogRuns.find((r) => r.round === round && r.perDestination === per)?.slowPeakMb;
+      const ratios = backlogRuns.filter((r) => r.perDestination === options.backlog).map((r) => r.slowPeakMb / (peakOf(r.round, options['backlog-small']) ?? Number.NaN));
+      const big = backlogRuns.filter((r) => r.perDestination === options.backlog);
+      const allDelivered = backlogRuns.every((r) => r.unique >= r.expected);
+      backlogLines.push(
         '',
-      ].join('\n'),
-    );
+        `backlog: ${options.destinations} destinations with events waiting in each (written before the deliverer starts), retry tiers ${options.tiers}, concurrencyPerDestination ${setup.concurrencyPerDestination}; ` +
+          `receivers answer after ${options['slow-delay']} ms until ${options.slow} s after ready (slow phase), then at once (fast phase); ${options.rounds} round(s)`,
+        ...formatTable(
+          ['round', 'per dest', 'events', 'ready s', 'peak RSS slow MB', 'VmHWM slow MB', 'delivered slow', 'peak RSS fast MB', 'fast s', 'fast events/s', 'all delivered', 'duplicates', 'attempts by outcome'],
+          backlogRuns.map((r) => [
+            String(r.round),
+            String(r.perDestination),
+            String(r.expected),
+            r.readySeconds.toFixed(1),
+            r.slowPeakMb.toFixed(0),
+            r.slowHwmMb.toFixed(0),
+            String(r.slowDelivered),
+            // Nothing left for the fast phase: no figures of it.
+            r.slowDelivered >= r.expected ? '-' : r.fastPeakMb.toFixed(0),
+            r.slowDelivered >= r.expected ? '-' : r.fastSeconds.toFixed(1),
+            r.slowDelivered >= r.expected ? '-' : ((r.unique - r.slowDelivered) / r.fastSeconds).toFixed(0),
+            r.unique >= r.expected ? 'yes' : `no (${r.unique})`,
+            String(r.duplicates),
+            Object.entries(r.attempts).map(([outcome, count]) => `${outcome} ${count}`).join(', ') || '-',
+          ]),
+        ),
+        'peak RSS: the deliverer process\'s VmRSS sampled every 200 ms (slow: from its start to the end of the slow phase); VmHWM slow: the kernel\'s peak at the end of the slow phase; all delivered: every event of the backlog received (by messageId) after the fast phase',
+        `peak RSS in the slow phase, ${options.backlog} vs ${options['backlog-small']} per destination, round by round: ${ratios.map((ratio) => `${ratio.toFixed(2)}×`).join(', ')}; ` +
+          `the ${options.backlog}-per-destination peaks: ${big.map((r) => r.slowPeakMb.toFixed(0)).join(', ')} MB; every event delivered: ${allDelivered ? 'yes' : 'NO'}`,
+        'targets: peak RSS ≤ 400 MB in the slow phase, ≤ 1.25× the small backlog\'s; every event delivered',
+      );
+    }
+    const idleLines: string[] = [];
+    if (runs('idle')) {
+      const idleRuns: IdleResult[] = [];
+      for (let round = 1; round <= options.rounds; round++) {
+        const result = await runIdle(setup, options.destinations, options['ready-timeout'], options.settle, options['idle-window']);
+        log(`idle round ${round}: ${JSON.stringify(result)}`);
+        idleRuns.push(result);
+      }
+      idleLines.push(
+        '',
+        `idle: a deliverer with ${options.destinations} destinations (retry tiers ${options.tiers}: ${options.destinations * (options.tiers.split(',').length + 1)} topics read) and nothing to deliver; ` +
+          `its CPU over ${options['idle-window']} s, ${options.settle} s after ready, as % of one core (/proc/<pid>/stat)`,
+        ...formatTable(
+          ['round', 'ready s', `CPU % first ${options.settle} s`, 'idle CPU %', 'RSS MB'],
+          idleRuns.map((r, i) => [String(i + 1), r.readySeconds.toFixed(1), r.settleCpuPercent.toFixed(1), r.idleCpuPercent.toFixed(2), String(r.rssMb)]),
+        ),
+        `idle CPU, the median of ${idleRuns.length}: ${median(idleRuns.map((r) => r.idleCpuPercent)).toFixed(2)} % (target < 2 % of a core)`,
+      );
+    }
+    process.stdout.write([...countsLines, ...hangingLines, ...backlogLines, ...idleLines, ''].join('\n'));
   } finally {
     await broker.stop();
   }

@@ -6,13 +6,14 @@
 // baseline and never fails a build.
 import { execFileSync, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync, readdirSync, readlinkSync, realpathSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, readlinkSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parseConfigText } from '../src/config/load.js';
 import type { Config } from '../src/config/schema.js';
+import { Admin as PlatformaticAdmin, Producer as PlatformaticProducer, stringSerializers } from '@platformatic/kafka';
 import type { Admin, Message } from 'kafkajs';
 import { topicLag } from '../src/observability/consumer-lag.js';
 
@@ -332,16 +333,28 @@ export function profileProcessesInto(dir: string): void {
 export interface Running {
   name: string;
   child: ChildProcess;
+  /** The last 20,000 characters it wrote to stdout and stderr, when started with `capture` (else ''). */
+  output(): string;
 }
 
-/** Starts `node NODE_FLAGS ...args` from the repository's root; its stdout is dropped, its stderr shown. */
-export function startNodeProcess(name: string, args: string[], env: NodeJS.ProcessEnv = process.env): Running {
+/**
+ * Starts `node NODE_FLAGS ...args` from the repository's root. By default its stdout is
+ * dropped and its stderr shown; with `capture`, both are kept (the last 20,000
+ * characters, for an error message) and not shown: a role's info logs.
+ */
+export function startNodeProcess(name: string, args: string[], env: NodeJS.ProcessEnv = process.env, capture = false): Running {
   const profile = cpuProfileDir !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`, `--cpu-prof-name=${name}-\${pid}.cpuprofile`] : [];
-  const child = spawn(process.execPath, [...NODE_FLAGS, ...profile, ...args], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, [...NODE_FLAGS, ...profile, ...args], { cwd: ROOT, env, stdio: ['ignore', capture ? 'pipe' : 'ignore', capture ? 'pipe' : 'inherit'] });
+  let text = '';
+  const keep = (chunk: Buffer) => {
+    text = (text + chunk.toString('utf8')).slice(-20_000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
   child.once('exit', (code, signal) => {
-    if (code !== 0 && signal !== 'SIGTERM' && signal !== 'SIGKILL') log(`${name} (pid ${child.pid}) exited with ${signal ?? code}`);
+    if (code !== 0 && signal !== 'SIGTERM' && signal !== 'SIGKILL') log(`${name} (pid ${child.pid}) exited with ${signal ?? code}${capture ? `; its last output: ${text.slice(-2000)}` : ''}`);
   });
-  return { name, child };
+  return { name, child, output: () => text };
 }
 
 /**
@@ -349,13 +362,13 @@ export function startNodeProcess(name: string, args: string[], env: NodeJS.Proce
  * run build` after changing src/) on `config` (its YAML shape) with an admin port of its
  * own, written to a file in `dir`.
  */
-export async function startSwitchyardRole(name: string, role: string, config: Record<string, unknown>, dir: string): Promise<Running & { adminPort: number }> {
+export async function startSwitchyardRole(name: string, role: string, config: Record<string, unknown>, dir: string, capture = false): Promise<Running & { adminPort: number }> {
   const adminPort = await freePort();
   const file = join(dir, `${name}-${role}-${adminPort}.json`);
   // JSON is YAML: no second serializer needed.
   writeFileSync(file, JSON.stringify({ ...config, admin: { port: adminPort, host: '127.0.0.1' } }));
   const brokers = (config.kafka as { brokers: string[] }).brokers.join(',');
-  return { ...startNodeProcess(name, [join(ROOT, 'dist/cli/main.js'), role, '--config', file], { ...process.env, KAFKA_BROKERS: brokers }), adminPort };
+  return { ...startNodeProcess(name, [join(ROOT, 'dist/cli/main.js'), role, '--config', file], { ...process.env, KAFKA_BROKERS: brokers }, capture), adminPort };
 }
 
 /** SIGTERM to each, SIGKILL after 30 s; resolves once all have exited. */
@@ -395,5 +408,98 @@ export async function waitForGroups(admin: Admin, groupIds: string[], running: R
     if (groups.length === groupIds.length && groups.every((g) => g.state === 'Stable' && g.members.length > 0)) return;
     if (Date.now() > deadline) throw new Error(`groups ${groupIds.join(', ')} were not stable within ${timeoutMs / 1000} s`);
     await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The broker side of the benches on the project's client, @platformatic/kafka
+// (the benches that moved off kafkajs: e2e, destinations).
+
+/** An admin client of @platformatic/kafka on `brokers` (comma-separated); close() it after. */
+export function benchAdmin(brokers: string, clientId: string): PlatformaticAdmin {
+  return new PlatformaticAdmin({ clientId, bootstrapBrokers: brokers.split(',') });
+}
+
+/** A plain producer of @platformatic/kafka (string keys, values and headers); close() it after. */
+export function benchProducer(brokers: string, clientId: string): PlatformaticProducer<string, string, string, string> {
+  return new PlatformaticProducer({ clientId, bootstrapBrokers: brokers.split(','), autocreateTopics: false, serializers: stringSerializers });
+}
+
+/**
+ * Creates `topics` with `partitions` each, in chunks of 250, and waits until every
+ * partition has a leader (from the metadata): with thousands of topics at once, a
+ * creation that waits for its own leaders is refused by the broker.
+ */
+export async function createBenchTopics(admin: PlatformaticAdmin, topics: readonly string[], partitions: number, timeoutMs = 120_000): Promise<void> {
+  for (let start = 0; start < topics.length; start += 250) {
+    const chunk = topics.slice(start, start + 250);
+    await admin.createTopics({ topics: [...chunk], partitions, replicas: 1 });
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const led = await admin.metadata({ topics: [...chunk], forceUpdate: true }).then(
+        ({ topics: found }) => chunk.every((topic) => found.get(topic)?.partitions.length === partitions && found.get(topic)!.partitions.every((p) => p.leader >= 0)),
+        () => false,
+      );
+      if (led) break;
+      if (Date.now() > deadline) throw new Error(`topics ${chunk[0]}… have no leader after ${timeoutMs / 1000} s: is the broker overloaded (KAFKA_BROKERS)?`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
+/** Deletes `topics` in chunks of 500; a failure is logged, not thrown (clean-up). */
+export async function deleteBenchTopics(admin: PlatformaticAdmin, topics: readonly string[]): Promise<void> {
+  for (let start = 0; start < topics.length; start += 500) {
+    await admin.deleteTopics({ topics: topics.slice(start, start + 500) }).catch((error: unknown) => log(`deleting topics: ${(error as Error).message}`));
+  }
+}
+
+/** Waits until every group is stable with a member (start-up is not what a bench times); fails if a process exits. */
+export async function waitForStableGroups(admin: PlatformaticAdmin, groupIds: string[], running: Running[], timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const dead = running.find(({ child }) => child.exitCode !== null || child.signalCode !== null);
+    if (dead) throw new Error(`${dead.name} exited (${dead.child.signalCode ?? dead.child.exitCode}) before its group joined`);
+    const groups = await admin.describeGroups({ groups: groupIds }).catch(() => new Map<string, { state: string; members: Map<string, unknown> }>());
+    if (groupIds.every((id) => groups.get(id)?.state.toUpperCase() === 'STABLE' && groups.get(id)!.members.size > 0)) return;
+    if (Date.now() > deadline) throw new Error(`groups ${groupIds.join(', ')} were not stable within ${timeoutMs / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * Throws when a file under src/ is newer than dist/cli/main.js: the benches that run
+ * the built CLI (as the image does) would measure old code. `npm run build` fixes it.
+ */
+export function assertBuildIsFresh(): void {
+  const built = join(ROOT, 'dist/cli/main.js');
+  let builtAt: number;
+  try {
+    builtAt = statSync(built).mtimeMs;
+  } catch {
+    throw new Error(`${built} is missing: run \`npm run build\` first (the bench runs the built CLI, as the image does)`);
+  }
+  const newest = newestMtime(join(ROOT, 'src'));
+  if (newest.mtimeMs > builtAt) throw new Error(`${newest.file} is newer than ${built}: run \`npm run build\` first (the bench runs the built CLI, as the image does)`);
+}
+
+function newestMtime(dir: string): { file: string; mtimeMs: number } {
+  let newest = { file: dir, mtimeMs: 0 };
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    const found = entry.isDirectory() ? newestMtime(path) : { file: path, mtimeMs: statSync(path).mtimeMs };
+    if (found.mtimeMs > newest.mtimeMs) newest = found;
+  }
+  return newest;
+}
+
+/** Resident set size of `pid` now and its peak so far (VmRSS, VmHWM of /proc/<pid>/status), in MB; undefined once it is gone. */
+export function processMemoryMb(pid: number): { rss: number; peak: number } | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (name: string) => Number(/^(\S+):\s+(\d+)/m.exec(status.split('\n').find((line) => line.startsWith(`${name}:`)) ?? '')?.[2] ?? NaN);
+    return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
+  } catch {
+    return undefined;
   }
 }

@@ -66,7 +66,7 @@ export function responseExcerpt(start: Buffer, contentEncoding?: string): string
   if (start.length === 0) return undefined;
   const encoding = contentEncoding?.trim().toLowerCase();
   if (encoding !== undefined && encoding !== '' && encoding !== 'identity') return `(a body in ${escapeControls(encoding.slice(0, 40))} encoding, not shown)`;
-  // A body longer than kept: drop a character the cut split (its lead byte and up to 2 continuation bytes).
+  // A body longer than kept: drop a character the cut split (its lead byte and the continuation bytes before the cut).
   const bytes = start.length > MAX_RESPONSE_BYTES ? withoutCutCharacter(start.subarray(0, MAX_RESPONSE_BYTES)) : start;
   const text = escapeControls(bytes.toString('utf8'));
   return text === '' ? undefined : text;

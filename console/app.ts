@@ -350,6 +350,7 @@ async function listLetters(cursor: string | undefined): Promise<void> {
       cell(letter.attempts === null ? '–' : String(letter.attempts), 'num'),
       cell(letter.error ?? '–', 'mono'),
       cell(`p${letter.partition} @${letter.offset}${letter.replayed ? ' (replayed)' : ''}`),
+      replayCell(letter),
     );
     row.dataset.messageId = letter.messageId ?? '';
     return row;
@@ -362,6 +363,39 @@ async function listLetters(cursor: string | undefined): Promise<void> {
   $('letters-summary').textContent = page.topicExists
     ? `${shown} of ${page.inRange} dead letter(s) in the range, from ${page.topic}`
     : `${page.topic} does not exist yet: nothing was dead-lettered`;
+}
+
+/** A button that puts this one letter back (POST /v1/replay with its messageId); none once replayed or without a messageId. */
+function replayCell(letter: LetterRow): HTMLElement {
+  const td = el('td');
+  if (letter.replayed || letter.messageId === null) return td;
+  const messageId = letter.messageId;
+  const button = el('button', { text: 'Replay', title: 'put this dead letter back for delivery, once', className: 'replay-one' }) as HTMLButtonElement;
+  button.type = 'button';
+  button.addEventListener('click', () => {
+    button.disabled = true;
+    run(() => replayOne(messageId));
+  });
+  td.append(button);
+  return td;
+}
+
+interface ReplayOneAnswer {
+  destination: string;
+  messageId: string;
+  count: number;
+  alreadyReplayed: boolean;
+}
+
+async function replayOne(messageId: string): Promise<void> {
+  const destination = ($('letters-destination') as HTMLSelectElement).value;
+  const answer = await api<ReplayOneAnswer>('/v1/replay', { method: 'POST', body: { destination, messageId, dryRun: false } });
+  $('replay-summary').textContent = answer.alreadyReplayed
+    ? `Dead letter ${answer.messageId} of ${answer.destination} was already replayed; nothing moved.`
+    : `Replayed dead letter ${answer.messageId} of ${answer.destination} back to delivery.`;
+  ($('replay-confirm') as HTMLButtonElement).disabled = true;
+  $('replay-box').hidden = false;
+  await listLetters(undefined);
 }
 
 async function dryRun(): Promise<void> {
@@ -389,6 +423,16 @@ async function confirmReplay(): Promise<void> {
 
 // ---- trace -----------------------------------------------------------------
 
+/** One failed answer (docs/follow-a-message.md#the-document): a status, or why no answer came. */
+interface TracedAnswer {
+  at: string;
+  urlIndex: number;
+  status?: number;
+  error?: string;
+  latencyMs: number;
+  response?: string;
+}
+
 interface TraceDestination {
   id: string;
   state: string;
@@ -397,6 +441,7 @@ interface TraceDestination {
   lastError?: string;
   nextAttemptAt?: string;
   deadLetteredAt?: string;
+  history?: TracedAnswer[];
 }
 
 interface TraceDocument {
@@ -433,7 +478,27 @@ function traceLine(d: TraceDestination): HTMLElement {
     d.nextAttemptAt === undefined ? '' : `next attempt ${d.nextAttemptAt}`,
     d.deadLetteredAt === undefined ? '' : `dead-lettered ${d.deadLetteredAt}`,
   ].filter((s) => s !== '');
-  return el('li', {}, `${d.id}: `, el('span', { text: d.state, className: `state-${d.state}` }), details.length > 0 ? ` (${details.join('; ')})` : '');
+  const line = el('li', {}, `${d.id}: `, el('span', { text: d.state, className: `state-${d.state}` }), details.length > 0 ? ` (${details.join('; ')})` : '');
+  line.dataset.destination = d.id;
+  if (d.history !== undefined && d.history.length > 0) line.append(attemptsTable(d.history));
+  return line;
+}
+
+/** The failed answers of a destination, oldest first: when, which URL, status or error, latency, the start of the body. */
+function attemptsTable(history: readonly TracedAnswer[]): HTMLElement {
+  const head = el('thead', {}, el('tr', {}, ...['Attempted at', 'URL', 'Status', 'Latency', 'Answer'].map((name) => el('th', { text: name }))));
+  const rows = history.map((a) =>
+    el(
+      'tr',
+      {},
+      cell(a.at, 'mono'),
+      cell(`webhooks[${a.urlIndex}]`, 'mono'),
+      cell(a.status !== undefined ? String(a.status) : (a.error ?? '–'), a.status !== undefined ? 'num' : undefined),
+      cell(`${a.latencyMs} ms`, 'num'),
+      cell(a.response ?? '', 'mono'),
+    ),
+  );
+  return el('table', { className: 'attempts' }, head, el('tbody', {}, ...rows));
 }
 
 // ---- tracking-plan violations ---------------------------------------------

@@ -144,7 +144,7 @@ const CONSOLE_HTML = `<!doctype html>
     </div>
     <p id="letters-summary" class="muted"></p>
     <table id="letters">
-      <thead><tr><th>Dead-lettered at</th><th>messageId</th><th>Attempts</th><th>Reason</th><th>Where</th></tr></thead>
+      <thead><tr><th>Dead-lettered at</th><th>messageId</th><th>Attempts</th><th>Reason</th><th>Where</th><th></th></tr></thead>
       <tbody></tbody>
     </table>
     <button type="button" id="letters-more" hidden>Next page</button>
@@ -217,6 +217,8 @@ input, select { font: inherit; padding: 2px 4px; }
 .state-delivered { color: #2e7d32; }
 .state-dead_lettered, .state-retrying { color: #b42318; }
 .message { background: #fff; border: 1px solid #dde1e5; padding: 6px 8px; margin-bottom: 8px; }
+table.attempts { width: auto; margin: 4px 0 6px; }
+table.attempts td, table.attempts th { padding: 2px 6px; }
 svg.hour { display: block; width: 120px; height: 28px; background: #f6f7f9; }
 svg.hour .delivered { stroke: #2e7d32; }
 svg.hour .failed { stroke: #b42318; }

@@ -1,13 +1,15 @@
 // `GET /v1/dead-letters` and `POST /v1/replay` (docs/admin-api.md#get-v1dead-letters):
-// a destination's dead letters by page, and their replay with a dry run first. The same
-// code as `switchyard dlq list` and `switchyard replay` (src/delivery/list-dead-letters.ts,
-// src/delivery/replay.ts), behind the admin token.
+// a destination's dead letters by page, and their replay with a dry run first, or of one
+// letter by its messageId. The same code as `switchyard dlq list` and `switchyard replay`
+// (src/delivery/list-dead-letters.ts, src/delivery/replay.ts, src/delivery/replay-one.ts),
+// behind the admin token.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { deadLetterFields } from '../delivery/dead-letters.js';
 import type { DeadLetter } from '../delivery/dead-letters.js';
 import type { ListOptions, ListResult } from '../delivery/list-dead-letters.js';
 import type { ReplayOptions } from '../delivery/replay.js';
+import { replayOneLetter } from '../delivery/replay-one.js';
 import { isKafkaClientError } from '../kafka/index.js';
 import { Semaphore } from '../delivery/semaphore.js';
 import { KafkaUnavailableError, ReplayLedgerFullError } from '../errors.js';
@@ -145,10 +147,31 @@ async function replayRequest(req: IncomingMessage, res: ServerResponse, letters:
 }
 
 async function replay(res: ServerResponse, letters: LetterHandlers, request: ReplayRequest, logger: Logger): Promise<void> {
-  const { destination, range, limit, dryRun } = request;
+  const { destination, range, limit, dryRun, messageId } = request;
+  if (messageId !== undefined) {
+    await replayOne(res, letters, { ...request, messageId }, logger);
+    return;
+  }
   const count = await letters.replay({ destinationId: destination, range, limit, dryRun });
   logger.info({ destination, dryRun, count, ...rangeFields(range) }, dryRun ? 'replay dry run answered' : 'dead letters replayed');
   send(res, 200, { destination, dryRun, ...rangeFields(range), limit: limit ?? null, count });
+}
+
+/**
+ * One letter by its messageId: 200 with `count` 1 (moved, or in a dry run found), or 0 and
+ * `alreadyReplayed` when an earlier replay moved it; 404 when there is no letter of it.
+ */
+async function replayOne(res: ServerResponse, letters: LetterHandlers, request: ReplayRequest & { messageId: string }, logger: Logger): Promise<void> {
+  const { destination, range, dryRun, messageId } = request;
+  const outcome = await replayOneLetter(letters, { destinationId: destination, messageId, range, dryRun });
+  if (outcome.kind === 'not_found') {
+    const where = outcome.topicExists ? outcome.topic : `${outcome.topic} (the topic does not exist yet)`;
+    send(res, 404, { success: false, code: 'not_found', message: `no dead letter with messageId ${JSON.stringify(messageId)} in ${where}: GET /v1/dead-letters lists them` });
+    return;
+  }
+  const moved = outcome.kind === 'moved';
+  logger.info({ destination, dryRun, count: moved ? 1 : 0, alreadyReplayed: !moved }, moved ? (dryRun ? 'replay dry run of one letter answered' : 'dead letter replayed') : 'dead letter already replayed; nothing moved');
+  send(res, 200, { destination, messageId, dryRun, count: moved ? 1 : 0, alreadyReplayed: !moved, letter: deadLetterFields(outcome.letter) });
 }
 
 /** Runs `work`; a Kafka that does not answer is a 503 that says so, a replay ledger that is full a 409, not a 500. */

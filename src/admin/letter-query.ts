@@ -24,6 +24,8 @@ export interface ListQuery extends LetterQuery {
 
 export interface ReplayRequest extends LetterQuery {
   dryRun: boolean;
+  /** Only the one letter of this messageId (`replay --message`). */
+  messageId?: string;
 }
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
@@ -42,7 +44,7 @@ export function decodeCursor(text: string): LetterPosition | undefined {
 }
 
 const LIST_PARAMETERS = ['destination', 'since', 'until', 'limit', 'cursor'] as const;
-const REPLAY_FIELDS = ['destination', 'since', 'until', 'limit', 'dryRun'] as const;
+const REPLAY_FIELDS = ['destination', 'messageId', 'since', 'until', 'limit', 'dryRun'] as const;
 
 /** `GET /v1/dead-letters`'s query string (without the `?`). */
 export function parseListQuery(search: string, destinations: readonly string[], nowMs: number): Parsed<ListQuery> {
@@ -68,7 +70,7 @@ export function parseListQuery(search: string, destinations: readonly string[], 
 
 /** `POST /v1/replay`'s JSON body. */
 export function parseReplayRequest(body: unknown, destinations: readonly string[], nowMs: number): Parsed<ReplayRequest> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return fail('the body must be a JSON object: {"destination": "…", "since"?, "until"?, "limit"?, "dryRun": true|false}');
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return fail('the body must be a JSON object: {"destination": "…", "messageId"?, "since"?, "until"?, "limit"?, "dryRun": true|false}');
   const fields = body as Record<string, unknown>;
   const values: Record<string, string> = {};
   for (const [name, value] of Object.entries(fields)) {
@@ -79,8 +81,12 @@ export function parseReplayRequest(body: unknown, destinations: readonly string[
     else return fail(`field ${name} must be a string${name === 'limit' ? ' or a number' : ''}`);
   }
   if (typeof fields.dryRun !== 'boolean') return fail('field dryRun must be true (count the letters, move none) or false (move them): run a dry run first');
-  const common = letterQuery(values, destinations, nowMs);
-  return common.ok ? { ok: true, value: { ...common.value, dryRun: fields.dryRun } } : common;
+  const { messageId, ...rest } = values;
+  if (messageId !== undefined && messageId === '') return fail('field messageId is empty: give the messageId of one dead letter, or leave the field out');
+  if (messageId !== undefined && rest.limit !== undefined) return fail('field limit does not go with messageId: a messageId names one letter');
+  const common = letterQuery(rest, destinations, nowMs);
+  if (!common.ok) return common;
+  return { ok: true, value: { ...common.value, dryRun: fields.dryRun, ...(messageId === undefined ? {} : { messageId }) } };
 }
 
 /** The time range as the answers give it back: absolute times, so that a confirm after a dry run names the same letters. */

@@ -65,12 +65,17 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'replay',
     summary: "move a destination's dead letters back for delivery, with a fresh retry window",
-    usage: 'switchyard replay --destination ID [--since TIME] [--until TIME] [--limit N] [--dry-run] [--config PATH] | replay --blocked --source ID [--since TIME] [--until TIME] [--dry-run] [--config PATH]',
-    options: ['destination', 'blocked', 'source', 'since', 'until', 'limit', 'dry-run', 'config'],
+    usage:
+      'switchyard replay --destination ID [--since TIME] [--until TIME] [--limit N] [--dry-run] [--config PATH] | replay --destination ID --message MID [--dry-run] [--config PATH] | ' +
+      'replay --blocked --source ID [--since TIME] [--until TIME] [--dry-run] [--config PATH]',
+    options: ['destination', 'message', 'blocked', 'source', 'since', 'until', 'limit', 'dry-run', 'config'],
+    optionHelp: { message: '--message MID       only the dead letter of this messageId: one letter, once' },
     example: 'switchyard replay --destination hooks-main --since 2h --dry-run --config /etc/switchyard/switchyard.yaml',
     notes:
       `${TIME_NOTE} Prints every letter it moves and how many. A letter is moved at most once: a later replay skips the letters an earlier replay moved, ` +
       "and still moves the ones an earlier replay's range or --limit left out. " +
+      'With --message MID: the one dead letter of that messageId (the first not yet replayed, should there be several); run again, it says the letter was already replayed and moves nothing; ' +
+      'none of that messageId: exit 1. ' +
       'A duration counts back from when the command starts: give ISO times to move exactly what a dry run showed. ' +
       "With --blocked --source ID: the source's calls its tracking plan blocked, received in the range, are routed again through the config and plan as they are now; " +
       'those that still violate stay blocked (written to calls.blocked again), and a later replay tries them again (docs/tracking-plans.md#replay).',
@@ -151,7 +156,8 @@ export type Invocation =
   | { kind: 'usage-error'; message: string }
   | { kind: 'role'; role: RoleCommand; config: string | undefined }
   | { kind: 'check-config'; config: string | undefined }
-  | { kind: 'replay'; config: string | undefined; query: LetterQuery; dryRun: boolean }
+  /** `messageId`: `--message`, one letter (docs/cli.md#operator-commands). */
+  | { kind: 'replay'; config: string | undefined; query: LetterQuery; dryRun: boolean; messageId?: string }
   | { kind: 'replay-blocked'; config: string | undefined; source: string; range: TimeRange; dryRun: boolean }
   | { kind: 'dlq-list'; config: string | undefined; query: LetterQuery; json: boolean }
   | { kind: 'trace'; config: string | undefined; query: TraceQuery; json: boolean };
@@ -220,7 +226,13 @@ export function parseCommandLine(argv: readonly string[], nowMs: number): Invoca
   if (spec.name === 'replay' && (values.blocked === true || values.source !== undefined)) return blockedReplay(spec, values, nowMs);
   const query = letterQuery(spec, values, nowMs);
   if (!query.ok) return usageError(`switchyard ${spec.name}: ${query.message}`, spec);
-  if (spec.name === 'replay') return { kind: 'replay', config: values.config, query: query.value, dryRun: values['dry-run'] === true };
+  if (spec.name === 'replay') {
+    const replay: Invocation = { kind: 'replay', config: values.config, query: query.value, dryRun: values['dry-run'] === true };
+    if (values.message === undefined) return replay;
+    if (values.message === '') return usageError('switchyard replay: --message needs the messageId of a dead letter (switchyard dlq list shows them)', spec);
+    if (values.limit !== undefined) return usageError('switchyard replay: --limit does not go with --message: --message moves one letter', spec);
+    return { ...replay, messageId: values.message };
+  }
   return { kind: 'dlq-list', config: values.config, query: query.value, json: values.json === true };
 }
 

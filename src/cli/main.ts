@@ -35,7 +35,7 @@ import { runServices } from '../runtime/run-services.js';
 import { VERSION } from '../version.js';
 import { parseCommandLine } from './args.js';
 import type { Invocation } from './args.js';
-import { runBlockedReplay, runDlqList, runReplay, runTrace } from './operator-commands.js';
+import { runBlockedReplay, runDlqList, runReplay, runReplayOne, runTrace } from './operator-commands.js';
 import { guardedOutput } from './output.js';
 import { ROLE_FACTORIES } from './roles.js';
 
@@ -202,6 +202,7 @@ async function runOperatorCommand(
   try {
     if (invocation.kind === 'trace') return await runTrace(deps, invocation.query, invocation.json, io);
     if (invocation.kind === 'replay-blocked') return await runBlockedReplay(deps, invocation, io);
+    if (invocation.kind === 'replay' && invocation.messageId !== undefined) return await runReplayOne(deps, invocation.query, invocation.messageId, invocation.dryRun, io);
     return invocation.kind === 'replay'
       ? await runReplay(deps, invocation.query, invocation.dryRun, io)
       : await runDlqList(deps, invocation.query, invocation.json, io);

@@ -1,6 +1,8 @@
 // `switchyard dlq list`, `switchyard replay` and `switchyard trace`: what they print and how they exit.
 import { listDeadLetters } from '../delivery/list-dead-letters.js';
 import { replayDeadLetters } from '../delivery/replay.js';
+import { replayOneLetter } from '../delivery/replay-one.js';
+import type { LetterOperations } from '../delivery/replay-one.js';
 import { formatTimestamp } from '../calls/index.js';
 import { replayBlockedCalls } from '../router/replay-blocked.js';
 import { deadLetterJson, deadLetterLine } from '../delivery/dead-letters.js';
@@ -49,6 +51,30 @@ export async function runReplay(deps: RoleDeps, query: LetterQuery, dryRun: bool
   const which = `${moved} dead letter(s) of "${query.destination}"${range ? ` ${range}` : ''}`;
   io.stdout.write(dryRun ? `dry run: would replay ${which}; moved none\n` : `replayed ${which} back to delivery\n`);
   return 0;
+}
+
+/**
+ * `replay --destination ID --message MID`: moves (or with --dry-run, finds) that one letter;
+ * says so when an earlier replay moved it already (exit 0), or when there is none (exit 1).
+ */
+export async function runReplayOne(deps: RoleDeps, query: LetterQuery, messageId: string, dryRun: boolean, io: CommandIo): Promise<number> {
+  const operations: LetterOperations = { replay: (options) => replayDeadLetters(deps, options), list: (options) => listDeadLetters(deps, options) };
+  const outcome = await replayOneLetter(operations, { destinationId: query.destination, messageId, range: query.range, dryRun });
+  const which = `dead letter ${JSON.stringify(messageId)} of "${query.destination}"`;
+  if (outcome.kind === 'moved') {
+    io.stdout.write(`${dryRun ? 'would move' : 'moved'}  ${deadLetterLine(outcome.letter)}\n`);
+    io.stdout.write(dryRun ? `dry run: would replay ${which}; moved none\n` : `replayed ${which} back to delivery\n`);
+    return 0;
+  }
+  if (outcome.kind === 'already_replayed') {
+    const { partition, offset } = outcome.letter;
+    io.stdout.write(`${which} was already replayed (partition ${partition}, offset ${offset}); nothing moved\n`);
+    return 0;
+  }
+  const range = describeTimeRange(query.range);
+  const where = outcome.topicExists ? outcome.topic : `${outcome.topic} (the topic does not exist yet: nothing was dead-lettered)`;
+  io.stderr.write(`switchyard replay: no ${which}${range ? ` ${range}` : ''} in ${where}; list the letters with switchyard dlq list --destination ${query.destination}\n`);
+  return 1;
 }
 
 /**

@@ -24,6 +24,11 @@ export interface AttemptResult {
   reason: string;
   /** From a `Retry-After` header of a retryable answer. */
   retryAfterMs?: number;
+  /**
+   * The first bytes of the answer body of a status that did not deliver, control
+   * characters escaped (attempt-history.ts `responseExcerpt`); absent when it was empty.
+   */
+  response?: string;
 }
 
 /**
@@ -43,6 +48,11 @@ const PERMANENT_5XX: ReadonlySet<number> = new Set([
 /** Names Node's STATUS_CODES does not know. */
 const EXTRA_STATUS_NAMES: ReadonlyMap<number, string> = new Map([[460, 'Client Closed Request']]);
 
+/** A status for people: "503 Service Unavailable". */
+export function statusText(status: number): string {
+  return `${status} ${STATUS_CODES[status] ?? EXTRA_STATUS_NAMES.get(status) ?? 'Unknown Status'}`;
+}
+
 /**
  * An HTTP answer, by Segment's rules (docs/webhooks.md#delivery-and-retries): 5xx except 501 and 505, 408, 410,
  * 429 and 460 are retryable; 501, 505 and every other 4xx are permanent.
@@ -52,7 +62,7 @@ const EXTRA_STATUS_NAMES: ReadonlyMap<number, string> = new Map([[460, 'Client C
  * has no `3xx`, and like a 4xx it says the request, not the receiver, is wrong.
  */
 export function classifyStatus(status: number, retryAfter: string | undefined, nowMs: number): AttemptResult {
-  const reason = `${status} ${STATUS_CODES[status] ?? EXTRA_STATUS_NAMES.get(status) ?? 'Unknown Status'}`;
+  const reason = statusText(status);
   if (status >= 200 && status < 300) return { outcome: '2xx', verdict: 'delivered', status, reason };
   if (status >= 500 && status < 600) {
     if (PERMANENT_5XX.has(status)) return { outcome: '5xx', verdict: 'permanent', status, reason };

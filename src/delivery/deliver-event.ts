@@ -142,7 +142,9 @@ export class EventDelivery {
       const parts = await Promise.all(halves(events).map((half) => this.sendBatch(half, settings, circuits.admit(settings, now), hold, now)));
       return parts.flat();
     }
-    return events.map(({ record, envelope }) => next.afterFailure({ record, envelope, settings, firstAttemptAtMs: envelope.firstAttemptAtMs ?? startedAt, summary }, hold));
+    return events.map(({ record, envelope }) =>
+      next.afterFailure({ record, envelope, settings, firstAttemptAtMs: envelope.firstAttemptAtMs ?? startedAt, attemptedAtMs: startedAt, results, summary }, hold),
+    );
   }
 
   /** `span`: the attempt's span when tracing is on; its context goes out as `traceparent`. */
@@ -164,7 +166,10 @@ export class EventDelivery {
       this.options.counters.eventDelivered(envelope.receivedAtMs);
       return 'delivered';
     }
-    return next.afterFailure({ record, envelope, settings: job.settings, firstAttemptAtMs: envelope.firstAttemptAtMs ?? startedAt, summary }, job.hold === true);
+    return next.afterFailure(
+      { record, envelope, settings: job.settings, firstAttemptAtMs: envelope.firstAttemptAtMs ?? startedAt, attemptedAtMs: startedAt, results, summary },
+      job.hold === true,
+    );
   }
 
   /** Sends one event's body to the admitted URLs. */

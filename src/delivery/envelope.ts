@@ -4,6 +4,8 @@
 import { formatTimestamp, parseTimestamp } from '../calls/index.js';
 import { HEADER, freshDeliveryHeaders, headerText } from '../kafka/index.js';
 import type { RawHeaders, RecordHeaders } from '../kafka/index.js';
+import { ATTEMPT_HISTORY_HEADER, historyHeader } from './attempt-history.js';
+import type { AttemptAnswer } from './attempt-history.js';
 
 export interface Envelope {
   /** Attempts already made (`attempt`; 0 from the router and after a replay). */
@@ -21,6 +23,12 @@ export interface Envelope {
   traceparent: string | undefined;
   /** Headers that were present but unreadable; the message is still delivered. */
   problems: readonly string[];
+  /**
+   * The failed answers so far, when they are not (only) in the record's `attempt-history`
+   * header: a retry held in the lane (`ordering: user`) carries them here. Unset, they are
+   * read from the header when needed (attempt-history.ts `readAnswers`).
+   */
+  answers?: readonly AttemptAnswer[];
 }
 
 /** Shared by every envelope without problems: one array less per message. */
@@ -75,7 +83,7 @@ export function readEnvelope(headers: RawHeaders | undefined, recordTimestamp?: 
 }
 
 /** Headers that describe one stage of the delivery; every other header travels unchanged. */
-const STAGE_HEADERS: ReadonlySet<string> = new Set([HEADER.attempt, HEADER.firstAttemptAt, HEADER.lastAttemptAt, HEADER.dueAt, HEADER.error]);
+const STAGE_HEADERS: ReadonlySet<string> = new Set([HEADER.attempt, HEADER.firstAttemptAt, HEADER.lastAttemptAt, HEADER.dueAt, HEADER.error, ATTEMPT_HISTORY_HEADER]);
 
 /**
  * The headers that travel unchanged, plus `received-at` when the original had the
@@ -96,11 +104,12 @@ function carried(original: RecordHeaders | undefined, receivedAtMs: number | und
 /**
  * For `deliveries.<id>.retry.<tier>`: `source-id`, `message-id`, `traceparent`, `received-at`
  * carried; `error` says why the attempt failed, as a dead letter's does (what
- * `switchyard trace` shows as the last error: docs/follow-a-message.md).
+ * `switchyard trace` shows as the last error: docs/follow-a-message.md); `attempt-history`
+ * the failed answers so far (docs/webhooks.md#attempt-history), when there are any.
  */
 export function retryHeaders(
   original: RecordHeaders | undefined,
-  stage: { attemptsMade: number; firstAttemptAtMs: number; dueAtMs: number; error?: string | undefined; receivedAtMs?: number | undefined },
+  stage: { attemptsMade: number; firstAttemptAtMs: number; dueAtMs: number; error?: string | undefined; receivedAtMs?: number | undefined; answers?: readonly AttemptAnswer[] | undefined },
 ): RecordHeaders {
   const headers: RecordHeaders = {
     ...carried(original, stage.receivedAtMs),
@@ -109,34 +118,39 @@ export function retryHeaders(
     [HEADER.dueAt]: String(stage.dueAtMs),
   };
   if (stage.error !== undefined) headers[HEADER.error] = stage.error;
+  if (stage.answers !== undefined && stage.answers.length > 0) headers[ATTEMPT_HISTORY_HEADER] = historyHeader(stage.answers);
   return headers;
 }
 
-/** For `deliveries.<id>.dlq`: the originals plus why and when. */
+/** For `deliveries.<id>.dlq`: the originals plus why and when, and the failed answers. */
 export function deadLetterHeaders(
   original: RecordHeaders | undefined,
-  stage: { attemptsMade: number; firstAttemptAtMs: number; lastAttemptAtMs: number; error: string; receivedAtMs?: number | undefined },
+  stage: { attemptsMade: number; firstAttemptAtMs: number; lastAttemptAtMs: number; error: string; receivedAtMs?: number | undefined; answers?: readonly AttemptAnswer[] | undefined },
 ): RecordHeaders {
-  return {
+  const headers: RecordHeaders = {
     ...carried(original, stage.receivedAtMs),
     [HEADER.attempt]: String(stage.attemptsMade),
     [HEADER.firstAttemptAt]: formatTimestamp(stage.firstAttemptAtMs),
     [HEADER.lastAttemptAt]: formatTimestamp(stage.lastAttemptAtMs),
     [HEADER.error]: stage.error,
   };
+  if (stage.answers !== undefined && stage.answers.length > 0) headers[ATTEMPT_HISTORY_HEADER] = historyHeader(stage.answers);
+  return headers;
 }
 
-/** A replayed dead letter starts afresh: `attempt` 0, empty `first-attempt-at`, no `error`. */
+/** A replayed dead letter starts afresh: `attempt` 0, empty `first-attempt-at`, no `error`, no `attempt-history`. */
 export function replayHeaders(original: RecordHeaders | undefined): RecordHeaders {
   return freshDeliveryHeaders({ carried: carried(original, undefined) });
 }
 
-const MAX_REASON_CHARS = 300;
+/** Room for a status and a whole answer excerpt (512 bytes) as most receivers write them. */
+const MAX_REASON_CHARS = 600;
 
 /**
  * The dead letter's `error`: `<url>: <reason>` per URL, joined by "; ". URLs are given
  * as printed (`webhooks[1] https://hooks.example.com`: index and origin, no user info,
- * path or query); reasons are kept to one line.
+ * path or query); a reason leads with what the receiver answered ("500 Internal Server
+ * Error: boom: database down") and is kept to one line.
  */
 export function describeFailures(failures: readonly { url: string; reason: string }[]): string {
   return failures

@@ -1,5 +1,6 @@
 // One event to every URL of its destination at once (docs/webhooks.md#delivery-and-retries): the first 2xx
 // anywhere makes it delivered.
+import { answerText } from './attempt-history.js';
 import { stopOnStatus } from './classify.js';
 import type { HttpSender, SendResult, WebhookTarget } from './http-sender.js';
 
@@ -77,7 +78,7 @@ export interface EventSummary {
   worthRetrying: boolean;
   /** The longest Retry-After among retryable answers. */
   retryAfterMs?: number;
-  /** Failed URLs (by target index) and why, in target order. */
+  /** Failed URLs (by target index) and why (the status, then the start of the answer's body), in target order. */
   failures: { index: number; reason: string }[];
 }
 
@@ -103,7 +104,7 @@ export function summarize(results: readonly UrlResult[], stopOn: ReadonlySet<num
       worthRetrying = true;
       if (result.retryAfterMs !== undefined) retryAfterMs = Math.max(retryAfterMs ?? 0, result.retryAfterMs);
     }
-    failures.push({ index, reason: result.reason });
+    failures.push({ index, reason: answerText(result) });
   }
   failures.sort((a, b) => a.index - b.index);
   const summary: EventSummary = { delivered, worthRetrying, failures };

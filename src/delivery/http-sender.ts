@@ -6,6 +6,7 @@ import type { Dispatcher } from 'undici';
 import { judgeAddress } from '../network/address-rule.js';
 import type { AttemptResult } from './classify.js';
 import { classifyError, classifyStatus, timedOut } from './classify.js';
+import { MAX_RESPONSE_BYTES, responseExcerpt } from './attempt-history.js';
 import { BlockedAddressError, guardedLookup, refuseLiteralAddress } from './private-network.js';
 import type { ConnectTo, ResolveAll } from './private-network.js';
 
@@ -98,13 +99,17 @@ const BODY_DISCARDED = new Error('switchyard: response body over the size cap; c
  * One request, as an undici dispatch handler: no response stream and no AbortSignal
  * (measured: an AbortSignal passed to undici's `request` costs about as much CPU as the
  * rest of the request on a keep-alive connection). The body of the answer is counted
- * and dropped chunk by chunk, never held.
+ * and dropped chunk by chunk, never held; of an answer that did not deliver, its first
+ * MAX_RESPONSE_BYTES are kept, for the attempt history (docs/webhooks.md#attempt-history).
  */
 class Attempt implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | undefined;
   private status = 0;
   private retryAfter: string | undefined;
   private bodyBytes = 0;
+  /** The start of the body of an answer other than a 2xx; never allocated for a 2xx. */
+  private excerpt: Buffer | undefined;
+  private contentEncoding: string | undefined;
   private settled = false;
   private stopReason: Error | undefined;
   private timer: NodeJS.Timeout;
@@ -183,19 +188,34 @@ class Attempt implements Dispatcher.DispatchHandler {
     this.status = statusCode;
     const retryAfter = headers['retry-after'];
     this.retryAfter = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
+    if (statusCode >= 300) {
+      this.excerpt = Buffer.alloc(0);
+      const encoding = headers['content-encoding'];
+      this.contentEncoding = Array.isArray(encoding) ? encoding.join(',') : encoding;
+    }
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    const before = this.bodyBytes;
     this.bodyBytes += chunk.length;
+    // Copied: undici may reuse the chunk's memory once this returns.
+    if (this.excerpt !== undefined && before < MAX_RESPONSE_BYTES) this.excerpt = Buffer.concat([this.excerpt, chunk.subarray(0, MAX_RESPONSE_BYTES + 1 - before)]);
     if (this.bodyBytes > this.maxBodyBytes) {
       // The status is all that counts; an enormous or endless body is cut off here.
-      this.finish(classifyStatus(this.status, this.retryAfter, Date.now()));
+      this.finish(this.answered());
       controller.abort(BODY_DISCARDED);
     }
   }
 
   onResponseEnd(): void {
-    this.finish(classifyStatus(this.status, this.retryAfter, Date.now()));
+    this.finish(this.answered());
+  }
+
+  /** The answer classified, with the start of its body when it did not deliver. */
+  private answered(): AttemptResult {
+    const result = classifyStatus(this.status, this.retryAfter, Date.now());
+    const response = this.excerpt === undefined ? undefined : responseExcerpt(this.excerpt, this.contentEncoding);
+    return response === undefined ? result : { ...result, response };
   }
 
   onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {

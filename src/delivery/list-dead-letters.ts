@@ -12,6 +12,8 @@ export interface ListOptions {
   destinationId: string;
   range?: TimeRange | undefined;
   limit?: number | undefined;
+  /** Only letters of this messageId (`replay --message` looks one up). */
+  messageId?: string | undefined;
   /** Only letters after this one in the listing's order (the next page, `GET /v1/dead-letters?cursor=`). */
   after?: LetterPosition | undefined;
   /** Told of each letter listed, oldest first (once the whole range was read); `replayed`: a replay already moved it. */
@@ -65,6 +67,7 @@ export async function listDeadLetters(deps: RoleDeps, options: ListOptions): Pro
         for (const record of batch.records) {
           const letter = readDeadLetter(record);
           if (!inTimeRange(range, letter.deadLetteredAtMs)) continue;
+          if (options.messageId !== undefined && letter.messageId !== options.messageId) continue;
           inRange += 1;
           if (options.after === undefined || compareByTime(letter, options.after) > 0) letters.add({ letter, replayed: ledger !== undefined && isDone(ledger, record.offset) });
         }

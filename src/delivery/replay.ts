@@ -1,5 +1,6 @@
-// `switchyard replay --destination ID [--since TIME] [--until TIME] [--limit N] [--dry-run]`:
-// moves dead letters back to `deliveries.<id>` with fresh attempt headers.
+// `switchyard replay --destination ID [--since TIME] [--until TIME] [--limit N] [--dry-run]`
+// and `replay --destination ID --message MID`: moves dead letters back to
+// `deliveries.<id>` with fresh attempt headers.
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { ReplayLedgerFullError } from '../errors.js';
@@ -19,6 +20,8 @@ export interface ReplayOptions {
   limit?: number | undefined;
   /** Only letters dead-lettered in this range (`last-attempt-at`, else the record time). */
   range?: TimeRange | undefined;
+  /** Only letters of this messageId (`replay --message`; with `limit` 1, one letter). */
+  messageId?: string | undefined;
   /** Find and report the letters, move none, record nothing. */
   dryRun?: boolean | undefined;
   /** Told of each letter once it is moved (once the broker acknowledged it), or found in a dry run. */
@@ -156,7 +159,7 @@ class DeadLetterReplay {
 
   private async moveBatch(batch: ScannedBatch): Promise<'more' | 'stop'> {
     const ledger = this.ledgers.get(batch.partition)!;
-    const { take, done } = selectLetters(batch, ledger, this.range, this.limit - this.moved);
+    const { take, done } = selectLetters(batch, ledger, { range: this.range, messageId: this.options.messageId }, this.limit - this.moved);
     const out = this.producer;
     if (out !== undefined && (take.length > 0 || done.length > 0)) {
       const next = markDone(ledger, [...take.map((t): OffsetRange => [t.letter.offset, t.letter.offset]), ...done]);
@@ -181,10 +184,18 @@ interface Selected {
 }
 
 /**
- * The letters of a batch to move (in the range, not moved before, up to `room`), and the
- * offsets between its records that hold no letter (dealt with too).
+ * The letters of a batch to move (in the range, of the messageId when one is given, not
+ * moved before, up to `room`), and the offsets between its records that hold no letter
+ * (dealt with too). NOTE: a letter left out by the range or the messageId is not marked:
+ * a later replay still moves it (replay-ledger.ts).
  */
-function selectLetters(batch: ScannedBatch, ledger: ReplayLedger, range: TimeRange, room: number): { take: Selected[]; done: OffsetRange[] } {
+function selectLetters(
+  batch: ScannedBatch,
+  ledger: ReplayLedger,
+  which: { range: TimeRange; messageId: string | undefined },
+  room: number,
+): { take: Selected[]; done: OffsetRange[] } {
+  const { range, messageId } = which;
   const take: Selected[] = [];
   const done: OffsetRange[] = [];
   let previous: bigint | undefined;
@@ -194,6 +205,7 @@ function selectLetters(batch: ScannedBatch, ledger: ReplayLedger, range: TimeRan
     if (isDone(ledger, record.offset) || take.length >= room) continue;
     const letter = readDeadLetter(record);
     if (!inTimeRange(range, letter.deadLetteredAtMs)) continue;
+    if (messageId !== undefined && letter.messageId !== messageId) continue;
     take.push({ letter, message: { key: record.key, value: record.value, headers: replayHeaders(record.headers) } });
   }
   return { take, done };

@@ -2,17 +2,20 @@
 // (fan-out.ts: a 5xx, 408, 429… is worth another try, other failures are not) goes
 // through the retry schedule (retry-schedule.ts), and the message is written where it
 // goes next: its tier's retry topic with new attempt headers and a due time, or the
-// destination's dead-letter topic with the reason per URL (envelope.ts). The promise
-// resolves once the broker acknowledged that write; only then is the message finished.
+// destination's dead-letter topic with the reason per URL (envelope.ts); either carries
+// the failed answers so far (attempt-history.ts). The promise resolves once the broker
+// acknowledged that write; only then is the message finished.
 import type { Logger } from 'pino';
 import { HEADER, headerText } from '../kafka/index.js';
 import type { InboundRecord, RecordHeaders, RecordProducer } from '../kafka/index.js';
 import type { DeliveryCounters } from './delivery-counters.js';
 import type { PreparedDestination } from './destination-settings.js';
 import type { DestinationTopics } from './destination-topics.js';
+import { answersOf, appendAnswers, keptAnswerText, lastAnswerOf, readAnswers } from './attempt-history.js';
+import type { AttemptAnswer } from './attempt-history.js';
 import type { Envelope } from './envelope.js';
 import { deadLetterHeaders, describeFailures, retryHeaders } from './envelope.js';
-import type { EventSummary } from './fan-out.js';
+import type { EventSummary, UrlResult } from './fan-out.js';
 import { planNextStep } from './retry-schedule.js';
 import type { RetryPolicy } from './retry-schedule.js';
 
@@ -34,6 +37,10 @@ export interface FailedDelivery {
   settings: PreparedDestination;
   /** The event's first attempt: from the `first-attempt-at` header, else this one's start. */
   firstAttemptAtMs: number;
+  /** When this attempt started. */
+  attemptedAtMs: number;
+  /** Each URL's result of this attempt (its `circuit_open` ones included). */
+  results: readonly UrlResult[];
   summary: EventSummary;
 }
 
@@ -60,6 +67,7 @@ interface DeadLetterStage {
   lastAttemptAtMs: number;
   error: string;
   receivedAtMs: number | undefined;
+  answers?: readonly AttemptAnswer[];
 }
 
 export class RetryOrDeadLetter {
@@ -82,7 +90,15 @@ export class RetryOrDeadLetter {
     const { envelope, summary, settings, firstAttemptAtMs } = failed;
     const attemptsMade = envelope.attemptsMade + 1;
     const lastAttemptAtMs = Date.now();
-    const error = describeFailures(summary.failures.map((f) => ({ url: settings.printableUrls[f.index] ?? '?', reason: f.reason })));
+    const answers = appendAnswers(
+      envelope.answers ?? readAnswers(failed.record.headers),
+      answersOf(
+        failed.results,
+        failed.attemptedAtMs,
+        settings.targets.map((t) => t.target.origin),
+      ),
+    );
+    const error = describeFailures(summary.failures.map((f) => ({ url: settings.printableUrls[f.index] ?? '?', reason: reasonOf(f, failed.results, answers) })));
     const step = planNextStep(
       { attemptsMade, firstAttemptAtMs, nowMs: lastAttemptAtMs, worthRetrying: summary.worthRetrying, ...(summary.retryAfterMs === undefined ? {} : { retryAfterMs: summary.retryAfterMs }) },
       this.policy,
@@ -90,16 +106,16 @@ export class RetryOrDeadLetter {
     if (step.kind === 'retry' && hold) {
       this.options.counters.retryScheduled();
       this.options.logger.debug({ attempt: attemptsMade, dueInMs: step.dueAtMs - lastAttemptAtMs, error }, 'not delivered; the next attempt waits in the lane, holding back the user\'s later events');
-      return { held: { ...envelope, attemptsMade, firstAttemptAtMs, dueAtMs: step.dueAtMs } };
+      return { held: { ...envelope, attemptsMade, firstAttemptAtMs, dueAtMs: step.dueAtMs, answers } };
     }
     if (step.kind === 'retry') {
-      const headers = retryHeaders(failed.record.headers, { attemptsMade, firstAttemptAtMs, dueAtMs: step.dueAtMs, error, receivedAtMs: envelope.receivedAtMs });
+      const headers = retryHeaders(failed.record.headers, { attemptsMade, firstAttemptAtMs, dueAtMs: step.dueAtMs, error, receivedAtMs: envelope.receivedAtMs, answers });
       await this.write(this.topicOfTier.get(step.tier.name)!, failed.record, headers);
       this.options.counters.retryScheduled();
       this.options.logger.debug({ attempt: attemptsMade, tier: step.tier.name, dueInMs: step.dueAtMs - lastAttemptAtMs, error }, 'not delivered; retry scheduled');
       return 'retry_scheduled';
     }
-    await this.writeDeadLetter(failed.record, { attemptsMade, firstAttemptAtMs, lastAttemptAtMs, error, receivedAtMs: envelope.receivedAtMs });
+    await this.writeDeadLetter(failed.record, { attemptsMade, firstAttemptAtMs, lastAttemptAtMs, error, receivedAtMs: envelope.receivedAtMs, answers });
     const { destinationId } = this.options;
     this.options.logger.warn(
       { messageId: headerText(failed.record.headers, HEADER.messageId), topic: failed.record.topic, partition: failed.record.partition, offset: failed.record.offset, attempt: attemptsMade, why: step.why, error },
@@ -118,6 +134,7 @@ export class RetryOrDeadLetter {
       firstAttemptAtMs: envelope.firstAttemptAtMs ?? startedAtMs,
       lastAttemptAtMs: startedAtMs,
       receivedAtMs: envelope.receivedAtMs,
+      answers: envelope.answers ?? readAnswers(record.headers),
       error: `message at ${topic} offset ${offset} has no value (a tombstone?): a delivery message must carry the webhook body; nothing was sent`,
     });
     this.options.logger.warn(
@@ -142,4 +159,16 @@ export class RetryOrDeadLetter {
   private async write(topic: string, record: InboundRecord, headers: RecordHeaders): Promise<void> {
     await this.options.producer.send([{ topic, messages: [{ key: record.key, value: record.value, headers }] }]);
   }
+}
+
+/**
+ * A failed URL's reason in the `error` header. One its circuit skipped this time got no
+ * request: its reason is what it answered last, from the history, and when; no breaker
+ * wording, no timer ("next probe in 5s" is stale once stored).
+ */
+function reasonOf(failure: { index: number; reason: string }, results: readonly UrlResult[], answers: readonly AttemptAnswer[]): string {
+  const skipped = results.some((r) => r.index === failure.index && r.result.outcome === 'circuit_open');
+  if (!skipped) return failure.reason;
+  const last = lastAnswerOf(answers, failure.index);
+  return last === undefined ? failure.reason : `${keptAnswerText(last)} (its last answer, at ${last.at}; no request this attempt)`;
 }

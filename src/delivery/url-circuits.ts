@@ -3,6 +3,7 @@
 // name a URL by its index only: a URL may carry a token.
 import type { Logger } from 'pino';
 import type { Gauge } from 'prom-client';
+import { answerText } from './attempt-history.js';
 import type { AttemptResult, OutcomeLabel } from './classify.js';
 import { CIRCUIT_STATE_VALUE, CircuitBreaker } from './circuit-breaker.js';
 import type { Admission, CircuitPolicy, CircuitState, CircuitTransition, Verdict } from './circuit-breaker.js';
@@ -63,7 +64,7 @@ class LastAnswers {
       this.failingSinceMs = undefined;
       return;
     }
-    this.lastFailure = { atMs: nowMs, outcome: result.outcome, reason: result.reason };
+    this.lastFailure = { atMs: nowMs, outcome: result.outcome, reason: answerText(result) };
     this.failingSinceMs ??= nowMs;
   }
 }
@@ -113,7 +114,7 @@ export class UrlCircuits {
       let reason = '';
       if (result.outcome !== 'cancelled') {
         verdict = verdictOf(result);
-        reason = result.reason;
+        reason = answerText(result);
         // A late result of a URL replaced by a reload is not the new URL's answer.
         if (breaker === this.breakers[index]) this.answers[index]?.note(result, nowMs);
       }
@@ -239,12 +240,13 @@ function verdictOf(result: AttemptResult): Verdict {
 }
 
 /**
- * Why a URL got no request, for the dead-letter `error`. NOTE: no timer and no count:
- * the reason is stored with the event, and "next probe in 5s" is stale once read.
+ * Why a URL got no request, for the dead-letter `error`: what it answered last, first.
+ * NOTE: no timer, no count and no breaker state: the reason is stored with the event, and
+ * "next probe in 5s" is stale once read (retry-or-dead-letter.ts puts the URL's last
+ * answer from the attempt history here, with its time, when the history has one).
  */
 function skipReason(breaker: CircuitBreaker): string {
-  const last = breaker.lastFailure === '' ? '' : ` (its last failure: ${breaker.lastFailure})`;
-  return breaker.state === 'closed' ? 'circuit open when the event was taken up; no request sent' : `circuit open${last}; no request sent`;
+  return breaker.lastFailure === '' ? 'no request this attempt: the URL had been failing' : `${breaker.lastFailure} (its last failed answer; no request this attempt)`;
 }
 
 function admissionOf(admitted: Admitted, bit: number): Admission {

@@ -3,6 +3,7 @@
 // failed, when the next is due, and whether the deliverer's group finished it. Pure:
 // the headers are read as the deliverer and `dlq list` read them (src/delivery/envelope.ts,
 // src/delivery/dead-letters.ts), the commit as the deliverer writes it (src/kafka/offset-progress.ts).
+import { readAnswers, tracedAnswers } from '../delivery/attempt-history.js';
 import { readDeadLetter } from '../delivery/dead-letters.js';
 import { readEnvelope } from '../delivery/envelope.js';
 import { decodeFinished } from '../kafka/index.js';
@@ -48,6 +49,10 @@ export function stagesByMessage(topics: readonly ReadTopic[]): Map<string, Deliv
         finished: topic.where !== 'dead_letter' && finished(record.offset),
       };
       if (seen.error !== null) stage.error = seen.error;
+      if (topic.where !== 'delivery') {
+        const answers = readAnswers(record.headers);
+        if (answers.length > 0) stage.history = tracedAnswers(answers);
+      }
       if (topic.where === 'retry') stage.dueAtMs = readEnvelope(record.headers).dueAtMs;
       if (topic.where === 'dead_letter') stage.deadLetteredAtMs = seen.deadLetteredAtMs;
       const list = stages.get(seen.messageId);

@@ -3,6 +3,7 @@
 // records of it in the destination's topic, retry tiers and dead letters, each with its
 // headers and whether the deliverer's group has finished it. Pure.
 import { formatTimestamp } from '../calls/index.js';
+import type { TracedAnswer } from '../delivery/attempt-history.js';
 
 export type TraceState = 'delivered' | 'retrying' | 'dead_lettered' | 'pending' | 'filtered';
 
@@ -16,6 +17,8 @@ export interface TraceDestination {
   lastError?: string;
   nextAttemptAt?: string;
   deadLetteredAt?: string;
+  /** The failed answers, oldest first, as the newest record keeps them (docs/webhooks.md#attempt-history). */
+  history?: TracedAnswer[];
 }
 
 /**
@@ -43,6 +46,8 @@ export interface DeliveryStage {
   error?: string | undefined;
   /** A dead letter's `last-attempt-at` (else its record time). */
   deadLetteredAtMs?: number | undefined;
+  /** `attempt-history`: the failed answers so far, oldest first. */
+  history?: TracedAnswer[] | undefined;
 }
 
 const RANK: Record<DeliveryStage['where'], number> = { delivery: 0, retry: 1, dead_letter: 2 };
@@ -77,16 +82,23 @@ export function destinationState(id: string, routing: RoutingVerdict, stages: re
     return filtered;
   }
   if (newest.where === 'dead_letter') {
-    return withOptional({ id, state: 'dead_lettered', attempts: newest.attemptsMade }, newest.error, undefined, newest.deadLetteredAtMs ?? newest.timestampMs);
+    return withOptional({ id, state: 'dead_lettered', attempts: newest.attemptsMade }, newest, undefined, newest.deadLetteredAtMs ?? newest.timestampMs);
   }
-  if (newest.finished) return { id, state: 'delivered', attempts: newest.attemptsMade + 1 };
-  if (newest.where === 'retry') return withOptional({ id, state: 'retrying', attempts: newest.attemptsMade }, newest.error, newest.dueAtMs, undefined);
+  // Delivered after failed attempts: the record it was delivered from keeps them.
+  if (newest.finished) return withHistory({ id, state: 'delivered', attempts: newest.attemptsMade + 1 }, newest);
+  if (newest.where === 'retry') return withOptional({ id, state: 'retrying', attempts: newest.attemptsMade }, newest, newest.dueAtMs, undefined);
   return { id, state: 'pending' };
 }
 
-function withOptional(line: TraceDestination, lastError: string | undefined, nextAttemptAtMs: number | undefined, deadLetteredAtMs: number | undefined): TraceDestination {
-  if (lastError !== undefined) line.lastError = lastError;
+function withOptional(line: TraceDestination, stage: DeliveryStage, nextAttemptAtMs: number | undefined, deadLetteredAtMs: number | undefined): TraceDestination {
+  if (stage.error !== undefined) line.lastError = stage.error;
   if (nextAttemptAtMs !== undefined) line.nextAttemptAt = formatTimestamp(nextAttemptAtMs);
   if (deadLetteredAtMs !== undefined) line.deadLetteredAt = formatTimestamp(deadLetteredAtMs);
+  return withHistory(line, stage);
+}
+
+/** `history` last: the keys before it are those the document had before it (docs/follow-a-message.md#the-document). */
+function withHistory(line: TraceDestination, stage: DeliveryStage): TraceDestination {
+  if (stage.history !== undefined && stage.history.length > 0) line.history = stage.history;
   return line;
 }

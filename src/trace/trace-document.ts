@@ -65,7 +65,10 @@ export function traceText(document: TraceDocument): string {
     const unconnected = message.destinations.filter((d) => d.reason === 'not_connected').map((d) => d.id);
     const shown = message.destinations.filter((d) => d.reason !== 'not_connected');
     const width = Math.max(0, ...shown.map((d) => d.id.length));
-    for (const d of shown) lines.push(`  ${d.id.padEnd(width)}  ${destinationText(d)}`);
+    for (const d of shown) {
+      lines.push(`  ${d.id.padEnd(width)}  ${destinationText(d)}`);
+      lines.push(...historyLines(d));
+    }
     if (unconnected.length > 0) lines.push(`  not connected to source ${message.source ?? '(unknown)'}: ${listed(unconnected)}`);
   }
   lines.push('', `${document.messages.length} call(s)`);
@@ -75,6 +78,19 @@ export function traceText(document: TraceDocument): string {
 /** NOTE: a config of many destinations would bury the others: at most 10 ids, then how many in all. */
 function listed(ids: readonly string[]): string {
   return ids.length <= 10 ? ids.join(', ') : `${ids.slice(0, 10).join(', ')}, … (${ids.length} in all)`;
+}
+
+/**
+ * The failed answers under their destination, oldest first, one line each: when, which
+ * URL, the status (or why no answer came), how long, and the start of the body.
+ */
+function historyLines(d: TraceDestination): string[] {
+  if (d.history === undefined) return [];
+  return d.history.map((a) => {
+    const outcome = a.status !== undefined ? String(a.status) : (a.error ?? '');
+    const body = a.response === undefined ? '' : `  ${a.response}`;
+    return `      ${a.at}  webhooks[${a.urlIndex}]  ${outcome}  ${a.latencyMs} ms${body}`;
+  });
 }
 
 function destinationText(d: TraceDestination): string {

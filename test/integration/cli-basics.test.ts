@@ -57,7 +57,8 @@ describe('switchyard --version and --help', () => {
     expect(result.out).toBe('');
     expect(result.err).toBe(
       'switchyard replay: --until "tomorrow" is not a time: give an ISO 8601 time (2026-05-01T12:00:00Z) or a duration back from now (30m, 2h, 7d), not before 1970-01-01\n' +
-        'usage: switchyard replay --destination ID [--since TIME] [--until TIME] [--limit N] [--dry-run] [--config PATH] | replay --blocked --source ID [--since TIME] [--until TIME] [--dry-run] [--config PATH]\n' +
+        'usage: switchyard replay --destination ID [--since TIME] [--until TIME] [--limit N] [--dry-run] [--config PATH] | replay --destination ID --message MID [--dry-run] [--config PATH] | ' +
+        'replay --blocked --source ID [--since TIME] [--until TIME] [--dry-run] [--config PATH]\n' +
         'see: switchyard replay --help\n',
     );
     const bogus = await run(['all', '--bogus']);

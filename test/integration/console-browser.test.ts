@@ -2,8 +2,9 @@
 // through playwright-core; no browser download): one `switchyard all`, one receiver, a few
 // events. Log in with the token, see every destination with the failing one first and its
 // reason, list its dead letters, dry-run then replay them and see them delivered, trace
-// the user; see the source's tracking-plan violations; and strings from outside (a
-// messageId, a receiver's error) shown as text.
+// the user; see the source's tracking-plan violations; see a message's failed attempts as
+// a table in its trace and put its dead letter back with its own button; and strings from
+// outside (a messageId, a receiver's error) shown as text.
 // Screenshots go to test/artifacts/console/ for a person to look at.
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,6 +25,13 @@ const ARTIFACTS = join(ROOT, 'test', 'artifacts', 'console');
 const CHROMIUM = '/usr/bin/chromium';
 const TOKEN = 'console-test-admin-token-0001';
 const WRITE_KEY = 'console-test-write-key';
+const FLAKY_KEY = 'console-test-flaky-key';
+/** What /flaky answers each request of a message, in turn; later ones 200. */
+const FLAKY_ANSWERS = [
+  { status: 500, body: 'boom: database down' },
+  { status: 503, body: '' },
+  { status: 500, body: 'boom again: still down' },
+];
 const USER = 'u-console';
 /** A messageId and an error that would run script if the page put them in as markup. */
 const XSS_MESSAGE_ID = '<img src=x onerror="window.__xssMessageId=1">';
@@ -53,11 +61,11 @@ async function shot(name: string): Promise<void> {
   await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
 }
 
-async function send(messageIds: string[]): Promise<void> {
+async function send(messageIds: string[], writeKey = WRITE_KEY): Promise<void> {
   const batch = messageIds.map((messageId) => ({ type: 'track', userId: USER, messageId, event: 'Order Completed', properties: { total: 42 } }));
   const res = await fetch(`${gatewayBase}/v1/batch`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from(`${WRITE_KEY}:`).toString('base64')}` },
+    headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from(`${writeKey}:`).toString('base64')}` },
     body: JSON.stringify({ batch }),
   });
   expect(res.status).toBe(200);
@@ -93,7 +101,14 @@ beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
   kafka = await createTestKafka();
   receiver = await startReceiver();
-  receiver.replyWith((request) => (request.path === '/down' && !downFixed ? { status: 501 } : { status: 200 }));
+  receiver.replyWith((request) => {
+    if (request.path === '/flaky') {
+      const { messageId } = JSON.parse(request.text) as { messageId: string };
+      const answer = FLAKY_ANSWERS[receiver.requests.filter((r) => r.path === '/flaky' && r.text.includes(`"messageId":${JSON.stringify(messageId)}`)).length - 1];
+      return answer ?? { status: 200 };
+    }
+    return request.path === '/down' && !downFixed ? { status: 501, body: 'down for maintenance' } : { status: 200 };
+  });
   prefix = randomPrefix();
   const file = writeConfigFile({
     kafka: { brokers: testBrokers(), clientId: randomName('console'), topicPrefix: prefix, partitions: 1 },
@@ -101,7 +116,10 @@ beforeAll(async () => {
     admin: { port: 0, token: TOKEN },
     delivery: { retryTiers: ['1s'], maxRetryWindow: '30s' },
     // The plan wants the total as a string: every call violates it, and observe delivers each as sent.
-    sources: [{ id: 'web', writeKey: WRITE_KEY, destinations: ['hooks-down', 'hooks-ok'], trackingPlan: { id: 'web-plan', mode: 'observe' } }],
+    sources: [
+      { id: 'web', writeKey: WRITE_KEY, destinations: ['hooks-down', 'hooks-ok'], trackingPlan: { id: 'web-plan', mode: 'observe' } },
+      { id: 'flaky', writeKey: FLAKY_KEY, destinations: ['hooks-flaky'] },
+    ],
     trackingPlans: [{ id: 'web-plan', events: { 'Order Completed': { type: 'object', properties: { total: { type: 'string' } } } } }],
     destinations: [
       { id: 'hooks-ok', type: 'webhooks', settings: { webhooks: [{ url: receiver.url('/ok') }] } },
@@ -109,6 +127,8 @@ beforeAll(async () => {
       { id: 'hooks-down', type: 'webhooks', settings: { webhooks: [{ url: receiver.url('/down') }] } },
       { id: 'hooks-off', type: 'webhooks', enabled: false, settings: { webhooks: [{ url: receiver.url('/off') }] } },
       { id: 'hooks-xss', type: 'webhooks', settings: { webhooks: [{ url: receiver.url('/xss') }] } },
+      // Attempts at 0, 3 s and 5 s: the third ends the 5 s window, and the event is dead-lettered.
+      { id: 'hooks-flaky', type: 'webhooks', settings: { webhooks: [{ url: receiver.url('/flaky') }], retry: { tiers: ['3s'], maxWindow: '5s' } } },
     ],
   });
   daemon = startDaemon(['all', '--config', file]);
@@ -160,7 +180,7 @@ describe('the operator console in Chromium', () => {
     expect(await page.evaluate(() => sessionStorage.getItem('switchyard-admin-token'))).toBe(TOKEN);
 
     // Every configured destination, the failing one first, with what its receiver answered.
-    expect((await rowOrder()).sort()).toEqual(['hooks-down', 'hooks-off', 'hooks-ok', 'hooks-xss']);
+    expect((await rowOrder()).sort()).toEqual(['hooks-down', 'hooks-flaky', 'hooks-off', 'hooks-ok', 'hooks-xss']);
     expect((await rowOrder())[0]).toBe('hooks-down');
     const down = page.locator('tr[data-destination="hooks-down"]');
     expect(await down.getAttribute('data-health')).toBe('failing');
@@ -301,6 +321,53 @@ describe('the operator console in Chromium', () => {
     expect(icon.status).toBe(200);
     expect(icon.headers.get('content-type')).toBe('image/svg+xml');
     expect(await icon.text()).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+  });
+
+  it("shows a message's failed attempts as a table in its trace, and puts its dead letter back with the letter's own button, once", async () => {
+    await send(['m-flaky'], FLAKY_KEY);
+    await waitFor(async () => (await api<{ inRange: number }>('/v1/dead-letters?destination=hooks-flaky')).inRange === 1, { timeoutMs: 60_000, what: 'm-flaky dead-lettered after three attempts' });
+
+    await page.locator('button.tab[data-view="trace"]').click();
+    await page.locator('#trace-user').fill(USER);
+    await page.locator('#trace-message').fill('m-flaky');
+    await page.locator('#trace-form button[type=submit]').click();
+    const attempts = page.locator('#trace-result li[data-destination="hooks-flaky"] table.attempts');
+    await expect.poll(() => attempts.locator('tbody tr').count(), { timeout: 30_000 }).toBe(3);
+    expect(await attempts.locator('thead th').allInnerTexts()).toEqual(['Attempted at', 'URL', 'Status', 'Latency', 'Answer']);
+    const rows = await attempts.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '')));
+    // Oldest first, each as the receiver answered it.
+    expect(rows.map(([, url, status, , answer]) => [url, status, answer])).toEqual([
+      ['webhooks[0]', '500', 'boom: database down'],
+      ['webhooks[0]', '503', ''],
+      ['webhooks[0]', '500', 'boom again: still down'],
+    ]);
+    for (const [at, , , latency] of rows) {
+      expect(at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      expect(latency).toMatch(/^\d+ ms$/);
+    }
+    const times = rows.map(([at]) => Date.parse(at!));
+    expect([...times].sort((a, b) => a - b)).toEqual(times);
+    expect(await page.locator('#trace-result li[data-destination="hooks-flaky"]').innerText()).toContain(`last error: ${printedUrl(receiver.url('/flaky'))}: 500 Internal Server Error: boom again: still down`);
+    await shot('trace-attempts');
+
+    // Its dead letter, with a button of its own: one click puts back that letter, once.
+    await page.locator('button.tab[data-view="letters"]').click();
+    await page.locator('#letters-destination').selectOption('hooks-flaky');
+    await page.locator('#letters-form button[type=submit]').click();
+    const letter = page.locator('#letters tbody tr[data-message-id="m-flaky"]');
+    await letter.waitFor();
+    expect(await letter.innerText()).toContain(`${printedUrl(receiver.url('/flaky'))}: 500 Internal Server Error: boom again: still down`);
+    const before = receiver.requests.filter((r) => r.path === '/flaky').length;
+    await letter.locator('button.replay-one').click();
+    await expect.poll(() => page.locator('#replay-summary').innerText()).toBe('Replayed dead letter m-flaky of hooks-flaky back to delivery.');
+    await waitFor(() => receiver.requests.filter((r) => r.path === '/flaky').length === before + 1, { what: 'm-flaky delivered after its replay' });
+    await expect.poll(() => letter.innerText()).toContain('(replayed)');
+    expect(await letter.locator('button.replay-one').count()).toBe(0);
+    await shot('dead-letter-replayed-one');
+    // Asked again (another tab, a double click): found replayed, nothing moved.
+    const again = await fetch(`${adminBase}/v1/replay`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ destination: 'hooks-flaky', messageId: 'm-flaky', dryRun: false }) });
+    expect(await again.json()).toMatchObject({ count: 0, alreadyReplayed: true });
+    expect(receiver.requests.filter((r) => r.path === '/flaky').length).toBe(before + 1);
   });
 
   it('serves the page under its CSP to anyone, and its data only with the Bearer token, never from a URL', async () => {

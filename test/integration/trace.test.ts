@@ -126,12 +126,21 @@ describe('switchyard trace and GET /v1/trace', () => {
       destinations: [{ id: 'hooks', state: 'delivered', attempts: 1 }, disabled, unconnected],
     });
     const retry = byId.get('m-retry')!.destinations[0]!;
-    expect(retry).toEqual({ id: 'hooks', state: 'retrying', attempts: 2, lastError: `${printedUrl(url)}: 503 Service Unavailable`, nextAttemptAt: expect.stringMatching(ISO) });
+    // Each failed answer, oldest first (docs/webhooks.md#attempt-history): the receiver sent no body.
+    const answer503 = { at: expect.stringMatching(ISO), urlIndex: 0, status: 503, latencyMs: expect.any(Number) };
+    expect(retry).toEqual({ id: 'hooks', state: 'retrying', attempts: 2, lastError: `${printedUrl(url)}: 503 Service Unavailable`, nextAttemptAt: expect.stringMatching(ISO), history: [answer503, answer503] });
     const dueInMs = Date.parse(retry.nextAttemptAt!) - Date.now();
     expect(dueInMs).toBeGreaterThan(50 * 60_000);
     expect(dueInMs).toBeLessThanOrEqual(3_600_000);
     const dead = byId.get('m-dead')!.destinations[0]!;
-    expect(dead).toEqual({ id: 'hooks', state: 'dead_lettered', attempts: 1, lastError: `${printedUrl(url)}: 400 Bad Request`, deadLetteredAt: expect.stringMatching(ISO) });
+    expect(dead).toEqual({
+      id: 'hooks',
+      state: 'dead_lettered',
+      attempts: 1,
+      lastError: `${printedUrl(url)}: 400 Bad Request`,
+      deadLetteredAt: expect.stringMatching(ISO),
+      history: [{ at: expect.stringMatching(ISO), urlIndex: 0, status: 400, latencyMs: expect.any(Number) }],
+    });
     expect(byId.get('m-int')!.destinations).toEqual([{ id: 'hooks', state: 'filtered', reason: 'integrations' }, disabled, unconnected]);
     expect(byId.get('m-ping')).toMatchObject({ event: 'Debug Ping', destinations: [{ id: 'hooks', state: 'filtered', reason: 'track_filter' }, disabled, unconnected] });
     expect(byId.get('m-bad')).toEqual({

@@ -36,9 +36,13 @@ describe('parseReplayRequest', () => {
     { body: { destination: 'hooks', since: '1h', limit: 5, dryRun: false }, value: { destination: 'hooks', range: { sinceMs: NOW - 3_600_000 }, limit: 5, dryRun: false } },
     { body: { destination: 'hooks' }, message: 'field dryRun must be true (count the letters, move none) or false (move them): run a dry run first' },
     { body: { destination: 'hooks', dryRun: 'yes' }, message: 'field dryRun must be true (count the letters, move none) or false (move them): run a dry run first' },
-    { body: { destination: 'hooks', dryRun: true, cursor: 'x' }, message: 'unknown field "cursor": the fields are destination, since, until, limit, dryRun' },
+    { body: { destination: 'hooks', dryRun: true, cursor: 'x' }, message: 'unknown field "cursor": the fields are destination, messageId, since, until, limit, dryRun' },
     { body: { destination: 7, dryRun: true }, message: 'field destination must be a string' },
-    { body: [], message: 'the body must be a JSON object: {"destination": "…", "since"?, "until"?, "limit"?, "dryRun": true|false}' },
+    { body: [], message: 'the body must be a JSON object: {"destination": "…", "messageId"?, "since"?, "until"?, "limit"?, "dryRun": true|false}' },
+    { body: { destination: 'hooks', messageId: 'm-2', dryRun: false }, value: { destination: 'hooks', range: {}, limit: undefined, dryRun: false, messageId: 'm-2' } },
+    { body: { destination: 'hooks', messageId: '', dryRun: false }, message: 'field messageId is empty: give the messageId of one dead letter, or leave the field out' },
+    { body: { destination: 'hooks', messageId: 'm-2', limit: 2, dryRun: false }, message: 'field limit does not go with messageId: a messageId names one letter' },
+    { body: { destination: 'hooks', messageId: 7, dryRun: false }, message: 'field messageId must be a string' },
   ];
   for (const { body, value, message } of cases) {
     it(JSON.stringify(body), () => {

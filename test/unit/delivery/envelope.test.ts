@@ -128,6 +128,17 @@ describe('outgoing headers', () => {
     });
   });
 
+  it('retries and dead letters carry the failed answers so far in attempt-history, replacing the old header; a replay drops it', () => {
+    const answers = [{ at: '2026-05-01T12:00:00.000Z', urlIndex: 0, origin: 'http://h', status: 500, latencyMs: 12, response: 'boom: database down' }];
+    const stale = { ...original, 'attempt-history': Buffer.from('[{"stale":true}]') };
+    const retry = text(retryHeaders(stale, { attemptsMade: 1, firstAttemptAtMs: T0, dueAtMs: T0 + 200, answers }));
+    expect(JSON.parse(String(retry['attempt-history']))).toEqual(answers);
+    expect(text(deadLetterHeaders(stale, { attemptsMade: 1, firstAttemptAtMs: T0, lastAttemptAtMs: T0, error: 'e', answers }))['attempt-history']).toBe(retry['attempt-history']);
+    // No answer kept (a URL skipped, a record without a body): no header, the stale one not carried.
+    expect(text(retryHeaders(stale, { attemptsMade: 1, firstAttemptAtMs: T0, dueAtMs: T0 + 200, answers: [] }))).not.toHaveProperty('attempt-history');
+    expect(text(replayHeaders(stale))).not.toHaveProperty('attempt-history');
+  });
+
   it('a replay starts afresh', () => {
     expect(text(replayHeaders(original))).toEqual({
       'source-id': 'web',
@@ -149,6 +160,6 @@ describe('describeFailures', () => {
       ]),
     ).toBe('https://h/x: 400 Bad Request; https://k/y: self-signed certificate');
     expect(describeFailures([{ url: 'http://a', reason: 'line one\r\nline two' }])).toBe('http://a: line one line two');
-    expect(describeFailures([{ url: 'http://a', reason: 'x'.repeat(1000) }])).toHaveLength('http://a: '.length + 300);
+    expect(describeFailures([{ url: 'http://a', reason: 'x'.repeat(1000) }])).toHaveLength('http://a: '.length + 600);
   });
 });

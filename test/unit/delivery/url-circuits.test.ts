@@ -44,7 +44,7 @@ describe('UrlCircuits', () => {
       result: {
         outcome: 'circuit_open',
         verdict: 'retryable',
-        reason: 'circuit open (its last failure: 500 Internal Server Error); no request sent',
+        reason: '500 Internal Server Error (its last failed answer; no request this attempt)',
         durationMs: 0,
       },
     });
@@ -88,7 +88,7 @@ describe('UrlCircuits', () => {
 });
 
 describe('UrlCircuits skip reasons', () => {
-  it('say what the circuit is doing when the event is settled', () => {
+  it('lead with what the URL answered last, with no breaker wording or timer', () => {
     const circuits = new UrlCircuits({ destinationId: 'hooks', policy: POLICY, gauge: createMetrics({ defaultMetrics: false }).circuitState, logger: silentLogger() });
     const settings = destination(['https://a.test/']);
     for (const at of [0, 1]) circuits.settle(circuits.admit(settings, at), [{ index: 0, result: e500 }], at);
@@ -96,10 +96,10 @@ describe('UrlCircuits skip reasons', () => {
     const probe = circuits.admit(settings, 1_001);
     const skippedDuringProbe = circuits.admit(settings, 1_002);
     expect(circuits.skippedResults(skippedDuringProbe)[0]!.result).toMatchObject({
-      reason: 'circuit open (its last failure: 500 Internal Server Error); no request sent',
+      reason: '500 Internal Server Error (its last failed answer; no request this attempt)',
     });
     circuits.settle(probe, [{ index: 0, result: ok }], 1_003);
-    expect(circuits.skippedResults(skipped)[0]!.result).toMatchObject({ reason: 'circuit open when the event was taken up; no request sent' });
+    expect(circuits.skippedResults(skipped)[0]!.result).toMatchObject({ reason: '500 Internal Server Error (its last failed answer; no request this attempt)' });
   });
 });
 

@@ -47,6 +47,19 @@ describe('stagesByMessage', () => {
     ]);
   });
 
+  it("reads a retry's and a dead letter's failed answers, without origins", () => {
+    const answers = [{ at: '2026-05-01T12:00:00.000Z', urlIndex: 0, origin: 'https://h.example', status: 500, latencyMs: 12, response: 'boom: database down' }];
+    const retried = retryHeaders(fresh('m-1'), { attemptsMade: 1, firstAttemptAtMs: T0, dueAtMs: T0 + 1_000, error: 'e', answers });
+    const dead = deadLetterHeaders(fresh('m-2'), { attemptsMade: 1, firstAttemptAtMs: T0, lastAttemptAtMs: T0, error: 'e', answers });
+    const stages = stagesByMessage([
+      { where: 'retry', records: [record(0n, T0, retried)] },
+      { where: 'dead_letter', records: [record(0n, T0, dead)] },
+    ]);
+    const traced = [{ at: '2026-05-01T12:00:00.000Z', urlIndex: 0, status: 500, latencyMs: 12, response: 'boom: database down' }];
+    expect(stages.get('m-1')![0]!.history).toEqual(traced);
+    expect(stages.get('m-2')![0]!.history).toEqual(traced);
+  });
+
   it('takes the message id from the body when a record has no header (written by hand)', () => {
     const stages = stagesByMessage([{ where: 'delivery', records: [record(0n, T0, {}, '{"messageId":"m-9"}')] }]);
     expect(stages.get('m-9')).toEqual([{ where: 'delivery', timestampMs: T0, offset: 0n, attemptsMade: 0, finished: false }]);

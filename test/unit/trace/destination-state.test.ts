@@ -81,6 +81,22 @@ describe('destinationState', () => {
     expect(destinationState('hooks', routing, stages)).toEqual({ id: 'hooks', ...expected });
   });
 
+  it('lists the failed answers the newest record keeps, after the other keys: retrying, dead-lettered, delivered after failures', () => {
+    const history = [
+      { at: iso(T0), urlIndex: 0, status: 500, latencyMs: 12, response: 'boom: database down' },
+      { at: iso(T0 + 1_000), urlIndex: 0, status: 503, latencyMs: 8 },
+    ];
+    const retrying = destinationState('hooks', ROUTED, [routerRecord(true), retry(2, T0 + 1_000, false, { history })]);
+    expect(retrying.history).toEqual(history);
+    expect(Object.keys(retrying)).toEqual(['id', 'state', 'attempts', 'lastError', 'nextAttemptAt', 'history']);
+    const dead = destinationState('hooks', ROUTED, [retry(2, T0 + 1_000, true, { history: history.slice(0, 1) }), { ...deadLetter(3, T0 + 9_000), history }]);
+    expect(Object.keys(dead)).toEqual(['id', 'state', 'attempts', 'lastError', 'deadLetteredAt', 'history']);
+    expect(dead.history).toEqual(history);
+    expect(destinationState('hooks', ROUTED, [routerRecord(true), retry(2, T0 + 1_000, true, { history })])).toEqual({ id: 'hooks', state: 'delivered', attempts: 3, history });
+    // A replay starts afresh: its record has none, and the dead letter's are not the newest.
+    expect(destinationState('hooks', ROUTED, [{ ...deadLetter(3, T0 + 9_000), history }, replayRecord(T0 + 60_000, true)])).toEqual({ id: 'hooks', state: 'delivered', attempts: 1 });
+  });
+
   it('keeps the documented key order', () => {
     const line = destinationState('hooks', ROUTED, [routerRecord(true), retry(1, T0 + 1_000, false)]);
     expect(Object.keys(line)).toEqual(['id', 'state', 'attempts', 'lastError', 'nextAttemptAt']);

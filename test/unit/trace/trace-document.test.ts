@@ -52,6 +52,32 @@ describe('the trace document', () => {
   });
 });
 
+describe('the attempts of a destination', () => {
+  it('follow their destination, oldest first: when, which URL, the status or error, how long, the start of the body', () => {
+    const retried = traceMessage({ messageId: 'm-2', type: 'track', event: 'Order Completed', source: 'web', receivedAtMs: T0, routes: [] }, [
+      {
+        id: 'hooks',
+        state: 'dead_lettered',
+        attempts: 3,
+        lastError: 'webhooks[0] https://h.test: 500 Internal Server Error: boom again',
+        deadLetteredAt: '2026-05-01T12:00:03.000Z',
+        history: [
+          { at: '2026-05-01T12:00:00.000Z', urlIndex: 0, status: 500, latencyMs: 12, response: 'boom: database down' },
+          { at: '2026-05-01T12:00:01.000Z', urlIndex: 1, error: 'connection refused', latencyMs: 1 },
+          { at: '2026-05-01T12:00:02.000Z', urlIndex: 0, status: 503, latencyMs: 7 },
+        ],
+      },
+    ]);
+    const lines = traceText(traceDocument({ kind: 'userId', id: 'u-1' }, { sinceMs: T0, untilMs: T0 + 60_000 }, [retried])).split('\n');
+    expect(lines.slice(3, 7)).toEqual([
+      '  hooks  dead_lettered  attempts 3  at 2026-05-01T12:00:03.000Z  last error: webhooks[0] https://h.test: 500 Internal Server Error: boom again',
+      '      2026-05-01T12:00:00.000Z  webhooks[0]  500  12 ms  boom: database down',
+      '      2026-05-01T12:00:01.000Z  webhooks[1]  connection refused  1 ms',
+      '      2026-05-01T12:00:02.000Z  webhooks[0]  503  7 ms',
+    ]);
+  });
+});
+
 describe('retentionNote', () => {
   const read = (range: Partial<KeyRecords['range']>, firstTimestampMs: number | undefined): KeyRecords => ({
     range: { topic: 'sy.calls', partition: 4, logStart: 0n, start: 0n, end: 10n, ...range },

@@ -359,7 +359,13 @@ class EnginePartitionStream implements PartitionStream {
       assignment[topic] = [...partitions];
       for (const p of partitions) next.add(keyOf(topic, p));
     }
-    for (const key of this.assignment) if (!next.has(key)) this.forget(key);
+    let gone = 0;
+    for (const key of this.assignment) {
+      if (next.has(key)) continue;
+      this.forget(key);
+      gone += 1;
+    }
+    this.logger.debug({ groupId: this.settings.groupId, generation: generation.id, partitions: next.size, gone, kept: this.assignment.size - gone }, 'partitions assigned');
     this.assignment = next;
     void this.loadUntilDone(generation, assignment).then((loaded) => {
       if (!loaded || this.membership.current() !== generation) return;

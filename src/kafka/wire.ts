@@ -16,6 +16,7 @@ import {
   metadataV9,
   offsetCommitV8,
   offsetFetchV6,
+  protocolErrors,
   protocolErrorsCodesById,
   syncGroupV4,
 } from '@platformatic/kafka';
@@ -61,9 +62,19 @@ export function errorName(code: number): string {
   return name ?? `error code ${code}`;
 }
 
-/** An error answer of a request as an Error whose `type` is the protocol's name (what isRetriable reads). */
+/** Whether the protocol says another try of a request answered with `code` may succeed (NOT_COORDINATOR, a leader moving). */
+export function isRetriableCode(code: number): boolean {
+  const known = (protocolErrors as Record<string, { canRetry?: boolean } | undefined>)[errorName(code)];
+  return known?.canRetry === true;
+}
+
+/**
+ * An error answer of a request as an Error whose `type` is the protocol's name (what
+ * isGroupInUse reads) and `canRetry` the protocol's word on another try (what isRetriable reads).
+ */
 export class KafkaAnswerError extends Error {
   readonly type: string;
+  readonly canRetry: boolean;
   constructor(
     readonly code: number,
     what: string,
@@ -71,6 +82,7 @@ export class KafkaAnswerError extends Error {
     super(`${what}: the broker answered ${errorName(code)}`);
     this.name = 'KafkaAnswerError';
     this.type = errorName(code);
+    this.canRetry = isRetriableCode(code);
   }
 }
 

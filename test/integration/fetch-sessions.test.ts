@@ -42,7 +42,7 @@ describe('incremental fetch sessions', () => {
       for (let partition = 0; partition < PARTITIONS; partition++) {
         for (let i = 0; i < PER_PARTITION; i++) messages.push({ partition, value: `${round}-${partition}-${i}` });
       }
-      await kafka.producer.send({ topic, acks: -1, messages });
+      await kafka.producer.send({ topic, messages });
     }
   }
 

@@ -1,4 +1,9 @@
 // Which level a kafkajs log line gets in Switchyard's logs. Pure: the time comes in.
+// NOTE: only the kafkajs consumers still write such lines (kafkajs-legacy.ts); it goes
+// with them. @platformatic/kafka writes no log lines (it reports on diagnostics
+// channels): its failures reach Switchyard's code as errors, logged there, and a
+// consumer's crashes get their level from crash-levels.ts.
+import { TRANSIENT_LASTING_MS } from './crash-levels.js';
 
 export type LogTarget = 'error' | 'warn' | 'info' | 'debug';
 
@@ -19,20 +24,11 @@ export interface LevelDecision {
 }
 
 /**
- * How long a transient condition may go on before its lines are shown at kafkajs's
- * own level, and how long a pause ends it.
- *
- * NOTE: on a healthy start the broker answers "not the leader" for a while after each
- * topic creation (ensure-topics.ts polls for the leaders every 100 ms, and kafkajs logs
- * each refusal at ERROR) and "group coordinator is not available" while the offsets
- * topic loads. The roles create their topics one after another, so on a loaded laptop
- * this is one unbroken run of refusals, of well under a minute on 2 busy cores
- * (docs/architecture.md#measured-figures-behind-the-code). A minute is past that, past ensure-topics' own 30 s wait (it fails
- * with its own message) and past kafkajs's retry budget (8 retries, about 32 s, after
- * which the failure reaches our code and is logged there); still going then, it is
- * shown. A pause longer than kafkajs's longest retry interval (10 s) ends a run.
+ * A run of transient lines is shown at kafkajs's own level once it lasted
+ * TRANSIENT_LASTING_MS (crash-levels.ts says why a minute); a pause longer than
+ * kafkajs's longest retry interval (10 s) ends a run.
  */
-export const TRANSIENT_LASTING_MS = 60_000;
+export { TRANSIENT_LASTING_MS };
 export const TRANSIENT_QUIET_MS = 15_000;
 
 /**

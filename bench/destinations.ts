@@ -78,8 +78,10 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Kafka, logLevel } from 'kafkajs';
-import type { Admin, Message, Producer } from 'kafkajs';
+import { Admin } from '@platformatic/kafka';
+import { createAdmin, createKafka, createProducer } from '../src/kafka/index.js';
+import type { KafkaAdmin, OutboundRecord, RecordProducer, TopicRecords } from '../src/kafka/index.js';
+import { silentLogger } from '../src/observability/logger.js';
 import { startDaemon, writeConfigFile } from '../test/support/daemon.js';
 import type { Daemon } from '../test/support/daemon.js';
 import { batchOption, benchOptions, deliveryMessage, formatTable, freePort, isEntryPoint, log, median, runMain, startOrReuseBroker, startReceiverProcess } from './support.js';
@@ -159,17 +161,17 @@ async function startReceiver(): Promise<Receiver> {
 }
 
 /** `per` events to each of `destinations`, with the headers the router writes. */
-async function produceWave(producer: Producer, prefix: string, destinations: readonly string[], per: number, wave: number): Promise<void> {
-  const pending: { topic: string; messages: Message[] }[] = [];
+async function produceWave(producer: RecordProducer, prefix: string, destinations: readonly string[], per: number, wave: number): Promise<void> {
+  const pending: TopicRecords[] = [];
   let size = 0;
   const flush = async () => {
     if (size === 0) return;
-    await producer.sendBatch({ acks: -1, topicMessages: pending.splice(0) });
+    await producer.send(pending.splice(0));
     size = 0;
   };
   for (const id of destinations) {
     // The body's messageId names the wave: the receiver counts arrivals per wave.
-    const messages: Message[] = [];
+    const messages: OutboundRecord[] = [];
     for (let i = 0; i < per; i++) messages.push(deliveryMessage(`w${wave}-${id}-${i}`, i));
     // NOTE: at most 1,000 records (~700 KB) per topic and request: the broker refuses a record batch over 1 MB.
     for (let start = 0; start < messages.length; start += 1_000) {
@@ -186,28 +188,17 @@ function topicsOf(prefix: string, id: string, tiers: readonly string[]): string[
   return [`${prefix}deliveries.${id}`, ...tiers.map((tier) => `${prefix}deliveries.${id}.retry.${tier}`), `${prefix}deliveries.${id}.dlq`];
 }
 
-async function createTopics(admin: Admin, topics: readonly string[], partitions: number): Promise<void> {
-  // NOTE: in chunks, without waitForLeaders: with thousands of topics at once the
-  // broker answers the creation's own leader wait with "does not host this
-  // topic-partition". Leaders are awaited below, from the metadata.
-  for (let start = 0; start < topics.length; start += 250) {
-    const chunk = topics.slice(start, start + 250);
-    await admin.createTopics({ waitForLeaders: false, timeout: 120_000, topics: chunk.map((topic) => ({ topic, numPartitions: partitions, replicationFactor: 1 })) });
-    const led = await waitUntil(async () => {
-      try {
-        const { topics: found } = await admin.fetchTopicMetadata({ topics: chunk });
-        return found.length === chunk.length && found.every((t) => t.partitions.length === partitions && t.partitions.every((p) => p.leader >= 0));
-      } catch {
-        return false;
-      }
-    }, 120_000);
-    if (!led) throw new Error(`topics ${chunk[0]}… have no leader after 2 minutes`);
-  }
+async function createTopics(admin: KafkaAdmin, topics: readonly string[], partitions: number): Promise<void> {
+  // The port's topic creation: requests the broker accepts at any scale, leaders awaited.
+  await admin.ensureTopics(
+    topics.map((topic) => ({ topic })),
+    { partitions, replicationFactor: 1 },
+  );
 }
 
 async function deleteTopics(admin: Admin, topics: readonly string[]): Promise<void> {
   for (let start = 0; start < topics.length; start += 500) {
-    await admin.deleteTopics({ topics: topics.slice(start, start + 500), timeout: 120_000 }).catch((error: unknown) => log(`deleting topics: ${(error as Error).message}`));
+    await admin.deleteTopics({ topics: topics.slice(start, start + 500) }).catch((error: unknown) => log(`deleting topics: ${(error as Error).message}`));
   }
 }
 
@@ -343,10 +334,11 @@ async function runOnce(options: RunOptions): Promise<RunResult> {
   const ids = Array.from({ length: d }, (_, i) => `d${String(i).padStart(width, '0')}`);
   const hangingIds = new Set(ids.slice(options.healthy));
   const healthyIds = ids.filter((id) => !hangingIds.has(id));
-  const kafka = new Kafka({ clientId: `bench-dest-${run}`, brokers: options.brokers.split(','), logLevel: logLevel.NOTHING });
-  const admin = kafka.admin();
+  const client = createKafka({ brokers: options.brokers.split(','), clientId: `bench-dest-${run}`, topicPrefix: prefix, partitions: options.partitions, replicationFactor: 1 }, silentLogger());
+  const admin = createAdmin(client);
   await admin.connect();
-  const producer = kafka.producer({ allowAutoTopicCreation: false });
+  const deleter = new Admin({ clientId: `bench-dest-${run}`, bootstrapBrokers: options.brokers.split(','), timeout: 120_000 });
+  const producer = createProducer(client);
   await producer.connect();
   const topics = ids.flatMap((id) => topicsOf(prefix, id, options.tiers));
   const adminPort = await freePort();
@@ -447,7 +439,8 @@ async function runOnce(options: RunOptions): Promise<RunResult> {
       await daemon.exited;
     }
     await producer.disconnect();
-    await deleteTopics(admin, topics);
+    await deleteTopics(deleter, topics);
+    await deleter.close();
     await admin.disconnect();
   }
 }

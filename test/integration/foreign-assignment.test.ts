@@ -52,7 +52,16 @@ describe('a member handed partitions of a topic it does not read', () => {
     await kafka.createTopic(foreign, 4);
 
     // First in each group, so they lead it: a leader assigns the topics it reads.
-    const delivererIntruder = new Consumer({ clientId: randomName('intruder'), bootstrapBrokers: testBrokers(), groupId: `${prefix}deliverer`, autocommit: false });
+    // NOTE: under the protocol name the deliverer's consumer (kafkajs) joins with, else the
+    // broker refuses its join (INCONSISTENT_GROUP_PROTOCOL); the member metadata and
+    // assignments are the consumer protocol's either way.
+    const delivererIntruder = new Consumer({
+      clientId: randomName('intruder'),
+      bootstrapBrokers: testBrokers(),
+      groupId: `${prefix}deliverer`,
+      autocommit: false,
+      protocols: [{ name: 'RoundRobinAssigner', version: 1 }],
+    });
     const delivererStream = await delivererIntruder.consume({ topics: [foreign], mode: 'earliest', autocommit: false });
     delivererStream.on('data', () => undefined);
     const platformaticIntruder = new Consumer({ clientId: randomName('intruder'), bootstrapBrokers: testBrokers(), groupId: `${prefix}router`, autocommit: false });

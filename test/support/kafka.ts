@@ -3,7 +3,7 @@
 // Producer and Consumer (never the code under test), with the shapes the tests read.
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
-import { Admin, ConfigResourceTypes, Consumer, IncrementalAlterConfigOperationTypes, Producer } from '@platformatic/kafka';
+import { Admin, ConfigResourceTypes, Consumer, IncrementalAlterConfigOperationTypes, Producer, compatibilityPartitioner } from '@platformatic/kafka';
 import type { Message } from '@platformatic/kafka';
 import { waitFor } from './wait-for.js';
 
@@ -81,7 +81,7 @@ export interface TestAdmin {
 }
 
 export interface TestProducer {
-  /** Writes with acks=all; one answer per partition written: the base offset of its records. */
+  /** Writes with acks=all, keys hashed as the Java client does; one answer per partition written: the base offset of its records. */
   send(options: { topic: string; messages: TestMessage[] }): Promise<{ partition: number; baseOffset: string }[]>;
   sendBatch(options: { topicMessages: { topic: string; messages: TestMessage[] }[] }): Promise<void>;
   close(): Promise<void>;
@@ -103,7 +103,8 @@ function toMessage(topic: string, m: TestMessage) {
 }
 
 export function createTestProducer(brokers = testBrokers()): TestProducer {
-  const producer = new Producer({ ...testClientOptions(randomName('test-producer'), brokers), acks: -1, idempotent: false });
+  // NOTE: keys hashed as the Java client does (and every producer of the port): a test's keyed records land where the code under test looks.
+  const producer = new Producer({ ...testClientOptions(randomName('test-producer'), brokers), acks: -1, idempotent: false, partitioner: compatibilityPartitioner });
   return {
     async send({ topic, messages }) {
       const result = await producer.send({ messages: messages.map((m) => toMessage(topic, m)) });

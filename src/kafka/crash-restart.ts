@@ -5,7 +5,7 @@ import { errorChain } from './commit.js';
 
 /**
  * kafkajs errors that say the cluster was out of reach, not that a request was wrong.
- * NOTE: kafkajs retries a lost broker for about half a minute (client.ts: 8 retries
+ * NOTE: kafkajs retries a lost broker for about half a minute (kafkajs-legacy.ts: 8 retries
  * up to 10 s apart), then fails the group join with KafkaJSGroupCoordinatorNotFound,
  * which it marks non-retriable: the consumer would stop for good although the broker
  * may be back a minute later (seen in the chaos harness: a broker that took over two

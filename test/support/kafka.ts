@@ -70,8 +70,9 @@ export interface TestAdmin {
   deleteTopicRecords(options: { topic: string; partitions: { partition: number; offset: string }[] }): Promise<void>;
   /** Each partition's leader (-1: none yet); a topic that does not exist is left out. */
   fetchTopicMetadata(options: { topics: string[] }): Promise<{ topics: { name: string; partitions: { partitionId: number; leader: number }[] }[] }>;
+  /** Fails on a topic that does not exist. */
   fetchTopicOffsets(topic: string): Promise<TestPartitionEnds[]>;
-  /** The group's commits of every partition of each topic (offset '-1': none). */
+  /** The group's commits of every partition of each topic (offset '-1': none); fails on a topic that does not exist. */
   fetchOffsets(options: { groupId: string; topics: string[] }): Promise<{ topic: string; partitions: { partition: number; offset: string; metadata: string | null }[] }[]>;
   /** Commits offsets (no metadata) for a group that has no member. */
   setOffsets(options: { groupId: string; topic: string; partitions: { partition: number; offset: string }[] }): Promise<void>;
@@ -104,7 +105,8 @@ function toMessage(topic: string, m: TestMessage) {
 
 export function createTestProducer(brokers = testBrokers()): TestProducer {
   // NOTE: keys hashed as the Java client does (and every producer of the port): a test's keyed records land where the code under test looks.
-  const producer = new Producer({ ...testClientOptions(randomName('test-producer'), brokers), acks: -1, idempotent: false, partitioner: compatibilityPartitioner });
+  // A topic a test writes to first is made by the broker (auto-creation), as a test expects of its producer.
+  const producer = new Producer({ ...testClientOptions(randomName('test-producer'), brokers), autocreateTopics: true, acks: -1, idempotent: false, partitioner: compatibilityPartitioner });
   return {
     async send({ topic, messages }) {
       const result = await producer.send({ messages: messages.map((m) => toMessage(topic, m)) });
@@ -119,14 +121,19 @@ export function createTestProducer(brokers = testBrokers()): TestProducer {
 
 export function createTestAdmin(brokers = testBrokers()): TestAdmin {
   const admin = new Admin(testClientOptions(randomName('test-admin'), brokers));
-  const metadataOf = async (topics: string[]) => {
-    // NOTE: a topic not there yet (or deleted) is asked again: the client's own
-    // metadata request fails the whole call on one unknown topic.
+  /** Fresh leaders of the topics that exist (a topic not there yet, or deleted, is left out). */
+  const leadersOf = async (topics: string[]) => {
+    // NOTE: the client's metadata request fails the whole call on one unknown topic.
     const existing = new Set(await admin.listTopics());
     const known = topics.filter((t) => existing.has(t));
     if (known.length === 0) return new Map<string, { partitions: { leader: number }[] }>();
     const { topics: found } = await admin.metadata({ topics: known, forceUpdate: true });
     return found;
+  };
+  /** Partition counts, from the client's cached metadata (one round trip at most: tests poll these). */
+  const partitionsOf = async (topics: string[]) => {
+    const { topics: found } = await admin.metadata({ topics });
+    return new Map(topics.map((t) => [t, found.get(t)?.partitionsCount ?? 0]));
   };
   const testAdmin: TestAdmin = {
     listTopics: () => admin.listTopics(),
@@ -172,23 +179,22 @@ export function createTestAdmin(brokers = testBrokers()): TestAdmin {
       await admin.deleteRecords({ topics: [{ name: topic, partitions: partitions.map((p) => ({ partition: p.partition, offset: BigInt(p.offset) })) }] });
     },
     async fetchTopicMetadata({ topics }) {
-      const found = await metadataOf(topics);
+      const found = await leadersOf(topics);
       return {
         topics: [...found].map(([name, t]) => ({ name, partitions: t.partitions.map((p, partitionId) => ({ partitionId, leader: p.leader })) })),
       };
     },
     async fetchTopicOffsets(topic) {
-      const found = await metadataOf([topic]);
-      const partitions = found.get(topic)?.partitions.length ?? 0;
-      if (partitions === 0) throw new Error(`topic ${topic} does not exist (yet)`);
+      const partitions = (await partitionsOf([topic])).get(topic) ?? 0;
+      if (partitions === 0) throw new Error(`topic ${topic} has no partitions (yet)`);
       const ask = (timestamp: bigint) => admin.listOffsets({ topics: [{ name: topic, partitions: Array.from({ length: partitions }, (_, partitionIndex) => ({ partitionIndex, timestamp })) }] });
       const [high, low] = await Promise.all([ask(-1n), ask(-2n)]);
       const lows = new Map((low[0]?.partitions ?? []).map((p) => [p.partitionIndex, p.offset]));
       return (high[0]?.partitions ?? []).map((p) => ({ partition: p.partitionIndex, high: p.offset.toString(), low: (lows.get(p.partitionIndex) ?? 0n).toString() })).sort((a, b) => a.partition - b.partition);
     },
     async fetchOffsets({ groupId, topics }) {
-      const found = await metadataOf(topics);
-      const asked = topics.filter((t) => found.has(t)).map((name) => ({ name, partitionIndexes: found.get(name)!.partitions.map((_, i) => i) }));
+      const counts = await partitionsOf(topics);
+      const asked = topics.filter((t) => (counts.get(t) ?? 0) > 0).map((name) => ({ name, partitionIndexes: Array.from({ length: counts.get(name)! }, (_, i) => i) }));
       const [group] = asked.length === 0 ? [] : await admin.listConsumerGroupOffsets({ groups: [{ groupId, topics: asked }] });
       const byTopic = new Map((group?.topics ?? []).map((t) => [t.name, t.partitions]));
       return topics.map((topic) => ({

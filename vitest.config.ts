@@ -12,7 +12,6 @@ export default defineConfig({
     // The client package's own tests run here too (and alone in the package: test/integration/client-package.test.ts).
     include: ['test/**/*.test.ts', 'packages/client/test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
-    setupFiles: ['test/support/kafkajs-idle-timer-fix.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     // NOTE: integration tests share one broker; on a 2-core machine more forks only

@@ -17,11 +17,8 @@ import vm from 'node:vm';
 import { parseCallBytes } from '../src/calls/index.js';
 import type { Config } from '../src/config/schema.js';
 import { staticConfigStore } from '../src/config/store.js';
-import { audiencesGroupId, createKafka, createTopology, topicNames } from '../src/kafka/index.js';
-import { createKafkajsProducer as createProducer, kafkajsOf } from '../src/kafka/client.js';
-import { ensureTopics } from '../src/kafka/ensure-topics.js';
-import type { Admin, Kafka, Message } from 'kafkajs';
-import type { KafkaClient } from '../src/kafka/index.js';
+import { audiencesGroupId, createKafka, createProducer, createTopology, topicNames } from '../src/kafka/index.js';
+import type { KafkaClient, OutboundRecord } from '../src/kafka/index.js';
 import { createMetrics } from '../src/observability/metrics.js';
 import { silentLogger } from '../src/observability/logger.js';
 import { createRouterService, routerGroupId } from '../src/router/router-service.js';
@@ -35,7 +32,8 @@ import { compileAudiences } from '../src/audiences/rules.js';
 import { createAudienceHook } from '../src/audiences/router-hook.js';
 import { SeenPairCache } from '../src/audiences/seen-cache.js';
 import { createSeenFollower } from '../src/audiences/seen-follower.js';
-import { Stopwatch, benchOptions, formatTable, isEntryPoint, loadBenchConfig, log, recordsIn, runMain, startOrReuseBroker, waitForDrained } from './support.js';
+import { Stopwatch, benchOptions, createBenchAdmin, formatTable, isEntryPoint, loadBenchConfig, log, recordsIn, runMain, startOrReuseBroker, waitForDrained } from './support.js';
+import type { BenchAdmin } from './support.js';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
@@ -127,15 +125,15 @@ function buildProfiles(count: number, partitions: number, config: Config): { sta
   return { states, records, seconds: clock.read().seconds };
 }
 
-async function writeChangelog(kafka: Kafka, topic: string, states: PartitionState[]): Promise<number> {
-  const producer = createProducer(kafka);
+async function writeChangelog(client: KafkaClient, topic: string, states: PartitionState[]): Promise<number> {
+  const producer = createProducer(client);
   await producer.connect();
   let bytes = 0;
   try {
     for (const state of states) {
-      let messages: Message[] = [];
+      let messages: OutboundRecord[] = [];
       const flush = async () => {
-        if (messages.length > 0) await producer.send({ topic, acks: -1, messages });
+        if (messages.length > 0) await producer.send([{ topic, messages }]);
         messages = [];
       };
       for (const [key, value] of state.profiles) {
@@ -152,7 +150,7 @@ async function writeChangelog(kafka: Kafka, topic: string, states: PartitionStat
   return bytes;
 }
 
-async function memoryAndRestore(client: KafkaClient, admin: Admin, options: { profiles: number; partitions: number; prefix: string; brokers: string; restore: boolean }) {
+async function memoryAndRestore(client: KafkaClient, admin: BenchAdmin | undefined, options: { profiles: number; partitions: number; prefix: string; brokers: string; restore: boolean }) {
   const config = benchConfig(options.brokers, options.prefix, 'bench-mem', options.partitions, 10);
   const before = heapUsed();
   const built = buildProfiles(options.profiles, options.partitions, config);
@@ -168,10 +166,9 @@ async function memoryAndRestore(client: KafkaClient, admin: Admin, options: { pr
   if (!options.restore) return { memory };
 
   const topic = audienceTopicNames(options.prefix).profiles;
-  await ensureTopics(admin, [{ topic, compacted: true }], { partitions: options.partitions, replicationFactor: 1 });
+  await admin!.ensureTopics([{ topic, compacted: true }], { partitions: options.partitions, replicationFactor: 1 });
   const writing = new Stopwatch();
-  const kafka = kafkajsOf(client);
-  memory.changelogBytesPerProfile = (await writeChangelog(kafka, topic, built.states)) / options.profiles;
+  memory.changelogBytesPerProfile = (await writeChangelog(client, topic, built.states)) / options.profiles;
   log(`wrote the changelog in ${writing.read().seconds.toFixed(1)} s`);
   built.states.length = 0;
 
@@ -208,11 +205,11 @@ async function memoryAndRestore(client: KafkaClient, admin: Admin, options: { pr
 
 type RouteSide = 'router' | 'audiences-0' | 'audiences-10';
 
-async function produceCalls(kafka: Kafka, topic: string, n: number): Promise<void> {
-  const producer = createProducer(kafka);
+async function produceCalls(client: KafkaClient, topic: string, n: number): Promise<void> {
+  const producer = createProducer(client);
   await producer.connect();
   try {
-    let batch: Message[] = [];
+    let batch: OutboundRecord[] = [];
     let u = 0;
     let produced = 0;
     while (produced < n) {
@@ -222,26 +219,25 @@ async function produceCalls(kafka: Kafka, topic: string, n: number): Promise<voi
         batch.push({ key: userId, value, headers: { 'source-id': 'web' } });
         produced += 1;
         if (batch.length >= 2_000) {
-          await producer.send({ topic, acks: -1, messages: batch });
+          await producer.send([{ topic, messages: batch }]);
           batch = [];
         }
       }
     }
-    if (batch.length > 0) await producer.send({ topic, acks: -1, messages: batch });
+    if (batch.length > 0) await producer.send([{ topic, messages: batch }]);
   } finally {
     await producer.disconnect();
   }
 }
 
-async function routeSide(side: RouteSide, options: { brokers: string; calls: number; partitions: number; admin: Admin; run: string }) {
+async function routeSide(side: RouteSide, options: { brokers: string; calls: number; partitions: number; admin: BenchAdmin; run: string }) {
   const prefix = `bench-${options.run}-${side}.`;
   const config = benchConfig(options.brokers, prefix, `bench-${options.run}-${side}`, options.partitions, side === 'audiences-10' ? 10 : 0);
   const names = topicNames(prefix);
   const logger = silentLogger();
   const client = createKafka(config.kafka, logger);
-  const kafka = kafkajsOf(client);
-  await ensureTopics(options.admin, createTopology(prefix).router(config), { partitions: options.partitions, replicationFactor: 1 });
-  await produceCalls(kafka, names.calls, options.calls);
+  await options.admin.ensureTopics(createTopology(prefix).router(config), { partitions: options.partitions, replicationFactor: 1 });
+  await produceCalls(client, names.calls, options.calls);
 
   const deps = { config: staticConfigStore(config), kafka: client, metrics: createMetrics({ defaultMetrics: false }), logger };
   const services: Service[] = [];
@@ -284,9 +280,7 @@ export async function main(args: string[]): Promise<void> {
   const broker = needsKafka ? await startOrReuseBroker({ heapMb: 1024 }) : { brokers: 'localhost:9092', stop: async () => undefined };
   const run = randomBytes(4).toString('hex');
   const client = createKafka(benchConfig(broker.brokers, `bench-${run}.`, `bench-${run}`, partitions, 0).kafka, silentLogger());
-  const kafka = kafkajsOf(client);
-  const admin = kafka.admin();
-  if (needsKafka) await admin.connect();
+  const admin = needsKafka ? await createBenchAdmin(broker.brokers) : undefined;
   const out: string[] = [''];
   try {
     if (parts.has('memory') || parts.has('restore')) {
@@ -307,7 +301,7 @@ export async function main(args: string[]): Promise<void> {
     if (parts.has('route')) {
       const rows = [];
       for (const side of ['router', 'audiences-0', 'audiences-10'] as const) {
-        const row = await routeSide(side, { brokers: broker.brokers, calls, partitions, admin, run });
+        const row = await routeSide(side, { brokers: broker.brokers, calls, partitions, admin: admin!, run });
         log(`${side}: ${row.seconds.toFixed(2)} s`);
         rows.push(row);
       }
@@ -326,7 +320,7 @@ export async function main(args: string[]): Promise<void> {
     out.push('');
     process.stdout.write(out.join('\n'));
   } finally {
-    if (needsKafka) await admin.disconnect();
+    await admin?.disconnect();
     await broker.stop();
   }
 }

@@ -4,8 +4,8 @@
 // Webhooks per second from the deliverer (Kafka in, signed POSTs out, commits) to a
 // local keep-alive receiver, against bare undici posting the same bodies at the same
 // concurrency to the same receiver in the same run, at 0 ms and at 50 ms response
-// latency. At 0 ms a third side, the floor (bare kafkajs consumption feeding bare
-// undici, nothing else), tells how much of the gap kafkajs alone makes. Then a healthy
+// latency. At 0 ms a third side, the floor (bare @platformatic/kafka consumption feeding
+// bare undici, nothing else), tells how much of the gap the client alone makes. Then a healthy
 // destination's rate alone and beside a neighbour whose URL never answers. Then the
 // circuit breaker: a destination whose second URL never answers, timed once that URL's
 // circuit is open, against the same destination with only its healthy URL (and, for
@@ -25,10 +25,9 @@ import type { Config } from '../src/config/schema.js';
 import { staticConfigStore } from '../src/config/store.js';
 import { createDelivererService } from '../src/delivery/deliverer-service.js';
 import type { DelivererTuning } from '../src/delivery/deliverer-service.js';
-import { createKafka, kafkaClientKindFromEnv, topicNames } from '../src/kafka/index.js';
-import { createKafkajsProducer as createProducer, kafkajsOf } from '../src/kafka/client.js';
-import { ensureTopics } from '../src/kafka/ensure-topics.js';
-import type { Kafka } from 'kafkajs';
+import { Consumer } from '@platformatic/kafka';
+import type { Message } from '@platformatic/kafka';
+import { createAdmin, createKafka, createProducer, topicNames } from '../src/kafka/index.js';
 import type { KafkaClient } from '../src/kafka/index.js';
 import { silentLogger } from '../src/observability/logger.js';
 import { createMetrics } from '../src/observability/metrics.js';
@@ -104,15 +103,15 @@ function benchConfig(
   );
 }
 
-async function fill(kafka: Kafka, topic: string, n: number, users?: number): Promise<void> {
-  const producer = createProducer(kafka);
+async function fill(client: KafkaClient, topic: string, n: number, users?: number): Promise<void> {
+  const producer = createProducer(client);
   await producer.connect();
   try {
     const chunk = 2_000;
     for (let start = 0; start < n; start += chunk) {
       const messages = [];
       for (let i = start; i < Math.min(n, start + chunk); i++) messages.push(deliveryMessage(`bench-${i}`, i, users));
-      await producer.send({ topic, acks: -1, messages });
+      await producer.send([{ topic, messages }]);
     }
   } finally {
     await producer.disconnect();
@@ -195,14 +194,14 @@ async function postSigned(agent: Agent, target: URL, body: Buffer, who: string):
 }
 
 /**
- * The floor of any kafkajs-fed deliverer: bare kafkajs consumption of the same topic
- * (the deliverer's consumer settings, autoCommit, one batch per partition at once)
- * feeding bare undici exactly as `undiciRate` posts (same API, headers, signature,
- * concurrency), with none of the deliverer's work: no envelope, classification,
- * retries, metrics or offset tracking. Its ratio to bare undici is what kafkajs
- * alone costs; the deliverer's ratio to it is what the deliverer itself costs.
+ * The floor of any deliverer on the project's Kafka client: bare @platformatic/kafka
+ * consumption of the same topic (autocommit every second) feeding bare undici exactly as
+ * `undiciRate` posts (same API, headers, signature, concurrency), with none of the
+ * deliverer's work: no envelope, classification, retries, metrics or offset tracking.
+ * Its ratio to bare undici is what the client alone costs; the deliverer's ratio to it
+ * is what the deliverer itself costs.
  */
-async function floorRate(kafka: Kafka, topic: string, groupId: string, url: string, n: number, concurrency: number, partitions: number): Promise<Measured> {
+async function floorRate(client: KafkaClient, topic: string, groupId: string, url: string, n: number, concurrency: number): Promise<Measured> {
   const agent = new Agent({ keepAliveTimeout: 30_000 });
   const target = new URL(url);
   let free = concurrency;
@@ -222,31 +221,28 @@ async function floorRate(kafka: Kafka, topic: string, groupId: string, url: stri
     if (done === warmUp) clock.restart();
     if (done === n) finished();
   };
-  const consumer = kafka.consumer({ groupId, allowAutoTopicCreation: false, maxWaitTimeInMs: 250 });
-  await consumer.connect();
-  await consumer.subscribe({ topics: [topic], fromBeginning: true });
-  await consumer.run({
-    eachBatchAutoResolve: false,
-    autoCommit: true,
-    autoCommitInterval: 1_000,
-    partitionsConsumedConcurrently: partitions,
-    eachBatch: async ({ batch, resolveOffset }) => {
-      const inFlight: Promise<void>[] = [];
-      for (const message of batch.messages) {
-        if (free === 0) await new Promise<void>((grant) => waiting.push(grant));
-        else free -= 1;
-        inFlight.push(
-          post(message.value!).catch(failed).finally(() => {
-            const next = waiting.shift();
-            if (next) next();
-            else free += 1;
-          }),
-        );
-      }
-      await Promise.all(inFlight);
-      const last = batch.messages[batch.messages.length - 1];
-      if (last) resolveOffset(last.offset);
-    },
+  const consumer = new Consumer({ clientId: `${groupId}-client`, bootstrapBrokers: client.settings.brokers, groupId, maxWaitTime: 250, autocommit: 1_000 });
+  const stream = await consumer.consume({ topics: [topic], mode: 'earliest', autocommit: 1_000 });
+  stream.on('data', (message: Message<Buffer, Buffer, Buffer, Buffer>) => {
+    const send = () =>
+      void post(message.value!)
+        .catch(failed)
+        .finally(() => {
+          const next = waiting.shift();
+          if (next) next();
+          else free += 1;
+        });
+    if (free > 0) {
+      free -= 1;
+      send();
+      return;
+    }
+    // Every slot taken: the stream waits (backpressure) until one frees.
+    stream.pause();
+    waiting.push(() => {
+      stream.resume();
+      send();
+    });
   });
   let seconds: number;
   let cpuSeconds: number;
@@ -254,7 +250,8 @@ async function floorRate(kafka: Kafka, topic: string, groupId: string, url: stri
     await all;
     ({ seconds, cpuSeconds } = clock.read());
   } finally {
-    await consumer.disconnect();
+    await stream.close();
+    await consumer.close(true);
     await agent.close();
   }
   return { rate: (n - warmUp) / seconds, cpuUs: (cpuSeconds * 1e6) / (n - warmUp) };
@@ -318,7 +315,7 @@ export async function main(args: string[]): Promise<void> {
   };
   let scenarioNumber = 0;
   try {
-    /** Fills the topics of `destinations`, then runs the deliverer over them (or, with `floorUrl`, the kafkajs + undici floor). */
+    /** Fills the topics of `destinations`, then runs the deliverer over them (or, with `floorUrl`, the client + undici floor). */
     const scenario = async (
       destinations: BenchDestinations,
       counts: Record<string, number>,
@@ -328,22 +325,19 @@ export async function main(args: string[]): Promise<void> {
       scenarioNumber += 1;
       const prefix = `bench-${run}-${scenarioNumber}.`;
       const config = benchConfig(broker.brokers, prefix, `bench-${run}-${scenarioNumber}`, partitions, concurrency, destinations, extra.timeout);
-      // The deliverer's producer on the client the CLI would pick: @platformatic/kafka, or kafkajs with SWITCHYARD_KAFKA_CLIENT=kafkajs.
-      const client = createKafka(config.kafka, logger, { kind: kafkaClientKindFromEnv(process.env) });
-      const kafka = kafkajsOf(client);
+      const client = createKafka(config.kafka, logger);
       const names = topicNames(prefix);
-      const admin = kafka.admin();
+      const admin = createAdmin(client);
       await admin.connect();
       const tiers = config.delivery.retryTiers.map((t) => t.name);
-      await ensureTopics(
-        admin,
+      await admin.ensureTopics(
         Object.keys(destinations).flatMap((id) => [names.deliveries(id), names.dlq(id), ...tiers.map((t) => names.retry(id, t))]).map((topic) => ({ topic })),
         { partitions, replicationFactor: 1 },
       );
       await admin.disconnect();
-      for (const [id, count] of Object.entries(counts)) await fill(kafka, names.deliveries(id), count, extra.users);
+      for (const [id, count] of Object.entries(counts)) await fill(client, names.deliveries(id), count, extra.users);
       const measured = Object.keys(counts)[0]!;
-      if (floorUrl !== undefined) return floorRate(kafka, names.deliveries(measured), `${config.kafka.clientId}-floor`, floorUrl, counts[measured]!, concurrency, partitions);
+      if (floorUrl !== undefined) return floorRate(client, names.deliveries(measured), `${config.kafka.clientId}-floor`, floorUrl, counts[measured]!, concurrency);
       return deliverRate({
         config,
         client,
@@ -372,7 +366,7 @@ export async function main(args: string[]): Promise<void> {
       '0ms': [
         ['bare undici 0 ms', () => undiciRate(receiver.url('/ok/0'), n, concurrency)],
         ['deliverer 0 ms', () => scenario({ hooks: receiver.url('/ok/0') }, { hooks: n })],
-        ['kafkajs+undici floor 0 ms', () => scenario({ hooks: receiver.url('/ok/0') }, { hooks: n }, { floorUrl: receiver.url('/ok/0') })],
+        ['client+undici floor 0 ms', () => scenario({ hooks: receiver.url('/ok/0') }, { hooks: n }, { floorUrl: receiver.url('/ok/0') })],
       ],
       '50ms': [
         ['bare undici 50 ms', () => undiciRate(receiver.url('/ok/50'), slowN, concurrency)],
@@ -445,8 +439,8 @@ export async function main(args: string[]): Promise<void> {
       ...(chosen.has('0ms')
         ? [
             row(`0 ms latency, ${n} events`, 'deliverer 0 ms', 'bare undici 0 ms', '≥ 0.80×'),
-            row('  floor: bare kafkajs → bare undici', 'kafkajs+undici floor 0 ms', 'bare undici 0 ms', '(bound)'),
-            row('  deliverer vs that floor', 'deliverer 0 ms', 'kafkajs+undici floor 0 ms', ''),
+            row('  floor: bare @platformatic/kafka → bare undici', 'client+undici floor 0 ms', 'bare undici 0 ms', '(bound)'),
+            row('  deliverer vs that floor', 'deliverer 0 ms', 'client+undici floor 0 ms', ''),
           ]
         : []),
       ...(chosen.has('50ms') ? [row(`50 ms latency, ${slowN} events`, 'deliverer 50 ms', 'bare undici 50 ms', '≥ 0.80×')] : []),

@@ -3,8 +3,8 @@
 //
 // Requests/s of 20-call batches (~1 KB per call, as analytics-node sends them) through
 // the gateway, against a bare node:http server in the same run that reads the same
-// bodies, JSON.parses them and produces each call to Kafka: one sendBatch per request,
-// acks=all, the same idempotent producer, the answer after the ack. Three sides:
+// bodies, JSON.parses them and produces each call to Kafka: one send per request on a
+// bare @platformatic/kafka producer (its defaults, acks=all), the answer after the ack. Three sides:
 //   baseline  the bare server;
 //   gateway   the gateway as it runs (concurrent requests' writes merged by the port's producer, src/kafka/producer.ts);
 //   unmerged  the gateway with one sendBatch per request, like the baseline: the
@@ -44,10 +44,8 @@ import { Pool } from 'undici';
 import type { Config } from '../src/config/schema.js';
 import { staticConfigStore } from '../src/config/store.js';
 import { createGatewayService } from '../src/gateway/gateway-service.js';
-import { createKafka, kafkaClientKindFromEnv, topicNames } from '../src/kafka/index.js';
-import { createKafkajsProducer as createProducer, kafkajsOf } from '../src/kafka/client.js';
-import { ensureTopics } from '../src/kafka/ensure-topics.js';
-import type { Admin, Kafka, Message } from 'kafkajs';
+import { Producer } from '@platformatic/kafka';
+import { createKafka, topicNames } from '../src/kafka/index.js';
 import { createMetrics } from '../src/observability/metrics.js';
 import { silentLogger } from '../src/observability/logger.js';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -72,8 +70,9 @@ import {
   startSwitchyardRole,
   stopProcesses,
   waitForGroups,
+  createBenchAdmin,
 } from './support.js';
-import type { Broker, ReceiverProcess, Running } from './support.js';
+import type { BenchAdmin, Broker, ReceiverProcess, Running } from './support.js';
 import { startBare } from './e2e.js';
 
 const HERE = fileURLToPath(import.meta.url);
@@ -129,19 +128,21 @@ function benchBody(n: number): string {
 // ---------------------------------------------------------------------------
 // The baseline: what any HTTP-to-Kafka bridge must do, and nothing more.
 
-async function startBaseline(kafka: Kafka, topic: string): Promise<{ port: number; stop(): Promise<void> }> {
-  const producer = createProducer(kafka);
-  await producer.connect();
+async function startBaseline(brokers: string, topic: string): Promise<{ port: number; stop(): Promise<void> }> {
+  // A bare @platformatic/kafka producer with its defaults and acks=all.
+  const producer = new Producer({ clientId: 'bench-gw-baseline', bootstrapBrokers: brokers.split(','), acks: -1 });
+  await producer.metadata({ topics: [topic] });
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { batch: Record<string, unknown>[] };
-      const messages: Message[] = body.batch.map((call) => ({
-        key: (call.userId ?? call.anonymousId) as string,
-        value: JSON.stringify(call),
+      const messages = body.batch.map((call) => ({
+        topic,
+        key: Buffer.from((call.userId ?? call.anonymousId) as string),
+        value: Buffer.from(JSON.stringify(call)),
       }));
-      producer.sendBatch({ acks: -1, topicMessages: [{ topic, messages }] }).then(
+      producer.send({ messages }).then(
         () => {
           res.writeHead(200, { 'content-type': 'application/json' });
           res.end('{"success":true}');
@@ -160,7 +161,7 @@ async function startBaseline(kafka: Kafka, topic: string): Promise<{ port: numbe
     async stop() {
       server.closeAllConnections();
       await new Promise<void>((done) => server.close(() => done()));
-      await producer.disconnect();
+      await producer.close();
     },
   };
 }
@@ -170,8 +171,7 @@ async function startGateway(config: Config, merging: boolean): Promise<{ port: n
   const gateway = createGatewayService(
     {
       config: staticConfigStore(config),
-      // The client the CLI would pick: @platformatic/kafka, or kafkajs with SWITCHYARD_KAFKA_CLIENT=kafkajs.
-      kafka: createKafka(config.kafka, logger, { kind: kafkaClientKindFromEnv(process.env) }),
+      kafka: createKafka(config.kafka, logger),
       metrics: createMetrics({ defaultMetrics: false }),
       logger,
     },
@@ -361,7 +361,7 @@ type SteadyPipeline = (typeof STEADY_PIPELINES)[number];
 async function startSteadyPipeline(
   pipeline: SteadyPipeline,
   broker: Broker,
-  admin: Admin,
+  admin: BenchAdmin,
   receiver: ReceiverProcess,
   options: { partitions: number; tag: string; dir: string },
 ): Promise<{ running: Running[]; port: number; ready: () => Promise<void> }> {
@@ -372,7 +372,7 @@ async function startSteadyPipeline(
   if (pipeline === 'bare') {
     const calls = `${prefix}calls`;
     const hop = `${prefix}hop.hooks`;
-    await admin.createTopics({ waitForLeaders: true, topics: [calls, hop].map((topic) => ({ topic, numPartitions: partitions, replicationFactor: 1 })) });
+    await admin.ensureTopics([calls, hop].map((topic) => ({ topic })), { partitions, replicationFactor: 1 });
     const brokers = broker.brokers.split(',');
     const render = { role: 'render' as const, brokers, groupId: `${prefix}render`, input: [calls], outputs: [hop], urls: [] };
     const post = { role: 'post' as const, brokers, groupId: `${prefix}post`, input: [hop], outputs: [], urls: [url] };
@@ -408,7 +408,7 @@ async function startSteadyPipeline(
 async function runSteady(
   pipeline: SteadyPipeline,
   broker: Broker,
-  admin: Admin,
+  admin: BenchAdmin,
   receiver: ReceiverProcess,
   options: { posts: number; connections: number; partitions: number; round: number; run: string },
 ): Promise<SteadyResult> {
@@ -473,7 +473,7 @@ async function runSteady(
   }
 }
 
-async function steadyRow(broker: Broker, admin: Admin, options: { posts: number; connections: number; partitions: number; rounds: number }): Promise<string[]> {
+async function steadyRow(broker: Broker, admin: BenchAdmin, options: { posts: number; connections: number; partitions: number; rounds: number }): Promise<string[]> {
   const receiver = await startReceiverProcess(LATENCY_RECEIVER_SOURCE);
   const run = randomBytes(4).toString('hex');
   const results: (SteadyResult & { pipeline: SteadyPipeline })[] = [];
@@ -533,14 +533,14 @@ async function steadyRow(broker: Broker, admin: Admin, options: { posts: number;
 
 // ---------------------------------------------------------------------------
 
-async function batchRows(broker: Broker, kafka: Kafka, admin: Admin, options: { seconds: number; connections: number; rounds: number; partitions: number }): Promise<void> {
+async function batchRows(broker: Broker, admin: BenchAdmin, options: { seconds: number; connections: number; rounds: number; partitions: number }): Promise<void> {
   const { seconds, connections, rounds, partitions } = options;
   const run = randomBytes(4).toString('hex');
   const gatewayConfig = benchConfig(broker.brokers, `bench-gw-${run}.`, partitions);
   const baselineTopic = `bench-gw-${run}.baseline.calls`;
   // Every topic exists before either side is timed.
   const names = topicNames(gatewayConfig.kafka.topicPrefix);
-  await ensureTopics(admin, [{ topic: names.calls }, { topic: names.callsInvalid }, { topic: baselineTopic }], {
+  await admin.ensureTopics([{ topic: names.calls }, { topic: names.callsInvalid }, { topic: baselineTopic }], {
     partitions,
     replicationFactor: 1,
   });
@@ -551,7 +551,7 @@ async function batchRows(broker: Broker, kafka: Kafka, admin: Admin, options: { 
     const order = SIDES.map((_, i) => SIDES[(i + round - 1) % SIDES.length]!);
     for (const side of order) {
       const server =
-        side === 'baseline' ? await startBaseline(kafka, baselineTopic) : await startGateway(gatewayConfig, side === 'gateway');
+        side === 'baseline' ? await startBaseline(broker.brokers, baselineTopic) : await startGateway(gatewayConfig, side === 'gateway');
       try {
         // NOTE: the server runs in this process and the load in a child: this process's CPU
         // over the child's life is the server's (and its producer's), per call served.
@@ -601,11 +601,9 @@ export async function main(args: string[]): Promise<void> {
   if (!parts.every((part) => part === 'batch' || part === 'steady')) throw new Error('--parts takes batch, steady or both, comma-separated');
 
   const broker = await startOrReuseBroker();
-  const kafka = kafkajsOf(createKafka(benchConfig(broker.brokers, 'bench-gw.', partitions).kafka, silentLogger()));
-  const admin = kafka.admin();
-  await admin.connect();
+  const admin = await createBenchAdmin(broker.brokers);
   try {
-    if (parts.includes('batch')) await batchRows(broker, kafka, admin, { seconds, connections, rounds, partitions });
+    if (parts.includes('batch')) await batchRows(broker, admin, { seconds, connections, rounds, partitions });
     if (parts.includes('steady')) {
       process.stdout.write(['', ...(await steadyRow(broker, admin, { posts: options['steady-posts'], connections, partitions, rounds }))].join('\n'));
     }

@@ -1,16 +1,17 @@
-// `npm run bench -- route [--n 100000] [--partitions 6] [--rounds 1] [--concurrency N] [--sides passthrough,passthrough-platformatic,router,router-kafkajs,passthrough+headers,router+seen,router+plan] [--wide 1000]`
+// `npm run bench -- route [--n 100000] [--partitions 6] [--rounds 1] [--concurrency N] [--sides passthrough,router,passthrough+headers,router+seen,router+plan] [--wide 1000]`
 //
-// How fast the router drains `calls` compared with a bare kafkajs consume→produce
-// passthrough on the same broker, in the same run, over the same input topic: the
-// baseline copies each input record unchanged to as many output topics as the router
-// writes for it (a `bench-fanout` header, set at produce time, tells it how many), with
-// the same client, producer (createProducer, acks=all), consumer settings and commit
-// pattern (one sendBatch per batch, commit after the acks). The difference is what
-// the router adds: parsing, validation, routing rules, rendering, headers, metrics.
+// How fast the router drains `calls` compared with a consume→produce passthrough on the
+// port (its consumer runtime and producer on @platformatic/kafka) on the same broker, in
+// the same run, over the same input topic: the baseline copies each input record
+// unchanged to as many output topics as the router writes for it (a `bench-fanout`
+// header, set at produce time, tells it how many), with the same client, producer
+// (createProducer, acks=all), consumer settings and commit pattern (one send per batch,
+// marked done after the acks). The difference is what the router adds: parsing,
+// validation, routing rules, rendering, headers, metrics.
 //
 // A third side, `passthrough+headers`, copies the same way but writes the four delivery
 // headers the contract makes the router write (docs/kafka.md) instead of the input's two:
-// it splits the gap into what kafkajs charges for those headers and the router's own
+// it splits the gap into what the client charges for those headers and the router's own
 // parsing, validation, routing and rendering.
 //
 // A fourth side, `router+seen`, is the router as the router role runs it for seen
@@ -27,12 +28,10 @@
 // the wall-clock ratio lies between the ratio of this process's CPU per call (printed
 // too: the steadier figure on a shared machine) and 1, as the broker's share grows.
 //
-// Two Kafka clients (issue 14): `router` runs on @platformatic/kafka (the port's
-// default client), `router-kafkajs` is the same router built on kafkajs
-// (createKafka's `kind`), in the same run. `passthrough` is the bare kafkajs
-// passthrough above; `passthrough-platformatic` is the same copy on the port's
-// @platformatic/kafka consumer runtime and producer (that client has no eachBatch: the
-// batching is the port's, so this is the bare cost of that client plus its batching).
+// NOTE: the port's consumer runtime is the passthrough's as well as the router's (the
+// client has no eachBatch: the batching is the port's), so `passthrough` is the bare
+// cost of the client plus that batching. The router on kafkajs (`router-kafkajs`) and a
+// bare kafkajs passthrough went with kafkajs (issue 45).
 //
 // A side `router+shaping` is the router with a filter and a transform on each of the
 // three destinations (docs/webhooks.md#shaping), different on each, every filter true
@@ -61,12 +60,8 @@ import { SeenPairCache } from '../src/audiences/seen-cache.js';
 import { createSeenFollower } from '../src/audiences/seen-follower.js';
 import type { Config } from '../src/config/schema.js';
 import { staticConfigStore } from '../src/config/store.js';
-import { createKafka, createProducer as createPortProducer, createTopology, startConsumer, topicNames } from '../src/kafka/index.js';
-import type { KafkaClient, OutboundRecord, TopicRecords } from '../src/kafka/index.js';
-import { createKafkajsProducer as createProducer, kafkajsOf } from '../src/kafka/client.js';
-import type { KafkaClientKind } from '../src/kafka/platformatic-client.js';
-import { ensureTopics } from '../src/kafka/ensure-topics.js';
-import type { Admin, EachBatchPayload, Kafka, Message, TopicMessages } from 'kafkajs';
+import { createAdmin, createKafka, createProducer, createTopology, startConsumer, topicNames } from '../src/kafka/index.js';
+import type { KafkaAdmin, KafkaClient, OutboundRecord, TopicRecords } from '../src/kafka/index.js';
 import { createMetrics } from '../src/observability/metrics.js';
 import { silentLogger } from '../src/observability/logger.js';
 import { ROUTER_TUNING, createRouterService, routerConsumerSettings, routerGroupId } from '../src/router/router-service.js';
@@ -246,21 +241,21 @@ function benchCall(n: number): { value: string; fanout: number; key: string } {
 }
 
 /** Writes the bench's n calls to `topic`, the n-th from `sourceOf(n)` (its source-id header); the events they route to. */
-async function produceInput(kafka: Kafka, topic: string, n: number, sourceOf: (n: number) => string = () => 'web'): Promise<number> {
-  const producer = createProducer(kafka);
+async function produceInput(client: KafkaClient, topic: string, n: number, sourceOf: (n: number) => string = () => 'web'): Promise<number> {
+  const producer = createProducer(client);
   await producer.connect();
   let events = 0;
   let bytes = 0;
   try {
     for (let start = 0; start < n; start += 2_000) {
-      const messages: Message[] = [];
+      const messages: OutboundRecord[] = [];
       for (let i = start; i < Math.min(n, start + 2_000); i++) {
         const call = benchCall(i);
         events += call.fanout;
         bytes += call.value.length;
         messages.push({ key: call.key, value: call.value, headers: { 'source-id': sourceOf(i), [FANOUT_HEADER]: String(call.fanout) } });
       }
-      await producer.send({ topic, acks: -1, messages });
+      await producer.send([{ topic, messages }]);
     }
   } finally {
     await producer.disconnect();
@@ -274,77 +269,24 @@ const ATTEMPT_ZERO = Buffer.from('0');
 const NOT_ATTEMPTED = Buffer.alloc(0);
 
 /**
- * The baseline: copy each record, unchanged, to the first `bench-fanout` output topics.
- * With `contractHeaders`, each copy carries the four delivery headers the router must
- * write instead of the input's two (a side of its own, `passthrough+headers`): what
- * kafkajs alone charges for the headers docs/kafka.md requires, apart from the router's work.
+ * The baseline (`passthrough`): copy each record, unchanged, to the first `bench-fanout`
+ * output topics, on the port's consumer runtime and producer, one send per batch,
+ * marked done after the ack (the runtime commits at the batch's end), with the router's
+ * consumer settings. With `contractHeaders`, each copy carries the four delivery headers
+ * the router must write instead of the input's two (a side of its own,
+ * `passthrough+headers`): what the client alone charges for the headers docs/kafka.md
+ * requires, apart from the router's work.
  */
 async function runPassthrough(
-  kafka: Kafka,
-  admin: Admin,
+  client: KafkaClient,
+  admin: KafkaAdmin,
   input: string,
   outputs: string[],
   groupId: string,
   tuning: RouterTuning,
   contractHeaders = false,
 ): Promise<number> {
-  const producer = createProducer(kafka);
-  await producer.connect();
-  // The router's own consumer settings, given to kafkajs as the port's consumer runtime gives them (src/kafka/consumer.ts).
-  const settings = routerConsumerSettings(groupId, [input], tuning);
-  const consumer = kafka.consumer({
-    groupId: settings.groupId,
-    allowAutoTopicCreation: false,
-    ...(settings.maxBytesPerPartition !== undefined ? { maxBytesPerPartition: settings.maxBytesPerPartition } : {}),
-    ...(settings.maxBytes !== undefined ? { maxBytes: settings.maxBytes } : {}),
-    ...(settings.maxWaitTimeInMs !== undefined ? { maxWaitTimeInMs: settings.maxWaitTimeInMs } : {}),
-    ...(settings.minBytes !== undefined ? { minBytes: settings.minBytes } : {}),
-  });
-  await consumer.connect();
-  await consumer.subscribe({ topics: [...settings.topics], fromBeginning: settings.fromBeginning });
-  const eachBatch = async ({ batch, resolveOffset, commitOffsetsIfNecessary, heartbeat }: EachBatchPayload) => {
-    const last = batch.messages[batch.messages.length - 1];
-    if (!last) return;
-    const perTopic: Message[][] = outputs.map(() => []);
-    for (const message of batch.messages) {
-      const fanout = Number(message.headers?.[FANOUT_HEADER]?.toString() ?? '0');
-      const headers = contractHeaders
-        ? { 'source-id': message.headers!['source-id']!, 'message-id': Buffer.from(`bench-${message.offset}`), attempt: ATTEMPT_ZERO, 'first-attempt-at': NOT_ATTEMPTED }
-        : message.headers;
-      const copy: Message = { key: message.key, value: message.value, headers };
-      for (let i = 0; i < fanout; i++) perTopic[i]!.push(copy);
-    }
-    const topicMessages: TopicMessages[] = outputs.map((topic, i) => ({ topic, messages: perTopic[i]! })).filter((t) => t.messages.length > 0);
-    if (topicMessages.length > 0) await producer.sendBatch({ topicMessages, acks: -1 });
-    resolveOffset(last.offset);
-    await commitOffsetsIfNecessary({
-      topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: (BigInt(batch.lastOffset()) + 1n).toString() }] }],
-    });
-    await heartbeat();
-  };
-  try {
-    await consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: settings.partitionsConsumedConcurrently ?? 1,
-      eachBatch,
-    });
-    const clock = new Stopwatch();
-    await waitForDrained(admin, groupId, input);
-    return clock.read().seconds;
-  } finally {
-    await consumer.disconnect();
-    await producer.disconnect();
-  }
-}
-
-/**
- * The passthrough on the port (`passthrough-platformatic`): its consumer runtime and
- * producer on @platformatic/kafka, one send per batch, marked done after the ack (the
- * runtime commits at the batch's end), with the router's consumer settings.
- */
-async function runPortPassthrough(client: KafkaClient, admin: Admin, input: string, outputs: string[], groupId: string, tuning: RouterTuning): Promise<number> {
-  const producer = createPortProducer(client, { maxConcurrentSends: tuning.partitionsConsumedConcurrently, maxTopicBytesPerSend: tuning.maxTopicBytesPerSend });
+  const producer = createProducer(client, { maxConcurrentSends: tuning.partitionsConsumedConcurrently, maxTopicBytesPerSend: tuning.maxTopicBytesPerSend });
   await producer.connect();
   const consumer = await startConsumer(
     client,
@@ -355,7 +297,10 @@ async function runPortPassthrough(client: KafkaClient, admin: Admin, input: stri
       const perTopic: OutboundRecord[][] = outputs.map(() => []);
       for (const record of batch.records) {
         const fanout = Number(record.headers?.[FANOUT_HEADER]?.toString() ?? '0');
-        const copy: OutboundRecord = { key: record.key, value: record.value, headers: { 'source-id': record.headers!['source-id']!, [FANOUT_HEADER]: record.headers![FANOUT_HEADER]! } };
+        const headers = contractHeaders
+          ? { 'source-id': record.headers!['source-id']!, 'message-id': Buffer.from(`bench-${record.offset}`), attempt: ATTEMPT_ZERO, 'first-attempt-at': NOT_ATTEMPTED }
+          : { 'source-id': record.headers!['source-id']!, [FANOUT_HEADER]: record.headers![FANOUT_HEADER]! };
+        const copy: OutboundRecord = { key: record.key, value: record.value, headers };
         for (let i = 0; i < fanout; i++) perTopic[i]!.push(copy);
       }
       const records: TopicRecords[] = outputs.map((topic, i) => ({ topic, messages: perTopic[i]! })).filter((t) => t.messages.length > 0);
@@ -375,10 +320,10 @@ async function runPortPassthrough(client: KafkaClient, admin: Admin, input: stri
   }
 }
 
-/** The router alone (`router`), or with the seen-sources state as the router role runs it (`router+seen`); on the given client. */
-async function runRouter(config: Config, admin: Admin, tuning: RouterTuning, seen: 'off' | 'cold' | 'warm' = 'off', n = 0, kind?: KafkaClientKind): Promise<number> {
+/** The router alone (`router`), or with the seen-sources state as the router role runs it (`router+seen`). */
+async function runRouter(config: Config, admin: KafkaAdmin, tuning: RouterTuning, seen: 'off' | 'cold' | 'warm' = 'off', n = 0): Promise<number> {
   const logger = silentLogger();
-  const kafka = createKafka(config.kafka, logger, kind !== undefined ? { kind } : {});
+  const kafka = createKafka(config.kafka, logger);
   const deps = { config: staticConfigStore(config), kafka, metrics: createMetrics({ defaultMetrics: false }), logger };
   const cache = new SeenPairCache(500_000);
   const follower = seen !== 'off' ? createSeenFollower(deps, cache) : undefined;
@@ -415,7 +360,7 @@ async function waitForCondition(check: () => boolean, what: string, timeoutMs = 
   }
 }
 
-const SIDES = ['passthrough', 'passthrough-platformatic', 'router', 'router-kafkajs', 'passthrough+headers', 'router+seen', 'router+seen-warm', 'router+shaping', 'router+plan'];
+const SIDES = ['passthrough', 'router', 'passthrough+headers', 'router+seen', 'router+seen-warm', 'router+shaping', 'router+plan'];
 /** Sides run only when --sides names them. */
 const OPT_IN_SIDES = ['router-wide'];
 const SEEN_SIDES: Record<string, 'cold' | 'warm'> = { 'router+seen': 'cold', 'router+seen-warm': 'warm' };
@@ -444,25 +389,25 @@ export async function main(args: string[]): Promise<void> {
   const setup = benchConfig(broker.brokers, prefix, `bench-${run}`, partitions);
   const names = topicNames(prefix);
   const passOutputs = DESTINATIONS.map((id) => `${prefix}pass.${id}`);
-  const kafka = kafkajsOf(createKafka(setup.kafka, silentLogger()));
-  const admin = kafka.admin();
+  const client = createKafka(setup.kafka, silentLogger());
+  const admin = createAdmin(client);
   await admin.connect();
   try {
     // Every topic exists before either side is timed.
-    await ensureTopics(admin, [...createTopology(prefix).router(setup), ...createTopology(prefix).audienceState(), ...passOutputs.map((topic) => ({ topic }))], {
+    await admin.ensureTopics([...createTopology(prefix).router(setup), ...createTopology(prefix).audienceState(), ...passOutputs.map((topic) => ({ topic }))], {
       partitions,
       replicationFactor: 1,
     });
-    const events = await produceInput(kafka, names.calls, n);
+    const events = await produceInput(client, names.calls, n);
     // The wide side's own topics and input: the same calls, their sources taken in turn.
     const widePrefix = `bench-${run}-wide.`;
     const wideSetup = sides.includes('router-wide') ? wideConfig(broker.brokers, widePrefix, `bench-${run}-wide`, wide) : undefined;
     if (wideSetup !== undefined) {
       const clock = new Stopwatch();
-      await ensureTopics(admin, [{ topic: topicNames(widePrefix).calls }], { partitions, replicationFactor: 1 });
-      await ensureTopics(admin, [...createTopology(widePrefix).router(wideSetup), ...createTopology(widePrefix).audienceState()], { partitions: 1, replicationFactor: 1 });
+      await admin.ensureTopics([{ topic: topicNames(widePrefix).calls }], { partitions, replicationFactor: 1 });
+      await admin.ensureTopics([...createTopology(widePrefix).router(wideSetup), ...createTopology(widePrefix).audienceState()], { partitions: 1, replicationFactor: 1 });
       log(`router-wide: ${wide} destinations' topics made in ${clock.read().seconds.toFixed(1)} s`);
-      const wideEvents = await produceInput(kafka, topicNames(widePrefix).calls, n, (i) => `s${i % wideSources(wide)}`);
+      const wideEvents = await produceInput(client, topicNames(widePrefix).calls, n, (i) => `s${i % wideSources(wide)}`);
       if (wideEvents !== events) throw new Error(`the wide input routes to ${wideEvents} events, not the ${events} of the other sides`);
     }
 
@@ -483,11 +428,8 @@ export async function main(args: string[]): Promise<void> {
               tuning,
               SEEN_SIDES[side] ?? 'off',
               n,
-              side === 'router-kafkajs' ? 'kafkajs' : 'platformatic',
             )
-          : side === 'passthrough-platformatic'
-            ? await runPortPassthrough(createKafka(setup.kafka, silentLogger(), { kind: 'platformatic' }), admin, names.calls, passOutputs, groupId, tuning)
-            : await runPassthrough(kafka, admin, names.calls, passOutputs, groupId, tuning, side === 'passthrough+headers');
+          : await runPassthrough(client, admin, names.calls, passOutputs, groupId, tuning, side === 'passthrough+headers');
         // CPU from start to stop of the side: its consumer and producer, not the broker's.
         const { cpuSeconds } = clock.read();
         rows.push({ side, round, seconds, cpuSeconds });
@@ -516,15 +458,8 @@ export async function main(args: string[]): Promise<void> {
     ];
     const ratio = (ours: string, base: string) =>
       `${(best(base) / best(ours)).toFixed(2)}×, by CPU of this process ${(leastCpu(base) / leastCpu(ours)).toFixed(2)}×`;
-    if (sides.includes('router') && sides.includes('router-kafkajs')) {
-      out.push(`ratio router/router-kafkajs (the new client vs kafkajs): ${ratio('router', 'router-kafkajs')} (target ≥ 2× events/s, CPU per call ≤ 0.5×: by CPU ≥ 2×)`);
-    }
-    if (sides.includes('router') && sides.includes('passthrough-platformatic')) {
-      out.push(`ratio router/passthrough-platformatic (against its own bare passthrough): ${ratio('router', 'passthrough-platformatic')} (target ≥ 0.90×)`);
-    }
-    if (sides.includes('router-kafkajs') && sides.includes('passthrough')) out.push(`ratio router-kafkajs/passthrough (both kafkajs): ${ratio('router-kafkajs', 'passthrough')} (was the ≥ 0.80× target)`);
-    if (sides.includes('passthrough-platformatic') && sides.includes('passthrough')) {
-      out.push(`  the clients bare (passthrough-platformatic/passthrough): ${ratio('passthrough-platformatic', 'passthrough')}`);
+    if (sides.includes('router') && sides.includes('passthrough')) {
+      out.push(`ratio router/passthrough (against its own bare passthrough): ${ratio('router', 'passthrough')} (target ≥ 0.90×)`);
     }
     if (sides.includes('passthrough+headers') && sides.includes('passthrough')) {
       out.push(`  the contract's four delivery headers alone (passthrough+headers/passthrough): ${ratio('passthrough+headers', 'passthrough')}`);

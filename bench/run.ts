@@ -4,7 +4,6 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { applyIdleTimerFix } from '../src/kafka/index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** This runner and the harness the benchmarks share. */
@@ -38,8 +37,6 @@ async function run(argv: string[]): Promise<number> {
   return 0;
 }
 
-// The kafkajs clients made here without createKafka get the port's idle-timer fix from the start too.
-applyIdleTimerFix();
 run(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;

@@ -14,8 +14,10 @@ import { parseArgs } from 'node:util';
 import { parseConfigText } from '../src/config/load.js';
 import type { Config } from '../src/config/schema.js';
 import { Admin as PlatformaticAdmin, Producer as PlatformaticProducer, stringSerializers } from '@platformatic/kafka';
-import type { Admin, Message } from 'kafkajs';
+import { createAdmin, createKafka } from '../src/kafka/index.js';
+import type { KafkaAdmin, OutboundRecord } from '../src/kafka/index.js';
 import { topicLag } from '../src/observability/consumer-lag.js';
+import { silentLogger } from '../src/observability/logger.js';
 
 /** A progress line on stderr (stdout carries only the result table). */
 export function log(line: string): void {
@@ -89,12 +91,36 @@ export function loadBenchConfig(shape: Record<string, unknown>, file: string): C
   return result.config;
 }
 
+/** What the benchmarks ask of the cluster: the port's admin, and the groups' states. */
+export interface BenchAdmin extends KafkaAdmin {
+  /** Each group's state as the broker names it ('Stable', 'Empty', ...) and its members. */
+  describeGroups(groupIds: string[]): Promise<{ groups: { groupId: string; state: string; members: unknown[] }[] }>;
+}
+
+/** The port's admin (src/kafka/admin.ts) on `brokers`, and @platformatic/kafka's for the groups' states; connected. */
+export async function createBenchAdmin(brokers: string): Promise<BenchAdmin> {
+  const settings = { brokers: brokers.split(','), clientId: 'bench-admin', topicPrefix: 'bench.', partitions: 1, replicationFactor: 1 };
+  const admin = createAdmin(createKafka(settings, silentLogger()));
+  await admin.connect();
+  const groups = new PlatformaticAdmin({ clientId: 'bench-admin', bootstrapBrokers: settings.brokers });
+  return {
+    ...admin,
+    async describeGroups(groupIds) {
+      const found = await groups.describeGroups({ groups: groupIds });
+      return { groups: [...found.values()].map((g) => ({ groupId: g.id, state: g.state, members: [...g.members.values()] })) };
+    },
+    async disconnect() {
+      await Promise.allSettled([groups.close(), admin.disconnect()]);
+    },
+  };
+}
+
 /** Resolves once `groupId` has committed everything `topic` holds (its lag is 0). */
-export async function waitForDrained(admin: Admin, groupId: string, topic: string, timeoutMs = 30 * 60_000): Promise<void> {
+export async function waitForDrained(admin: Pick<KafkaAdmin, 'partitionEnds' | 'committedOffsets'>, groupId: string, topic: string, timeoutMs = 30 * 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const ends = await admin.fetchTopicOffsets(topic);
-    const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+    const ends = await admin.partitionEnds(topic);
+    const [committed] = await admin.committedOffsets(groupId, [topic]);
     if (topicLag(ends, committed?.partitions ?? []) === 0) return;
     if (Date.now() > deadline) throw new Error(`group ${groupId} did not drain ${topic} in ${Math.round(timeoutMs / 60_000)} minutes`);
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -102,8 +128,8 @@ export async function waitForDrained(admin: Admin, groupId: string, topic: strin
 }
 
 /** How many records `topic` has taken: the sum of its partitions' high watermarks. */
-export async function recordsIn(admin: Admin, topic: string): Promise<number> {
-  return (await admin.fetchTopicOffsets(topic)).reduce((sum, p) => sum + Number(p.high), 0);
+export async function recordsIn(admin: Pick<KafkaAdmin, 'partitionEnds'>, topic: string): Promise<number> {
+  return (await admin.partitionEnds(topic)).reduce((sum, p) => sum + Number(p.high), 0);
 }
 
 /** Wall-clock and CPU time (user + system of this process) since it was made or last restarted. */
@@ -201,7 +227,7 @@ export function trackBody(messageId: string, n: number, users = 5000): string {
 }
 
 /** A `deliveries.<id>` record as the router writes it: trackBody, the user as key, the four delivery headers. */
-export function deliveryMessage(messageId: string, n: number, users = 5000): Message {
+export function deliveryMessage(messageId: string, n: number, users = 5000): OutboundRecord {
   return {
     key: `user-${n % users}`,
     value: trackBody(messageId, n, users),
@@ -399,7 +425,7 @@ export async function freePort(): Promise<number> {
 }
 
 /** Waits until every group is stable with a member (start-up is not what a bench times); fails if a process exits. */
-export async function waitForGroups(admin: Admin, groupIds: string[], running: Running[], timeoutMs = 120_000): Promise<void> {
+export async function waitForGroups(admin: { describeGroups(groupIds: string[]): Promise<{ groups: { state: string; members: unknown[] }[] }> }, groupIds: string[], running: Running[], timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const dead = running.find(({ child }) => child.exitCode !== null || child.signalCode !== null);

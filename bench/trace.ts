@@ -16,14 +16,12 @@
 //
 // Starts its own local broker unless KAFKA_BROKERS is set. The topics are deleted at the end.
 import { randomBytes } from 'node:crypto';
-import type { Kafka } from 'kafkajs';
+import { Admin } from '@platformatic/kafka';
 import type { Config } from '../src/config/schema.js';
 import { staticConfigStore } from '../src/config/store.js';
 import { delivererGroupId } from '../src/delivery/deliverer-service.js';
-import { createKafka, createKeyReader, createProducer, createTopology, partitionOfKey } from '../src/kafka/index.js';
-import type { KafkaClient, OutboundRecord } from '../src/kafka/index.js';
-import { kafkajsOf } from '../src/kafka/client.js';
-import { ensureTopics } from '../src/kafka/ensure-topics.js';
+import { createAdmin, createKafka, createKeyReader, createProducer, createTopology, partitionOfKey } from '../src/kafka/index.js';
+import type { KafkaAdmin, KafkaClient, OutboundRecord } from '../src/kafka/index.js';
 import { silentLogger } from '../src/observability/logger.js';
 import { traceUser } from '../src/trace/trace.js';
 import { Stopwatch, benchOptions, deliveryMessage, formatTable, loadBenchConfig, log, startOrReuseBroker } from './support.js';
@@ -81,15 +79,9 @@ async function fill(client: KafkaClient, topic: string, n: number, make: (i: num
 }
 
 /** The deliverer group's commit at the end of every partition of `topic`: every delivery finished. */
-async function commitAll(kafka: Kafka, groupId: string, topic: string): Promise<void> {
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    const ends = await admin.fetchTopicOffsets(topic);
-    await admin.setOffsets({ groupId, topic, partitions: ends.map((p) => ({ partition: p.partition, offset: p.high })) });
-  } finally {
-    await admin.disconnect();
-  }
+async function commitAll(admin: KafkaAdmin, groupId: string, topic: string): Promise<void> {
+  const ends = await admin.partitionEnds(topic);
+  await admin.commitOffsets(groupId, [{ topic, partitions: ends.map((p) => ({ partition: p.partition, offset: p.high, metadata: null })) }]);
 }
 
 interface Row {
@@ -122,13 +114,12 @@ export async function main(args: string[]): Promise<void> {
   const prefix = `bench-trace-${randomBytes(4).toString('hex')}.`;
   const config = benchConfig(broker.brokers, prefix, options.partitions);
   const client: KafkaClient = createKafka(config.kafka, silentLogger());
-  const kafka = kafkajsOf(client);
   const topology = createTopology(prefix);
   const { names } = topology;
-  const admin = kafka.admin();
+  const admin = createAdmin(client);
   await admin.connect();
   try {
-    await ensureTopics(admin, topology.router(config), { partitions: options.partitions, replicationFactor: 1 });
+    await admin.ensureTopics(topology.router(config), { partitions: options.partitions, replicationFactor: 1 });
     const now = Date.now();
     const fillWatch = new Stopwatch();
     log(`filling ${names.calls} and ${names.deliveries('hooks')} with ${options.n} records each (${options.partitions} partitions, ${options.users} users)`);
@@ -139,7 +130,7 @@ export async function main(args: string[]): Promise<void> {
       key: `user-${i % options.users}`,
       timestamp: String(now - HOUR + Math.floor((i * HOUR) / options.n)),
     }));
-    await commitAll(kafka, delivererGroupId(config), names.deliveries('hooks'));
+    await commitAll(admin, delivererGroupId(config), names.deliveries('hooks'));
     log(`filled in ${fillWatch.read().seconds.toFixed(1)} s`);
 
     const user = 'user-7';
@@ -184,7 +175,9 @@ export async function main(args: string[]): Promise<void> {
     process.stdout.write(`${table.join('\n')}\n`);
   } finally {
     const mine = (await admin.listTopics()).filter((topic) => topic.startsWith(prefix));
-    await admin.deleteTopics({ topics: mine }).catch((error: unknown) => log(`could not delete the bench topics: ${String(error)}`));
+    const deleter = new Admin({ clientId: 'bench-trace', bootstrapBrokers: config.kafka.brokers });
+    await deleter.deleteTopics({ topics: mine }).catch((error: unknown) => log(`could not delete the bench topics: ${String(error)}`));
+    await deleter.close();
     await admin.disconnect();
     await broker.stop();
   }

@@ -9,7 +9,7 @@ import { secretsOf } from '../config/mask.js';
 import { configWarnings, runCheckConfig } from '../config/check-config.js';
 import { staticConfigStore, watchedConfigStore } from '../config/store.js';
 import type { Config } from '../config/schema.js';
-import { createKafka, isKafkaClientError, kafkaClientKindFromEnv } from '../kafka/index.js';
+import { createKafka, isKafkaClientError } from '../kafka/index.js';
 import { createLogger } from '../observability/logger.js';
 import type { Logger } from '../observability/logger.js';
 import { createMetrics } from '../observability/metrics.js';
@@ -103,7 +103,7 @@ export async function main(argv: string[], env: Record<string, string | undefine
   config.onChange((next) => {
     secrets = secretsOf(next);
   });
-  const kafka = createKafka(initial.kafka, logger, { kind: kafkaClientKindFromEnv(env) });
+  const kafka = createKafka(initial.kafka, logger);
   const deps: RoleDeps = { config, kafka, metrics, logger };
 
   const role = invocation.role;
@@ -197,7 +197,7 @@ async function runOperatorCommand(
   }
   const secrets = secretsOf(config);
   const logger = createLogger({ level: env.LOG_LEVEL ?? 'warn', secrets: () => secrets, destination: process.stderr });
-  const deps: RoleDeps = { config: staticConfigStore(config), kafka: createKafka(config.kafka, logger, { kind: kafkaClientKindFromEnv(env) }), metrics: createMetrics({ defaultMetrics: false }), logger };
+  const deps: RoleDeps = { config: staticConfigStore(config), kafka: createKafka(config.kafka, logger), metrics: createMetrics({ defaultMetrics: false }), logger };
   const io = { stdout, stderr };
   try {
     if (invocation.kind === 'trace') return await runTrace(deps, invocation.query, invocation.json, io);

@@ -4,7 +4,7 @@
  * Each request: intake.ts (route, method, limits) → request-handler.ts: write key →
  * body (gzip, 500 KB) → JSON → calls prepared (ingest.ts) → the request's records
  * (gateway-records.ts) → ONE send with acks=all on the port's producer (call-writer.ts;
- * acks=all, not idempotent: see src/kafka/client.ts), carrying the valid calls to
+ * acks=all, not idempotent: see src/kafka/producer.ts), carrying the valid calls to
  * `calls` and the invalid ones to `calls.invalid` → the answer (responder.ts).
  * NOTE: `200 {"success":true}` is written only after Kafka acknowledged that send, so
  * a call the client saw accepted is on the brokers; a crash before the answer makes

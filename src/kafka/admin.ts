@@ -1,13 +1,17 @@
-// The admin side of the port: topic creation, partition counts, offsets. It is the
-// consumer-lag sampler's LagSource (src/observability/consumer-lag.ts).
-import type { Admin } from 'kafkajs';
+// The admin side of the port: topic creation, partition counts, offsets, on
+// @platformatic/kafka's Admin where its public methods do the job, and on the raw calls of
+// wire.ts where they cannot (commits with metadata for a group nobody is a member of;
+// log ends and commits of thousands of partitions in a few requests: topic-ends.ts). It
+// is the consumer-lag sampler's LagSource (src/observability/consumer-lag.ts).
+import { Admin } from '@platformatic/kafka';
 import type { CommittedOffset, LagSource, PartitionEnds } from '../observability/consumer-lag.js';
-import { kafkajsOf } from './client.js';
 import type { KafkaClient } from './client.js';
-import { isRetriable } from './commit.js';
+import { errorTypes, isRetriable } from './commit.js';
 import { ensureTopics } from './ensure-topics.js';
+import type { TopicMaker, TopicSpec } from './ensure-topics.js';
+import { platformaticOptions } from './platformatic-client.js';
 import { createTopicEnds } from './topic-ends.js';
-import type { TopicSpec } from './ensure-topics.js';
+import { ERROR, Wire } from './wire.js';
 
 export interface TopicLayout {
   partitions: number;
@@ -33,12 +37,13 @@ export interface KafkaAdmin extends LagSource {
   /** The names of the topics that exist. */
   listTopics(): Promise<string[]>;
   committedOffsets(groupId: string, topics: readonly string[]): Promise<{ topic: string; partitions: GroupOffset[] }[]>;
+  /** The log ends of many topics, one request per leader and end (topic-ends.ts). */
+  partitionEndsOf(topics: readonly string[]): Promise<Map<string, PartitionEnds[]>>;
   /**
    * The group's commits of exactly these partitions, one request per 2,000 partitions and
    * no metadata requests (what a member reads at each join: thousands of partitions).
-   * Without it (another kafkajs), read per topic with `committedOffsets`.
    */
-  committedOffsetsOf?(groupId: string, partitions: readonly { topic: string; partitions: readonly number[] }[]): Promise<{ topic: string; partitions: GroupOffset[] }[]>;
+  committedOffsetsOf(groupId: string, partitions: readonly { topic: string; partitions: readonly number[] }[]): Promise<{ topic: string; partitions: GroupOffset[] }[]>;
   /**
    * Commits offsets with their metadata for a group nobody is a member of (the upgrade
    * from older group names, group-upgrade.ts). The broker refuses it while the group
@@ -50,70 +55,88 @@ export interface KafkaAdmin extends LagSource {
 }
 
 export function createAdmin(client: KafkaClient): KafkaAdmin {
-  const admin: Admin = kafkajsOf(client).admin();
-  const ends = createTopicEnds(kafkajsOf(client));
-  return {
-    connect: () => admin.connect(),
-    async disconnect() {
-      await ends?.disconnect();
-      await admin.disconnect();
-    },
-    ensureTopics: (specs, layout) =>
-      ensureTopics(admin, [...specs], {
+  const admin = new Admin(platformaticOptions(client.settings, client.clientId));
+  const wire = new Wire(client.settings, client.clientId);
+  const ends = createTopicEnds(wire);
+  const maker: TopicMaker = {
+    listTopics: () => admin.listTopics(),
+    async createTopics(topics, layout) {
+      await admin.createTopics({
+        topics: [...topics],
         partitions: layout.partitions,
-        replicationFactor: layout.replicationFactor,
-        ...(ends === undefined ? {} : { partitionEnds: (topics: string[]) => ends.partitionEnds(topics) }),
-      }),
+        replicas: layout.replicationFactor,
+        configs: layout.compacted ? [{ name: 'cleanup.policy', value: 'compact' }] : [],
+      });
+    },
+    async leaders(topics) {
+      const { topics: found } = await wire.metadata(topics);
+      return found;
+    },
+    partitionEnds: (topics) => ends.partitionEnds(topics),
+  };
+  let closing: Promise<void> | undefined;
+  return {
+    // NOTE: the client connects on first use; a metadata request here makes a cluster
+    // that cannot be reached fail the start, as the roles expect of connect().
+    async connect() {
+      await admin.metadata({ topics: [] });
+    },
+    disconnect() {
+      closing ??= Promise.allSettled([admin.close(), wire.close()]).then(([a, w]) => {
+        if (a.status === 'rejected') throw a.reason;
+        if (w.status === 'rejected') throw w.reason;
+      });
+      return closing;
+    },
+    ensureTopics: (specs, layout) => ensureTopics(maker, [...specs], { partitions: layout.partitions, replicationFactor: layout.replicationFactor }),
     async partitionCounts(topics) {
-      const metadata = await admin.fetchTopicMetadata({ topics: [...topics] });
       const counts = new Map(topics.map((topic) => [topic, 0]));
-      for (const t of metadata.topics) counts.set(t.name, t.partitions.length);
+      if (topics.length === 0) return counts;
+      const { topics: found } = await wire.metadata(topics);
+      for (const [name, t] of found) if (t.errorCode === ERROR.NONE) counts.set(name, t.partitions.length);
       return counts;
     },
     listTopics: () => admin.listTopics(),
     async committedOffsets(groupId, topics) {
-      const found = await retryingTransient(() => admin.fetchOffsets({ groupId, topics: [...topics] }));
-      return found.map((t) => ({ topic: t.topic, partitions: t.partitions.map((p) => ({ partition: p.partition, offset: p.offset, metadata: p.metadata })) }));
+      // Every partition of each topic, as the lag sampler and `dlq list` read them: a
+      // partition without a commit answers offset -1. A topic that does not exist has none.
+      const { topics: found } = await wire.metadata(topics);
+      const asked = topics.flatMap((name) => {
+        const t = found.get(name);
+        return t === undefined || t.errorCode !== ERROR.NONE ? [] : [{ name, partitionIndexes: t.partitions.map((p) => p.partition) }];
+      });
+      const answer = asked.length === 0 ? [] : await retryingTransient(() => admin.listConsumerGroupOffsets({ groups: [{ groupId, topics: asked }] }));
+      const byTopic = new Map((answer[0]?.topics ?? []).map((t) => [t.name, t.partitions]));
+      return topics.map((topic) => ({
+        topic,
+        partitions: (byTopic.get(topic) ?? []).map((p) => ({ partition: p.partitionIndex, offset: p.committedOffset.toString(), metadata: p.metadata || null })),
+      }));
     },
     async partitionEnds(topic) {
-      const offsets = await admin.fetchTopicOffsets(topic);
-      return offsets.map((o): PartitionEnds => ({ partition: o.partition, high: o.high, low: o.low }));
+      const found = await ends.partitionEnds([topic]);
+      return found.get(topic) ?? [];
     },
-    ...(ends === undefined
-      ? {}
-      : {
-          partitionEndsOf: (topics: readonly string[]) => ends.partitionEnds(topics),
-          committedOffsetsOf: (groupId: string, partitions: readonly { topic: string; partitions: readonly number[] }[]) => ends.committedOffsets(groupId, partitions),
-        }),
+    partitionEndsOf: (topics) => ends.partitionEnds(topics),
+    committedOffsetsOf: (groupId, partitions) => retryingTransient(() => ends.committedOffsets(groupId, partitions)),
     async commitOffsets(groupId, commits) {
       const list = commits.map((t) => ({ topic: t.topic, partitions: t.partitions.map((p) => ({ partition: p.partition, offset: p.offset, metadata: p.metadata })) }));
-      if (ends !== undefined) {
-        await retryingTransient(() => ends.commitOffsets(groupId, list));
-        return;
-      }
-      // NOTE: another kafkajs than the pinned one (no cluster to reach): its admin commits
-      // the offsets without their metadata, so a takeover may redo the finished records
-      // the metadata listed (duplicates, never a loss).
-      for (const { topic, partitions } of list) {
-        if (partitions.length > 0) await admin.setOffsets({ groupId, topic, partitions: partitions.map((p) => ({ partition: p.partition, offset: p.offset })) });
-      }
+      await retryingTransient(() => ends.commitOffsets(groupId, list));
     },
     async deleteGroups(groupIds) {
-      await admin.deleteGroups([...groupIds]);
+      if (groupIds.length === 0) return;
+      await admin.deleteGroups({ groups: [...groupIds] });
     },
   };
 }
 
 /** The broker refused to show or change a group to this principal (no ACL on it). */
 export function isGroupNotAuthorized(error: unknown): boolean {
-  const type = typeof error === 'object' && error !== null ? (error as { type?: unknown }).type : undefined;
-  return type === 'GROUP_AUTHORIZATION_FAILED';
+  return errorTypes(error).includes('GROUP_AUTHORIZATION_FAILED');
 }
 
 /** The broker refused a commit because the group has members (or is rebalancing): someone runs in it. */
 export function isGroupInUse(error: unknown): boolean {
-  const type = typeof error === 'object' && error !== null ? (error as { type?: unknown }).type : undefined;
-  return type === 'UNKNOWN_MEMBER_ID' || type === 'ILLEGAL_GENERATION' || type === 'REBALANCE_IN_PROGRESS';
+  return errorTypes(error).some((type) => type === 'UNKNOWN_MEMBER_ID' || type === 'ILLEGAL_GENERATION' || type === 'REBALANCE_IN_PROGRESS');
 }
 
 const TRANSIENT_TRIES = 5;
@@ -121,9 +144,9 @@ const TRANSIENT_TRIES = 5;
 /**
  * `call`, again (up to five tries, 0.2 s, 0.4 s … apart) while it fails with an error a
  * second try may not have (isRetriable).
- * NOTE: kafkajs's admin sends a group's offset request once: a coordinator that moved or
- * was still loading on a busy broker ("This is not the correct coordinator for this
- * group") failed `switchyard dlq list` where the next try would have answered.
+ * NOTE: a coordinator that moved or was still loading on a busy broker (NOT_COORDINATOR,
+ * COORDINATOR_LOAD_IN_PROGRESS) failed `switchyard dlq list` where the next try would
+ * have answered; each try here asks which broker coordinates the group again.
  */
 export async function retryingTransient<T>(call: () => Promise<T>, sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))): Promise<T> {
   for (let attempt = 1; ; attempt++) {
@@ -134,12 +157,4 @@ export async function retryingTransient<T>(call: () => Promise<T>, sleep = (ms: 
       await sleep(200 * attempt);
     }
   }
-}
-
-/** A kafkajs admin client as a LagSource (for src/delivery/ until it moves onto KafkaAdmin; see index.ts). */
-export function lagSourceOf(admin: Admin): LagSource {
-  return {
-    committedOffsets: (groupId, topics) => admin.fetchOffsets({ groupId, topics: [...topics] }),
-    partitionEnds: (topic) => admin.fetchTopicOffsets(topic),
-  };
 }

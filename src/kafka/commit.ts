@@ -26,8 +26,8 @@ export function errorChain(error: unknown): object[] {
   return found;
 }
 
-/** The broker error names in `error`: kafkajs's `type`, @platformatic/kafka's `apiId`. */
-function errorTypes(error: unknown): string[] {
+/** The broker error names in `error`: kafkajs's and wire.ts's `type`, @platformatic/kafka's `apiId`. */
+export function errorTypes(error: unknown): string[] {
   const types: string[] = [];
   for (const e of errorChain(error)) {
     const { type, apiId } = e as { type?: unknown; apiId?: unknown };

@@ -22,7 +22,7 @@ export type BatchHandler = (batch: RecordBatch) => Promise<void>;
 export interface ConsumerEvents {
   /** The member joined (again): its partitions per topic. */
   onJoin?(assignment: Record<string, number[]>, memberId: string): void;
-  /** The consumer failed; with `restart` it joins the group again shortly (crash-restart.ts), else it is stopped for good. */
+  /** The consumer failed; with `restart` it joins the group again shortly (membership.ts), else it is stopped for good. */
   onCrash?(error: Error, restart: boolean): void;
   onStop?(): void;
   /** A fetch came back (the consumer is reading). */

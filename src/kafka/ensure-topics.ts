@@ -1,6 +1,7 @@
 import { TopicsNotCreatedError, TopicsNotReadyError } from '../errors.js';
 import type { TopicFailure } from '../errors.js';
-import type { Admin } from 'kafkajs';
+import { errorChain, isRetriable } from './commit.js';
+import { ERROR, errorName, isRetriableCode } from './wire.js';
 
 export interface TopicSpec {
   topic: string;
@@ -9,8 +10,8 @@ export interface TopicSpec {
 
 // NOTE: right after a create, a busy broker can answer metadata requests for the new
 // topics with UNKNOWN_TOPIC_OR_PARTITION or LEADER_NOT_AVAILABLE, and kafkajs's own
-// wait (createTopics' waitForLeaders) gives up on the first. A produce that races
-// the leader election fails with errors kafkajs's bounded retries may not outlast
+// wait (createTopics' waitForLeaders) gave up on the first. A produce that races
+// the leader election fails with errors a client's bounded retries may not outlast
 // (with the idempotent producer we once used it tripped OUT_OF_ORDER_SEQUENCE_NUMBER).
 // So the wait for leaders is done here, patiently, until each new partition's leader answers.
 const LEADER_WAIT_MS = 30_000;
@@ -28,19 +29,32 @@ export const MAX_PARTITIONS_PER_CREATE = 5_000;
 const CREATE_TRIES = 5;
 const CREATE_TIMEOUT_MS = 30_000;
 
-function isRetriable(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { retriable?: unknown }).retriable === true;
-}
-
-/** The broker's error type and kafkajs's text for it: `POLICY_VIOLATION: Request parameters do not satisfy the configured policy`. */
-function reasonOf(error: unknown): string {
-  const type = typeof error === 'object' && error !== null ? (error as { type?: unknown }).type : undefined;
-  return typeof type === 'string' ? `${type}: ${messageOf(error)}` : messageOf(error);
-}
-
+/** What failed, with the errors a client's aggregate wraps (`createTopics failed 9 times.` says nothing alone). */
 function messageOf(error: unknown): string {
-  const message = typeof error === 'object' && error !== null ? (error as { message?: unknown }).message : undefined;
-  return typeof message === 'string' ? message : String(error);
+  const messages: string[] = [];
+  for (const e of errorChain(error)) {
+    const message = (e as { message?: unknown }).message;
+    if (typeof message === 'string' && message !== '' && !messages.includes(message)) messages.push(message);
+  }
+  return messages.length > 0 ? messages.join(': ') : String(error);
+}
+
+/** A CreateTopics answer's topics, as @platformatic/kafka's ResponseError carries them (the last try's). */
+interface CreateAnswerTopic {
+  name: string;
+  errorCode: number;
+  errorMessage?: string | null;
+}
+
+function answeredTopics(error: unknown): CreateAnswerTopic[] | undefined {
+  let found: CreateAnswerTopic[] | undefined;
+  for (const e of errorChain(error)) {
+    const topics = (e as { response?: { topics?: unknown } }).response?.topics;
+    if (Array.isArray(topics) && topics.every((t) => typeof (t as { name?: unknown }).name === 'string' && typeof (t as { errorCode?: unknown }).errorCode === 'number')) {
+      found = topics as CreateAnswerTopic[];
+    }
+  }
+  return found;
 }
 
 /** The specs in requests of at most `maxPartitions` partitions each (in order; a larger topic alone). */
@@ -63,20 +77,36 @@ export interface CreateOutcome {
 /** Reads a CreateTopics refusal: per topic when the broker answered per topic, else the whole request. Pure. */
 export function createOutcome(topics: readonly string[], error: unknown): CreateOutcome {
   if (error === undefined) return { exist: [...topics], again: [], failed: [] };
-  const perTopic = (error as { errors?: unknown }).errors;
-  if (Array.isArray(perTopic) && perTopic.every((e) => typeof (e as { topic?: unknown }).topic === 'string')) {
-    const refused = new Map(perTopic.map((e) => [(e as { topic: string }).topic, e as unknown]));
+  const answered = answeredTopics(error);
+  if (answered !== undefined) {
+    const byName = new Map(answered.map((t) => [t.name, t]));
     const outcome: CreateOutcome = { exist: [], again: [], failed: [] };
     for (const topic of topics) {
-      const refusal = refused.get(topic);
-      if (refusal === undefined || (refusal as { type?: unknown }).type === 'TOPIC_ALREADY_EXISTS') outcome.exist.push(topic);
-      else if (isRetriable(refusal)) outcome.again.push(topic);
-      else outcome.failed.push({ topic, reason: reasonOf(refusal), retriable: false });
+      const answer = byName.get(topic);
+      if (answer === undefined) outcome.again.push(topic); // not in the answer: asked again (made meanwhile, it answers TOPIC_ALREADY_EXISTS)
+      else if (answer.errorCode === ERROR.NONE || answer.errorCode === TOPIC_ALREADY_EXISTS) outcome.exist.push(topic);
+      else if (isRetriableCode(answer.errorCode)) outcome.again.push(topic);
+      else outcome.failed.push({ topic, reason: `${errorName(answer.errorCode)}: ${answer.errorMessage ?? 'refused by the broker'}`, retriable: false });
     }
     return outcome;
   }
   if (isRetriable(error)) return { exist: [], again: [...topics], failed: [] };
   return { exist: [], again: [], failed: topics.map((topic) => ({ topic, reason: messageOf(error), retriable: false })) };
+}
+
+/** Created by someone else meanwhile: as good as made. */
+const TOPIC_ALREADY_EXISTS = 36;
+
+/** What ensureTopics needs of the cluster (admin.ts gives it @platformatic/kafka's Admin and wire.ts). */
+export interface TopicMaker {
+  /** The names of the topics that exist. */
+  listTopics(): Promise<string[]>;
+  /** One CreateTopics request for topics of one layout and cleanup policy; throws as the client does when the broker refuses any. */
+  createTopics(topics: readonly string[], layout: { partitions: number; replicationFactor: number; compacted: boolean; timeoutMs: number }): Promise<void>;
+  /** Each topic's metadata error code and its partitions' leaders (-1: none yet). */
+  leaders(topics: readonly string[]): Promise<Map<string, { errorCode: number; partitions: readonly { leader: number }[] }>>;
+  /** Asks every partition's leader for its log ends (one request per leader). */
+  partitionEnds(topics: readonly string[]): Promise<unknown>;
 }
 
 /**
@@ -88,12 +118,12 @@ export function createOutcome(topics: readonly string[], error: unknown): Create
  * TopicsNotCreatedError naming them, once the others are made.
  */
 export async function ensureTopics(
-  admin: Admin,
+  maker: TopicMaker,
   specs: TopicSpec[],
-  options: { partitions: number; replicationFactor: number; partitionEnds?: (topics: string[]) => Promise<unknown> },
+  options: { partitions: number; replicationFactor: number },
   sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
 ): Promise<string[]> {
-  const existing = new Set(await admin.listTopics());
+  const existing = new Set(await maker.listTopics());
   const missing = specs.filter((spec) => !existing.has(spec.topic));
   if (missing.length === 0) return [];
   const created: string[] = [];
@@ -103,23 +133,22 @@ export async function ensureTopics(
     let pending = chunk.map((spec) => spec.topic);
     const made: string[] = [];
     for (let attempt = 1; pending.length > 0; attempt++) {
-      let refusal: unknown;
-      try {
-        // Resolves false when another process created them first: fine either way.
-        await admin.createTopics({
-          waitForLeaders: false,
-          timeout: CREATE_TIMEOUT_MS,
-          topics: pending.map((topic) => ({
-            topic,
-            numPartitions: options.partitions,
-            replicationFactor: options.replicationFactor,
-            configEntries: bySpec.get(topic)!.compacted ? [{ name: 'cleanup.policy', value: 'compact' }] : [],
-          })),
-        });
-      } catch (error) {
-        refusal = error;
-      }
-      const outcome = createOutcome(pending, refusal);
+      // NOTE: one request per cleanup policy: the client sets one configuration for every topic of a request.
+      const outcomes = await Promise.all(
+        [true, false].map(async (compacted) => {
+          const topics = pending.filter((topic) => (bySpec.get(topic)!.compacted ?? false) === compacted);
+          if (topics.length === 0) return { outcome: createOutcome([], undefined), refusal: undefined };
+          let refusal: unknown;
+          try {
+            await maker.createTopics(topics, { partitions: options.partitions, replicationFactor: options.replicationFactor, compacted, timeoutMs: CREATE_TIMEOUT_MS });
+          } catch (error) {
+            refusal = error;
+          }
+          return { outcome: createOutcome(topics, refusal), refusal };
+        }),
+      );
+      const refusal = outcomes.find((o) => o.refusal !== undefined)?.refusal;
+      const outcome: CreateOutcome = { exist: outcomes.flatMap((o) => o.outcome.exist), again: outcomes.flatMap((o) => o.outcome.again), failed: outcomes.flatMap((o) => o.outcome.failed) };
       made.push(...outcome.exist);
       failed.push(...outcome.failed);
       pending = outcome.again;
@@ -131,7 +160,7 @@ export async function ensureTopics(
     }
     if (made.length === 0) continue;
     try {
-      await waitForLeaders(admin, made, options.partitionEnds);
+      await waitForLeaders(maker, made);
       created.push(...made);
     } catch (error) {
       failed.push(...made.map((topic) => ({ topic, reason: messageOf(error), retriable: true })));
@@ -141,20 +170,22 @@ export async function ensureTopics(
   return created;
 }
 
-async function waitForLeaders(admin: Admin, topics: string[], partitionEnds: ((topics: string[]) => Promise<unknown>) | undefined): Promise<void> {
+async function waitForLeaders(maker: TopicMaker, topics: string[]): Promise<void> {
   const deadline = Date.now() + LEADER_WAIT_MS;
   let lastError: unknown;
   for (;;) {
     try {
-      const { topics: found } = await admin.fetchTopicMetadata({ topics });
-      const led = found.length === topics.length && found.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0));
+      const found = await maker.leaders(topics);
+      const led = topics.every((topic) => {
+        const t = found.get(topic);
+        return t !== undefined && t.errorCode === ERROR.NONE && t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0);
+      });
       if (led) {
         // A leader in the metadata can still refuse requests for a moment (KRaft
         // publishes it before the partition is loaded); asking it for the offsets
-        // is the same check a produce would meet. NOTE: one request per leader where
-        // the port can (topic-ends.ts), not two per topic: thousands of topics at scale.
-        if (partitionEnds !== undefined) await partitionEnds(topics);
-        else for (const topic of topics) await admin.fetchTopicOffsets(topic);
+        // is the same check a produce would meet. NOTE: one request per leader
+        // (topic-ends.ts), not two per topic: thousands of topics at scale.
+        await maker.partitionEnds(topics);
         return;
       }
     } catch (error) {

@@ -1,8 +1,6 @@
-// The Kafka port: the only module of src/ that imports kafkajs or @platformatic/kafka. Roles use these.
+// The Kafka port: the only module of src/ that imports @platformatic/kafka (and, until issue 45's consumer engine, kafkajs). Roles use these.
 export { CONSUMER_HEARTBEAT_INTERVAL_MS, CONSUMER_SESSION_TIMEOUT_MS, createKafka, isKafkaClientError } from './client.js';
 export type { CreateKafkaOptions, KafkaClient, KafkaSettings } from './client.js';
-export { KAFKA_CLIENT_ENV, kafkaClientKindFromEnv } from './client-kind.js';
-export type { KafkaClientKind } from './client-kind.js';
 export * from './records.js';
 export * from './send-buffer.js';
 export * from './producer.js';
@@ -23,7 +21,6 @@ export type { CommitRetryOptions } from './commit.js';
 export * from './scan-topic.js';
 export * from './read-to-end.js';
 export * from './key-scan.js';
-export { applyIdleTimerFix } from './idle-timer-fix.js';
 
 export * from './partition-stream.js';
 export { COMMIT_STALL_MS, CommitLedger, commitDelay, commitOverdueMs, commitsStalledAt } from './commit-ledger.js';

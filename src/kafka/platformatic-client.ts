@@ -1,28 +1,26 @@
-// The @platformatic/kafka side of the port: the connection options every producer and
-// consumer made on it shares, and the record conversions both ways. Only src/kafka/
-// imports it (client.ts decides which roles run on it).
+// The @platformatic/kafka side of the port: the connection options every producer,
+// consumer, admin client and Wire made on it shares, and the record conversions both
+// ways. Only src/kafka/ imports it.
 import { compatibilityPartitioner } from '@platformatic/kafka';
 import type { BaseOptions, Message, MessageToProduce, SASLOptions } from '@platformatic/kafka';
 import type { KafkaSettings } from './client.js';
-export { KAFKA_CLIENT_ENV, kafkaClientKindFromEnv } from './client-kind.js';
-export type { KafkaClientKind } from './client-kind.js';
 import type { InboundRecord, OutboundRecord, RecordHeaders, TopicRecords } from './records.js';
 
 const SASL_MECHANISMS = { plain: 'PLAIN', 'scram-sha-256': 'SCRAM-SHA-256', 'scram-sha-512': 'SCRAM-SHA-512' } as const;
 
-/** Retry waits as kafkajs had them: 200 ms doubling up to 10 s, 8 retries. */
+/** Retry waits: 200 ms doubling up to 10 s, 8 retries (about 32 s in all, what kafkajs's had). */
 const RETRIES = 8;
 function retryDelay(_client: unknown, _operation: string, attempt: number): number {
   return Math.min(10_000, 200 * 2 ** Math.max(0, attempt - 1));
 }
 
 /**
- * The connection options of a client on `settings`: the same timeouts and retries as
- * the kafkajs side (client.ts), TLS and SASL mapped onto this client's names.
+ * The connection options of a client on `settings`: a 5 s connect timeout, the request
+ * timeout, the retries above, TLS and SASL mapped onto this client's names.
  *
- * NOTE: `maxInflights: 1`: one request in flight per broker connection, as kafkajs's
- * `maxInFlightRequests: 1`, so that a retried produce request cannot overtake a later
- * one (the producer is not idempotent: client.ts says why).
+ * NOTE: `maxInflights: 1`: one request in flight per broker connection, so that a
+ * retried produce request cannot overtake a later one (the producer is not idempotent:
+ * producer.ts says why).
  */
 export function platformaticOptions(settings: KafkaSettings, clientId: string, requestTimeoutMs = 30_000): BaseOptions {
   const options: BaseOptions = {

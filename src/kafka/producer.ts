@@ -15,11 +15,9 @@
 // out while still waiting here is taken out and never sent, so that a timeout before
 // sending means "not written".
 //
-// The requests go out through kafkajs or @platformatic/kafka, as the KafkaClient says
-// (client.ts); the policy above is the same for both.
+// The requests go out through @platformatic/kafka (createProducer below).
 import { compatibilityPartitioner, Producer as PlatformaticProducer } from '@platformatic/kafka';
 import { SendTimeoutError } from '../errors.js';
-import { createKafkajsProducer } from './client.js';
 import type { KafkaClient } from './client.js';
 import { platformaticOptions, toPlatformaticMessages } from './platformatic-client.js';
 import { guardSendMetadata } from './platformatic-send-guard.js';
@@ -31,8 +29,8 @@ export interface ProducerOptions {
   /**
    * Sends in flight at once; further sends wait and are merged. Default 1.
    *
-   * NOTE: both clients send one request at a time on a broker's connection
-   * (maxInFlightRequests / maxInflights 1: client.ts, platformatic-client.ts). A second
+   * NOTE: the client sends one request at a time on a broker's connection
+   * (maxInflights 1: platformatic-client.ts). A second
    * send handed to them only waits there, as a request of its own after the first;
    * waiting here, all that arrive meanwhile leave together as one request. At 1 instead
    * of 4 (gateway) and 3 (router), the steady load of the gateway bench (32 clients,
@@ -42,7 +40,7 @@ export interface ProducerOptions {
   maxConcurrentSends?: number;
   /** The cap on one request's bytes per topic (tests and the benchmark lower it). Default MAX_TOPIC_BYTES_PER_SEND. */
   maxTopicBytesPerSend?: number;
-  /** How long the broker may take to acknowledge one request (kafkajs's produce `timeout`). Default 30 s. */
+  /** How long the broker may take to acknowledge one request (the produce request's timeout). Default 30 s. */
   ackTimeoutMs?: number;
 }
 
@@ -55,7 +53,7 @@ export interface SendOptions {
 export interface RecordProducer {
   connect(): Promise<void>;
   disconnect(): Promise<void>;
-  /** Connected to the cluster now (a broker outage turns it false until kafkajs reconnects). */
+  /** Connected to the cluster: from connect() to disconnect(), through broker outages (a failing send says what is wrong). */
   connected(): boolean;
   /** Writes the records with acks=all; resolves once every one of them is acknowledged. */
   send(records: readonly TopicRecords[], options?: SendOptions): Promise<void>;
@@ -69,50 +67,25 @@ export { SendTimeoutError };
 export type SendRequest = (records: TopicRecords[]) => Promise<void>;
 
 /**
- * Creates the port's producer on `client` (acks=all, not idempotent: see client.ts).
- */
-export function createProducer(client: KafkaClient, options: ProducerOptions = {}): RecordProducer {
-  return client.kind === 'platformatic' ? createPlatformaticProducer(client, options) : createKafkajsRecordProducer(client, options);
-}
-
-function createKafkajsRecordProducer(client: KafkaClient, options: ProducerOptions): RecordProducer {
-  const kafkajs = createKafkajsProducer(client);
-  let isConnected = false;
-  kafkajs.on(kafkajs.events.CONNECT, () => {
-    isConnected = true;
-  });
-  kafkajs.on(kafkajs.events.DISCONNECT, () => {
-    isConnected = false;
-  });
-  const ackTimeoutMs = options.ackTimeoutMs;
-  const queue = createSendQueue(async (topicMessages) => {
-    await kafkajs.sendBatch(ackTimeoutMs === undefined ? { acks: -1, topicMessages } : { acks: -1, timeout: ackTimeoutMs, topicMessages });
-  }, options);
-  return {
-    async connect() {
-      await kafkajs.connect();
-      isConnected = true;
-    },
-    async disconnect() {
-      await kafkajs.disconnect();
-      isConnected = false;
-    },
-    connected: () => isConnected,
-    send: (records, sendOptions) => queue.send(records, sendOptions),
-    pending: () => queue.pending(),
-  };
-}
-
-/**
- * The producer on @platformatic/kafka: acks=all (-1), not idempotent, one request in
- * flight per broker (platformatic-client.ts), keys hashed as kafkajs and the Java client
- * do (murmur2, sign bit masked), so a user's calls land on the same partition whichever
- * client wrote them.
+ * The port's producer on @platformatic/kafka: acks=all (-1), one request in flight per
+ * broker (platformatic-client.ts), so that a retried request cannot overtake a later
+ * one, keys hashed as kafkajs and the Java client do (murmur2, sign bit masked), so a
+ * user's calls land on the same partition whichever client wrote them. NOT idempotent.
+ *
+ * NOTE: not idempotent because an idempotent producer can acknowledge records it never
+ * wrote. kafkajs's did: when a produce request failed after the broker stored it (a
+ * broker restart cuts the connection before the answer), it rolled its sequence numbers
+ * back, and the next request reused them for other records; the broker took it for a
+ * duplicate of the stored batch, answered success, and wrote nothing. The chaos harness
+ * lost acknowledged calls that way, and a producer also got stuck on
+ * OUT_OF_ORDER_SEQUENCE_NUMBER for good after a restart (test/integration/
+ * producer-broker-restart.test.ts). Without idempotence a retry can only write a record
+ * twice, which the contract allows (receivers dedupe on messageId); it never loses one.
  *
  * NOTE: this client connects on first use; `connect()` asks for the cluster's metadata
- * so that a broker that cannot be reached fails the start, as with kafkajs.
+ * so that a broker that cannot be reached fails the start.
  */
-function createPlatformaticProducer(client: KafkaClient, options: ProducerOptions): RecordProducer {
+export function createProducer(client: KafkaClient, options: ProducerOptions = {}): RecordProducer {
   const producer = new PlatformaticProducer({
     ...platformaticOptions(client.settings, client.clientId, options.ackTimeoutMs),
     acks: -1,
@@ -120,10 +93,9 @@ function createPlatformaticProducer(client: KafkaClient, options: ProducerOption
     partitioner: compatibilityPartitioner,
   });
   guardSendMetadata(producer);
-  // NOTE: connected from connect() to disconnect(), through broker outages, as the
-  // kafkajs producer reports it: a failing send says what is wrong (the gateway's health
-  // detail), and every replica shares the brokers, so an outage must not make them all
-  // unready (gateway-service.ts).
+  // NOTE: connected from connect() to disconnect(), through broker outages: a failing
+  // send says what is wrong (the gateway's health detail), and every replica shares the
+  // brokers, so an outage must not make them all unready (gateway-service.ts).
   let isConnected = false;
   const queue = createSendQueue(async (topicMessages) => {
     await producer.send({ messages: toPlatformaticMessages(topicMessages) });
@@ -157,7 +129,7 @@ interface Group {
   bytes: Map<string, number>;
 }
 
-/** The batching policy on its own (what `createProducer` wraps around kafkajs; tested without a broker). */
+/** The batching policy on its own (what `createProducer` wraps around the client; tested without a broker). */
 export function createSendQueue(request: SendRequest, options: Omit<ProducerOptions, 'ackTimeoutMs'> = {}): Pick<RecordProducer, 'send' | 'pending'> {
   const maxConcurrentSends = options.maxConcurrentSends ?? 1;
   const cap = options.maxTopicBytesPerSend ?? MAX_TOPIC_BYTES_PER_SEND;

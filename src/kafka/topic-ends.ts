@@ -1,43 +1,14 @@
-// The log ends (high and low watermarks) of many topics in a few requests. kafkajs's
-// admin asks per topic (`fetchTopicOffsets`), two requests each plus a metadata refresh
-// per topic it has not seen: at 1,000 destinations the deliverer's 5,000 topics made
-// every lag sample 10,000 requests. Here each partition leader is asked once per end
-// for all of its partitions, through kafkajs's cluster and brokers: this module is the
-// one place that reaches for them. The same holds for a
-// group's commits: kafkajs's admin.fetchOffsets refreshes the metadata once per topic,
-// each under one lock (3,000 topics timed out on it, KafkaJSLockTimeout); the partitions
-// a member was assigned are known already and go to the coordinator in one request.
-import type { Kafka } from 'kafkajs';
+// The log ends (high and low watermarks) of many topics, a group's commits of many
+// partitions, and commits with metadata for a group nobody is a member of, in a few
+// requests (wire.ts). At 1,000 destinations the deliverer's group reads 3,000–5,000
+// topics: asked per topic, every lag sample was 10,000 requests, and the admin's
+// per-topic offset reads timed out. Here each partition leader is asked once per end
+// for all of its partitions, and the group's coordinator once per 2,000 partitions.
+// NOTE: @platformatic/kafka's Admin cannot do the last one: alterConsumerGroupOffsets
+// drops the metadata, which holds the committer's progress (offset-progress.ts).
 import type { PartitionEnds } from '../observability/consumer-lag.js';
-
-interface KafkajsCluster {
-  connect(): Promise<void>;
-  disconnect(): Promise<void>;
-  addMultipleTargetTopics(topics: string[]): Promise<void>;
-  isolationLevel: number;
-  findTopicPartitionMetadata(topic: string): PartitionMetadata[];
-  findBroker(options: { nodeId: number }): Promise<{
-    listOffsets(request: { isolationLevel: number; topics: { topic: string; partitions: { partition: number; timestamp: number }[] }[] }): Promise<{
-      responses: { topic: string; partitions: { partition: number; offset: string }[] }[];
-    }>;
-  }>;
-  findGroupCoordinator(options: { groupId: string }): Promise<{
-    offsetFetch(request: { groupId: string; topics: { topic: string; partitions: { partition: number }[] }[] }): Promise<{
-      responses: { topic: string; partitions: { partition: number; offset: string; metadata: string | null }[] }[];
-    }>;
-    offsetCommit(request: {
-      groupId: string;
-      groupGenerationId: number;
-      memberId: string;
-      topics: { topic: string; partitions: { partition: number; offset: string; metadata: string | null }[] }[];
-    }): Promise<unknown>;
-  }>;
-}
-
-interface PartitionMetadata {
-  partitionId: number;
-  leader?: number | null;
-}
+import { ERROR, KafkaAnswerError } from './wire.js';
+import type { Wire } from './wire.js';
 
 export type GroupCommits = { topic: string; partitions: { partition: number; offset: string; metadata: string | null }[] }[];
 
@@ -45,13 +16,20 @@ export type GroupCommits = { topic: string; partitions: { partition: number; off
 const PARTITIONS_PER_OFFSET_FETCH = 2_000;
 
 /** ListOffsets timestamps: the next offset to be written (the high watermark), and the log's start. */
-const LATEST = -1;
-const EARLIEST = -2;
+const LATEST = -1n;
+const EARLIEST = -2n;
+
+/**
+ * NOTE: read committed, as kafkajs's cluster asked: the "high watermark" of a partition
+ * with an open transaction is its last stable offset, what a consumer of the port can
+ * read up to, so a lag never counts records nobody can read yet.
+ */
+const READ_COMMITTED = 1;
 
 export interface TopicEnds {
   /**
    * Every partition's ends of each topic. NOTE: a topic the broker does not know fails
-   * the whole call (kafkajs's metadata request refuses it): callers sample topics they made.
+   * the whole call (UNKNOWN_TOPIC_OR_PARTITION, retriable): callers sample topics they made.
    */
   partitionEnds(topics: readonly string[]): Promise<Map<string, PartitionEnds[]>>;
   /** The group's commits (offset, metadata) of exactly these partitions, with no metadata request. */
@@ -59,87 +37,44 @@ export interface TopicEnds {
   /**
    * Commits offsets and metadata for a group that has no member (generation -1, no
    * member id: what Kafka calls a simple consumer's commit). The broker refuses it while
-   * the group has members (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION or REBALANCE_IN_PROGRESS).
+   * the group has members (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION or REBALANCE_IN_PROGRESS:
+   * a KafkaAnswerError of that `type`).
    */
   commitOffsets(groupId: string, commits: GroupCommits): Promise<void>;
-  disconnect(): Promise<void>;
 }
 
-/**
- * kafkajs's own cluster factory (brokers, metadata, leaders: what its admin and consumers
- * are built on), or undefined in another kafkajs than the pinned 2.2.4, which keeps it
- * behind a private symbol. Used here and by the key reads of key-scan.ts.
- */
-export function clusterFactoryOf(kafka: Kafka): (<C>(options: { allowAutoTopicCreation: boolean; metadataMaxAge: number }) => C) | undefined {
-  const symbol = Object.getOwnPropertySymbols(kafka).find((s) => s.description === 'private:Kafka:createCluster');
-  if (symbol === undefined) return undefined;
-  const createCluster = (kafka as unknown as Record<symbol, unknown>)[symbol];
-  if (typeof createCluster !== 'function') return undefined;
-  return <C>(options: { allowAutoTopicCreation: boolean; metadataMaxAge: number }) => (createCluster as (options: object) => C)(options);
-}
-
-/**
- * NOTE: kafkajs (2.2.4, pinned) keeps its cluster factory behind a private symbol.
- * When it is not there (another kafkajs), `undefined`: callers fall back to the
- * admin's per-topic requests.
- */
-export function createTopicEnds(kafka: Kafka): TopicEnds | undefined {
-  const createCluster = clusterFactoryOf(kafka);
-  if (createCluster === undefined) return undefined;
-  let cluster: KafkajsCluster | undefined;
-  let connecting: Promise<KafkajsCluster> | undefined;
-  const connected = (): Promise<KafkajsCluster> => {
-    connecting ??= (async () => {
-      const made = createCluster<KafkajsCluster>({ allowAutoTopicCreation: false, metadataMaxAge: 60_000 });
-      await made.connect();
-      cluster = made;
-      return made;
-    })().catch((error: unknown) => {
-      connecting = undefined;
-      throw error;
-    });
-    return connecting;
+export function createTopicEnds(wire: Wire): TopicEnds {
+  const coordinatorOf = async (groupId: string): Promise<number> => {
+    const found = await wire.findCoordinator(groupId);
+    if ('errorCode' in found) throw new KafkaAnswerError(found.errorCode, `finding the coordinator of consumer group "${groupId}"`);
+    return found.nodeId;
   };
   return {
-    async partitionEnds(topics) {
-      const c = await connected();
-      await c.addMultipleTargetTopics([...topics]);
-      const ends = new Map<string, PartitionEnds[]>();
-      const asks = [...partitionsByLeader(c, topics)].map(async ([nodeId, asked]) => {
-        const broker = await c.findBroker({ nodeId });
-        const ask = (timestamp: number) =>
-          broker.listOffsets({
-            isolationLevel: c.isolationLevel,
-            topics: asked.map(({ topic, partitions }) => ({ topic, partitions: partitions.map((partition) => ({ partition, timestamp })) })),
-          });
-        const [high, low] = await Promise.all([ask(LATEST), ask(EARLIEST)]);
-        const lows = new Map(low.responses.map((t) => [t.topic, new Map(t.partitions.map((p) => [p.partition, p.offset]))]));
-        for (const t of high.responses) {
-          const lowOf = lows.get(t.topic);
-          const list = ends.get(t.topic) ?? [];
-          for (const p of t.partitions) list.push({ partition: p.partition, high: p.offset, low: lowOf?.get(p.partition) ?? '0' });
-          ends.set(t.topic, list);
-        }
-      });
-      await Promise.all(asks);
-      return ends;
-    },
+    partitionEnds: (topics) => listEnds(wire, topics),
     async committedOffsets(groupId, partitions) {
-      const c = await connected();
-      const coordinator = await c.findGroupCoordinator({ groupId });
+      const nodeId = await coordinatorOf(groupId);
       const commits: GroupCommits = [];
-      let chunk: { topic: string; partitions: { partition: number }[] }[] = [];
+      let chunk: { topic: string; partitions: number[] }[] = [];
       let size = 0;
       const send = async () => {
         if (chunk.length === 0) return;
-        const { responses } = await coordinator.offsetFetch({ groupId, topics: chunk });
-        for (const t of responses) commits.push({ topic: t.topic, partitions: t.partitions.map((p) => ({ partition: p.partition, offset: p.offset, metadata: p.metadata || null })) });
+        const answer = await wire.offsetFetch(nodeId, groupId, chunk);
         chunk = [];
         size = 0;
+        // NOTE: OffsetFetch v6 asks for one group: its answer is the top-level topics and errorCode.
+        if (answer.errorCode !== ERROR.NONE) throw new KafkaAnswerError(answer.errorCode, `reading the commits of consumer group "${groupId}"`);
+        for (const t of answer.topics) {
+          const list: GroupCommits[number]['partitions'] = [];
+          for (const p of t.partitions) {
+            if (p.errorCode !== ERROR.NONE) throw new KafkaAnswerError(p.errorCode, `reading the commit of consumer group "${groupId}" on partition ${p.partitionIndex} of topic "${t.name}"`);
+            list.push({ partition: p.partitionIndex, offset: p.committedOffset.toString(), metadata: p.metadata || null });
+          }
+          commits.push({ topic: t.name, partitions: list });
+        }
       };
       for (const { topic, partitions: ps } of partitions) {
         if (ps.length === 0) continue;
-        chunk.push({ topic, partitions: ps.map((partition) => ({ partition })) });
+        chunk.push({ topic, partitions: [...ps] });
         size += ps.length;
         if (size >= PARTITIONS_PER_OFFSET_FETCH) await send();
       }
@@ -147,48 +82,83 @@ export function createTopicEnds(kafka: Kafka): TopicEnds | undefined {
       return commits;
     },
     async commitOffsets(groupId, commits) {
-      const c = await connected();
-      const coordinator = await c.findGroupCoordinator({ groupId });
       const topics = commits.filter((t) => t.partitions.length > 0);
       if (topics.length === 0) return;
-      await coordinator.offsetCommit({ groupId, groupGenerationId: -1, memberId: '', topics });
-    },
-    async disconnect() {
-      connecting = undefined;
-      const c = cluster;
-      cluster = undefined;
-      await c?.disconnect();
+      const nodeId = await coordinatorOf(groupId);
+      const answer = await wire.offsetCommit(
+        nodeId,
+        groupId,
+        -1,
+        '',
+        topics.map((t) => ({ topic: t.topic, partitions: t.partitions.map((p) => ({ partition: p.partition, offset: BigInt(p.offset), metadata: p.metadata })) })),
+      );
+      for (const t of answer.topics) {
+        for (const p of t.partitions) {
+          if (p.errorCode !== ERROR.NONE) throw new KafkaAnswerError(p.errorCode, `committing the offsets of consumer group "${groupId}" (partition ${p.partitionIndex} of topic "${t.name}")`);
+        }
+      }
     },
   };
 }
 
+/** Every partition's ends of each topic: one ListOffsets request per leader and end. */
+async function listEnds(wire: Wire, topics: readonly string[]): Promise<Map<string, PartitionEnds[]>> {
+  const ends = new Map<string, PartitionEnds[]>();
+  if (topics.length === 0) return ends;
+  const { topics: found } = await wire.metadata(topics);
+  const asks = [...partitionsByLeader(topics, found)].map(async ([nodeId, asked]) => {
+    const ask = (timestamp: bigint) => wire.listOffsets(nodeId, READ_COMMITTED, asked.map(({ topic, partitions }) => ({ topic, partitions: partitions.map((partition) => ({ partition, timestamp })) })));
+    const [high, low] = await Promise.all([ask(LATEST), ask(EARLIEST)]);
+    const lows = new Map<string, Map<number, bigint>>();
+    for (const t of low.topics) {
+      const byPartition = new Map<number, bigint>();
+      for (const p of t.partitions) {
+        if (p.errorCode !== ERROR.NONE) throw new KafkaAnswerError(p.errorCode, `listing the log start of partition ${p.partitionIndex} of topic "${t.name}"`);
+        byPartition.set(p.partitionIndex, p.offset);
+      }
+      lows.set(t.name, byPartition);
+    }
+    for (const t of high.topics) {
+      const list = ends.get(t.name) ?? [];
+      for (const p of t.partitions) {
+        if (p.errorCode !== ERROR.NONE) throw new KafkaAnswerError(p.errorCode, `listing the log end of partition ${p.partitionIndex} of topic "${t.name}"`);
+        list.push({ partition: p.partitionIndex, high: p.offset.toString(), low: (lows.get(t.name)?.get(p.partitionIndex) ?? 0n).toString() });
+      }
+      ends.set(t.name, list);
+    }
+  });
+  await Promise.all(asks);
+  return ends;
+}
+
 /**
  * Each leader's share of `topics`, so that one ListOffsets request per leader and end
- * asks for all of them. NOTE: not the cluster's fetchTopicsOffset: it merges its answers
- * by copying an object once per topic, a cost that grows with the square of the topics
- * (at 1,000 destinations most of a lag sample, even in slices of 50 topics).
+ * asks for all of them. A topic the metadata answer refused, or a partition without a
+ * leader yet, fails the call (ensure-topics.ts waits on both after a create).
  */
-function partitionsByLeader(cluster: KafkajsCluster, topics: readonly string[]): Map<number, { topic: string; partitions: number[] }[]> {
+function partitionsByLeader(
+  topics: readonly string[],
+  found: ReadonlyMap<string, { errorCode: number; partitions: readonly { partition: number; leader: number }[] }>,
+): Map<number, { topic: string; partitions: number[] }[]> {
   const byLeader = new Map<number, { topic: string; partitions: number[] }[]>();
   for (const topic of topics) {
+    const metadata = found.get(topic);
+    if (metadata === undefined) throw new KafkaAnswerError(ERROR.UNKNOWN_TOPIC_OR_PARTITION, `reading the metadata of topic "${topic}"`);
+    if (metadata.errorCode !== ERROR.NONE) throw new KafkaAnswerError(metadata.errorCode, `reading the metadata of topic "${topic}"`);
     const perLeader = new Map<number, number[]>();
-    for (const { partitionId, leader } of safePartitions(cluster, topic)) {
-      if (leader === null || leader === undefined || leader < 0) throw new Error(`partition ${partitionId} of topic "${topic}" has no leader right now; its log ends are asked again at the next sample`);
-      perLeader.set(leader, [...(perLeader.get(leader) ?? []), partitionId]);
+    for (const { partition, leader } of metadata.partitions) {
+      if (leader < 0) throw new Error(`partition ${partition} of topic "${topic}" has no leader right now; its log ends are asked again at the next sample`);
+      const list = perLeader.get(leader);
+      if (list === undefined) perLeader.set(leader, [partition]);
+      else list.push(partition);
     }
     for (const [leader, partitions] of perLeader) {
-      const list = byLeader.get(leader) ?? [];
-      list.push({ topic, partitions });
-      byLeader.set(leader, list);
+      const list = byLeader.get(leader);
+      if (list === undefined) byLeader.set(leader, [{ topic, partitions }]);
+      else list.push({ topic, partitions });
     }
   }
   return byLeader;
 }
 
-function safePartitions(cluster: KafkajsCluster, topic: string): PartitionMetadata[] {
-  try {
-    return cluster.findTopicPartitionMetadata(topic);
-  } catch {
-    return []; // not known to the cluster (deleted, or not created yet)
-  }
-}
+// NOTE: transitional (issue 45): key-scan.ts imports it from here; it goes with the kafkajs consumers.

@@ -16,6 +16,7 @@ import {
   metadataV9,
   offsetCommitV8,
   offsetFetchV6,
+  protocolErrors,
   protocolErrorsCodesById,
   syncGroupV4,
 } from '@platformatic/kafka';
@@ -61,11 +62,19 @@ export function errorName(code: number): string {
   return name ?? `error code ${code}`;
 }
 
-/** An error answer of a request as an Error whose `type` is the protocol's name (what isRetriable reads). */
+/** Whether the protocol says another try of a request answered with `code` may succeed (NOT_COORDINATOR, a leader moving). */
+export function isRetriableCode(code: number): boolean {
+  const known = (protocolErrors as Record<string, { canRetry?: boolean } | undefined>)[errorName(code)];
+  return known?.canRetry === true;
+}
+
+/**
+ * An error answer of a request as an Error whose `type` is the protocol's name (what
+ * isGroupInUse reads) and `canRetry` the protocol's word on another try (what isRetriable reads).
+ */
 export class KafkaAnswerError extends Error {
   readonly type: string;
-  /** Whether another try may be answered otherwise (a coordinator or leader moving, a broker busy): isRetriable reads it. */
-  readonly retriable: boolean;
+  readonly canRetry: boolean;
   constructor(
     readonly code: number,
     what: string,
@@ -73,23 +82,10 @@ export class KafkaAnswerError extends Error {
     super(`${what}: the broker answered ${errorName(code)}`);
     this.name = 'KafkaAnswerError';
     this.type = errorName(code);
-    this.retriable = RETRIABLE.has(code);
+    this.canRetry = isRetriableCode(code);
   }
 }
 
-/** Codes a later try may not get: the coordinator or leader moving or loading, a timeout, a broker short of replicas. */
-const RETRIABLE = new Set<number>([
-  ERROR.UNKNOWN_TOPIC_OR_PARTITION,
-  ERROR.LEADER_NOT_AVAILABLE,
-  ERROR.NOT_LEADER_OR_FOLLOWER,
-  7, // REQUEST_TIMED_OUT
-  13, // NETWORK_EXCEPTION
-  ERROR.COORDINATOR_LOAD_IN_PROGRESS,
-  ERROR.COORDINATOR_NOT_AVAILABLE,
-  ERROR.NOT_COORDINATOR,
-  ERROR.NOT_ENOUGH_REPLICAS,
-  ERROR.UNSTABLE_OFFSET_COMMIT,
-]);
 
 export interface BrokerAddress {
   nodeId: number;

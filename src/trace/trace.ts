@@ -46,9 +46,10 @@ export interface TraceResult {
 }
 
 /**
- * NOTE: kafkajs retries a broker that refuses connections for about half a minute (client.ts);
- * a person waiting on a trace is told sooner. Reads after the first answer are not timed:
- * a long window takes as long as it takes, each request within kafkajs's request timeout.
+ * NOTE: the Kafka clients retry a broker that refuses connections for about half a minute
+ * (platformatic-client.ts; kafkajs-legacy.ts for the key reads); a person waiting on a trace is
+ * told sooner. Reads after the first answer are not timed: a long window takes as long as it
+ * takes, each request within the client's request timeout.
  */
 const DEFAULT_CONNECT_TIMEOUT_MS = 15_000;
 

@@ -2,7 +2,6 @@
 // prints its report; exit code 0 when the run passed, 1 when it found something, 2
 // when the harness itself could not run.
 import { writeFileSync } from 'node:fs';
-import { applyIdleTimerFix } from '../../src/kafka/index.js';
 import { USAGE, parseChaosArgs } from './profiles.js';
 import type { ChaosCommand } from './profiles.js';
 import { formatReport } from './report.js';
@@ -26,8 +25,6 @@ async function main(argv: string[]): Promise<number> {
   return report.passed ? 0 : 1;
 }
 
-// The kafkajs clients made here without createKafka get the port's idle-timer fix from the start too.
-applyIdleTimerFix();
 // NOTE: exits once the report is out: a handle left open (seen once after a failed run
 // whose lost calls were followed through the topics) must not keep a finished run alive.
 main(process.argv.slice(2)).then(

@@ -5,9 +5,10 @@
 import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
-import type { Admin } from 'kafkajs';
+import { createAdmin, createKafka } from '../../src/kafka/index.js';
+import type { KafkaAdmin } from '../../src/kafka/index.js';
 import { topicNames } from '../../src/kafka/topics.js';
+import { silentLogger } from '../../src/observability/logger.js';
 import { topicLag } from '../../src/observability/consumer-lag.js';
 import { ROLES, RoleProcess, freePort, startDedicatedBroker, writeRoleConfig } from './cluster.js';
 import type { DedicatedBroker, LogCounts, RoleName, UnexpectedExit } from './cluster.js';
@@ -143,13 +144,13 @@ function lagGroups(topology: Topology, prefix: string, tiers: readonly string[])
 }
 
 /** Records not yet committed, in all and per group and topic (only those behind). */
-async function consumerLag(admin: Admin, groups: readonly { groupId: string; topics: string[] }[]): Promise<{ total: number; behind: string[] }> {
+async function consumerLag(admin: KafkaAdmin, groups: readonly { groupId: string; topics: string[] }[]): Promise<{ total: number; behind: string[] }> {
   let total = 0;
   const behind: string[] = [];
   for (const group of groups) {
-    const committed = await admin.fetchOffsets({ groupId: group.groupId, topics: group.topics });
+    const committed = await admin.committedOffsets(group.groupId, group.topics);
     for (const topic of group.topics) {
-      const ends = await admin.fetchTopicOffsets(topic);
+      const ends = await admin.partitionEnds(topic);
       const partitions = committed.find((c) => c.topic === topic)?.partitions ?? [];
       const lag = topicLag(ends, partitions);
       total += lag;
@@ -207,7 +208,7 @@ interface ChaosRun {
   /** Writes deletion requests to `deletions`. */
   deletionWriter?: KafkaWriter;
   deletionStats: DeletionStats;
-  admin?: Admin;
+  admin?: KafkaAdmin;
   gatewayUrl: string;
   /** What the roles' config files are written from (set once the receivers run). */
   settings?: Omit<ClusterSettings, 'adminPort'>;
@@ -370,7 +371,7 @@ async function startSystem(run: ChaosRun): Promise<void> {
   });
   run.writer = await createKafkaWriter(broker.brokers, run.names.calls);
   run.deletionWriter = await createKafkaWriter(broker.brokers, run.names.deletions);
-  run.admin = new Kafka({ clientId: 'chaos-admin', brokers: [broker.brokers], logLevel: logLevel.NOTHING }).admin();
+  run.admin = createAdmin(createKafka({ brokers: [broker.brokers], clientId: 'chaos-admin', topicPrefix: '', partitions: 1, replicationFactor: 1 }, silentLogger()));
   await run.admin.connect();
 }
 
@@ -626,7 +627,7 @@ async function followDuplicates(run: ChaosRun): Promise<ChaosReport['duplicateTr
 async function countTierRecords(run: ChaosRun): Promise<ChaosReport['retryTierRecords']> {
   const out: ChaosReport['retryTierRecords'] = {};
   if (run.admin === undefined) return out;
-  const records = async (topic: string) => (await run.admin!.fetchTopicOffsets(topic)).reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
+  const records = async (topic: string) => (await run.admin!.partitionEnds(topic)).reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
   for (const destination of run.topology.destinations.filter((d) => d.enabled)) {
     try {
       const events = await records(run.names.deliveries(destination.id));

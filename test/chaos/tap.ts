@@ -2,8 +2,8 @@
 // every destination's dead-letter topic — as it is written, so the verdict can be taken
 // at any moment. A consumer of its own (random group, from the beginning); after a
 // crash it is replaced and reads again from the start, records already seen skipped.
-import { Kafka, logLevel } from 'kafkajs';
-import type { Consumer, EachBatchPayload, IHeaders } from 'kafkajs';
+import { Consumer } from '@platformatic/kafka';
+import type { Message, MessagesStream } from '@platformatic/kafka';
 import { randomBytes } from 'node:crypto';
 import type { Kept } from './verdict.js';
 import { traceIdOf } from './receivers.js';
@@ -26,10 +26,12 @@ export interface KafkaTap {
   close(): Promise<void>;
 }
 
-function header(headers: IHeaders | undefined, name: string): string | undefined {
-  const value = headers?.[name];
-  const first = Array.isArray(value) ? value[0] : value;
-  return first === undefined ? undefined : first.toString();
+type Record_ = Message<Buffer, Buffer, Buffer, Buffer>;
+
+/** A header's first value as text. */
+function header(message: Record_, name: string): string | undefined {
+  for (const [key, value] of message.headerEntries) if (key.toString() === name) return value.toString();
+  return undefined;
 }
 
 function messageIdOfValue(value: Buffer | null): string | undefined {
@@ -65,63 +67,68 @@ export async function startTap(options: {
   log: (line: string) => void;
 }): Promise<KafkaTap> {
   const { topics } = options;
-  const kafka = new Kafka({ clientId: 'chaos-tap', brokers: [options.brokers], logLevel: logLevel.NOTHING, retry: { retries: 20, maxRetryTime: 5_000 } });
   const deadLetters = new Map<string, Map<string, Kept>>();
   const deadLetterReasons = new Map<string, Map<string, number>>();
   const invalidKept = new Map<string, Kept>();
   /** Next offset to take per topic-partition: a re-read after a restart skips below it. */
   const nextOffset = new Map<string, bigint>();
   let records = 0;
-  let consumer: Consumer | undefined;
+  let consumer: Consumer<Buffer, Buffer, Buffer, Buffer> | undefined;
+  let stream: MessagesStream<Buffer, Buffer, Buffer, Buffer> | undefined;
   let closing = false;
 
-  const onBatch = async ({ batch, resolveOffset, heartbeat }: EachBatchPayload): Promise<void> => {
-    const partitionKey = `${batch.topic}:${batch.partition}`;
-    const destination = topics.deadLetters.get(batch.topic);
-    for (const message of batch.messages) {
-      const offset = BigInt(message.offset);
-      if (offset < (nextOffset.get(partitionKey) ?? 0n)) continue;
-      nextOffset.set(partitionKey, offset + 1n);
-      records += 1;
-      const traceId = traceIdOf(header(message.headers, 'traceparent'));
-      const error = header(message.headers, 'error');
-      const withError = error !== undefined && error.trim() !== '';
-      if (destination !== undefined) {
-        const messageId = header(message.headers, 'message-id') ?? messageIdOfValue(message.value);
-        let byKey = deadLetters.get(destination);
-        if (byKey === undefined) {
-          byKey = new Map();
-          deadLetters.set(destination, byKey);
-        }
-        count(byKey, options.keyOf(messageId, traceId), withError);
-        if (withError) {
-          const reasons = deadLetterReasons.get(destination) ?? new Map<string, number>();
-          const reason = reasonsOf(error);
-          reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
-          deadLetterReasons.set(destination, reasons);
-        }
-      } else {
-        // NOTE: an invalid record is known by its trace id first: its body may be anything.
-        const key = traceId !== undefined ? options.keyOf(undefined, traceId) : options.keyOf(messageIdOfValue(message.value), undefined);
-        count(invalidKept, key, withError);
+  const onMessage = (message: Record_): void => {
+    const partitionKey = `${message.topic}:${message.partition}`;
+    const destination = topics.deadLetters.get(message.topic);
+    const offset = message.offset;
+    if (offset < (nextOffset.get(partitionKey) ?? 0n)) return;
+    nextOffset.set(partitionKey, offset + 1n);
+    records += 1;
+    const traceId = traceIdOf(header(message, 'traceparent'));
+    const error = header(message, 'error');
+    const withError = error !== undefined && error.trim() !== '';
+    if (destination !== undefined) {
+      const messageId = header(message, 'message-id') ?? messageIdOfValue(message.value ?? null);
+      let byKey = deadLetters.get(destination);
+      if (byKey === undefined) {
+        byKey = new Map();
+        deadLetters.set(destination, byKey);
       }
-      resolveOffset(message.offset);
+      count(byKey, options.keyOf(messageId, traceId), withError);
+      if (withError) {
+        const reasons = deadLetterReasons.get(destination) ?? new Map<string, number>();
+        const reason = reasonsOf(error);
+        reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
+        deadLetterReasons.set(destination, reasons);
+      }
+    } else {
+      // NOTE: an invalid record is known by its trace id first: its body may be anything.
+      const key = traceId !== undefined ? options.keyOf(undefined, traceId) : options.keyOf(messageIdOfValue(message.value ?? null), undefined);
+      count(invalidKept, key, withError);
     }
-    await heartbeat();
   };
 
   const run = async (): Promise<void> => {
-    const next = kafka.consumer({ groupId: `chaos-tap-${randomBytes(4).toString('hex')}`, maxWaitTimeInMs: 200, sessionTimeout: 10_000 });
+    const next = new Consumer({
+      clientId: 'chaos-tap',
+      bootstrapBrokers: [options.brokers],
+      groupId: `chaos-tap-${randomBytes(4).toString('hex')}`,
+      maxWaitTime: 200,
+      sessionTimeout: 10_000,
+      retries: 20,
+      retryDelay: 1_000,
+    });
     consumer = next;
-    next.on(next.events.CRASH, (event) => {
-      if (event.payload.restart || closing) return;
-      options.log(`chaos tap: consumer stopped (${String(event.payload.error)}); starting a new one`);
-      void next.disconnect().catch(() => undefined);
+    const opened = await next.consume({ topics: [topics.callsInvalid, ...topics.deadLetters.keys()], mode: 'earliest', autocommit: true });
+    stream = opened;
+    opened.on('data', onMessage);
+    opened.on('error', (error: unknown) => {
+      if (closing) return;
+      options.log(`chaos tap: consumer stopped (${String(error)}); starting a new one`);
+      void opened.close().catch(() => undefined);
+      void next.close(true).catch(() => undefined);
       setTimeout(() => void run().catch((error: unknown) => options.log(`chaos tap: restart failed: ${String(error)}`)), 1_000);
     });
-    await next.connect();
-    await next.subscribe({ topics: [topics.callsInvalid, ...topics.deadLetters.keys()], fromBeginning: true });
-    await next.run({ autoCommit: true, eachBatch: onBatch });
   };
   await run();
 
@@ -132,7 +139,8 @@ export async function startTap(options: {
     records: () => records,
     async close() {
       closing = true;
-      await consumer?.disconnect();
+      await stream?.close().catch(() => undefined);
+      await consumer?.close(true);
     },
   };
 }

@@ -1,8 +1,8 @@
 // Where a lost call's trail ends: for a failed run, the topics it should have passed
 // through (calls, deliveries, retry tiers, dead letters) are searched for it, so the
 // report says which hop dropped it — before the run's broker and its data are gone.
-import { Kafka, logLevel } from 'kafkajs';
-import type { IHeaders } from 'kafkajs';
+import { Admin, Consumer } from '@platformatic/kafka';
+import type { Message } from '@platformatic/kafka';
 import { randomBytes } from 'node:crypto';
 import { traceIdOf } from './receivers.js';
 
@@ -17,10 +17,10 @@ export interface TrailStop {
 const SHOWN_HEADERS = ['source-id', 'message-id', 'attempt', 'first-attempt-at', 'due-at', 'error'];
 const READ_TIMEOUT_MS = 120_000;
 
-function text(headers: IHeaders | undefined, name: string): string | undefined {
-  const value = headers?.[name];
-  const first = Array.isArray(value) ? value[0] : value;
-  return first === undefined ? undefined : first.toString();
+/** A header's first value as text. */
+function text(message: Message<Buffer, Buffer, Buffer, Buffer>, name: string): string | undefined {
+  for (const [key, value] of message.headerEntries) if (key.toString() === name) return value.toString();
+  return undefined;
 }
 
 /**
@@ -33,57 +33,56 @@ export async function findTrails(
   wanted: ReadonlySet<string>,
   keyOf: (messageId: string | undefined, traceId: string | undefined) => string,
 ): Promise<Map<string, TrailStop[]>> {
-  const kafka = new Kafka({ clientId: 'chaos-trail', brokers: [brokers], logLevel: logLevel.NOTHING });
-  const admin = kafka.admin();
-  await admin.connect();
+  const admin = new Admin({ clientId: 'chaos-trail', bootstrapBrokers: [brokers] });
   const found = new Map<string, TrailStop[]>();
   try {
     const existing = new Set(await admin.listTopics());
     for (const topic of topics.filter((t) => existing.has(t))) {
-      const ends = await admin.fetchTopicOffsets(topic);
-      const remaining = new Map(ends.filter((e) => BigInt(e.high) > BigInt(e.low)).map((e) => [e.partition, BigInt(e.high)]));
+      const { topics: metadata } = await admin.metadata({ topics: [topic] });
+      const partitions = metadata.get(topic)?.partitionsCount ?? 0;
+      const ask = (timestamp: bigint) => admin.listOffsets({ topics: [{ name: topic, partitions: Array.from({ length: partitions }, (_, partitionIndex) => ({ partitionIndex, timestamp })) }] });
+      const [highs, lows] = await Promise.all([ask(-1n), ask(-2n)]);
+      const low = new Map((lows[0]?.partitions ?? []).map((p) => [p.partitionIndex, p.offset]));
+      const remaining = new Map((highs[0]?.partitions ?? []).filter((p) => p.offset > (low.get(p.partitionIndex) ?? 0n)).map((p) => [p.partitionIndex, p.offset]));
       if (remaining.size === 0) continue;
-      const consumer = kafka.consumer({ groupId: `chaos-trail-${randomBytes(4).toString('hex')}` });
-      await consumer.connect();
+      const consumer = new Consumer({ clientId: 'chaos-trail', bootstrapBrokers: [brokers], groupId: `chaos-trail-${randomBytes(4).toString('hex')}`, autocommit: false, maxWaitTime: 200 });
       try {
-        await consumer.subscribe({ topic, fromBeginning: true });
+        const stream = await consumer.consume({ topics: [topic], mode: 'earliest' });
         let finish: () => void = () => undefined;
         const finished = new Promise<void>((resolve) => {
           finish = resolve;
         });
-        await consumer.run({
-          autoCommit: false,
-          eachBatch: async ({ batch }) => {
-            for (const message of batch.messages) {
-              let messageId = text(message.headers, 'message-id');
-              if (messageId === undefined && message.value !== null) {
-                const match = /"messageId":"([^"]*)"/.exec(message.value.toString('utf8', 0, Math.min(message.value.length, 4096)));
-                messageId = match?.[1];
-              }
-              const key = keyOf(messageId, traceIdOf(text(message.headers, 'traceparent')));
-              if (wanted.has(key)) {
-                const headers: Record<string, string> = {};
-                for (const name of SHOWN_HEADERS) {
-                  const value = text(message.headers, name);
-                  if (value !== undefined) headers[name] = value.slice(0, 200);
-                }
-                const stops = found.get(key) ?? [];
-                stops.push({ topic, partition: batch.partition, offset: message.offset, headers });
-                found.set(key, stops);
-              }
+        stream.on('data', (message: Message<Buffer, Buffer, Buffer, Buffer>) => {
+          let messageId = text(message, 'message-id');
+          if (messageId === undefined && message.value !== undefined && message.value !== null) {
+            const match = /"messageId":"([^"]*)"/.exec(message.value.toString('utf8', 0, Math.min(message.value.length, 4096)));
+            messageId = match?.[1];
+          }
+          const key = keyOf(messageId, traceIdOf(text(message, 'traceparent')));
+          if (wanted.has(key)) {
+            const headers: Record<string, string> = {};
+            for (const name of SHOWN_HEADERS) {
+              const value = text(message, name);
+              if (value !== undefined) headers[name] = value.slice(0, 200);
             }
-            const high = remaining.get(batch.partition);
-            if (high !== undefined && BigInt(batch.lastOffset()) + 1n >= high) remaining.delete(batch.partition);
-            if (remaining.size === 0) finish();
-          },
+            const stops = found.get(key) ?? [];
+            stops.push({ topic, partition: message.partition, offset: message.offset.toString(), headers });
+            found.set(key, stops);
+          }
+          const high = remaining.get(message.partition);
+          if (high !== undefined && message.offset + 1n >= high) remaining.delete(message.partition);
+          if (remaining.size === 0) finish();
         });
-        await Promise.race([finished, new Promise((resolve) => setTimeout(resolve, READ_TIMEOUT_MS))]);
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([finished, new Promise((resolve) => (timer = setTimeout(resolve, READ_TIMEOUT_MS)))]);
+        clearTimeout(timer);
+        await stream.close();
       } finally {
-        await consumer.disconnect();
+        await consumer.close(true);
       }
     }
   } finally {
-    await admin.disconnect();
+    await admin.close();
   }
   return found;
 }

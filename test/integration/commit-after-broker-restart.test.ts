@@ -3,8 +3,6 @@
 // batch failed, nothing new arrived on the partition, and nothing ever committed again
 // (so the lag alert fired, and every one of those events would be delivered again after
 // the next restart). Now the batch commits once the broker is back.
-import { Kafka, logLevel } from 'kafkajs';
-import type { Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDelivererService, delivererGroupId } from '../../src/delivery/deliverer-service.js';
 import { topicNames } from '../../src/kafka/index.js';
@@ -12,7 +10,8 @@ import { topicLag } from '../../src/observability/consumer-lag.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import type { Service } from '../../src/runtime/service.js';
 import { testConfig, testRoleDeps } from '../support/config.js';
-import { randomName, randomPrefix } from '../support/kafka.js';
+import { createTestAdmin, createTestProducer, randomName, randomPrefix } from '../support/kafka.js';
+import type { TestAdmin } from '../support/kafka.js';
 import { startReceiver } from '../support/receiver.js';
 import type { Receiver } from '../support/receiver.js';
 import { waitFor } from '../support/wait-for.js';
@@ -28,7 +27,7 @@ describe('deliverer commit across a broker restart', () => {
   const names = topicNames(prefix);
   let broker: DedicatedBroker;
   let receiver: Receiver;
-  let admin: Admin;
+  let admin: TestAdmin;
   let deliverer: Service;
   let groupId: string;
   const metrics = createMetrics({ defaultMetrics: false });
@@ -49,13 +48,12 @@ describe('deliverer commit across a broker restart', () => {
     groupId = delivererGroupId(config);
     deliverer = createDelivererService(testRoleDeps(config, { metrics }));
     await deliverer.start();
-    admin = new Kafka({ clientId: 'commit-test', brokers: [broker.brokers], logLevel: logLevel.NOTHING }).admin();
-    await admin.connect();
+    admin = createTestAdmin([broker.brokers]);
   });
 
   afterAll(async () => {
     await deliverer?.stop();
-    await admin?.disconnect();
+    await admin?.close();
     await receiver?.close();
     await broker?.stop();
   });
@@ -69,19 +67,17 @@ describe('deliverer commit across a broker restart', () => {
     (await metrics.deliveries.get()).values.find((v) => v.labels.destination === 'hooks' && v.labels.result === 'delivered')?.value ?? 0;
 
   it('commits the finished batch once the broker is back, with no new records to carry the commit', async () => {
-    const producer = new Kafka({ clientId: 'commit-test', brokers: [broker.brokers], logLevel: logLevel.NOTHING }).producer();
-    await producer.connect();
+    const producer = createTestProducer([broker.brokers]);
     const ids = Array.from({ length: EVENTS }, (_, i) => `c-${i}`);
     await producer.send({
       topic: names.deliveries('hooks'),
-      acks: -1,
       messages: ids.map((id) => ({
         key: id,
         value: `{"version":1,"type":"track","userId":"${id}","messageId":"${id}","timestamp":"2026-05-01T12:00:00.000Z","event":"E"}`,
         headers: { 'source-id': 'web', 'message-id': id, attempt: '0', 'first-attempt-at': '' },
       })),
     });
-    await producer.disconnect();
+    await producer.close();
     await waitFor(() => receiver.requests.length === EVENTS, { timeoutMs: 30_000, what: `${EVENTS} requests held by the receiver` });
 
     // The broker goes away while the receiver holds the requests: the batch finishes (all

@@ -79,7 +79,6 @@ describe('the consumer runtime on platformatic through rejoins', () => {
   const client = createKafka(
     { brokers: testBrokers(), clientId: randomName('rejoin'), topicPrefix: randomPrefix(), partitions: PARTITIONS, replicationFactor: 1 },
     silentLogger(),
-    { kind: 'platformatic' },
   );
   const running = new Set<RunningConsumer>();
 
@@ -111,7 +110,7 @@ describe('the consumer runtime on platformatic through rejoins', () => {
       const messages = Array.from({ length: PARTITIONS }, (_, partition) =>
         Array.from({ length: perPartition }, () => ({ partition, key: null, value: `p${partition}` })),
       ).flat();
-      await tk.producer.send({ topic, acks: -1, messages });
+      await tk.producer.send({ topic, messages });
       for (let partition = 0; partition < PARTITIONS; partition++) produced[partition]! += perPartition;
     };
     return { topic, produced, produceRound };

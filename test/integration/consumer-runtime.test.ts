@@ -1,21 +1,19 @@
-// The port's consumer runtimes (src/kafka/consumer.ts on kafkajs, consumer-platformatic.ts
-// on @platformatic/kafka) on a real broker: what a role marks done is committed, what it
+// The port's consumer runtime (consumer-platformatic.ts on @platformatic/kafka) on a real broker: what a role marks done is committed, what it
 // does not is read again.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafka, startConsumer } from '../../src/kafka/index.js';
-import type { CommitPolicy, KafkaClientKind, RecordBatch, RunningConsumer } from '../../src/kafka/index.js';
+import type { CommitPolicy, RecordBatch, RunningConsumer } from '../../src/kafka/index.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import { waitFor } from '../support/wait-for.js';
 
 type TestKafka = Awaited<ReturnType<typeof createTestKafka>>;
 
-describe.each<KafkaClientKind>(['kafkajs', 'platformatic'])('the consumer runtime on %s', (kind) => {
+describe('the consumer runtime', () => {
   let tk: TestKafka;
   const client = createKafka(
     { brokers: testBrokers(), clientId: randomName('runtime'), topicPrefix: randomPrefix(), partitions: 1, replicationFactor: 1 },
     silentLogger(),
-    { kind },
   );
   const running: RunningConsumer[] = [];
 

@@ -67,16 +67,7 @@ describe('deliverer config reload under load', () => {
     // Every destination's events wait in Kafka from the start, the added one's too.
     for (const id of DESTINATIONS) {
       const topic = `${prefix}deliveries.${id}`;
-      // NOTE: leaders awaited from the metadata, not by createTopics: on a busy shared
-      // broker its own wait can fail with "does not host this topic-partition".
-      await kafka.admin.createTopics({ waitForLeaders: false, topics: [{ topic, numPartitions: PARTITIONS }] });
-      await waitFor(
-        async () => {
-          const { topics } = await kafka.admin.fetchTopicMetadata({ topics: [topic] });
-          return topics[0]?.partitions.length === PARTITIONS && topics[0].partitions.every((p) => p.leader >= 0);
-        },
-        { timeoutMs: 30_000, what: `leaders for ${topic}` },
-      );
+      await kafka.createTopic(topic, PARTITIONS); // waits for every partition's leader
       const messages = Array.from({ length: EVENTS }, (_, i) => ({
         key: `u-${i % 50}`,
         value: body(id, i),

@@ -1,10 +1,9 @@
 // Defence in depth: a `switchyard all` whose consumer groups someone else joined by hand
 // (a member that reads another topic, and leads the group) is handed partitions of a
-// topic it does not read. Each of its consumers (the deliverer's on kafkajs, the
-// router's on @platformatic/kafka) logs an error naming the topic and the group, does
+// topic it does not read. Each of its consumers (the deliverer's partition stream, the
+// router's consumer) logs an error naming the topic and the group, does
 // not consume them, and /readyz answers 503 until the assignment is its own again.
 import { Consumer } from '@platformatic/kafka';
-import type { Consumer as KafkajsConsumer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killAll, startRole, writeConfigFile } from '../support/daemon.js';
 import type { Daemon } from '../support/daemon.js';
@@ -53,10 +52,18 @@ describe('a member handed partitions of a topic it does not read', () => {
     await kafka.createTopic(foreign, 4);
 
     // First in each group, so they lead it: a leader assigns the topics it reads.
-    const kafkajsIntruder: KafkajsConsumer = kafka.kafka.consumer({ groupId: `${prefix}deliverer` });
-    await kafkajsIntruder.connect();
-    await kafkajsIntruder.subscribe({ topics: [foreign], fromBeginning: true });
-    await kafkajsIntruder.run({ autoCommit: false, eachBatch: async () => undefined });
+    // NOTE: under the protocol name the deliverer's consumer (kafkajs) joins with, else the
+    // broker refuses its join (INCONSISTENT_GROUP_PROTOCOL); the member metadata and
+    // assignments are the consumer protocol's either way.
+    const delivererIntruder = new Consumer({
+      clientId: randomName('intruder'),
+      bootstrapBrokers: testBrokers(),
+      groupId: `${prefix}deliverer`,
+      autocommit: false,
+      protocols: [{ name: 'RoundRobinAssigner', version: 1 }],
+    });
+    const delivererStream = await delivererIntruder.consume({ topics: [foreign], mode: 'earliest', autocommit: false });
+    delivererStream.on('data', () => undefined);
     const platformaticIntruder = new Consumer({ clientId: randomName('intruder'), bootstrapBrokers: testBrokers(), groupId: `${prefix}router`, autocommit: false });
     const stream = await platformaticIntruder.consume({ topics: [foreign], mode: 'earliest', autocommit: false });
     stream.on('data', () => undefined);
@@ -64,7 +71,8 @@ describe('a member handed partitions of a topic it does not read', () => {
     const stopIntruders = async () => {
       if (intrudersStopped) return;
       intrudersStopped = true;
-      await kafkajsIntruder.disconnect();
+      await delivererStream.close();
+      await delivererIntruder.close();
       await stream.close();
       await platformaticIntruder.close();
     };

@@ -1,13 +1,12 @@
 // "The 200 comes after the Kafka ack": a gateway on its own broker, whose process is
 // stopped under it. While Kafka cannot acknowledge, the answer is 503 with Retry-After,
 // never 200; once the broker is back, the gateway accepts again without a restart.
-import { Kafka, logLevel } from 'kafkajs';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGatewayService } from '../../src/gateway/gateway-service.js';
 import type { GatewayService } from '../../src/gateway/gateway-service.js';
 import { testConfig, testRoleDeps } from '../support/config.js';
-import { randomName, randomPrefix, readTopic } from '../support/kafka.js';
+import { createTestAdmin, randomName, randomPrefix, readTopic } from '../support/kafka.js';
 import { waitFor } from '../support/wait-for.js';
 import { startDedicatedBroker } from '../support/dedicated-broker.js';
 import type { DedicatedBroker } from '../support/dedicated-broker.js';
@@ -76,17 +75,15 @@ describe('gateway when Kafka is unavailable', () => {
     await waitFor(async () => (await postBatch(base, after)).status === 200, { timeoutMs: 60_000, what: 'the gateway to accept again' });
     expect(gateway.health().detail).toBeUndefined();
 
-    const kafka = new Kafka({ clientId: randomName('reader'), brokers: [broker.brokers], logLevel: logLevel.NOTHING });
-    const admin = kafka.admin();
-    await admin.connect();
+    const admin = createTestAdmin([broker.brokers]);
     try {
-      const stored = await readTopic(kafka, admin, `${prefix}calls`, { atLeast: 2 });
+      const stored = await readTopic(admin, `${prefix}calls`, { atLeast: 2 }, [broker.brokers]);
       const keys = stored.map((m) => m.key);
       expect(keys).toContain(before);
       expect(keys).toContain(after);
       expect(stored.every((m) => m.headers['source-id'] === 'web')).toBe(true);
     } finally {
-      await admin.disconnect();
+      await admin.close();
     }
   });
 });

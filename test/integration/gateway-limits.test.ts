@@ -13,7 +13,7 @@ import { silentLogger } from '../../src/observability/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import type { Metrics } from '../../src/observability/metrics.js';
 import { testConfig } from '../support/config.js';
-import { randomName, randomPrefix, testBrokers, testKafka } from '../support/kafka.js';
+import { createTestAdmin, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 
 const TIGHT_KEY = 'wk-limits-tight-0001';
 const BYTES_KEY = 'wk-limits-bytes-0001';
@@ -63,14 +63,13 @@ describe('gateway: limits per source', () => {
 
   /** Records on `calls` and `calls.invalid`, from their end offsets. */
   async function written(): Promise<number> {
-    const admin = testKafka().admin();
-    await admin.connect();
+    const admin = createTestAdmin();
     try {
       let sum = 0;
       for (const topic of [`${prefix}calls`, `${prefix}calls.invalid`]) for (const p of await admin.fetchTopicOffsets(topic)) sum += Number(p.high);
       return sum;
     } finally {
-      await admin.disconnect();
+      await admin.close();
     }
   }
 

@@ -7,7 +7,8 @@ import { Writable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Consumer, KafkaMessage } from 'kafkajs';
+import { Consumer } from '@platformatic/kafka';
+import type { Message } from '@platformatic/kafka';
 import type { Config } from '../../src/config/schema.js';
 import type { ConfigStore } from '../../src/config/store.js';
 import { createGatewayService } from '../../src/gateway/gateway-service.js';
@@ -17,7 +18,7 @@ import { createMetrics } from '../../src/observability/metrics.js';
 import type { Metrics } from '../../src/observability/metrics.js';
 import { createLogger, silentLogger } from '../../src/observability/logger.js';
 import { testConfig } from '../support/config.js';
-import { randomName, randomPrefix, testBrokers, testKafka } from '../support/kafka.js';
+import { createTestAdmin, randomName, randomPrefix, testBrokers, testClientOptions } from '../support/kafka.js';
 import { waitFor } from '../support/wait-for.js';
 
 const NOON = Date.UTC(2026, 4, 1, 12); // 2026-05-01T12:00:00.000Z
@@ -116,29 +117,31 @@ interface Record_ {
 }
 
 /** Reads a set of topics from the beginning for the whole file, into one list. */
-async function collect(topics: string[]): Promise<{ records: Record_[]; consumer: Consumer }> {
+async function collect(topics: string[]): Promise<{ records: Record_[]; consumer: { disconnect(): Promise<void> } }> {
   const records: Record_[] = [];
-  const consumer = testKafka().consumer({ groupId: randomName('gateway-test'), allowAutoTopicCreation: false });
-  await consumer.connect();
-  await consumer.subscribe({ topics, fromBeginning: true });
-  await consumer.run({
-    eachMessage: async ({ topic, message }: { topic: string; message: KafkaMessage }) => {
-      const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(message.headers ?? {})) {
-        const first = Array.isArray(value) ? value[0] : value;
-        if (first !== undefined) headers[name] = first.toString();
-      }
-      const text = message.value?.toString('utf8') ?? '';
-      let json: Record<string, unknown> = {};
-      try {
-        json = JSON.parse(text) as Record<string, unknown>;
-      } catch {
-        // a kept body that is not JSON
-      }
-      records.push({ topic, timestamp: message.timestamp, key: message.key?.toString() ?? null, text, json, headers });
-    },
+  const consumer = new Consumer({ ...testClientOptions(randomName('gateway-test')), groupId: randomName('gateway-test'), autocommit: false, maxWaitTime: 200 });
+  const stream = await consumer.consume({ topics, mode: 'earliest' });
+  stream.on('data', (message: Message<Buffer, Buffer, Buffer, Buffer>) => {
+    const headers: Record<string, string> = {};
+    for (const [name, value] of message.headers) if (!(name.toString() in headers)) headers[name.toString()] = value.toString();
+    const text = message.value?.toString('utf8') ?? '';
+    let json: Record<string, unknown> = {};
+    try {
+      json = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      // a kept body that is not JSON
+    }
+    records.push({ topic: message.topic, timestamp: message.timestamp.toString(), key: message.key?.toString() ?? null, text, json, headers });
   });
-  return { records, consumer };
+  return {
+    records,
+    consumer: {
+      async disconnect() {
+        await stream.close();
+        await consumer.close(true);
+      },
+    },
+  };
 }
 
 describe('gateway', () => {
@@ -152,7 +155,7 @@ describe('gateway', () => {
   let clock = NOON;
   let running: Running;
   let records: Record_[];
-  let consumer: Consumer;
+  let consumer: { disconnect(): Promise<void> };
 
   /** Records of `topic` whose key (or body) mentions `marker`, once there are `count`. */
   const recordsFor = (topic: string, marker: string, count: number): Promise<Record_[]> =>
@@ -176,12 +179,11 @@ describe('gateway', () => {
 
   it('is ready once listening with a connected producer, and created both topics', async () => {
     expect(running.gateway.health()).toEqual({ live: true, ready: true });
-    const admin = testKafka().admin();
-    await admin.connect();
+    const admin = createTestAdmin();
     try {
       expect(await admin.listTopics()).toEqual(expect.arrayContaining([callsTopic, invalidTopic]));
     } finally {
-      await admin.disconnect();
+      await admin.close();
     }
   });
 
@@ -360,8 +362,7 @@ describe('gateway', () => {
   });
 
   it('answers 200 and writes nothing to a batch that is null (analytics-go v2 closing with an empty buffer), empty or absent', async () => {
-    const admin = testKafka().admin();
-    await admin.connect();
+    const admin = createTestAdmin();
     const total = async () => {
       let sum = 0;
       for (const topic of [callsTopic, invalidTopic]) for (const p of await admin.fetchTopicOffsets(topic)) sum += Number(p.high);
@@ -390,7 +391,7 @@ describe('gateway', () => {
       expect(okAfter - okBefore).toBe(4);
       expect(await total()).toBe(before);
     } finally {
-      await admin.disconnect();
+      await admin.close();
     }
   });
 
@@ -617,14 +618,12 @@ describe('gateway: load, slow clients and shutdown', () => {
     expect(answers[1]).toContain('"code":"shutting_down"');
 
     // The in-flight call was written to Kafka before its 200.
-    const kafka = testKafka();
-    const admin = kafka.admin();
-    await admin.connect();
+    const admin = createTestAdmin();
     try {
       const offsets = await admin.fetchTopicOffsets(`${prefix}calls`);
       expect(offsets.reduce((sum, p) => sum + Number(p.high), 0)).toBeGreaterThanOrEqual(1);
     } finally {
-      await admin.disconnect();
+      await admin.close();
     }
     expect(running.gateway.health()).toMatchObject({ live: true, ready: false });
   });

@@ -39,8 +39,8 @@ describe('createKeyReader', () => {
     const messages = Array.from({ length: 12 }, (_, i) => now - 4 * HOUR + i * 20 * 60_000).flatMap((at) =>
       users.map((user) => ({ key: user, value: `${user}@${at}`, timestamp: String(at), headers: { 'message-id': `${user}-${at}` } })),
     );
-    await tk.producer.send({ topic: calls, acks: -1, messages });
-    await tk.producer.send({ topic: invalid, acks: -1, messages: [{ key: 'u-1', value: 'bad', timestamp: String(now - HOUR) }] });
+    await tk.producer.send({ topic: calls, messages });
+    await tk.producer.send({ topic: invalid, messages: [{ key: 'u-1', value: 'bad', timestamp: String(now - HOUR) }] });
 
     const key = Buffer.from('u-1');
     const partition = partitionOfKey(key, PARTITIONS);
@@ -74,7 +74,7 @@ describe('createKeyReader', () => {
     const topic = randomName('retained');
     await tk.createTopic(topic, 1);
     const times = [now - 3 * HOUR, now - 2 * HOUR, now - HOUR];
-    await tk.producer.send({ topic, acks: -1, messages: times.map((at) => ({ key: 'u-1', value: String(at), timestamp: String(at) })) });
+    await tk.producer.send({ topic, messages: times.map((at) => ({ key: 'u-1', value: String(at), timestamp: String(at) })) });
     // As retention would: the oldest record gone.
     await tk.admin.deleteTopicRecords({ topic, partitions: [{ partition: 0, offset: '1' }] });
     const [range] = await reader.ranges([{ topic, partition: 0, sinceMs: now - 4 * HOUR }]);

@@ -9,15 +9,14 @@
 // itself: the stream joins again, one change at a time; and a batch fetched from past
 // where the stream expects it no longer counts its leading gap as finished. With kafkajs's
 // restart gone, the stream's own rejoin is what brings it back after a broker restart.
-import { Kafka, logLevel } from 'kafkajs';
-import type { Admin, Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdmin, createKafka, createPartitionStream } from '../../src/kafka/index.js';
 import type { InboundRecord, KafkaAdmin, PartitionStream } from '../../src/kafka/index.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { startDedicatedBroker } from '../support/dedicated-broker.js';
 import type { DedicatedBroker } from '../support/dedicated-broker.js';
-import { randomName, randomPrefix } from '../support/kafka.js';
+import { createTestAdmin, createTestProducer, randomName, randomPrefix } from '../support/kafka.js';
+import type { TestAdmin, TestProducer } from '../support/kafka.js';
 import { waitFor } from '../support/wait-for.js';
 
 const PARTITIONS = 4;
@@ -26,25 +25,21 @@ const RESUBSCRIBING_MS = 12_000;
 
 describe('partition stream across a broker restart with resubscribes', () => {
   let broker: DedicatedBroker;
-  let raw: Kafka;
-  let rawAdmin: Admin;
-  let producer: Producer;
+  let rawAdmin: TestAdmin;
+  let producer: TestProducer;
   let admin: KafkaAdmin;
 
   beforeAll(async () => {
     broker = await startDedicatedBroker();
-    raw = new Kafka({ clientId: 'ps-restart-test', brokers: [broker.brokers], logLevel: logLevel.NOTHING });
-    rawAdmin = raw.admin();
-    await rawAdmin.connect();
-    producer = raw.producer();
-    await producer.connect();
+    rawAdmin = createTestAdmin([broker.brokers]);
+    producer = createTestProducer([broker.brokers]);
     admin = createAdmin(createKafka(kafkaSettings(broker.brokers), silentLogger()));
     await admin.connect();
   });
 
   afterAll(async () => {
-    await producer?.disconnect().catch(() => undefined);
-    await rawAdmin?.disconnect().catch(() => undefined);
+    await producer?.close().catch(() => undefined);
+    await rawAdmin?.close().catch(() => undefined);
     await admin?.disconnect().catch(() => undefined);
     await broker?.stop();
   });
@@ -86,11 +81,11 @@ describe('partition stream across a broker restart with resubscribes', () => {
         const n = sequence++;
         return { partition: n % PARTITIONS, value: `r-${n}` };
       });
-      const answers = await producer.send({ topic, acks: -1, messages });
+      const answers = await producer.send({ topic, messages });
       // One answer per partition: its base offset, the partition's records follow it in order.
       for (const answer of answers) {
         const count = messages.filter((m) => m.partition === answer.partition).length;
-        for (let i = 0; i < count; i++) produced.add(`${answer.partition}:${BigInt(answer.baseOffset!) + BigInt(i)}`);
+        for (let i = 0; i < count; i++) produced.add(`${answer.partition}:${BigInt(answer.baseOffset) + BigInt(i)}`);
       }
     };
 
@@ -147,7 +142,7 @@ describe('partition stream across a broker restart with resubscribes', () => {
       await broker.startProcess();
       // kafkajs no longer restarts it: only the stream's own rejoin brings it back.
       await waitFor(() => stream.joined(), { what: 'the stream to join again by itself', timeoutMs: 90_000 });
-      await producer.send({ topic, acks: -1, messages: [{ value: 'after' }] });
+      await producer.send({ topic, messages: [{ value: 'after' }] });
       await waitFor(() => got.includes('0'), { what: 'a record written after the restart' });
       expect(stream.failure()).toBeUndefined();
     } finally {
@@ -159,7 +154,7 @@ describe('partition stream across a broker restart with resubscribes', () => {
     const topic = `${randomPrefix()}moved`;
     const groupId = randomName('ps-moved-group');
     await admin.ensureTopics([{ topic }], { partitions: 1, replicationFactor: 1 });
-    await producer.send({ topic, acks: -1, messages: Array.from({ length: 10 }, (_, i) => ({ value: `m-${i}` })) });
+    await producer.send({ topic, messages: Array.from({ length: 10 }, (_, i) => ({ value: `m-${i}` })) });
     const inFlight = new Set(['2', '3', '4']);
     const got: string[] = [];
     const stream = openStream(
@@ -176,7 +171,6 @@ describe('partition stream across a broker restart with resubscribes', () => {
       await waitFor(async () => (await committed()) === '2', { what: 'the commit to stop before the records in flight' });
       // The log now starts at 6: a join fetches from the commit (2), finds it gone, and
       // kafkajs starts the partition over at 6, past the three records still in flight.
-      await rawAdmin.fetchTopicMetadata({ topics: [topic] });
       await rawAdmin.deleteTopicRecords({ topic, partitions: [{ partition: 0, offset: '6' }] });
       await stream.resubscribe([topic]);
       await waitFor(() => stream.joined(), { what: 'the stream to join again' });
@@ -189,7 +183,7 @@ describe('partition stream across a broker restart with resubscribes', () => {
       expect([...seen].filter((offset) => offset !== '2' && offset !== '-2')).toEqual([]);
       for (const offset of inFlight) stream.ledger.finish(topic, 0, offset);
       // A record after them carries a commit past kafkajs's last -2.
-      await producer.send({ topic, acks: -1, messages: [{ value: 'm-10' }] });
+      await producer.send({ topic, messages: [{ value: 'm-10' }] });
       await waitFor(async () => (await committed()) === '11', { what: 'the commit past everything once the three finished' });
       expect(got.slice(0, 10)).toEqual(['0', '1', '2', '3', '4', '5', '6', '7', '8', '9']);
     } finally {

@@ -162,7 +162,7 @@ describe('partition stream', () => {
     // Eight topics of one partition (as the deliverer's, a topic per destination), fetched together.
     const topics = await onePartitionTopics('handover', 8);
     const groupId = randomName('ps-handover');
-    await kafka.producer.sendBatch({ acks: -1, topicMessages: topics.map((topic) => ({ topic, messages: [{ value: topic }] })) });
+    await kafka.producer.sendBatch({ topicMessages: topics.map((topic) => ({ topic, messages: [{ value: topic }] })) });
     const got: InboundRecord[] = [];
     let batches = 0;
     let batchesBeforeIo: number | undefined;
@@ -186,7 +186,7 @@ describe('partition stream', () => {
     // More than PARTITIONS_PER_COMMIT (50): the commit goes out in slices, all at once.
     const topics = await onePartitionTopics('many', 230);
     const groupId = randomName('ps-many');
-    await kafka.producer.sendBatch({ acks: -1, topicMessages: topics.map((topic, i) => ({ topic, messages: ids(1 + (i % 3)).map((id) => ({ value: id })) })) });
+    await kafka.producer.sendBatch({ topicMessages: topics.map((topic, i) => ({ topic, messages: ids(1 + (i % 3)).map((id) => ({ value: id })) })) });
     const got: InboundRecord[] = [];
     const stream = startStream(groupId, got);
     await stream.start(topics);

@@ -140,7 +140,6 @@ describe('router (in-process, real broker)', () => {
 
     await tk.producer.send({
       topic: names.calls,
-      acks: -1,
       messages: [
         ...routedCalls.map((c) => ({ ...c, timestamp: String(RECORD_TIME) })),
         ...invalidCalls.map(([name, key, value]) => ({
@@ -153,7 +152,6 @@ describe('router (in-process, real broker)', () => {
     });
     await tk.producer.send({
       topic: names.deletions,
-      acks: -1,
       messages: [
         { key: 'u-del', value: `{"userId":"u-del","requestedAt":"${T0}"}`, timestamp: String(RECORD_TIME) },
         { key: 'bad', value: '{"sourceIds":["web"]}', headers: { 'x-test-case': 'bad-deletion' } },

@@ -2,7 +2,6 @@
 // had claimed must then be written, or the source is never recorded for the user and
 // a deletion misses it. Real broker: the failure is the broker refusing a record
 // larger than the delivery topic's max.message.bytes, lifted once the batch failed.
-import { ConfigResourceTypes } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAudienceHook } from '../../src/audiences/router-hook.js';
 import { audienceTopicNames } from '../../src/audiences/records.js';
@@ -34,10 +33,7 @@ describe('seen pairs of a batch whose send failed', () => {
     tk = await createTestKafka();
     await tk.createTopic(events);
     // Refuses the first call's delivery (~3 KB) until the test lifts the limit.
-    await tk.admin.createTopics({
-      waitForLeaders: true,
-      topics: [{ topic: names.deliveries('w'), numPartitions: 1, configEntries: [{ name: 'max.message.bytes', value: '1000' }] }],
-    });
+    await tk.admin.createTopics({ topics: [{ topic: names.deliveries('w'), numPartitions: 1, configs: [{ name: 'max.message.bytes', value: '1000' }] }] });
   });
 
   afterAll(async () => {
@@ -64,13 +60,10 @@ describe('seen pairs of a batch whose send failed', () => {
     ]);
     await waitFor(() => failures > 0, { timeoutMs: 30_000, what: 'the router batch to fail on the refused record' });
     // A refused record is not retriable, so this consumer stops; one that fails on a
-    // retriable error (a broker away too long) is restarted by kafkajs in the same
+    // retriable error (a broker away too long) is restarted by the consumer runtime in the same
     // process, with the same cache: a second router on the same hook stands for that.
     await router.stop();
-    await tk.admin.alterConfigs({
-      validateOnly: false,
-      resources: [{ type: ConfigResourceTypes.TOPIC, name: names.deliveries('w'), configEntries: [{ name: 'max.message.bytes', value: '1048588' }] }],
-    });
+    await tk.admin.alterTopicConfig(names.deliveries('w'), 'max.message.bytes', '1048588');
     router = createRouterService({ ...testRoleDeps(config), audiences: counting, tuning: { maxTopicBytesPerSend: 2_000, lagIntervalMs: 60_000 } });
     await router.start();
     const groupId = routerGroupId(config);

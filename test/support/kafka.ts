@@ -1,9 +1,10 @@
-// The Kafka side of the test harness: the run's broker (from global-setup),
-// random names, and helpers that read topics back with their bytes, keys and headers.
+// The Kafka side of the test harness: the run's broker (from global-setup), random
+// names, and a test admin, producer and reader on @platformatic/kafka's public Admin,
+// Producer and Consumer (never the code under test), with the shapes the tests read.
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
-import { Kafka, logLevel } from 'kafkajs';
-import type { Admin, IHeaders, Producer } from 'kafkajs';
+import { Admin, ConfigResourceTypes, Consumer, IncrementalAlterConfigOperationTypes, Producer, compatibilityPartitioner } from '@platformatic/kafka';
+import type { Message } from '@platformatic/kafka';
 import { waitFor } from './wait-for.js';
 
 export function testBrokers(): string[] {
@@ -19,8 +20,9 @@ export function randomPrefix(): string {
   return `${randomName('sy')}.`;
 }
 
-export function testKafka(clientId = randomName('test')): Kafka {
-  return new Kafka({ clientId, brokers: testBrokers(), logLevel: logLevel.NOTHING });
+/** The connection options of a test client (a few quick retries: a test waits with waitFor). */
+export function testClientOptions(clientId = randomName('test'), brokers = testBrokers()) {
+  return { clientId, bootstrapBrokers: brokers, retries: 3, retryDelay: 200, connectTimeout: 5_000, autocreateTopics: false };
 }
 
 export interface ReadMessage {
@@ -34,77 +36,247 @@ export interface ReadMessage {
   timestamp: string;
 }
 
-function headersToText(headers: IHeaders | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers ?? {})) {
-    const first = Array.isArray(value) ? value[0] : value;
-    if (first !== undefined) out[name] = first.toString();
-  }
-  return out;
+/** A record a test writes: text or bytes; `timestamp` in epoch ms as a decimal string. */
+export interface TestMessage {
+  key?: string | Buffer | null;
+  value: string | Buffer | null;
+  headers?: Record<string, string | Buffer>;
+  partition?: number;
+  timestamp?: string;
+}
+
+/** The ends of one partition (offsets as decimal strings). */
+export interface TestPartitionEnds {
+  partition: number;
+  high: string;
+  low: string;
+}
+
+export interface TestGroup {
+  groupId: string;
+  state: string;
+  members: { memberId: string; clientId: string; assignedTopics: string[] }[];
+}
+
+/** What the tests ask of the cluster besides the code under test. */
+export interface TestAdmin {
+  listTopics(): Promise<string[]>;
+  /** Creates the topics (existing ones are left alone) and waits for their partitions' leaders. */
+  createTopics(options: { topics: { topic: string; numPartitions?: number; configs?: { name: string; value: string }[] }[] }): Promise<void>;
+  /** Sets one configuration entry of a topic (`max.message.bytes`...). */
+  alterTopicConfig(topic: string, name: string, value: string): Promise<void>;
+  deleteTopics(options: { topics: string[] }): Promise<void>;
+  /** Deletes the records below `offset` of each partition. */
+  deleteTopicRecords(options: { topic: string; partitions: { partition: number; offset: string }[] }): Promise<void>;
+  /** Each partition's leader (-1: none yet); a topic that does not exist is left out. */
+  fetchTopicMetadata(options: { topics: string[] }): Promise<{ topics: { name: string; partitions: { partitionId: number; leader: number }[] }[] }>;
+  /** Fails on a topic that does not exist. */
+  fetchTopicOffsets(topic: string): Promise<TestPartitionEnds[]>;
+  /** The group's commits of every partition of each topic (offset '-1': none); fails on a topic that does not exist. */
+  fetchOffsets(options: { groupId: string; topics: string[] }): Promise<{ topic: string; partitions: { partition: number; offset: string; metadata: string | null }[] }[]>;
+  /** Commits offsets (no metadata) for a group that has no member. */
+  setOffsets(options: { groupId: string; topic: string; partitions: { partition: number; offset: string }[] }): Promise<void>;
+  describeGroups(groupIds: string[]): Promise<{ groups: TestGroup[] }>;
+  listGroups(): Promise<{ groups: { groupId: string }[] }>;
+  close(): Promise<void>;
+}
+
+export interface TestProducer {
+  /** Writes with acks=all, keys hashed as the Java client does; one answer per partition written: the base offset of its records. */
+  send(options: { topic: string; messages: TestMessage[] }): Promise<{ partition: number; baseOffset: string }[]>;
+  sendBatch(options: { topicMessages: { topic: string; messages: TestMessage[] }[] }): Promise<void>;
+  close(): Promise<void>;
+}
+
+function toBuffer(data: string | Buffer): Buffer {
+  return typeof data === 'string' ? Buffer.from(data) : data;
+}
+
+function toMessage(topic: string, m: TestMessage) {
+  return {
+    topic,
+    ...(m.key === undefined || m.key === null ? {} : { key: toBuffer(m.key) }),
+    ...(m.value === null ? {} : { value: toBuffer(m.value) }),
+    ...(m.partition === undefined ? {} : { partition: m.partition }),
+    ...(m.timestamp === undefined ? {} : { timestamp: BigInt(m.timestamp) }),
+    ...(m.headers === undefined ? {} : { headers: new Map(Object.entries(m.headers).map(([k, v]) => [Buffer.from(k), toBuffer(v)])) }),
+  };
+}
+
+export function createTestProducer(brokers = testBrokers()): TestProducer {
+  // NOTE: keys hashed as the Java client does (and every producer of the port): a test's keyed records land where the code under test looks.
+  // A topic a test writes to first is made by the broker (auto-creation), as a test expects of its producer.
+  const producer = new Producer({ ...testClientOptions(randomName('test-producer'), brokers), autocreateTopics: true, acks: -1, idempotent: false, partitioner: compatibilityPartitioner });
+  return {
+    async send({ topic, messages }) {
+      const result = await producer.send({ messages: messages.map((m) => toMessage(topic, m)) });
+      return (result.offsets ?? []).map((o) => ({ partition: o.partition, baseOffset: o.offset.toString() }));
+    },
+    async sendBatch({ topicMessages }) {
+      await producer.send({ messages: topicMessages.flatMap(({ topic, messages }) => messages.map((m) => toMessage(topic, m))) });
+    },
+    close: () => producer.close(),
+  };
+}
+
+export function createTestAdmin(brokers = testBrokers()): TestAdmin {
+  const admin = new Admin(testClientOptions(randomName('test-admin'), brokers));
+  /** Fresh leaders of the topics that exist (a topic not there yet, or deleted, is left out). */
+  const leadersOf = async (topics: string[]) => {
+    // NOTE: the client's metadata request fails the whole call on one unknown topic.
+    const existing = new Set(await admin.listTopics());
+    const known = topics.filter((t) => existing.has(t));
+    if (known.length === 0) return new Map<string, { partitions: { leader: number }[] }>();
+    const { topics: found } = await admin.metadata({ topics: known, forceUpdate: true });
+    return found;
+  };
+  /** Partition counts, from the client's cached metadata (one round trip at most: tests poll these). */
+  const partitionsOf = async (topics: string[]) => {
+    const { topics: found } = await admin.metadata({ topics });
+    return new Map(topics.map((t) => [t, found.get(t)?.partitionsCount ?? 0]));
+  };
+  const testAdmin: TestAdmin = {
+    listTopics: () => admin.listTopics(),
+    async createTopics({ topics }) {
+      const existing = new Set(await admin.listTopics());
+      // NOTE: one request per configuration: the client sets one for every topic of a request.
+      const byConfigs = new Map<string, typeof topics>();
+      for (const t of topics) {
+        if (existing.has(t.topic)) continue;
+        const key = JSON.stringify(t.configs ?? []);
+        byConfigs.set(key, [...(byConfigs.get(key) ?? []), t]);
+      }
+      for (const missing of byConfigs.values()) {
+        await admin
+          .createTopics({
+            topics: missing.map((t) => ({ topic: t.topic, partitions: t.numPartitions ?? 1, replicas: 1 })),
+            configs: missing[0]!.configs ?? [],
+          })
+          .catch((error: unknown) => {
+            if (!JSON.stringify(error, Object.getOwnPropertyNames(error)).includes('TOPIC_ALREADY_EXISTS')) throw error;
+          });
+      }
+      await waitFor(
+        async () => {
+          const found = await testAdmin.fetchTopicMetadata({ topics: topics.map((t) => t.topic) }).catch(() => ({ topics: [] }));
+          return topics.every((t) => {
+            const f = found.topics.find((x) => x.name === t.topic);
+            return f !== undefined && f.partitions.length === (t.numPartitions ?? 1) && f.partitions.every((p) => p.leader >= 0);
+          });
+        },
+        { what: `the partition leaders of ${topics.map((t) => t.topic).join(', ')}` },
+      );
+    },
+    async alterTopicConfig(topic, name, value) {
+      await admin.incrementalAlterConfigs({ resources: [{ resourceType: ConfigResourceTypes.TOPIC, resourceName: topic, configs: [{ name, configOperation: IncrementalAlterConfigOperationTypes.SET, value }] }] });
+    },
+    async deleteTopics({ topics }) {
+      const existing = new Set(await admin.listTopics());
+      const there = topics.filter((t) => existing.has(t));
+      if (there.length > 0) await admin.deleteTopics({ topics: there });
+    },
+    async deleteTopicRecords({ topic, partitions }) {
+      await admin.deleteRecords({ topics: [{ name: topic, partitions: partitions.map((p) => ({ partition: p.partition, offset: BigInt(p.offset) })) }] });
+    },
+    async fetchTopicMetadata({ topics }) {
+      const found = await leadersOf(topics);
+      return {
+        topics: [...found].map(([name, t]) => ({ name, partitions: t.partitions.map((p, partitionId) => ({ partitionId, leader: p.leader })) })),
+      };
+    },
+    async fetchTopicOffsets(topic) {
+      const partitions = (await partitionsOf([topic])).get(topic) ?? 0;
+      if (partitions === 0) throw new Error(`topic ${topic} has no partitions (yet)`);
+      const ask = (timestamp: bigint) => admin.listOffsets({ topics: [{ name: topic, partitions: Array.from({ length: partitions }, (_, partitionIndex) => ({ partitionIndex, timestamp })) }] });
+      const [high, low] = await Promise.all([ask(-1n), ask(-2n)]);
+      const lows = new Map((low[0]?.partitions ?? []).map((p) => [p.partitionIndex, p.offset]));
+      return (high[0]?.partitions ?? []).map((p) => ({ partition: p.partitionIndex, high: p.offset.toString(), low: (lows.get(p.partitionIndex) ?? 0n).toString() })).sort((a, b) => a.partition - b.partition);
+    },
+    async fetchOffsets({ groupId, topics }) {
+      const counts = await partitionsOf(topics);
+      const asked = topics.filter((t) => (counts.get(t) ?? 0) > 0).map((name) => ({ name, partitionIndexes: Array.from({ length: counts.get(name)! }, (_, i) => i) }));
+      const [group] = asked.length === 0 ? [] : await admin.listConsumerGroupOffsets({ groups: [{ groupId, topics: asked }] });
+      const byTopic = new Map((group?.topics ?? []).map((t) => [t.name, t.partitions]));
+      return topics.map((topic) => ({
+        topic,
+        partitions: (byTopic.get(topic) ?? []).map((p) => ({ partition: p.partitionIndex, offset: p.committedOffset.toString(), metadata: p.metadata || null })).sort((a, b) => a.partition - b.partition),
+      }));
+    },
+    async setOffsets({ groupId, topic, partitions }) {
+      await admin.alterConsumerGroupOffsets({ groupId, topics: [{ name: topic, partitionOffsets: partitions.map((p) => ({ partition: p.partition, offset: BigInt(p.offset) })) }] });
+    },
+    async describeGroups(groupIds) {
+      const found = await admin.describeGroups({ groups: groupIds });
+      return {
+        groups: [...found.values()].map((g) => ({
+          groupId: g.id,
+          state: stateName(g.state),
+          members: [...g.members.values()].map((m) => ({ memberId: m.id, clientId: m.clientId, assignedTopics: [...(m.assignments?.keys() ?? [])] })),
+        })),
+      };
+    },
+    async listGroups() {
+      const found = await admin.listGroups();
+      return { groups: [...found.keys()].map((groupId) => ({ groupId })) };
+    },
+    close: () => admin.close(),
+  };
+  return testAdmin;
+}
+
+/** A group's state as the broker names it ('Stable', 'Empty', ...). */
+function stateName(state: string): string {
+  const upper = state.toUpperCase();
+  const names: Record<string, string> = { STABLE: 'Stable', EMPTY: 'Empty', DEAD: 'Dead', PREPARINGREBALANCE: 'PreparingRebalance', COMPLETINGREBALANCE: 'CompletingRebalance' };
+  return names[upper.replace(/_/g, '')] ?? state;
 }
 
 /**
  * Holds a connected admin and producer for one test file; `close()` in afterAll.
  */
-export async function createTestKafka(): Promise<{
-  kafka: Kafka;
-  admin: Admin;
-  producer: Producer;
+export async function createTestKafka(brokers = testBrokers()): Promise<{
+  brokers: string[];
+  admin: TestAdmin;
+  producer: TestProducer;
   createTopic(topic: string, partitions?: number): Promise<void>;
-  produce(topic: string, messages: { key?: string | null; value: string | Buffer | null; headers?: Record<string, string> }[]): Promise<void>;
+  produce(topic: string, messages: TestMessage[]): Promise<void>;
   readAll(topic: string, options?: { atLeast?: number; timeoutMs?: number; settleMs?: number }): Promise<ReadMessage[]>;
   close(): Promise<void>;
 }> {
-  const kafka = testKafka();
-  const admin = kafka.admin();
-  await admin.connect();
-  const producer = kafka.producer({ idempotent: true, allowAutoTopicCreation: true });
-  await producer.connect();
+  const admin = createTestAdmin(brokers);
+  const producer = createTestProducer(brokers);
+  await admin.listTopics();
   return {
-    kafka,
+    brokers,
     admin,
     producer,
-    async createTopic(topic, partitions = 1) {
-      // NOTE: not kafkajs's waitForLeaders: on a busy broker its one metadata request can
-      // be answered "does not host this topic-partition" while the topic is still being
-      // made, and it fails the test. The leaders are awaited from the metadata, asking again.
-      await admin.createTopics({ waitForLeaders: false, topics: [{ topic, numPartitions: partitions }] });
-      await waitFor(
-        async () => {
-          const [found] = (await admin.fetchTopicMetadata({ topics: [topic] })).topics;
-          return found !== undefined && found.partitions.length === partitions && found.partitions.every((p) => p.leader >= 0);
-        },
-        { what: `the partition leaders of ${topic}` },
-      );
-    },
+    createTopic: (topic, partitions = 1) => admin.createTopics({ topics: [{ topic, numPartitions: partitions }] }),
     async produce(topic, messages) {
-      await producer.send({ topic, acks: -1, messages });
+      await producer.send({ topic, messages });
     },
-    readAll: (topic, options) => readTopic(kafka, admin, topic, options),
+    readAll: (topic, options) => readTopic(admin, topic, options, brokers),
     async close() {
-      await producer.disconnect();
-      await admin.disconnect();
+      await Promise.allSettled([producer.close(), admin.close()]);
     },
   };
 }
 
 /**
- * Reads a topic from the beginning to its current end, without a consumer
- * group, waiting until it holds at least `atLeast` messages (default 0) and
+ * Reads a topic from the beginning to its current end, with a group of its own that
+ * never commits, waiting until it holds at least `atLeast` messages (default 0) and
  * then, when settleMs is set, until no new message arrived for that long.
  */
 export async function readTopic(
-  kafka: Kafka,
-  admin: Admin,
+  admin: TestAdmin,
   topic: string,
   options: { atLeast?: number; timeoutMs?: number; settleMs?: number } = {},
+  brokers = testBrokers(),
 ): Promise<ReadMessage[]> {
   const atLeast = options.atLeast ?? 0;
   const timeoutMs = options.timeoutMs ?? 30_000;
   // NOTE: a topic another process has just created can be listed before its partitions
   // have a leader; offsets are then asked again until the leader is known.
-  const endOffsets = () =>
-    waitFor(() => admin.fetchTopicOffsets(topic), { timeoutMs, what: `the partition leaders of ${topic}` });
+  const endOffsets = () => waitFor(() => admin.fetchTopicOffsets(topic), { timeoutMs, what: `the partition leaders of ${topic}` });
   const total = async (): Promise<number> => {
     const exists = (await admin.listTopics()).includes(topic);
     if (!exists) return 0;
@@ -128,44 +300,46 @@ export async function readTopic(
   if ((await total()) === 0) return [];
   const ends = await endOffsets();
   const remaining = new Map(ends.map((p) => [p.partition, { high: BigInt(p.high), low: BigInt(p.low) }]));
-  const consumer = kafka.consumer({ groupId: randomName('reader'), allowAutoTopicCreation: false });
+  const done = () => [...remaining.values()].every((p) => p.high <= p.low);
   const messages: ReadMessage[] = [];
-  await consumer.connect();
+  if (done()) return [];
+  const consumer = new Consumer({ ...testClientOptions(randomName('reader'), brokers), groupId: randomName('reader'), autocommit: false, maxWaitTime: 200 });
   try {
-    const done = () =>
-      [...remaining.values()].every((p) => p.high === p.low);
-    if (!done()) {
-      await consumer.subscribe({ topic, fromBeginning: true });
-      let resolveDone: () => void = () => undefined;
-      const finished = new Promise<void>((resolve) => {
-        resolveDone = resolve;
-      });
-      await consumer.run({
-        autoCommit: false,
-        eachMessage: async ({ partition, message }) => {
-          const p = remaining.get(partition);
-          if (!p || BigInt(message.offset) >= p.high) return;
-          messages.push({
-            topic,
-            partition,
-            offset: message.offset,
-            key: message.key ? message.key.toString() : null,
-            value: message.value,
-            text: message.value ? message.value.toString('utf8') : '',
-            headers: headersToText(message.headers),
-            timestamp: message.timestamp,
-          });
-          p.low = BigInt(message.offset) + 1n;
-          if (done()) resolveDone();
-        },
-      });
-      await Promise.race([
-        finished,
-        new Promise((_, reject) => setTimeout(() => reject(new Error(`reading ${topic} did not finish in ${timeoutMs} ms`)), timeoutMs)),
-      ]);
+    const stream = await consumer.consume({ topics: [topic], mode: 'earliest' });
+    const deadline = setTimeout(() => void stream.close(), timeoutMs);
+    try {
+      for await (const message of stream as AsyncIterable<Message<Buffer, Buffer, Buffer, Buffer>>) {
+        const p = remaining.get(message.partition);
+        if (p === undefined || message.offset >= p.high) continue;
+        messages.push(readMessage(message));
+        p.low = message.offset + 1n;
+        if (done()) break;
+      }
+    } finally {
+      clearTimeout(deadline);
+      await stream.close().catch(() => undefined);
     }
+    if (!done()) throw new Error(`reading ${topic} did not finish in ${timeoutMs} ms`);
   } finally {
-    await consumer.disconnect();
+    await consumer.close(true).catch(() => undefined);
   }
   return messages.sort((a, b) => a.partition - b.partition || Number(a.offset) - Number(b.offset));
+}
+
+function readMessage(message: Message<Buffer, Buffer, Buffer, Buffer>): ReadMessage {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of message.headers) {
+    const key = name.toString();
+    if (!(key in headers)) headers[key] = value.toString();
+  }
+  return {
+    topic: message.topic,
+    partition: message.partition,
+    offset: message.offset.toString(),
+    key: message.key === undefined || message.key === null ? null : message.key.toString(),
+    value: message.value ?? null,
+    text: message.value ? message.value.toString('utf8') : '',
+    headers,
+    timestamp: message.timestamp.toString(),
+  };
 }

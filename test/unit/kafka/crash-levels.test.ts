@@ -1,23 +1,24 @@
 import { describe, expect, it } from 'vitest';
 import { createCrashLevels } from '../../../src/kafka/crash-levels.js';
+import { ERROR, KafkaAnswerError } from '../../../src/kafka/wire.js';
 
-/** As kafkajs throws it at a first start, while the broker loads __consumer_offsets. */
-const coordinatorLoading = Object.assign(new Error("The coordinator is loading and hence can't process requests for this group"), {
-  name: 'KafkaJSProtocolError',
-  type: 'GROUP_LOAD_IN_PROGRESS',
-  retriable: true,
-});
+/** As the consumer engine's membership reports a join refused while the broker loads __consumer_offsets (wire.ts). */
+const coordinatorLoading = new KafkaAnswerError(ERROR.COORDINATOR_LOAD_IN_PROGRESS, 'joining consumer group g');
 /** As @platformatic/kafka wraps a broker's answer: the retriable error inside. */
 const platformaticLoading = Object.assign(new Error('Received response with error while executing API JoinGroup(v9)'), {
   code: 'PLT_KFK_RESPONSE',
   errors: [Object.assign(new Error('The coordinator is loading'), { apiId: 'COORDINATOR_LOAD_IN_PROGRESS', canRetry: true })],
 });
-const unreachable = Object.assign(new Error('There is no leader for this topic-partition'), { name: 'KafkaJSNumberOfRetriesExceeded' });
+/** As @platformatic/kafka's connection pool fails when no broker answers: the network errors inside. */
+const unreachable = Object.assign(new Error('Cannot connect to any broker.'), {
+  code: 'PLT_KFK_MULTIPLE',
+  errors: [Object.assign(new Error('Connection to 127.0.0.1:9092 failed.'), { code: 'PLT_KFK_NETWORK' })],
+});
 const bug = new TypeError("Cannot read properties of undefined (reading 'offset')");
 
 describe('createCrashLevels', () => {
   it.each([
-    ['kafkajs: the coordinator is loading', coordinatorLoading],
+    ['the engine: the coordinator is loading', coordinatorLoading],
     ['@platformatic/kafka: the coordinator is loading', platformaticLoading],
     ['the cluster out of reach', unreachable],
   ])('keeps a transient crash (%s) at debug for a minute of crashes, then warns with how long', (_, error) => {

@@ -1,3 +1,4 @@
+import { MultipleErrors, NetworkError, ResponseError, UserError } from '@platformatic/kafka';
 import { describe, expect, it } from 'vitest';
 import { MAX_PARTITIONS_PER_CREATE, createChunks, createOutcome } from '../../../src/kafka/ensure-topics.js';
 
@@ -23,27 +24,36 @@ describe('createChunks', () => {
 });
 
 describe('createOutcome', () => {
-  const perTopic = (errors: { topic: string; type: string; retriable: boolean; message: string }[]) =>
-    Object.assign(new Error('Topic creation errors'), { name: 'KafkaJSAggregateError', errors });
+  /** A CreateTopics answer with an error code per topic, as @platformatic/kafka's Admin rejects it (after its own tries). */
+  const answered = (topics: { name: string; errorCode: number; errorMessage: string | null }[]) => {
+    const errors: Record<string, [number, string | null]> = {};
+    topics.forEach((t, i) => {
+      if (t.errorCode !== 0) errors[`/topics/${i}`] = [t.errorCode, t.errorMessage];
+    });
+    const response = { throttleTimeMs: 0, topics: topics.map((t) => ({ ...t, topicId: '', numPartitions: -1, replicationFactor: -1, configs: [], topicConfigErrorCode: 0 })) };
+    return new MultipleErrors('Creating topics failed.', [new ResponseError(19, 7, errors, response)]);
+  };
 
   it.each([
     ['all made', ['a', 'b'], undefined, { exist: ['a', 'b'], again: [], failed: [] }],
     [
       'per topic: made, made by someone else, transient, refused',
       ['a', 'b', 'c', 'd'],
-      perTopic([
-        { topic: 'b', type: 'TOPIC_ALREADY_EXISTS', retriable: false, message: 'Topic with this name already exists' },
-        { topic: 'c', type: 'REQUEST_TIMED_OUT', retriable: true, message: 'The request timed out' },
-        { topic: 'd', type: 'POLICY_VIOLATION', retriable: false, message: 'Request parameters do not satisfy the configured policy' },
+      answered([
+        { name: 'a', errorCode: 0, errorMessage: null },
+        { name: 'b', errorCode: 36, errorMessage: "Topic 'b' already exists." },
+        { name: 'c', errorCode: 7, errorMessage: null },
+        { name: 'd', errorCode: 44, errorMessage: 'Excessively large number of partitions per request.' },
       ]),
-      { exist: ['a', 'b'], again: ['c'], failed: [{ topic: 'd', reason: 'POLICY_VIOLATION: Request parameters do not satisfy the configured policy', retriable: false }] },
+      { exist: ['a', 'b'], again: ['c'], failed: [{ topic: 'd', reason: 'POLICY_VIOLATION: Excessively large number of partitions per request.', retriable: false }] },
     ],
-    ['the whole request, transient (the connection lost)', ['a', 'b'], Object.assign(new Error('Connection closed'), { retriable: true }), { exist: [], again: ['a', 'b'], failed: [] }],
+    ['a topic the answer does not list is asked again', ['a', 'z'], answered([{ name: 'a', errorCode: 36, errorMessage: null }]), { exist: ['a'], again: ['z'], failed: [] }],
+    ['the whole request, transient (the connection lost)', ['a', 'b'], new MultipleErrors('createTopics failed 9 times.', [new NetworkError('Connection closed')]), { exist: [], again: ['a', 'b'], failed: [] }],
     [
-      'the whole request, refused',
+      'the whole request, refused: the reason names what the client said',
       ['a'],
-      Object.assign(new Error('Invalid topics array'), { retriable: false }),
-      { exist: [], again: [], failed: [{ topic: 'a', reason: 'Invalid topics array', retriable: false }] },
+      new MultipleErrors('createTopics failed 1 times.', [new UserError('/options/topics must NOT have fewer than 1 items')]),
+      { exist: [], again: [], failed: [{ topic: 'a', reason: 'createTopics failed 1 times.: /options/topics must NOT have fewer than 1 items', retriable: false }] },
     ],
   ])('%s', (_, names, error, expected) => {
     expect(createOutcome(names, error)).toEqual(expected);

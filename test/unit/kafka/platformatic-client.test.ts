@@ -1,28 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { Producer } from '@platformatic/kafka';
 import type { Message } from '@platformatic/kafka';
-import { Partitioners } from 'kafkajs';
-import { fromPlatformaticMessage, kafkaClientKindFromEnv, platformaticOptions, toPlatformaticMessage, toPlatformaticMessages } from '../../../src/kafka/platformatic-client.js';
+import { fromPlatformaticMessage, platformaticOptions, toPlatformaticMessage, toPlatformaticMessages } from '../../../src/kafka/platformatic-client.js';
 import * as daemonGuard from '../../../src/kafka/platformatic-send-guard.js';
 import * as clientGuard from '../../../packages/client/src/send-guard.js';
+import { javaPartition } from '../../support/java-partitioner.js';
 
 const SETTINGS = { brokers: ['k1:9092', 'k2:9092'], clientId: 'sy', topicPrefix: 'switchyard.', partitions: 12, replicationFactor: 1 };
-
-describe('kafkaClientKindFromEnv', () => {
-  it.each([
-    [undefined, 'platformatic'],
-    ['', 'platformatic'],
-    ['platformatic', 'platformatic'],
-    ['kafkajs', 'kafkajs'],
-    [' KafkaJS ', 'kafkajs'],
-  ] as const)('SWITCHYARD_KAFKA_CLIENT=%j runs on %s', (value, kind) => {
-    expect(kafkaClientKindFromEnv({ SWITCHYARD_KAFKA_CLIENT: value })).toBe(kind);
-  });
-
-  it('refuses a client it does not know, naming the two it does', () => {
-    expect(() => kafkaClientKindFromEnv({ SWITCHYARD_KAFKA_CLIENT: 'rdkafka' })).toThrow(/SWITCHYARD_KAFKA_CLIENT=rdkafka .*platformatic \(the default\) or kafkajs/);
-  });
-});
 
 describe('platformaticOptions', () => {
   it('keeps one request in flight per broker, and maps TLS and SASL onto this client', () => {
@@ -70,8 +54,6 @@ describe('records to and from @platformatic/kafka', () => {
   });
 
   it('hashes a key sent to several topics once, to the partition kafkajs and the Java client pick', () => {
-    const partitionMetadata = Array.from({ length: 6 }, (_, partitionId) => ({ partitionId, leader: 1, partitionErrorCode: 0, replicas: [1], isr: [1] }));
-    const kafkajsPartition = Partitioners.DefaultPartitioner();
     const keys = ['user-1', 'user-2', 'anon-ä', 'x'.repeat(40)];
     const records = keys.map((key) => ({ key, value: 'v' }));
     const messages = toPlatformaticMessages([
@@ -79,7 +61,7 @@ describe('records to and from @platformatic/kafka', () => {
       { topic: 'd2', messages: records },
     ]);
     // This client takes the number modulo the topic's partition count when it sends.
-    const expected = keys.map((key) => kafkajsPartition({ topic: 'd1', partitionMetadata, message: { key, value: 'v' } }));
+    const expected = keys.map((key) => javaPartition(Buffer.from(key), 6));
     expect(messages.map((m) => m.partition! % 6)).toEqual([...expected, ...expected]);
     const unhashed = [{ key: null, value: 'v' }, { key: 'k', value: 'v', partition: 2 }];
     expect(toPlatformaticMessages([{ topic: 'd1', messages: unhashed }, { topic: 'd2', messages: unhashed }]).map((m) => m.partition)).toEqual([undefined, 2, undefined, 2]);

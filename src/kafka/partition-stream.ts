@@ -211,7 +211,8 @@ class EnginePartitionStream implements PartitionStream {
     return new Fetcher(
       this.wire,
       {
-        isolation: 0,
+        // Committed transactions' records only (docs/kafka.md#the-consumer-engine).
+        isolation: 1,
         budgetBytes: budget,
         maxPartitionBytes: Math.min(this.settings.maxBytesPerPartition ?? MAX_PARTITION_BYTES, budget),
         maxRequestBytes: Math.min(MAX_REQUEST_BYTES, budget),

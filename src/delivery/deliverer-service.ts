@@ -416,7 +416,11 @@ class DelivererService implements Service, DelivererStatus {
 
   private createStream(admin: KafkaAdmin, bufferBudgetBytes: number): PartitionStream {
     const handler = {
-      accept: (records: readonly InboundRecord[]) => this.laneOfTopic.get(records[0]!.topic)?.lane.accept(records),
+      accept: (records: readonly InboundRecord[]) => {
+        const running = this.laneOfTopic.get(records[0]!.topic);
+        running?.lane.accept(records);
+        return running !== undefined;
+      },
       revoke: (topic: string, partition: number) => this.laneOfTopic.get(topic)?.lane.revoke(topic, partition) ?? [],
     };
     // The names older versions gave the group, most recent first (src/kafka/group-ids.ts).

@@ -112,7 +112,8 @@ class BatchRuntime {
     this.fetcher = new Fetcher(
       this.wire,
       {
-        isolation: 0,
+        // Committed transactions' records only (docs/kafka.md#the-consumer-engine).
+        isolation: 1,
         budgetBytes: budget,
         maxPartitionBytes: Math.min(settings.maxBytesPerPartition ?? DEFAULT_PARTITION_BYTES, budget),
         maxRequestBytes: budget,
@@ -173,7 +174,7 @@ class BatchRuntime {
       }
     }
     const missing = asked.flatMap(({ topic, partitions }) => partitions.filter((p) => !positions.has(keyOf(topic, p))).map((partition) => ({ topic, partition })));
-    for (const { topic, partition, offset } of await earliestOrLatest(this.wire, missing, this.settings.fromBeginning ? 'earliest' : 'latest')) positions.set(keyOf(topic, partition), offset);
+    for (const { topic, partition, offset } of await earliestOrLatest(this.wire, missing, this.settings.fromBeginning ? 'earliest' : 'latest', 1)) positions.set(keyOf(topic, partition), offset);
     if (this.membership.current() !== generation || this.stopping) return;
     const entries = asked.flatMap(({ topic, partitions }) => partitions.map((partition) => ({ topic, partition, position: positions.get(keyOf(topic, partition))! })));
     await this.fetcher.add(entries);

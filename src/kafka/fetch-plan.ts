@@ -54,17 +54,11 @@ export interface FetchPlan {
   readonly polls: boolean;
 }
 
-/** The bytes all partitions hold or may bring with the requests out (each asked partition counts its limit). */
-export function committedBytes(partitions: Iterable<PlanPartition & { asked?: number }>): number {
-  let total = 0;
-  for (const p of partitions) total += p.held + (p.inFlight ? (p.asked ?? 0) : 0);
-  return total;
-}
-
 /**
  * The next request to `leader`, or undefined when none of its partitions may be asked
  * for now. `all` is every partition of the engine (the budget is process-wide);
- * `outstanding` the bytes held and asked for by all of them (committedBytes);
+ * `outstanding` the bytes held by all of them plus what the requests out may bring
+ * (their maxBytes: FetchPositions.outstanding in fetch-positions.ts);
  * `pollEmpty` whether partitions at their end ride along this time.
  */
 export function planFetch(all: readonly PlanPartition[], leader: number, settings: PlanSettings, outstanding: number, rotation: number, pollEmpty: boolean): FetchPlan | undefined {
@@ -82,7 +76,10 @@ export function planFetch(all: readonly PlanPartition[], leader: number, setting
     const room = Math.min(settings.maxPartitionBytes, fairShare - p.held);
     if (p.alone && room >= settings.minPartitionBytes) {
       // NOTE: alone, whatever else waits: only the first batch of a request comes whole.
-      return { partitions: [{ key: p.key, topic: p.topic, partition: p.partition, maxBytes: room }], maxBytes: Math.max(room, settings.minPartitionBytes), polls: false };
+      // Asked within what the budget has left (at the least minPartitionBytes): the
+      // broker returns that first batch whole anyway, so the budget is exceeded by it alone.
+      const bytes = Math.max(settings.minPartitionBytes, Math.min(room, left));
+      return { partitions: [{ key: p.key, topic: p.topic, partition: p.partition, maxBytes: bytes }], maxBytes: bytes, polls: false };
     }
     if (p.hasRecords === false) {
       if (pollEmpty && room >= settings.minPartitionBytes) empty.push({ key: p.key, topic: p.topic, partition: p.partition, maxBytes: room });
@@ -98,6 +95,13 @@ export function planFetch(all: readonly PlanPartition[], leader: number, setting
   if (partitions.length === 0) return undefined;
   let maxBytes = 0;
   for (const p of withRecords) maxBytes += p.maxBytes;
-  maxBytes = Math.max(settings.minPartitionBytes, Math.min(settings.maxRequestBytes, maxBytes + (polls ? settings.maxPartitionBytes : 0)));
+  // NOTE: partitions at their end share one allowance, within what the budget has left
+  // (at the least minPartitionBytes, so that they are still polled once it is used up:
+  // an answer then brings one batch). Each one's limit is its room, but the request's
+  // bound is what counts against the budget while it waits on the broker: counted as the
+  // sum of their limits, a poll of thousands of idle partitions took the whole budget
+  // from the other leaders' partitions until it returned.
+  const allowance = polls ? Math.min(settings.maxPartitionBytes, Math.max(settings.minPartitionBytes, left)) : 0;
+  maxBytes = Math.max(settings.minPartitionBytes, Math.min(settings.maxRequestBytes, maxBytes + allowance));
   return { partitions, maxBytes, polls };
 }

@@ -8,9 +8,10 @@
 // skipped, and aborted transactions' records too when reading committed data.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { planFetch } from './fetch-plan.js';
+import type { PlanSettings } from './fetch-plan.js';
+import { FetchPositions } from './fetch-positions.js';
 import { partitionKey as keyOf } from './partition-key.js';
-import type { PlanPartition, PlanSettings } from './fetch-plan.js';
+import type { FetchPartition as Partition } from './fetch-positions.js';
 import type { InboundRecord, RecordHeaders } from './records.js';
 import { ERROR, errorName } from './wire.js';
 import type { FetchAnswerPartition, Wire } from './wire.js';
@@ -53,28 +54,13 @@ export interface FetcherEvents {
   trouble?(error: Error): void;
 }
 
-interface Partition {
-  readonly key: string;
-  readonly topic: string;
-  readonly partition: number;
-  position: bigint;
-  epoch: number;
-  leader: number;
-  held: number;
-  paused: boolean;
-  inFlight: boolean;
-  asked: number;
-  alone: boolean;
-  hasRecords: boolean | undefined;
-}
-
 const MIN_PARTITION_BYTES = 1_024;
 
 /** How long the hand-over of one answer keeps the event loop before it lets I/O run. */
 const HAND_OVER_TURN_MS = 10;
 
 export class Fetcher {
-  private readonly partitions = new Map<string, Partition>();
+  private readonly partitions: FetchPositions;
   private readonly loops = new Map<number, Promise<void>>();
   private readonly wakers = new Map<number, () => void>();
   private running = true;
@@ -91,7 +77,9 @@ export class Fetcher {
     private readonly settings: FetcherSettings,
     private readonly events: FetcherEvents,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.partitions = new FetchPositions({ ...settings, minPartitionBytes: MIN_PARTITION_BYTES });
+  }
 
   /**
    * Fetches these partitions from these positions (a partition already here is sought);
@@ -101,11 +89,8 @@ export class Fetcher {
     for (const { topic, partition, position, held = 0 } of entries) {
       const key = keyOf(topic, partition);
       const known = this.partitions.get(key);
-      if (known !== undefined) {
-        this.seekPartition(known, position);
-        continue;
-      }
-      this.partitions.set(key, { key, topic, partition, position, epoch: 0, leader: -1, held, paused: false, inFlight: false, asked: 0, alone: false, hasRecords: undefined });
+      if (known !== undefined) this.seekPartition(known, position);
+      else this.partitions.add(key, topic, partition, position, held);
     }
     await this.refreshLeaders();
   }
@@ -118,11 +103,11 @@ export class Fetcher {
 
   /** Stops fetching the partition; an answer still out for it is dropped. Its held bytes go with it. */
   remove(topic: string, partition: number): void {
-    this.partitions.delete(keyOf(topic, partition));
+    this.partitions.remove(keyOf(topic, partition));
   }
 
   has(topic: string, partition: number): boolean {
-    return this.partitions.has(keyOf(topic, partition));
+    return this.partitions.get(keyOf(topic, partition)) !== undefined;
   }
 
   /** The partition's position (the next offset it will fetch). */
@@ -136,11 +121,7 @@ export class Fetcher {
   }
 
   private seekPartition(p: Partition, position: bigint): void {
-    p.position = position;
-    p.epoch += 1;
-    p.inFlight = false;
-    p.alone = false;
-    p.hasRecords = undefined;
+    this.partitions.seek(p, position);
     this.wakeLeader(p.leader);
   }
 
@@ -160,7 +141,7 @@ export class Fetcher {
   release(topic: string, partition: number, bytes: number): void {
     const p = this.partitions.get(keyOf(topic, partition));
     if (p === undefined) return;
-    p.held = Math.max(0, p.held - bytes);
+    this.partitions.release(p, bytes);
     // NOTE: only a fetcher that ran out of budget is woken: a wake per finished record
     // would plan a fetch per record (idle loops look again every emptyPollMs anyway).
     if (this.starved) {
@@ -228,43 +209,36 @@ export class Fetcher {
       if (mine.length === 0) return; // the partitions moved to other leaders, or went
       const now = Date.now();
       const pollEmpty = now - (this.lastEmptyPoll.get(leader) ?? 0) >= this.settings.emptyPollMs;
-      const all: PlanPartition[] = [...this.partitions.values()];
-      let outstanding = 0;
-      for (const p of this.partitions.values()) outstanding += p.held + (p.inFlight ? p.asked : 0);
-      const plan = planFetch(all, leader, { ...this.settings, minPartitionBytes: MIN_PARTITION_BYTES }, outstanding, this.rotation++, pollEmpty);
-      if (plan === undefined) {
+      const sent = this.partitions.send(leader, this.rotation++, pollEmpty);
+      if (sent === undefined) {
         if (mine.some((p) => !p.paused && !p.inFlight)) this.starved = true;
         await this.idle(leader, this.settings.emptyPollMs);
         continue;
       }
+      const { plan, asked } = sent;
       if (plan.polls) this.lastEmptyPoll.set(leader, now);
-      const asked = plan.partitions.map((entry) => {
-        const p = this.partitions.get(entry.key)!;
-        p.inFlight = true;
-        p.asked = entry.maxBytes;
-        return { p, epoch: p.epoch, position: p.position };
-      });
       try {
         const answer = await this.wire.fetch(leader, {
           maxWaitMs: plan.polls ? this.settings.pollWaitMs() : 0,
           minBytes: 1,
           maxBytes: plan.maxBytes,
           isolation: this.settings.isolation,
-          topics: groupByTopic(plan.partitions.map((entry) => ({ topic: entry.topic, partition: entry.partition, offset: this.partitions.get(entry.key)!.position, maxBytes: entry.maxBytes }))),
+          topics: groupByTopic(asked.map(({ partition: p, position, maxBytes }) => ({ topic: p.topic, partition: p.partition, offset: position, maxBytes }))),
         });
         this.events.fetched?.();
         const byKey = new Map<string, FetchAnswerPartition>();
         for (const t of answer.responses) for (const part of t.partitions) byKey.set(keyOf(t.topicId, part.partitionIndex), part);
-        for (const { p, epoch, position } of asked) {
-          const current = this.partitions.get(p.key);
-          if (current !== p || p.epoch !== epoch) continue; // fenced: assigned anew, sought or revoked meanwhile
-          p.inFlight = false;
+        for (const entry of asked) {
+          if (!this.partitions.current(entry)) continue; // fenced: assigned anew, sought or revoked meanwhile
+          const { partition: p, position } = entry;
           const part = byKey.get(p.key);
           if (part !== undefined) await this.take(p, position, part);
           await this.handOverTurn();
         }
+        this.partitions.settled(leader);
       } catch (error) {
-        for (const { p, epoch } of asked) if (p.epoch === epoch) p.inFlight = false;
+        this.partitions.settled(leader);
+        this.partitions.failed(asked);
         this.metadataWanted = true;
         this.events.trouble?.(error as Error);
         await this.idle(leader, 500);
@@ -280,29 +254,24 @@ export class Fetcher {
     }
     const { records, next } = decodeRecords(p.topic, p.partition, asked, part, this.settings.isolation === 1);
     const end = this.settings.isolation === 1 ? part.lastStableOffset : part.highWatermark;
-    const empty = records.length === 0 && next === asked;
-    const wasAlone = p.alone;
-    // Nothing came although the log goes on: a batch larger than the partition's share
-    // was cut off. Asked for alone, the broker sends it whole.
-    p.alone = empty && end > asked && !wasAlone;
-    if (p.alone) this.logger.debug({ topic: p.topic, partition: p.partition, offset: asked.toString() }, 'record batch larger than its share; fetching the partition alone');
-    else if (empty && end > asked) this.logger.warn({ topic: p.topic, partition: p.partition, offset: asked.toString(), end: end.toString() }, 'the broker sent no record of a partition asked for alone; asking again with the partitions at their end');
-    p.position = next;
-    // NOTE: an answer with nothing, asked alone, is not asked for again at once (no spin on it).
-    p.hasRecords = empty ? p.alone : end > next;
+    let held = 0;
+    for (const record of records) held += heldBytes(record);
+    const truncated = this.partitions.answered(p, asked, next, end, held);
+    if (truncated === 'alone') this.logger.debug({ topic: p.topic, partition: p.partition, offset: asked.toString() }, 'record batch larger than its share; fetching the partition alone');
+    else if (truncated === 'nothing alone') this.logger.warn({ topic: p.topic, partition: p.partition, offset: asked.toString(), end: end.toString() }, 'the broker sent no record of a partition asked for alone; asking again with the partitions at their end');
     if (records.length === 0 && next === asked) return;
-    for (const record of records) p.held += heldBytes(record);
     this.events.records(p.topic, p.partition, records, asked, next);
   }
 
   private async answerError(p: Partition, code: number): Promise<void> {
     if (code === ERROR.OFFSET_OUT_OF_RANGE) {
-      const from = p.position;
+      const { position: from, epoch } = p;
       const earliest = await this.earliest(p).catch(() => undefined);
-      if (earliest === undefined || this.partitions.get(p.key) !== p) return;
-      const to = from < earliest ? earliest : await this.latest(p);
-      p.position = to;
-      p.epoch += 1;
+      if (earliest === undefined) return;
+      const to = from < earliest ? earliest : await this.latest(p).catch(() => undefined);
+      // NOTE: a seek or a new assignment during the lookups wins: it says where to read from.
+      if (to === undefined || this.partitions.get(p.key) !== p || p.epoch !== epoch) return;
+      this.partitions.reset(p, to);
       this.events.reset(p.topic, p.partition, from, to);
       return;
     }

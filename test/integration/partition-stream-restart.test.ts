@@ -56,6 +56,7 @@ describe('partition stream across a broker restart with resubscribes', () => {
       {
         accept: (records) => {
           for (const r of records) if (take(r) !== false) queueMicrotask(() => stream.ledger.finish(r.topic, r.partition, r.offset));
+          return true;
         },
         revoke: () => inFlight(),
       },

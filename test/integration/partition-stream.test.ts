@@ -58,6 +58,7 @@ describe('partition stream', () => {
         accept: (records) => {
           got.push(...records);
           onAccept();
+          return true;
         },
         revoke: () => [],
       },

@@ -43,6 +43,8 @@ export interface Metrics {
   tlsClientCertExpiry: Gauge<'destination'>;
   /** 1 while a destination's topics could not be created (the deliverer delivers nothing for it and tries again). */
   destinationTopicsUnavailable: Gauge<'destination'>;
+  /** Each destination's lifecycle (docs/webhooks.md#automatic-disabling): 1 for its state (`active`, `failing`, `disabled`), 0 for the others. */
+  destinationState: Gauge<'destination' | 'state'>;
   /** Config file changes: `applied`, or `refused` (a bad file; the running config kept). */
   configReloads: Counter<'result'>;
   buildInfo: Gauge<'version'>;
@@ -212,6 +214,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       name: 'switchyard_destination_topics_unavailable',
       help: 'Destinations whose topics could not be created (1): nothing is delivered for them until they exist; the deliverer tries again every 5 s.',
       labelNames: ['destination'],
+      registers,
+    }),
+    destinationState: new Gauge({
+      name: 'switchyard_destination_state',
+      help: 'Each destination\'s lifecycle state, 1 for the one it is in: active, failing (no successful attempt for half of settings.autoDisable.after), disabled (by Switchyard, by a person, or enabled: false in the config).',
+      labelNames: ['destination', 'state'],
       registers,
     }),
     configReloads: configReloadsCounter(registers),

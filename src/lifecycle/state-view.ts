@@ -1,0 +1,114 @@
+// What `destinations.state` says, folded in log order (state-records.ts): each destination's
+// lifecycle, every pod's latest attempt report, and which records were accepted
+// transitions (with the operational event each one makes). Pure: the follower
+// (state-follower.ts) feeds it the records; the CLI feeds it a one-off read.
+import { INITIAL_LIFECYCLE, applyTransition } from './lifecycle-state.js';
+import type { DestinationLifecycle, OperationType } from './lifecycle-state.js';
+import type { AttemptReport } from './auto-disable.js';
+import type { StateRecord } from './state-records.js';
+
+/** An accepted transition's operational event (docs/operations.md#operational-events). */
+export interface OperationEvent {
+  /** Unique: the transition record's key, `evt_`-prefixed (also the Standard Webhooks `webhook-id`). */
+  id: string;
+  type: OperationType;
+  destination: string;
+  /** ISO 8601 UTC with milliseconds. */
+  at: string;
+  state: DestinationLifecycle['state'];
+  [field: string]: unknown;
+}
+
+/** Keys remembered with their outcome, for writers waiting on their own record (oldest forgotten first). */
+const REMEMBERED_KEYS = 10_000;
+
+export class StateView {
+  private readonly lifecycles = new Map<string, DestinationLifecycle>();
+  private readonly reports = new Map<string, Map<string, AttemptReport>>();
+  private readonly events = new Map<bigint, OperationEvent>();
+  private readonly outcomes = new Map<string, OperationEvent | null>();
+  /** The next offset to read: every record below it is folded in. */
+  private position = 0n;
+
+  /** Folds the record at `offset` in. Records are given in offset order; a record already folded is skipped. */
+  apply(offset: bigint, record: StateRecord | undefined): OperationEvent | undefined {
+    if (offset < this.position) return undefined;
+    this.position = offset + 1n;
+    if (record === undefined) return undefined;
+    if (record.kind === 'report') {
+      const byInstance = this.reports.get(record.report.destination) ?? new Map<string, AttemptReport>();
+      byInstance.set(record.report.instance, record.report);
+      this.reports.set(record.report.destination, byInstance);
+      return undefined;
+    }
+    if (record.kind === 'tombstone') {
+      const [kind, destination, ...instance] = record.key.split('/');
+      if (kind === 'report' && destination !== undefined) this.reports.get(destination)?.delete(instance.join('/'));
+      return undefined;
+    }
+    const { request } = record;
+    const accepted = applyTransition(this.lifecycle(request.destination), request);
+    if (accepted === undefined) {
+      this.remember(record.key, null);
+      return undefined;
+    }
+    this.lifecycles.set(request.destination, accepted.next);
+    const event: OperationEvent = {
+      id: `evt_${record.key}`,
+      type: accepted.entry.type,
+      destination: request.destination,
+      at: new Date(request.at).toISOString(),
+      state: accepted.next.state,
+      ...accepted.details,
+    };
+    this.events.set(offset, event);
+    this.remember(record.key, event);
+    return event;
+  }
+
+  /** Skips to `offset` (the topic's start after compaction or retention). */
+  skipTo(offset: bigint): void {
+    if (offset > this.position) this.position = offset;
+  }
+
+  nextOffset(): bigint {
+    return this.position;
+  }
+
+  lifecycle(destination: string): DestinationLifecycle {
+    return this.lifecycles.get(destination) ?? INITIAL_LIFECYCLE;
+  }
+
+  /** Destinations whose lifecycle ever changed. */
+  known(): string[] {
+    return [...this.lifecycles.keys()];
+  }
+
+  disabled(): Set<string> {
+    return new Set([...this.lifecycles].filter(([, l]) => l.state === 'disabled').map(([id]) => id));
+  }
+
+  reportsOf(destination: string): AttemptReport[] {
+    return [...(this.reports.get(destination)?.values() ?? [])];
+  }
+
+  /** The event of the transition record at `offset`; undefined when that record was none (or was ignored). */
+  eventAt(offset: bigint): OperationEvent | undefined {
+    return this.events.get(offset);
+  }
+
+  /** Whether the record written under `key` was read yet, and if so its event (null: ignored). */
+  outcomeOf(key: string): OperationEvent | null | undefined {
+    return this.outcomes.get(key);
+  }
+
+  /** Events of offsets below `offset` are no longer asked for (the operations group committed past them). */
+  forgetEventsBefore(offset: bigint): void {
+    for (const at of this.events.keys()) if (at < offset) this.events.delete(at);
+  }
+
+  private remember(key: string, outcome: OperationEvent | null): void {
+    this.outcomes.set(key, outcome);
+    if (this.outcomes.size > REMEMBERED_KEYS) this.outcomes.delete(this.outcomes.keys().next().value!);
+  }
+}

@@ -202,6 +202,7 @@ describe('defaults', () => {
       destinations: [],
       audiences: [],
       trackingPlans: [],
+      operations: { webhooks: [] },
     });
   });
 

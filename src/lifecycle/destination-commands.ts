@@ -3,7 +3,8 @@
 // and read back, so the answer says what the state is now (a request that does not fit it,
 // such as enabling an active destination, changes nothing and says so).
 import type { Config } from '../config/schema.js';
-import type { RecordProducer } from '../kafka/index.js';
+import { createProducer } from '../kafka/index.js';
+import type { KafkaClient, RecordProducer } from '../kafka/index.js';
 import type { DestinationLifecycle } from './lifecycle-state.js';
 import type { DestinationStates } from './state-follower.js';
 import { stateTopic, transitionRecord } from './state-records.js';
@@ -55,4 +56,35 @@ export async function requestManualTransition(input: {
   if (outcome === null) return { result: 'unchanged', lifecycle, message: `destination ${destination} changed meanwhile (it is ${lifecycle.state} now); nothing was done` };
   const note = configured.enabled ? undefined : `the config has enabled: false for ${destination}, which wins: it delivers nothing until the config enables it`;
   return { result: 'changed', event: outcome, lifecycle, ...(note === undefined ? {} : { note }) };
+}
+
+export interface DestinationActions {
+  handle(action: ManualAction, destination: string, by: string, reason: string | undefined): Promise<ManualOutcome>;
+  stop(): Promise<void>;
+}
+
+/** The admin API's enable and disable: one producer, connected at the first request. */
+export function createDestinationActions(deps: { config: { current(): Config }; kafka: KafkaClient; states: DestinationStates }): DestinationActions {
+  let producer: Promise<RecordProducer> | undefined;
+  const connected = (): Promise<RecordProducer> => {
+    producer ??= (async () => {
+      const made = createProducer(deps.kafka);
+      await made.connect();
+      return made;
+    })();
+    // A failed connect is tried again at the next request.
+    producer.catch(() => {
+      producer = undefined;
+    });
+    return producer;
+  };
+  return {
+    async handle(action, destination, by, reason) {
+      return requestManualTransition({ config: deps.config.current(), states: deps.states, producer: await connected(), action, destination, by, ...(reason === undefined ? {} : { reason }), nowMs: Date.now() });
+    },
+    async stop() {
+      const made = await producer?.catch(() => undefined);
+      await made?.disconnect();
+    },
+  };
 }

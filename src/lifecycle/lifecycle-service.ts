@@ -182,6 +182,7 @@ class Lifecycle implements LifecycleService {
     }
     for (const id of [...this.logs.keys()]) if (!watched.some((d) => d.id === id)) this.logs.delete(id);
     const topic = stateTopic(this.initial);
+    if (reports.length > 0) this.logger.trace({ reports: reports.length, watched: watched.map((d) => d.id) }, 'reporting attempts');
     if (reports.length > 0) await this.producer!.send([{ topic, messages: reports }]);
     const transitions = watched.flatMap((destination) => this.decide(destination.id, destination.settings.autoDisable!, nowMs));
     if (transitions.length > 0) await this.producer!.send([{ topic, messages: transitions }]);

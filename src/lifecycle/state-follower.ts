@@ -149,7 +149,7 @@ class StateFollower implements DestinationStates {
     };
   }
 
-  private follow(batch: RecordBatch): Promise<void> {
+  private async follow(batch: RecordBatch): Promise<void> {
     const events: OperationEvent[] = [];
     for (const record of batch.records) {
       const offset = BigInt(record.offset);
@@ -163,7 +163,9 @@ class StateFollower implements DestinationStates {
     for (const event of events) for (const listener of this.listeners) listener(event);
     if (events.length === 0) for (const listener of this.listeners) listener(undefined);
     for (const waiter of [...this.waiters]) waiter();
-    return Promise.resolve();
+    // NOTE: nothing is committed (commit: none), but the runtime reads on from what was marked done.
+    const last = batch.records[batch.records.length - 1];
+    if (last !== undefined) await batch.markDone(last.offset);
   }
 
   private markCaughtUp(): void {

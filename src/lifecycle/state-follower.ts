@@ -4,6 +4,7 @@
 // GET /v1/destinations see the same state, and a restart reads it again.
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
+import type { ConfigStore } from '../config/store.js';
 import { createAdmin, createCrashLevels, startConsumer } from '../kafka/index.js';
 import type { ConsumerEvents, KafkaClient, RecordBatch, RunningConsumer } from '../kafka/index.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -51,7 +52,7 @@ export function createStateFollower(deps: FollowerDeps): DestinationStates {
 }
 
 interface FollowerDeps {
-  config: { current(): Config };
+  config: { current(): Config; onChange?: ConfigStore['onChange'] };
   kafka: KafkaClient;
   metrics?: Metrics;
   logger: Logger;
@@ -72,14 +73,20 @@ class StateFollower implements DestinationStates {
   private fetched = false;
   private caught = false;
   private failed = false;
+  /** Destinations with series of switchyard_destination_state. */
+  private gauged = new Set<string>();
   private resolveCaughtUp: () => void = () => undefined;
   private readonly caughtUpPromise = new Promise<void>((resolve) => {
     this.resolveCaughtUp = resolve;
   });
   private readonly quietTimer: NodeJS.Timeout;
+  private readonly unsubscribeConfig: (() => void) | undefined;
 
   constructor(private readonly deps: FollowerDeps) {
     this.initial = deps.config.current();
+    this.unsubscribeConfig = deps.config.onChange?.(() => {
+      if (this.caught) this.publishGauge();
+    });
     this.topic = stateTopic(this.initial);
     this.logger = deps.logger.child({ component: 'destination-states' });
     this.quietTimer = setInterval(() => {
@@ -107,6 +114,7 @@ class StateFollower implements DestinationStates {
 
   readonly stop = onceStop(async () => {
     clearInterval(this.quietTimer);
+    this.unsubscribeConfig?.();
     await this.consumer?.disconnect();
   });
 
@@ -176,14 +184,23 @@ class StateFollower implements DestinationStates {
     this.logger.info({ topic: this.topic, destinationsWithHistory: this.view.known().length, disabled: [...this.view.disabled()] }, 'destination states read');
   }
 
-  /** `switchyard_destination_state{destination,state}`: 1 for each configured destination's state, 0 for the others. */
+  /**
+   * `switchyard_destination_state{destination,state}`: 1 for each destination's state, 0 for
+   * the others. NOTE: a destination with `enabled: false` in the config has no series: it is
+   * off on purpose, and an alert on `disabled` should not fire for it.
+   */
   private publishGauge(): void {
     const gauge = this.deps.metrics?.destinationState;
     if (gauge === undefined) return;
+    const enabled = new Set<string>();
     for (const destination of this.deps.config.current().destinations) {
-      const state = destination.enabled ? this.view.lifecycle(destination.id).state : 'disabled';
+      if (!destination.enabled) continue;
+      enabled.add(destination.id);
+      const { state } = this.view.lifecycle(destination.id);
       for (const s of LIFECYCLE_STATES) gauge.set({ destination: destination.id, state: s }, s === state ? 1 : 0);
     }
+    for (const id of this.gauged) if (!enabled.has(id)) for (const s of LIFECYCLE_STATES) gauge.remove({ destination: id, state: s });
+    this.gauged = enabled;
   }
 
   private waitUntil(done: () => boolean, timeoutMs?: number): Promise<boolean> {

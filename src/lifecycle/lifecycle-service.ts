@@ -24,8 +24,16 @@ import { AttemptLog, decideTransition } from './auto-disable.js';
 import { createEffectiveConfigStore } from './effective-config.js';
 import { createEventPublisher } from './operation-events.js';
 import type { EventPublisher } from './operation-events.js';
-import { instanceName, operationsGroupId, operationsTopic, reportRecord, stateTopic, transitionRecord } from './state-records.js';
+import { deadLetterReportKey, deadLetterReportRecord, instanceName, operationsGroupId, operationsTopic, reportRecord, stateTopic, tombstoneRecord, transitionRecord } from './state-records.js';
+import type { DeadLetterReport } from './state-records.js';
+import { SAMPLE_SIZE } from '../observability/dead-letter-tap.js';
 import type { DestinationStates } from './state-follower.js';
+
+/**
+ * A minute's dead letters are summed up this many ticks after it ended: by then every pod
+ * (all tick alike, on the same config) has reported its own.
+ */
+const DEAD_LETTER_GRACE = 3;
 
 /** The tick: a twentieth of the shortest `autoDisable.after`, within these bounds. */
 const MIN_TICK_MS = 200;
@@ -73,6 +81,10 @@ class Lifecycle implements LifecycleService {
   private stopping = false;
   private unsubscribe: (() => void) | undefined;
   private failedTicks = 0;
+  /** This pod's dead letters per destination and minute, as last reported, until the minute is summed up. */
+  private readonly deadLetterMinutes = new Map<string, DeadLetterReport>();
+  /** Summaries of a destination-minute this pod wrote and has not read back yet, by their record key. */
+  private readonly pendingSums = new Map<string, string>();
 
   constructor(
     private readonly deps: RoleDeps,
@@ -185,7 +197,43 @@ class Lifecycle implements LifecycleService {
     if (reports.length > 0) this.logger.trace({ reports: reports.length, watched: watched.map((d) => d.id) }, 'reporting attempts');
     if (reports.length > 0) await this.producer!.send([{ topic, messages: reports }]);
     const transitions = watched.flatMap((destination) => this.decide(destination.id, destination.settings.autoDisable!, nowMs));
-    if (transitions.length > 0) await this.producer!.send([{ topic, messages: transitions }]);
+    const deadLetters = this.deadLetterRecords(nowMs);
+    if (transitions.length + deadLetters.length > 0) await this.producer!.send([{ topic, messages: [...transitions, ...deadLetters] }]);
+  }
+
+  /**
+   * `message.dead_lettered` (docs/operations.md#operational-events): this pod's dead letters
+   * of each minute are reported to `destinations.state` (a record per destination, minute
+   * and pod); once a minute ended DEAD_LETTER_GRACE ticks ago, every pod writes the sum of
+   * all reports of that destination-minute, and the first one read is its event. A report
+   * whose minute was summed up is removed (a tombstone).
+   */
+  private deadLetterRecords(nowMs: number): OutboundRecord[] {
+    const records: OutboundRecord[] = [];
+    for (const drained of this.deps.metrics.deadLetterTap.drain()) {
+      const key = deadLetterReportKey({ ...drained, instance: this.instance });
+      const known = this.deadLetterMinutes.get(key);
+      const report: DeadLetterReport = known === undefined ? { ...drained, instance: this.instance } : { ...known, count: known.count + drained.count, sample: [...known.sample, ...drained.sample].slice(0, SAMPLE_SIZE) };
+      this.deadLetterMinutes.set(key, report);
+      records.push(deadLetterReportRecord(report));
+    }
+    const { view } = this.states;
+    for (const [key, report] of this.deadLetterMinutes) {
+      if (!view.summedUp(report.destination, report.minute)) continue;
+      this.deadLetterMinutes.delete(key);
+      records.push(tombstoneRecord(key));
+    }
+    const graceMs = DEAD_LETTER_GRACE * (lifecycleTickMs(this.deps.config.current()) ?? MAX_TICK_MS);
+    for (const due of view.deadLetterMinutesDue(nowMs - graceMs)) {
+      const id = `${due.destination}/${due.minute}`;
+      const waiting = this.pendingSums.get(id);
+      if (waiting !== undefined && view.outcomeOf(waiting) === undefined) continue;
+      const { key, record } = transitionRecord({ kind: 'dead_lettered', destination: due.destination, at: nowMs, minute: due.minute, count: due.count, messageIds: due.messageIds });
+      this.pendingSums.set(id, key);
+      records.push(record);
+    }
+    for (const [id, key] of this.pendingSums) if (view.outcomeOf(key) !== undefined) this.pendingSums.delete(id);
+    return records;
   }
 
   /** The transition due for a destination, from what the topic says (this pod's own reports included once read back). */

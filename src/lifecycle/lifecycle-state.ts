@@ -20,7 +20,12 @@ export type TransitionRequest =
   | { kind: 'recovered'; destination: string; at: number; succeededAt: number }
   /** By a person (`automatic: false`), or by Switchyard after `autoDisable.after` (only while failing). */
   | { kind: 'disable'; destination: string; at: number; by: string; reason: string; automatic: boolean }
-  | { kind: 'enable'; destination: string; at: number; by: string; reason?: string };
+  | { kind: 'enable'; destination: string; at: number; by: string; reason?: string }
+  /**
+   * The dead letters of one destination and minute, summed over every pod's reports
+   * (state-view.ts accepts the first for a minute; the lifecycle does not change).
+   */
+  | { kind: 'dead_lettered'; destination: string; at: number; minute: number; count: number; messageIds: string[] };
 
 export type OperationType = 'destination.failing' | 'destination.disabled' | 'destination.enabled' | 'destination.recovered' | 'message.dead_lettered';
 
@@ -77,6 +82,8 @@ export interface AcceptedTransition {
  */
 export function applyTransition(current: DestinationLifecycle, request: TransitionRequest): AcceptedTransition | undefined {
   switch (request.kind) {
+    case 'dead_lettered':
+      return undefined;
     case 'failing': {
       // NOTE: only forward: active → failing, or a larger share while failing. A pod late
       // to see a disable or a recovery says `failing` into a state it no longer fits.
@@ -168,6 +175,10 @@ export function parseTransitionRequest(value: unknown): TransitionRequest | unde
       return num(r.succeededAt) ? { kind: 'recovered', destination, at, succeededAt: r.succeededAt } : undefined;
     case 'disable':
       return text(r.by) && typeof r.reason === 'string' && typeof r.automatic === 'boolean' ? { kind: 'disable', destination, at, by: r.by, reason: r.reason, automatic: r.automatic } : undefined;
+    case 'dead_lettered':
+      return num(r.minute) && num(r.count) && Array.isArray(r.messageIds) && r.messageIds.every((id) => typeof id === 'string')
+        ? { kind: 'dead_lettered', destination, at, minute: r.minute, count: r.count, messageIds: r.messageIds as string[] }
+        : undefined;
     case 'enable':
       if (!text(r.by)) return undefined;
       return typeof r.reason === 'string' ? { kind: 'enable', destination, at, by: r.by, reason: r.reason } : { kind: 'enable', destination, at, by: r.by };

@@ -44,7 +44,20 @@ export function instanceName(): string {
   return `${hostname()}/${process.pid}`;
 }
 
-export type StateRecord = { kind: 'transition'; key: string; request: TransitionRequest } | { kind: 'report'; key: string; report: AttemptReport } | { kind: 'tombstone'; key: string };
+/** One pod's dead letters of one destination and minute so far (observability/dead-letter-tap.ts). */
+export interface DeadLetterReport {
+  destination: string;
+  minute: number;
+  instance: string;
+  count: number;
+  sample: string[];
+}
+
+export type StateRecord =
+  | { kind: 'transition'; key: string; request: TransitionRequest }
+  | { kind: 'report'; key: string; report: AttemptReport }
+  | { kind: 'dead-letters'; key: string; report: DeadLetterReport }
+  | { kind: 'tombstone'; key: string };
 
 export function transitionRecord(request: TransitionRequest): { key: string; record: OutboundRecord } {
   const key = `transition/${request.destination}/${request.at}-${randomBytes(4).toString('hex')}`;
@@ -53,6 +66,26 @@ export function transitionRecord(request: TransitionRequest): { key: string; rec
 
 export function reportRecord(report: AttemptReport): OutboundRecord {
   return { key: `report/${report.destination}/${report.instance}`, value: JSON.stringify(report), partition: 0 };
+}
+
+export function deadLetterReportKey(report: Pick<DeadLetterReport, 'destination' | 'minute' | 'instance'>): string {
+  return `deadletters/${report.destination}/${report.minute}/${report.instance}`;
+}
+
+export function deadLetterReportRecord(report: DeadLetterReport): OutboundRecord {
+  return { key: deadLetterReportKey(report), value: JSON.stringify(report), partition: 0 };
+}
+
+/** Removes a pod's dead-letter report once its minute was summed up (so that the compacted topic does not keep it). */
+export function tombstoneRecord(key: string): OutboundRecord {
+  return { key, value: null, partition: 0 };
+}
+
+function parseDeadLetterReport(value: unknown): DeadLetterReport | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const r = value as Record<string, unknown>;
+  if (typeof r.destination !== 'string' || typeof r.instance !== 'string' || typeof r.minute !== 'number' || typeof r.count !== 'number' || !Array.isArray(r.sample)) return undefined;
+  return { destination: r.destination, instance: r.instance, minute: r.minute, count: r.count, sample: r.sample.filter((id): id is string => typeof id === 'string') };
 }
 
 /** What a record of the topic holds; undefined for one that is not Switchyard's (it is skipped). */
@@ -69,6 +102,10 @@ export function readStateRecord(key: Buffer | null, value: Buffer | null): State
   if (name.startsWith('transition/')) {
     const request = parseTransitionRequest(parsed);
     return request === undefined ? undefined : { kind: 'transition', key: name, request };
+  }
+  if (name.startsWith('deadletters/')) {
+    const report = parseDeadLetterReport(parsed);
+    return report === undefined ? undefined : { kind: 'dead-letters', key: name, report };
   }
   if (name.startsWith('report/')) {
     const report = parseAttemptReport(parsed);

@@ -3,9 +3,10 @@
 // transitions (with the operational event each one makes). Pure: the follower
 // (state-follower.ts) feeds it the records; the CLI feeds it a one-off read.
 import { INITIAL_LIFECYCLE, applyTransition } from './lifecycle-state.js';
-import type { DestinationLifecycle, OperationType } from './lifecycle-state.js';
+import type { DestinationLifecycle, OperationType, TransitionRequest } from './lifecycle-state.js';
 import type { AttemptReport } from './auto-disable.js';
-import type { StateRecord } from './state-records.js';
+import type { DeadLetterReport, StateRecord } from './state-records.js';
+import { SAMPLE_SIZE } from '../observability/dead-letter-tap.js';
 
 /** An accepted transition's operational event (docs/operations.md#operational-events). */
 export interface OperationEvent {
@@ -27,6 +28,10 @@ export class StateView {
   private readonly reports = new Map<string, Map<string, AttemptReport>>();
   private readonly events = new Map<bigint, OperationEvent>();
   private readonly outcomes = new Map<string, OperationEvent | null>();
+  /** Each destination and minute's dead-letter reports, by pod, until the minute is summed up. */
+  private readonly deadLetters = new Map<string, Map<string, DeadLetterReport>>();
+  /** The destination-minutes already summed up (a `message.dead_lettered` event each), with their minute. */
+  private readonly summed = new Map<string, number>();
   /** The next offset to read: every record below it is folded in. */
   private position = 0n;
 
@@ -41,12 +46,21 @@ export class StateView {
       this.reports.set(record.report.destination, byInstance);
       return undefined;
     }
+    if (record.kind === 'dead-letters') {
+      const key = minuteKey(record.report.destination, record.report.minute);
+      if (this.summed.has(key)) return undefined;
+      const byInstance = this.deadLetters.get(key) ?? new Map<string, DeadLetterReport>();
+      byInstance.set(record.report.instance, record.report);
+      this.deadLetters.set(key, byInstance);
+      return undefined;
+    }
     if (record.kind === 'tombstone') {
       const [kind, destination, ...instance] = record.key.split('/');
       if (kind === 'report' && destination !== undefined) this.reports.get(destination)?.delete(instance.join('/'));
       return undefined;
     }
     const { request } = record;
+    if (request.kind === 'dead_lettered') return this.sumUp(offset, record.key, request);
     const accepted = applyTransition(this.lifecycle(request.destination), request);
     if (accepted === undefined) {
       this.remember(record.key, null);
@@ -107,8 +121,56 @@ export class StateView {
     for (const at of this.events.keys()) if (at < offset) this.events.delete(at);
   }
 
+  /** The destination-minutes with dead-letter reports not yet summed up whose minute ended before `endedBeforeMs`, with their sums. */
+  deadLetterMinutesDue(endedBeforeMs: number): { destination: string; minute: number; count: number; messageIds: string[] }[] {
+    const due = [];
+    for (const byInstance of this.deadLetters.values()) {
+      const reports = [...byInstance.values()];
+      const { destination, minute } = reports[0]!;
+      if (minute + 60_000 > endedBeforeMs) continue;
+      const messageIds = [...new Set(reports.flatMap((r) => r.sample))].slice(0, SAMPLE_SIZE);
+      due.push({ destination, minute, count: reports.reduce((n, r) => n + r.count, 0), messageIds });
+    }
+    return due;
+  }
+
+  /** Whether the dead letters of this destination and minute were summed up. */
+  summedUp(destination: string, minute: number): boolean {
+    return this.summed.has(minuteKey(destination, minute));
+  }
+
+  /** The first summary of a destination-minute is its event; any later one (another pod's) is ignored. */
+  private sumUp(offset: bigint, key: string, request: Extract<TransitionRequest, { kind: 'dead_lettered' }>): OperationEvent | undefined {
+    const minuteId = minuteKey(request.destination, request.minute);
+    if (this.summed.has(minuteId)) {
+      this.remember(key, null);
+      return undefined;
+    }
+    this.summed.set(minuteId, request.minute);
+    this.deadLetters.delete(minuteId);
+    // A day of summed minutes is remembered: a pod's report that late is not summed again.
+    for (const [id, minute] of this.summed) if (minute < request.minute - 86_400_000) this.summed.delete(id);
+    const event: OperationEvent = {
+      id: `evt_${key}`,
+      type: 'message.dead_lettered',
+      destination: request.destination,
+      at: new Date(request.at).toISOString(),
+      state: this.lifecycle(request.destination).state,
+      minute: new Date(request.minute).toISOString(),
+      count: request.count,
+      messageIds: request.messageIds,
+    };
+    this.events.set(offset, event);
+    this.remember(key, event);
+    return event;
+  }
+
   private remember(key: string, outcome: OperationEvent | null): void {
     this.outcomes.set(key, outcome);
     if (this.outcomes.size > REMEMBERED_KEYS) this.outcomes.delete(this.outcomes.keys().next().value!);
   }
+}
+
+function minuteKey(destination: string, minute: number): string {
+  return `${destination}\u0000${minute}`;
 }

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { DeadLetterTap } from './dead-letter-tap.js';
 import { VERSION } from '../version.js';
 import { CounterBatch, LabeledCounts } from './counter-batch.js';
 
@@ -43,6 +44,8 @@ export interface Metrics {
   tlsClientCertExpiry: Gauge<'destination'>;
   /** 1 while a destination's topics could not be created (the deliverer delivers nothing for it and tries again). */
   destinationTopicsUnavailable: Gauge<'destination'>;
+  /** The dead letters written, with sample message ids, for the `message.dead_lettered` events (not a Prometheus series). */
+  deadLetterTap: DeadLetterTap;
   /** Each destination's lifecycle (docs/webhooks.md#automatic-disabling): 1 for its state (`active`, `failing`, `disabled`), 0 for the others. */
   destinationState: Gauge<'destination' | 'state'>;
   /** Config file changes: `applied`, or `refused` (a bad file; the running config kept). */
@@ -216,6 +219,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       labelNames: ['destination'],
       registers,
     }),
+    deadLetterTap: new DeadLetterTap(),
     destinationState: new Gauge({
       name: 'switchyard_destination_state',
       help: 'Each destination\'s lifecycle state, 1 for the one it is in: active, failing (no successful attempt for half of settings.autoDisable.after), disabled (by Switchyard, by a person, or enabled: false in the config).',

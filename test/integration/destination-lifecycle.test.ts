@@ -36,6 +36,7 @@ let config: Config;
 let flaky: Receiver;
 let steady: Receiver;
 let operations: Receiver;
+let gone: Receiver;
 let pods: Service[][] = [];
 
 /** One deliverer pod: the services `switchyard deliverer` runs, on a client and metrics of its own. */
@@ -63,9 +64,13 @@ async function produce(destination: string, events: [string, string][]): Promise
   await kafka.produce(`${prefix}deliveries.${destination}`, messages);
 }
 
-async function operationEvents(atLeast: number): Promise<Record<string, unknown>[]> {
-  const read = await kafka.readAll(`${prefix}operations`, { atLeast, timeoutMs: 30_000 });
-  return read.map((m) => JSON.parse(m.text) as Record<string, unknown>);
+/** The operational events of the topic, in order, of one destination (when given). */
+async function operationEvents(atLeast: number, destination?: string): Promise<Record<string, unknown>[]> {
+  const all = async () => (await kafka.readAll(`${prefix}operations`, { timeoutMs: 30_000 })).map((m) => JSON.parse(m.text) as Record<string, unknown>).filter((e) => destination === undefined || e.destination === destination);
+  return waitFor(async () => {
+    const events = await all();
+    return events.length >= atLeast ? events : undefined;
+  }, { timeoutMs: 100_000, what: `${atLeast} operational events${destination === undefined ? '' : ` of ${destination}`}` });
 }
 
 /** The Standard Webhooks signature, computed here from the spec. */
@@ -88,7 +93,10 @@ beforeAll(async () => {
   flaky = await startReceiver();
   steady = await startReceiver();
   operations = await startReceiver();
+  gone = await startReceiver();
   flaky.reply({ status: 503 });
+  // 501 is permanent: each event is dead-lettered after one request.
+  gone.reply({ status: 501 });
   prefix = randomPrefix();
   shape = {
     kafka: { brokers: testBrokers(), clientId: randomName('lifecycle'), topicPrefix: prefix, partitions: 2 },
@@ -99,6 +107,7 @@ beforeAll(async () => {
     destinations: [
       { id: 'flaky', type: 'webhooks', settings: { webhooks: [{ url: flaky.url() }], ordering: 'user', autoDisable: { after: `${AFTER_S}s`, minAttempts: 3 } } },
       { id: 'steady', type: 'webhooks', settings: { webhooks: [{ url: steady.url() }] } },
+      { id: 'gone', type: 'webhooks', settings: { webhooks: [{ url: gone.url() }] } },
     ],
   };
   config = testConfig(shape, 'destination-lifecycle.test.yaml');
@@ -107,7 +116,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await stopPods();
-  for (const receiver of [flaky, steady, operations]) await receiver?.close();
+  for (const receiver of [flaky, steady, operations, gone]) await receiver?.close();
   await kafka?.close();
 });
 
@@ -120,8 +129,9 @@ describe('a destination whose receiver is down', () => {
       ['u-2', 'b-2'],
     ]);
     await produce('steady', [['u-1', 's-1']]);
+
     await waitFor(() => pods.every((pod) => statesOf(pod).view.lifecycle('flaky').state === 'disabled'), { timeoutMs: 60_000, what: 'both pods to see flaky disabled' });
-    const events = await operationEvents(3);
+    const events = await operationEvents(3, 'flaky');
     expect(events.map((e) => [e.type, e.destination, e.share ?? null])).toEqual([
       ['destination.failing', 'flaky', 0.5],
       ['destination.failing', 'flaky', 0.9],
@@ -133,10 +143,27 @@ describe('a destination whose receiver is down', () => {
     expect(steady.requests.length).toBeGreaterThanOrEqual(1);
   });
 
+  it('sums the dead letters of every pod per destination and minute into one message.dead_lettered event', async () => {
+    // Three users: both pods dead-letter some (two partitions). The event of a minute comes once it ended.
+    await produce('gone', [
+      ['u-1', 'g-1'],
+      ['u-2', 'g-2'],
+      ['u-3', 'g-3'],
+    ]);
+    const events = await operationEvents(1, 'gone');
+    await waitFor(async () => (await operationEvents(1, 'gone')).reduce((n, e) => n + Number(e.count), 0) >= 3, { timeoutMs: 100_000, what: 'the three dead letters of gone in events' });
+    const all = await operationEvents(events.length, 'gone');
+    expect(all.every((e) => e.type === 'message.dead_lettered' && e.state === 'active')).toBe(true);
+    expect(all.reduce((n, e) => n + Number(e.count), 0)).toBe(3);
+    expect(all.flatMap((e) => e.messageIds as string[]).sort()).toEqual(['g-1', 'g-2', 'g-3']);
+    // One event per minute, whichever pod dead-lettered which event.
+    expect(new Set(all.map((e) => e.minute)).size).toBe(all.length);
+  }, 150_000);
+
   it('POSTs each event to the operations webhook, signed as Standard Webhooks', async () => {
-    await waitFor(() => operations.requests.length >= 3, { what: 'three operations webhook requests' });
-    const onTopic = await operationEvents(3);
-    for (const [i, request] of operations.requests.entries()) {
+    const onTopic = await operationEvents(4);
+    await waitFor(() => operations.requests.length >= onTopic.length, { what: 'every event at the operations webhook' });
+    for (const [i, request] of operations.requests.slice(0, onTopic.length).entries()) {
       const id = String(request.headers['webhook-id']);
       const timestamp = String(request.headers['webhook-timestamp']);
       expect(request.headers['webhook-signature']).toBe(expectedSignature(id, timestamp, request.text));
@@ -144,7 +171,9 @@ describe('a destination whose receiver is down', () => {
       expect(request.text).toBe(JSON.stringify(onTopic[i]));
       expect(id).toBe(onTopic[i]!.id);
     }
-    expect(operations.requests).toHaveLength(3);
+    // Each event once at the webhook, as on the topic (two pods run, one writes).
+    await waitFor(async () => operations.requests.length === (await operationEvents(0)).length, { what: 'as many webhook requests as events' });
+    expect(new Set(operations.requests.map((r) => r.headers['webhook-id'])).size).toBe(operations.requests.length);
   });
 
   it('while disabled, neither delivers nor dead-letters its events, also across a restart of every pod', async () => {
@@ -174,11 +203,11 @@ describe('a destination whose receiver is down', () => {
     const delivered = firstDeliveries(flaky, (i) => i >= failedBefore);
     expect(delivered.filter((id) => id.startsWith('a-'))).toEqual(['a-1', 'a-2', 'a-3']);
     expect(delivered.filter((id) => id.startsWith('b-'))).toEqual(['b-1', 'b-2', 'b-3']);
-    const events = await operationEvents(4);
+    const events = await operationEvents(4, 'flaky');
     expect(events.map((e) => e.type)).toEqual(['destination.failing', 'destination.failing', 'destination.disabled', 'destination.enabled']);
     expect(events[3]).toMatchObject({ destination: 'flaky', state: 'active', reason: 'receiver fixed' });
     expect(String(events[3]!.by)).toContain('(cli)');
-    await waitFor(() => operations.requests.length >= 4, { what: 'the enabled event at the operations webhook' });
+    await waitFor(() => operations.requests.some((r) => r.text.includes('"type":"destination.enabled"')), { what: 'the enabled event at the operations webhook' });
     const topics = await kafka.admin.listTopics();
     if (topics.includes(`${prefix}deliveries.flaky.dlq`)) expect(await kafka.readAll(`${prefix}deliveries.flaky.dlq`, { timeoutMs: 5_000 })).toEqual([]);
   }, 90_000);

@@ -108,11 +108,11 @@ export async function main(argv: string[], env: Record<string, string | undefine
     secrets = secretsOf(next);
   });
   const kafka = createKafka(initial.kafka, logger, { kind: kafkaClientKindFromEnv(env) });
+  const role = invocation.role;
   // Every role follows destinations.state: deliverers act on it, every admin port serves it (src/lifecycle/).
-  const destinationStates = createStateFollower({ config, kafka, metrics, logger });
+  const destinationStates = createStateFollower({ config, kafka, metrics, logger, required: role === 'deliverer' || role === 'all' });
   const deps: RoleDeps = { config, kafka, metrics, logger, destinationStates };
 
-  const role = invocation.role;
   const tracing = await startTracing(role, env, logger);
   const roles: Service[] = ROLE_FACTORIES[role](deps);
   const deletions = createDeletionRequester(kafka, () => config.current().kafka.topicPrefix);

@@ -56,6 +56,8 @@ interface FollowerDeps {
   kafka: KafkaClient;
   metrics?: Metrics;
   logger: Logger;
+  /** False where the state is only served (a gateway, a router): a failure to read it is logged, not fatal. Default true. */
+  required?: boolean;
 }
 
 class StateFollower implements DestinationStates {
@@ -96,6 +98,20 @@ class StateFollower implements DestinationStates {
   }
 
   async start(): Promise<void> {
+    try {
+      await this.readFromStart();
+    } catch (error) {
+      // NOTE: a gateway or router only serves the state (GET /v1/destinations, the admin API's
+      // enable/disable): without it they still do their work, so they start and say so.
+      if (this.deps.required !== false) throw error;
+      this.failed = true;
+      this.markCaughtUp();
+      this.logger.error({ err: error, topic: this.topic }, `could not read ${this.topic}; GET /v1/destinations shows no destination as disabled, and enable/disable fail, until this process is restarted with access to it`);
+    }
+  }
+
+  /** Creates the topic if missing, notes its end, and follows it from its start until caught up. */
+  private async readFromStart(): Promise<void> {
     await ensureStateTopic(this.deps.kafka, this.initial);
     const admin = createAdmin(this.deps.kafka);
     await admin.connect();

@@ -154,6 +154,7 @@ class Lifecycle implements LifecycleService {
       await this.states.reached(offset);
       const event = this.states.view.eventAt(offset);
       if (event !== undefined) await this.publisher!.publish(event);
+      else if (offset < this.states.view.heldFrom()) this.logger.error({ offset: record.offset }, 'the operational event of this destinations.state record (if it was one) is no longer held: this pod took the operations partition too far behind; it is skipped');
       await batch.markDone(record.offset);
       this.states.view.forgetEventsBefore(offset);
     }

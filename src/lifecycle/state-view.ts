@@ -23,6 +23,14 @@ export interface OperationEvent {
 /** Keys remembered with their outcome, for writers waiting on their own record (oldest forgotten first). */
 const REMEMBERED_KEYS = 10_000;
 
+/**
+ * Events held for the operations group's owner (oldest forgotten first). NOTE: a pod that
+ * does not own the partition never has its events asked for; this bounds what it holds
+ * (a `message.dead_lettered` per destination and minute adds up). An owner this far
+ * behind the head misses the older ones (publisher logs it).
+ */
+const HELD_EVENTS = 50_000;
+
 export class StateView {
   private readonly lifecycles = new Map<string, DestinationLifecycle>();
   private readonly reports = new Map<string, Map<string, AttemptReport>>();
@@ -32,6 +40,8 @@ export class StateView {
   private readonly deadLetters = new Map<string, Map<string, DeadLetterReport>>();
   /** The destination-minutes already summed up (a `message.dead_lettered` event each), with their minute. */
   private readonly summed = new Map<string, number>();
+  /** Events below this offset may have been dropped to bound memory. */
+  private forgottenBelow = 0n;
   /** The next offset to read: every record below it is folded in. */
   private position = 0n;
 
@@ -75,7 +85,7 @@ export class StateView {
       state: accepted.next.state,
       ...accepted.details,
     };
-    this.events.set(offset, event);
+    this.hold(offset, event);
     this.remember(record.key, event);
     return event;
   }
@@ -109,6 +119,19 @@ export class StateView {
   /** The event of the transition record at `offset`; undefined when that record was none (or was ignored). */
   eventAt(offset: bigint): OperationEvent | undefined {
     return this.events.get(offset);
+  }
+
+  /** Events at offsets below this one may have been forgotten (HELD_EVENTS). */
+  heldFrom(): bigint {
+    return this.forgottenBelow;
+  }
+
+  private hold(offset: bigint, event: OperationEvent): void {
+    this.events.set(offset, event);
+    if (this.events.size <= HELD_EVENTS) return;
+    const oldest = this.events.keys().next().value!;
+    this.events.delete(oldest);
+    this.forgottenBelow = oldest + 1n;
   }
 
   /** Whether the record written under `key` was read yet, and if so its event (null: ignored). */
@@ -160,7 +183,7 @@ export class StateView {
       count: request.count,
       messageIds: request.messageIds,
     };
-    this.events.set(offset, event);
+    this.hold(offset, event);
     this.remember(key, event);
     return event;
   }

@@ -150,9 +150,19 @@ interface UrlRow {
   lastFailure?: { at: string; outcome: string; reason: string };
 }
 
+interface LifecycleRow {
+  state: 'active' | 'failing' | 'disabled';
+  since?: string;
+  by?: string;
+  reason?: string;
+  history: { type: string; at: string; by?: string; reason?: string }[];
+}
+
 interface DestinationRow {
   id: string;
   enabled: boolean;
+  /** From destinations.state; null where this process does not follow it. */
+  lifecycle: LifecycleRow | null;
   health: string;
   reasons: string[];
   lastMinute: { seconds: number; eventsPerSecond: number; errorRate: number | null; p95AttemptSeconds: number | null } | null;
@@ -191,6 +201,7 @@ function destinationRow(d: DestinationRow): HTMLElement {
   row.dataset.health = d.health;
   const name = el('td', {}, el('strong', { text: d.id }));
   if (d.reasons.length > 0) name.append(el('ul', { className: 'reasons' }, ...d.reasons.map((reason) => el('li', { text: reason }))));
+  if (d.lifecycle !== null) name.append(lifecycleBlock(d.id, d.enabled, d.lifecycle));
   const minute = d.lastMinute;
   row.append(
     name,
@@ -205,6 +216,38 @@ function destinationRow(d: DestinationRow): HTMLElement {
     cell(d.consumerLag === null ? '–' : String(d.consumerLag), 'num'),
   );
   return row;
+}
+
+/** The destination's lifecycle: its state, its last transitions, and the button that changes it (docs/webhooks.md#automatic-disabling). */
+function lifecycleBlock(id: string, configEnabled: boolean, lifecycle: LifecycleRow): HTMLElement {
+  const block = el('div', { className: 'lifecycle' });
+  block.dataset.lifecycle = lifecycle.state;
+  const since = lifecycle.since === undefined ? '' : ` since ${lifecycle.since}`;
+  block.append(el('span', { text: `state: ${lifecycle.state}${since}`, className: `lifecycle-state lifecycle-${lifecycle.state}` }));
+  if (configEnabled) {
+    const action = lifecycle.state === 'disabled' ? 'enable' : 'disable';
+    const button = el('button', { text: action === 'enable' ? 'Enable' : 'Disable', title: action === 'enable' ? 'deliver again, from where it stopped' : 'stop delivering; its events wait in its topics' });
+    button.dataset.action = action;
+    button.addEventListener('click', () => run(() => changeLifecycle(id, action)));
+    block.append(' ', button);
+  }
+  const last = lifecycle.history.slice(-3).reverse();
+  if (last.length > 0) {
+    const items = last.map((h) => el('li', { text: `${h.at} ${h.type.replace('destination.', '')}${h.by === undefined ? '' : ` by ${h.by}`}${h.reason === undefined ? '' : `: ${h.reason}`}` }));
+    block.append(el('ul', { className: 'transitions', title: 'the last transitions, newest first' }, ...items));
+  }
+  return block;
+}
+
+async function changeLifecycle(id: string, action: 'enable' | 'disable'): Promise<void> {
+  let reason: string | null = null;
+  if (action === 'disable') {
+    reason = window.prompt(`Disable ${id}: its events wait in its topics until it is enabled. Why? (kept with the state)`, 'maintenance');
+    if (reason === null) return;
+  }
+  const body = reason === null || reason === '' ? { by: 'console' } : { by: 'console', reason };
+  await api(`/v1/destinations/${encodeURIComponent(id)}/${action}`, { method: 'POST', body });
+  await loadDestinations();
 }
 
 /** A circuit as an operator reads it: a closed one lets requests through, so it is "ok". */

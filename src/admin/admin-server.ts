@@ -13,6 +13,8 @@ import { createDeadLettersRoute, DEAD_LETTERS_PATH, REPLAY_PATH } from './dead-l
 import type { LetterHandlers } from './dead-letters-route.js';
 import { DELETIONS_PATH, serveDeletion } from './deletions.js';
 import { DESTINATIONS_PATH, serveDestinations } from './destinations-route.js';
+import { destinationActionOf, serveDestinationAction } from './destination-actions-route.js';
+import type { DestinationActions } from '../lifecycle/destination-commands.js';
 import type { DestinationsDocument } from './destinations-status.js';
 import type { DeletionHandler } from './deletions.js';
 import { send } from './respond.js';
@@ -46,6 +48,8 @@ export interface AdminServerOptions {
   trace?: TraceHandler;
   /** `GET /v1/destinations`: the document of this process and Kafka (src/admin/destinations-status.ts). */
   destinations?: () => Promise<DestinationsDocument>;
+  /** `POST /v1/destinations/<id>/enable|disable` (src/lifecycle/destination-commands.ts). */
+  destinationActions?: DestinationActions;
   /** `GET /v1/dead-letters`, `POST /v1/replay`. */
   letters?: LetterHandlers;
   /** `GET /v1/violations`: the tracking-plan violations of a window. */
@@ -94,6 +98,11 @@ function createHandler(options: AdminServerOptions): (req: IncomingMessage, res:
     }
     if (path === DESTINATIONS_PATH) {
       await serveDestinations(req, res, { token: options.token, destinations: options.destinations });
+      return;
+    }
+    const action = destinationActionOf(path);
+    if (action !== undefined) {
+      await serveDestinationAction(req, res, action, { token: options.token, actions: options.destinationActions, logger });
       return;
     }
     if (path === DEAD_LETTERS_PATH || path === REPLAY_PATH) {

@@ -210,6 +210,11 @@ input, select { font: inherit; padding: 2px 4px; }
 .health-ok { background: #2e7d32; color: #fff; }
 .health-disabled { background: #c3c8cd; }
 .reasons { margin: 2px 0 0; padding-left: 16px; color: #8a1a12; }
+.lifecycle { margin-top: 2px; }
+.lifecycle-state { font-size: 0.9em; }
+.lifecycle-failing { color: #8a4b00; }
+.lifecycle-disabled { color: #555; font-weight: bold; }
+.transitions { margin: 2px 0 0; padding-left: 16px; font-size: 0.85em; color: #555; }
 .circuit { white-space: nowrap; word-break: normal; }
 .circuit-closed { color: #2e7d32; }
 .circuit-open { color: #b42318; font-weight: 600; }

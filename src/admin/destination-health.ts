@@ -4,6 +4,7 @@
 import { formatTimestamp } from '../calls/index.js';
 import type { UrlStatus } from '../delivery/url-circuits.js';
 import type { WindowFigures } from '../observability/recent-deliveries.js';
+import type { DestinationLifecycle } from '../lifecycle/lifecycle-state.js';
 
 /** failing: deliveries fail now. attention: something waits for a person (dead letters, a backlog, one bad URL). */
 export type DestinationHealth = 'failing' | 'attention' | 'ok' | 'disabled';
@@ -38,6 +39,8 @@ export interface HealthInput {
   urls?: readonly (UrlStatus & { label: string })[] | undefined;
   /** Undefined when Kafka did not answer. */
   kafka?: KafkaFigures | undefined;
+  /** Its lifecycle from `destinations.state`; undefined when this process does not follow it. */
+  lifecycle?: DestinationLifecycle;
   nowMs: number;
 }
 
@@ -51,6 +54,12 @@ export function judgeDestination(input: HealthInput): HealthVerdict {
   const failing = [...roundFailures(input), ...urlProblems(input, 'all')];
   const attention = [...urlProblems(input, 'some'), ...waiting(input)];
   if (!input.enabled) return { health: 'disabled', reasons: ['disabled in the config: its events wait in its topics until it is enabled', ...failing, ...attention] };
+  const { lifecycle } = input;
+  if (lifecycle?.state === 'disabled') {
+    const who = `disabled by ${lifecycle.by ?? 'unknown'} at ${formatTimestamp(lifecycle.since)}: ${lifecycle.reason ?? 'no reason given'}`;
+    return { health: 'disabled', reasons: [`${who}; its events wait in its topics until it is enabled (switchyard destinations enable, or the console's Enable button)`, ...failing, ...attention] };
+  }
+  if (lifecycle?.state === 'failing') failing.unshift(`no successful attempt since ${formatTimestamp(lifecycle.failingSince ?? lifecycle.since)}: it is disabled when settings.autoDisable.after has passed`);
   if (failing.length > 0) return { health: 'failing', reasons: [...failing, ...attention] };
   return attention.length > 0 ? { health: 'attention', reasons: attention } : { health: 'ok', reasons: [] };
 }

@@ -17,6 +17,7 @@ import type { HourFigures, MinuteHistory } from '../observability/minute-history
 import { compareRows, judgeDestination } from './destination-health.js';
 import type { DestinationHealth, KafkaFigures } from './destination-health.js';
 import { readKafkaFigures } from './destination-kafka.js';
+import type { DestinationLifecycle } from '../lifecycle/lifecycle-state.js';
 
 /** Which process answered: with several pods, each answers with its own view. */
 export interface AnsweredBy {
@@ -41,9 +42,23 @@ export interface UrlRow {
   failingSince?: string;
 }
 
+/** A destination's lifecycle (docs/webhooks.md#automatic-disabling), as every process reads it from `destinations.state`. */
+export interface LifecycleRow {
+  state: DestinationLifecycle['state'];
+  /** When it entered that state; absent when it never changed. */
+  since?: string;
+  by?: string;
+  reason?: string;
+  /** The last transitions, oldest first. */
+  history: { type: string; at: string; by?: string; reason?: string }[];
+}
+
 export interface DestinationRow {
   id: string;
+  /** As the config says (`enabled`); the lifecycle may still have it disabled. */
   enabled: boolean;
+  /** Null where this process does not follow `destinations.state`. */
+  lifecycle: LifecycleRow | null;
   health: DestinationHealth;
   reasons: string[];
   /** This process's last minute; null where it runs no deliverer. */
@@ -79,6 +94,8 @@ export interface DestinationsStatusOptions {
   /** With a deliverer in this process: its last hour, minute by minute. */
   hour?: MinuteHistory | undefined;
   deliverer?: DelivererStatus | undefined;
+  /** Each destination's lifecycle, from `destinations.state`. */
+  lifecycle?: ((id: string) => DestinationLifecycle) | undefined;
   logger: Logger;
   nowMs?: () => number;
   /** How long Kafka's figures are reused (several consoles refreshing cost one read). */
@@ -108,7 +125,7 @@ export function createDestinationsStatus(options: DestinationsStatusOptions): ()
     const [kafka, recent, hour] = await Promise.all([kafkaFigures(config), options.recent?.figures(), options.hour?.figures()]);
     const nowMs = now();
     const statuses = options.deliverer?.urlStatuses();
-    const destinations = config.destinations.map((d) => row(d, { recent, hour, statuses, kafka, nowMs })).sort(compareRows);
+    const destinations = config.destinations.map((d) => row(d, { recent, hour, statuses, kafka, nowMs, lifecycle: options.lifecycle?.(d.id) })).sort(compareRows);
     return {
       answeredBy: options.answeredBy,
       at: formatTimestamp(nowMs),
@@ -121,7 +138,7 @@ export function createDestinationsStatus(options: DestinationsStatusOptions): ()
 
 function row(
   destination: Config['destinations'][number],
-  known: { recent: RecentFigures | undefined; hour: HourFigures | undefined; statuses: Map<string, UrlStatus[]> | undefined; kafka: KafkaRead; nowMs: number },
+  known: { recent: RecentFigures | undefined; hour: HourFigures | undefined; statuses: Map<string, UrlStatus[]> | undefined; kafka: KafkaRead; nowMs: number; lifecycle: DestinationLifecycle | undefined },
 ): DestinationRow {
   const { id, enabled } = destination;
   const figures = known.recent?.byDestination.get(id);
@@ -134,10 +151,12 @@ function row(
     urls: lanes === undefined ? undefined : urls.flatMap((u) => (u.status === undefined ? [] : [{ ...u.status, label: u.label }])),
     kafka,
     nowMs: known.nowMs,
+    ...(known.lifecycle === undefined ? {} : { lifecycle: known.lifecycle }),
   });
   return {
     id,
     enabled,
+    lifecycle: known.lifecycle === undefined ? null : lifecycleRow(known.lifecycle),
     ...verdict,
     lastMinute: known.recent === undefined ? null : { seconds: known.recent.seconds, ...(figures ?? emptyFigures()) },
     lastHour: known.hour === undefined ? null : lastHour(known.hour, id),
@@ -146,6 +165,15 @@ function row(
     retryBacklog: kafka?.retryBacklog ?? null,
     deadLetters: kafka?.deadLetters ?? null,
   };
+}
+
+function lifecycleRow(lifecycle: DestinationLifecycle): LifecycleRow {
+  const row: LifecycleRow = { state: lifecycle.state, history: [] };
+  if (lifecycle.since > 0) row.since = formatTimestamp(lifecycle.since);
+  if (lifecycle.by !== undefined) row.by = lifecycle.by;
+  if (lifecycle.reason !== undefined) row.reason = lifecycle.reason;
+  row.history = lifecycle.history.map((h) => ({ type: h.type, at: formatTimestamp(h.at), ...(h.by === undefined ? {} : { by: h.by }), ...(h.reason === undefined ? {} : { reason: h.reason }) }));
+  return row;
 }
 
 function urlRow(index: number, url: string, status: UrlStatus | undefined): UrlRow {

@@ -9,7 +9,7 @@ import type { TimeRange } from './time-range.js';
 export const ROLE_COMMANDS = ['gateway', 'router', 'deliverer', 'all'] as const;
 export type RoleCommand = (typeof ROLE_COMMANDS)[number];
 
-type OptionName = 'config' | 'destination' | 'blocked' | 'source' | 'since' | 'until' | 'limit' | 'dry-run' | 'json' | 'user' | 'anonymous-id' | 'message';
+type OptionName = 'config' | 'destination' | 'blocked' | 'source' | 'since' | 'until' | 'limit' | 'dry-run' | 'json' | 'user' | 'anonymous-id' | 'message' | 'reason';
 
 interface CommandSpec {
   name: string;
@@ -20,6 +20,8 @@ interface CommandSpec {
   optionHelp?: Partial<Record<OptionName, string>>;
   example: string;
   notes?: string;
+  /** The command takes one positional argument (a destination id). */
+  takesId?: boolean;
 }
 
 const OPTION_HELP: Record<OptionName, string> = {
@@ -35,6 +37,7 @@ const OPTION_HELP: Record<OptionName, string> = {
   user: '--user ID           the userId whose calls to follow',
   'anonymous-id': '--anonymous-id ID   the anonymousId whose calls to follow (the key of calls without a userId)',
   message: '--message ID        only the call with this messageId',
+  reason: '--reason TEXT       why (kept with the state, shown by destinations list, GET /v1/destinations and the console)',
 };
 
 const TIME_NOTE = 'TIME is ISO 8601 (2026-05-01T12:00:00Z) or a duration back from now (30m, 2h, 7d).';
@@ -104,6 +107,33 @@ export const COMMANDS: readonly CommandSpec[] = [
       `${TIME_NOTE} Reads the user's partition of calls, calls.invalid and each destination's topics over the window; writes nothing. ` +
       'Filter reasons come from the config given, as it is now. Notes (a window cut short by retention) go to stderr.',
   },
+  {
+    name: 'destinations list',
+    summary: "print each destination's state (active, failing, disabled), since when, by whom and why",
+    usage: 'switchyard destinations list [--json] [--config PATH]',
+    options: ['json', 'config'],
+    optionHelp: { json: '--json              one JSON object per line: {"id","state","since","by"?,"reason"?,"configEnabled","history"}' },
+    example: 'switchyard destinations list --config /etc/switchyard/switchyard.yaml',
+    notes: 'Reads the destinations.state topic, the state every deliverer pod follows (docs/webhooks.md#automatic-disabling).',
+  },
+  {
+    name: 'destinations disable',
+    summary: 'stop delivering to a destination (maintenance); its events wait in its topics',
+    usage: 'switchyard destinations disable ID [--reason TEXT] [--config PATH]',
+    options: ['reason', 'config'],
+    takesId: true,
+    example: 'switchyard destinations disable hooks-main --reason "receiver maintenance until 14:00" --config /etc/switchyard/switchyard.yaml',
+    notes: 'Every deliverer pod stops the lanes of the destination within a second or so. Nothing is dead-lettered or dropped while it is disabled.',
+  },
+  {
+    name: 'destinations enable',
+    summary: 'deliver to a disabled destination again, from where it stopped',
+    usage: 'switchyard destinations enable ID [--reason TEXT] [--config PATH]',
+    options: ['reason', 'config'],
+    takesId: true,
+    example: 'switchyard destinations enable hooks-main --config /etc/switchyard/switchyard.yaml',
+    notes: 'Undoes a disable by Switchyard (settings.autoDisable) or by a person. A config with enabled: false wins over it.',
+  },
 ];
 
 export function programHelp(): string {
@@ -160,7 +190,8 @@ export type Invocation =
   | { kind: 'replay'; config: string | undefined; query: LetterQuery; dryRun: boolean; messageId?: string }
   | { kind: 'replay-blocked'; config: string | undefined; source: string; range: TimeRange; dryRun: boolean }
   | { kind: 'dlq-list'; config: string | undefined; query: LetterQuery; json: boolean }
-  | { kind: 'trace'; config: string | undefined; query: TraceQuery; json: boolean };
+  | { kind: 'trace'; config: string | undefined; query: TraceQuery; json: boolean }
+  | { kind: 'destinations'; config: string | undefined; action: 'list' | 'enable' | 'disable'; destination: string | undefined; reason: string | undefined; json: boolean };
 
 function usageError(message: string, spec?: CommandSpec): Invocation {
   const hint = spec ? `see: switchyard ${spec.name} --help` : 'see: switchyard --help';
@@ -180,6 +211,7 @@ const PARSE_OPTIONS = {
   user: { type: 'string' },
   'anonymous-id': { type: 'string' },
   message: { type: 'string' },
+  reason: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -200,6 +232,11 @@ export function parseCommandLine(argv: readonly string[], nowMs: number): Invoca
   }
   const spec = findCommand(positionals);
   if (!spec) {
+    if (positionals[0] === 'destinations') {
+      const list = COMMANDS.filter((c) => c.name.startsWith('destinations ')).map((c) => c.name.slice('destinations '.length));
+      if (values.help && positionals.length === 1) return { kind: 'help', text: commandHelp(COMMANDS.find((c) => c.name === 'destinations list')!) };
+      return usageError(positionals.length === 1 ? `switchyard destinations: say what to do: ${list.join(', ')}` : `switchyard destinations: unknown subcommand "${positionals[1]}"; the ones there are: ${list.join(', ')}`);
+    }
     if (positionals[0] === 'dlq') {
       if (values.help && positionals.length === 1) return { kind: 'help', text: commandHelp(COMMANDS.find((c) => c.name === 'dlq list')!) };
       return usageError(
@@ -212,7 +249,14 @@ export function parseCommandLine(argv: readonly string[], nowMs: number): Invoca
   const bad = badOption(tokens, spec);
   if (bad !== undefined) return usageError(`switchyard ${spec.name}: ${bad}`, spec);
   const extra = positionals.slice(spec.name.split(' ').length);
-  if (extra.length > 0) return usageError(`switchyard ${spec.name}: unexpected argument "${extra[0]}"`, spec);
+  if (spec.takesId === true) {
+    if (extra.length === 0) return usageError(`switchyard ${spec.name}: give the id of the destination (as in the config)`, spec);
+    if (extra.length > 1) return usageError(`switchyard ${spec.name}: unexpected argument "${extra[1]}" (one destination at a time; quote a --reason of several words)`, spec);
+  } else if (extra.length > 0) return usageError(`switchyard ${spec.name}: unexpected argument "${extra[0]}"`, spec);
+  if (spec.name.startsWith('destinations ')) {
+    const action = spec.name.slice('destinations '.length) as 'list' | 'enable' | 'disable';
+    return { kind: 'destinations', config: values.config, action, destination: extra[0], reason: values.reason, json: values.json === true };
+  }
 
   if ((ROLE_COMMANDS as readonly string[]).includes(spec.name)) return { kind: 'role', role: spec.name as RoleCommand, config: values.config };
   if (spec.name === 'check-config') return { kind: 'check-config', config: values.config };

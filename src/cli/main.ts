@@ -2,7 +2,7 @@
 // The composition root: the only place that reads process.env and argv,
 // loads the config once and wires the roles together.
 import { realpathSync } from 'node:fs';
-import { hostname } from 'node:os';
+import { hostname, userInfo } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { loadConfigFile } from '../config/load.js';
 import { secretsOf } from '../config/mask.js';
@@ -20,6 +20,9 @@ import { tracingRequest } from '../observability/tracing.js';
 import type { TracingSdk } from '../observability/tracing-sdk.js';
 import { createDeletionRequester } from '../admin/deletion-requests.js';
 import { createDestinationsStatus } from '../admin/destinations-status.js';
+import { createDestinationActions } from '../lifecycle/destination-commands.js';
+import type { DestinationActions } from '../lifecycle/destination-commands.js';
+import { createStateFollower } from '../lifecycle/state-follower.js';
 import { isDelivererStatus } from '../delivery/deliverer-service.js';
 import { listDeadLetters } from '../delivery/list-dead-letters.js';
 import { replayDeadLetters } from '../delivery/replay.js';
@@ -37,6 +40,7 @@ import { parseCommandLine } from './args.js';
 import type { Invocation } from './args.js';
 import { runBlockedReplay, runDlqList, runReplay, runReplayOne, runTrace } from './operator-commands.js';
 import { guardedOutput } from './output.js';
+import { runDestinationsCommand } from './destination-commands.js';
 import { ROLE_FACTORIES } from './roles.js';
 
 export const EXIT_OK = 0;
@@ -75,7 +79,7 @@ export async function main(argv: string[], env: Record<string, string | undefine
     );
   }
 
-  const operatorCommand = invocation.kind === 'replay' || invocation.kind === 'replay-blocked' || invocation.kind === 'dlq-list' || invocation.kind === 'trace';
+  const operatorCommand = invocation.kind === 'replay' || invocation.kind === 'replay-blocked' || invocation.kind === 'dlq-list' || invocation.kind === 'trace' || invocation.kind === 'destinations';
   const loaded = loadConfigFile(configFile, env, { adminApi: !operatorCommand });
   if (!loaded.ok) {
     for (const error of loaded.errors) stderr.write(`${error}\n`);
@@ -104,17 +108,21 @@ export async function main(argv: string[], env: Record<string, string | undefine
     secrets = secretsOf(next);
   });
   const kafka = createKafka(initial.kafka, logger);
-  const deps: RoleDeps = { config, kafka, metrics, logger };
-
   const role = invocation.role;
+  // Every role follows destinations.state: deliverers act on it, every admin port serves it (src/lifecycle/).
+  const destinationStates = createStateFollower({ config, kafka, metrics, logger, required: role === 'deliverer' || role === 'all' });
+  const deps: RoleDeps = { config, kafka, metrics, logger, destinationStates };
+
   const tracing = await startTracing(role, env, logger);
   const roles: Service[] = ROLE_FACTORIES[role](deps);
   const deletions = createDeletionRequester(kafka, () => config.current().kafka.topicPrefix);
-  const { admin, recent, hour } = createAdmin(deps, roles, role, deletions);
+  const destinationActions = createDestinationActions({ config, kafka, states: destinationStates });
+  const { admin, recent, hour } = createAdmin(deps, roles, role, deletions, destinationActions);
   return runServices({
-    services: [admin, ...roles],
+    services: [admin, destinationStates, ...roles],
     afterStop: async () => {
       await deletions.stop();
+      await destinationActions.stop();
       recent?.stop();
       hour?.stop();
       config.close();
@@ -135,6 +143,7 @@ function createAdmin(
   roles: Service[],
   role: string,
   deletions: { handle: DeletionHandler },
+  destinationActions: DestinationActions,
 ): { admin: AdminServer; recent: RecentDeliveries | undefined; hour: MinuteHistory | undefined } {
   const { config, kafka, metrics, logger } = deps;
   const initial = config.current();
@@ -148,6 +157,7 @@ function createAdmin(
     recent,
     hour,
     deliverer,
+    lifecycle: deps.destinationStates === undefined ? undefined : (id) => deps.destinationStates!.view.lifecycle(id),
     logger,
   });
   const admin = createAdminServer({
@@ -159,6 +169,7 @@ function createAdmin(
     logger,
     health: () => roles.map((s) => ({ name: s.name, ...s.health() })),
     deletions: deletions.handle,
+    destinationActions,
     trace: (query) => traceUser(deps, query),
     violations: (query) => recentViolations(deps, query),
     destinations,
@@ -171,20 +182,32 @@ function createAdmin(
   return { admin, recent, hour };
 }
 
-const OPERATOR_COMMAND_NAME = { replay: 'replay', 'replay-blocked': 'replay --blocked', 'dlq-list': 'dlq list', trace: 'trace' } as const;
+const OPERATOR_COMMAND_NAME = { replay: 'replay', 'replay-blocked': 'replay --blocked', 'dlq-list': 'dlq list', trace: 'trace', destinations: 'destinations' } as const;
+
+/** Who a change made with the CLI names: the OS user and the host (docs/cli.md#destinations). */
+function cliActor(): string {
+  let user = 'unknown user';
+  try {
+    user = userInfo().username;
+  } catch {
+    // no passwd entry (a container's numeric user): the host still says where
+  }
+  return `${user}@${hostname()} (cli)`;
+}
 
 /**
  * `dlq list`, `replay` and `trace`: one-shot, on the config as loaded (no reload), with
  * logs on stderr so that stdout carries only what they print.
  */
 async function runOperatorCommand(
-  invocation: Extract<Invocation, { kind: 'replay' | 'replay-blocked' | 'dlq-list' | 'trace' }>,
+  invocation: Extract<Invocation, { kind: 'replay' | 'replay-blocked' | 'dlq-list' | 'trace' | 'destinations' }>,
   configFile: string,
   config: Config,
   env: Record<string, string | undefined>,
 ): Promise<number> {
-  const name = OPERATOR_COMMAND_NAME[invocation.kind];
-  const destination = invocation.kind === 'trace' || invocation.kind === 'replay-blocked' ? undefined : invocation.query.destination;
+  const name = invocation.kind === 'destinations' ? `destinations ${invocation.action}` : OPERATOR_COMMAND_NAME[invocation.kind];
+  // `destinations enable|disable` names an unknown id in its own words (src/lifecycle/destination-commands.ts).
+  const destination = invocation.kind === 'trace' || invocation.kind === 'replay-blocked' || invocation.kind === 'destinations' ? undefined : invocation.query.destination;
   if (destination !== undefined && !config.destinations.some((d) => d.id === destination)) {
     const known = config.destinations.map((d) => d.id).join(', ') || 'none';
     stderr.write(`switchyard ${name}: ${configFile}: destinations: no destination has id "${destination}" (the config has: ${known}); give one of those with --destination\n`);
@@ -201,6 +224,7 @@ async function runOperatorCommand(
   const io = { stdout, stderr };
   try {
     if (invocation.kind === 'trace') return await runTrace(deps, invocation.query, invocation.json, io);
+    if (invocation.kind === 'destinations') return await runDestinationsCommand(deps, invocation, cliActor(), io);
     if (invocation.kind === 'replay-blocked') return await runBlockedReplay(deps, invocation, io);
     if (invocation.kind === 'replay' && invocation.messageId !== undefined) return await runReplayOne(deps, invocation.query, invocation.messageId, invocation.dryRun, io);
     return invocation.kind === 'replay'

@@ -8,6 +8,8 @@ import { createAudienceHook } from '../audiences/router-hook.js';
 import { SeenPairCache } from '../audiences/seen-cache.js';
 import { createSeenFollower } from '../audiences/seen-follower.js';
 import { createDelivererService } from '../delivery/deliverer-service.js';
+import { createLifecycleService } from '../lifecycle/lifecycle-service.js';
+import { createStateFollower } from '../lifecycle/state-follower.js';
 import { ROLE_COMMANDS } from './args.js';
 import type { RoleCommand } from './args.js';
 
@@ -37,7 +39,13 @@ export const ROLE_FACTORIES: Record<RoleName, (deps: RoleDeps) => Service[]> = {
       createRouterService({ ...deps, audiences: hook, onDeletion: (userId, sourceIds) => audiences.eraseUser(userId, sourceIds) }),
     ];
   },
-  deliverer: (deps) => [createDelivererService(deps)],
+  // The deliverer runs on the config with the destination states applied (src/lifecycle/effective-config.ts).
+  // Listed after it, the lifecycle service starts once the deliverer listens, and releases its lanes.
+  deliverer: (deps) => {
+    const states = deps.destinationStates ?? createStateFollower(deps);
+    const lifecycle = createLifecycleService(deps, states);
+    return [...(deps.destinationStates === undefined ? [states] : []), createDelivererService({ ...deps, config: lifecycle.deliveryConfig }), lifecycle];
+  },
   // Intake last so that, stopped in reverse, it stops first.
   all: (deps) => [...ROLE_FACTORIES.deliverer(deps), ...ROLE_FACTORIES.router(deps), ...ROLE_FACTORIES.gateway(deps)],
 };

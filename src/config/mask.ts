@@ -113,6 +113,11 @@ function maskInPlace(copy: Config): FoundSecret[] {
   copy.sources.forEach((source, i) => {
     if (source.writeKey !== undefined) source.writeKey = take(source.writeKey, `sources[${i}].writeKey`);
   });
+  copy.operations.webhooks.forEach((webhook, i) => {
+    webhook.secret = take(webhook.secret, `operations.webhooks[${i}].secret`);
+    urlSecrets(webhook.url, `operations.webhooks[${i}].url`, found);
+    webhook.url = maskedUrl(webhook.url);
+  });
   copy.destinations.forEach((destination, i) => {
     const settings = destination.settings;
     const at = `destinations[${i}].settings`;
@@ -196,6 +201,7 @@ export function secretTextsOf(raw: unknown): string[] {
   const ssl = record(kafka.ssl);
   for (const key of SSL_SECRET_KEYS) scalar(ssl[key], `kafka.ssl.${key}`);
   list(doc.sources).forEach((source, i) => scalar(record(source).writeKey, `sources[${i}].writeKey`));
+  list(record(doc.operations).webhooks).forEach((webhook, i) => scalar(record(webhook).secret, `operations.webhooks[${i}].secret`));
   list(doc.destinations).forEach((destination, i) => {
     const settings = record(record(destination).settings);
     scalar(settings.sharedSecret, 'sharedSecret');

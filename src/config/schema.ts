@@ -55,7 +55,23 @@ export interface DestinationConfig {
     retry?: RetryConfig;
     /** How requests authenticate to the receiver (docs/webhooks.md#authentication). */
     auth?: AuthConfig;
+    /** Disable the destination after `afterMs` without a success (docs/webhooks.md#automatic-disabling). */
+    autoDisable?: AutoDisableConfig;
   } & ShapingSettings;
+}
+
+/**
+ * `settings.autoDisable` (docs/webhooks.md#automatic-disabling): a destination none of whose
+ * attempts succeeded for `afterMs`, with at least `minAttempts` attempts, is disabled. YAML key `after`.
+ */
+export interface AutoDisableConfig {
+  afterMs: number;
+  minAttempts: number;
+}
+
+/** `operations` (docs/operations.md#operational-events): where operational events are POSTed besides the `operations` topic. */
+export interface OperationsConfig {
+  webhooks: { url: string; secret: string }[];
 }
 
 /**
@@ -298,6 +314,7 @@ export interface Config {
   destinations: DestinationConfig[];
   audiences: AudienceConfig[];
   trackingPlans: TrackingPlanConfig[];
+  operations: OperationsConfig;
 }
 
 export const DEFAULT_BROKERS: readonly string[] = ['localhost:9092'];
@@ -955,6 +972,16 @@ const checkStopOnStatus = withInput(checkInt(400, 599).input!, (value: unknown):
   return fail(`must be an HTTP status from 400 to 599 (such as 410) that should dead-letter at once, got ${describe(value)}`);
 });
 
+/** The longest `settings.autoDisable.after`; the shortest is a second (tests and demos). */
+export const MAX_AUTO_DISABLE_AFTER_MS = 90 * 86_400_000;
+/** `settings.autoDisable.minAttempts` when not given. */
+export const DEFAULT_AUTO_DISABLE_MIN_ATTEMPTS = 1;
+
+const autoDisableSchema = strictObject({
+  after: field(checkDurationBetween(1_000, MAX_AUTO_DISABLE_AFTER_MS)),
+  minAttempts: field(checkInt(1, 1_000_000_000)).prefault(DEFAULT_AUTO_DISABLE_MIN_ATTEMPTS),
+}).transform((a): AutoDisableConfig => ({ afterMs: a.after, minAttempts: a.minAttempts }));
+
 const retrySchema = strictObject({
   tiers: retryTiers.optional(),
   maxWindow: field(checkDurationBetween(1_000, MAX_DESTINATION_RETRY_WINDOW_MS)).optional(),
@@ -1186,6 +1213,15 @@ function signingProblems(settings: Record<string, unknown>): Problem[] {
 }
 
 const STANDARD_SECRET_INPUT: InputSchema = orFromEnv({ type: 'string', pattern: STANDARD_SECRET_PATTERN.source });
+
+/** A Standard Webhooks secret (`operations.webhooks[].secret`): never quoted in a message. */
+function checkStandardSecret(value: unknown): Checked<string> {
+  const secret = checkSecret(value);
+  if (!secret.ok) return secret;
+  if (!STANDARD_SECRET_PATTERN.test(secret.value)) return fail(`is not a Standard Webhooks secret; give ${STANDARD_SECRET_FORM}`);
+  return secret;
+}
+checkStandardSecret.input = STANDARD_SECRET_INPUT;
 
 function checkHeaderName(value: unknown): Checked<string> {
   const text = checkText(value);
@@ -1436,6 +1472,7 @@ const destinationSchema = strictObject({
     ordering: field(oneOf(['none', 'user'] as const)).prefault('none'),
     circuitBreaker: circuitBreakerSchema.optional(),
     retry: retrySchema.optional(),
+    autoDisable: autoDisableSchema.optional(),
     webhooks: list(webhookSchema).superRefine(
       (hooks, ctx) => {
         if (hooks.length === 0) ctx.addIssue({ code: 'custom', message: 'needs at least 1 entry, got 0' });
@@ -1520,6 +1557,12 @@ function checkHostName(value: unknown): Checked<string> {
 }
 checkHostName.input = checkText.input;
 
+/** An entry of `operations.webhooks`: a URL and its Standard Webhooks secret (`whsec_…`). */
+const operationsWebhookSchema = strictObject({
+  url: field(checkWebhookUrl),
+  secret: field(checkStandardSecret),
+});
+
 const NO_SOURCE =
   'needs at least one source (where calls come from: an id, a writeKey and the destinations it feeds); see config/example.yaml';
 
@@ -1551,6 +1594,9 @@ export const configSchema: z.ZodType<Config> = strictObject({
   destinations: list(destinationSchema).prefault([]),
   audiences: list(audienceSchema).prefault([]),
   trackingPlans: list(trackingPlanSchema).prefault([]),
+  operations: strictObject({
+    webhooks: list(operationsWebhookSchema).prefault([]),
+  }).prefault({}),
 }).transform(
   (c): Config => ({
     kafka: c.kafka,
@@ -1563,6 +1609,7 @@ export const configSchema: z.ZodType<Config> = strictObject({
     destinations: c.destinations,
     audiences: c.audiences,
     trackingPlans: c.trackingPlans,
+    operations: c.operations,
   }),
 ).meta({ $defs: { envReference: ENV_REFERENCE_INPUT, duration: DURATION_INPUT, audienceRule: AUDIENCE_RULE_INPUT } });
 

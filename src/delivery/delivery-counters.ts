@@ -60,7 +60,9 @@ export class DeliveryCounters {
     this.retries.inc();
   }
 
-  deadLettered(): void {
+  /** One event dead-lettered; its message id goes to the sample of the `message.dead_lettered` event (observability/dead-letter-tap.ts). */
+  deadLettered(messageId?: string): void {
     this.deadLetters.inc();
+    this.metrics.deadLetterTap.record(this.destinationId, messageId);
   }
 }

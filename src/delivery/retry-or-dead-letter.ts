@@ -146,7 +146,7 @@ export class RetryOrDeadLetter {
 
   private async writeDeadLetter(record: InboundRecord, stage: DeadLetterStage): Promise<void> {
     await this.write(this.options.topics.dlq, record, deadLetterHeaders(record.headers, stage));
-    this.options.counters.deadLettered();
+    this.options.counters.deadLettered(headerText(record.headers, HEADER.messageId));
   }
 
   /**

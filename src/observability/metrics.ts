@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { DeadLetterTap } from './dead-letter-tap.js';
 import { VERSION } from '../version.js';
 import { CounterBatch, LabeledCounts } from './counter-batch.js';
 
@@ -49,6 +50,10 @@ export interface Metrics {
    * Returns a function that stops reading it.
    */
   watchBuffered(read: () => { records: number; bytes: number }): () => void;
+  /** The dead letters written, with sample message ids, for the `message.dead_lettered` events (not a Prometheus series). */
+  deadLetterTap: DeadLetterTap;
+  /** Each destination's lifecycle (docs/webhooks.md#automatic-disabling): 1 for its state (`active`, `failing`, `disabled`), 0 for the others. */
+  destinationState: Gauge<'destination' | 'state'>;
   /** Config file changes: `applied`, or `refused` (a bad file; the running config kept). */
   configReloads: Counter<'result'>;
   buildInfo: Gauge<'version'>;
@@ -235,6 +240,13 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       name: 'switchyard_destination_topics_unavailable',
       help: 'Destinations whose topics could not be created (1): nothing is delivered for them until they exist; the deliverer tries again every 5 s.',
       labelNames: ['destination'],
+      registers,
+    }),
+    deadLetterTap: new DeadLetterTap(),
+    destinationState: new Gauge({
+      name: 'switchyard_destination_state',
+      help: 'Each destination\'s lifecycle state, 1 for the one it is in: active, failing (no successful attempt for half of settings.autoDisable.after), disabled (by Switchyard, by a person, or enabled: false in the config).',
+      labelNames: ['destination', 'state'],
       registers,
     }),
     configReloads: configReloadsCounter(registers),

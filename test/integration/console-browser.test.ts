@@ -405,4 +405,44 @@ describe('the operator console in Chromium', () => {
     const res = await fetch(`${adminBase}/v1/replay`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ destination: 'hooks-down', dryRun: true }) });
     expect(await res.json()).toMatchObject({ destination: 'hooks-down', dryRun: true, since: null, count: 0 });
   });
+  it('shows a disabled destination with who disabled it and why, and its Enable button delivers what waited', async () => {
+    // Disabled by hand through the admin API, as an operator doing maintenance would.
+    const disable = await fetch(`${adminBase}/v1/destinations/hooks-ok/disable`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify({ reason: 'receiver maintenance until 14:00', by: 'the console test' }),
+    });
+    expect(disable.status, await disable.clone().text()).toBe(200);
+    expect(await disable.json()).toMatchObject({ success: true, state: 'disabled', event: { type: 'destination.disabled', destination: 'hooks-ok', by: 'the console test (admin API)', automatic: false } });
+    // An event sent while it is disabled waits in its topic.
+    const okBefore = receiver.requests.filter((r) => r.path === '/ok').length;
+    await send(['c-while-disabled']);
+    await page.locator('button.tab[data-view="destinations"]').click();
+    await page.locator('#refresh').click();
+    const row = page.locator('tr[data-destination="hooks-ok"]');
+    await expect.poll(() => row.getAttribute('data-health'), { timeout: 15_000 }).toBe('disabled');
+    const reasons = await row.locator('.reasons').innerText();
+    expect(reasons).toContain('disabled by the console test (admin API) at ');
+    expect(reasons).toContain(': receiver maintenance until 14:00; its events wait in its topics until it is enabled');
+    expect(await row.locator('[data-lifecycle]').getAttribute('data-lifecycle')).toBe('disabled');
+    expect(await row.locator('.transitions').innerText()).toMatch(/disabled by the console test \(admin API\): receiver maintenance until 14:00/);
+    expect(receiver.requests.filter((r) => r.path === '/ok').length).toBe(okBefore);
+    await shot('destination-disabled');
+
+    await row.locator('button[data-action="enable"]').click();
+    await expect.poll(() => row.locator('[data-lifecycle]').getAttribute('data-lifecycle'), { timeout: 30_000 }).toBe('active');
+    expect(await row.getAttribute('data-health')).not.toBe('disabled');
+    expect(await row.locator('.transitions').innerText()).toMatch(/enabled by console \(admin API\)/);
+    expect(await row.locator('button[data-action="disable"]').isVisible()).toBe(true);
+    await waitFor(() => receiver.requests.some((r) => r.path === '/ok' && r.text.includes('"messageId":"c-while-disabled"')), { timeoutMs: 60_000, what: 'the event that waited to reach hooks-ok' });
+    type Doc = { destinations: { id: string; lifecycle: { state: string; history: { type: string; by?: string }[] } }[] };
+    const doc = await api<Doc>('/v1/destinations');
+    const ok = doc.destinations.find((d) => d.id === 'hooks-ok')!;
+    expect(ok.lifecycle.state).toBe('active');
+    expect(ok.lifecycle.history.map((h) => [h.type, h.by])).toEqual([
+      ['destination.disabled', 'the console test (admin API)'],
+      ['destination.enabled', 'console (admin API)'],
+    ]);
+    await shot('destination-enabled');
+  });
 });

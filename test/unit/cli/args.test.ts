@@ -55,13 +55,34 @@ describe('parseCommandLine', () => {
       expect(help.kind, argv.join(' ')).toBe('help');
       if (help.kind !== 'help') continue;
       expect(help.text.split('\n')[0]).toBe(`switchyard ${command.name}: ${command.summary}`);
-      expect(help.text).toMatch(new RegExp(`example:\\n  switchyard ${command.name} --`));
+      // A command that takes a destination id gives it before the options.
+      expect(help.text).toMatch(new RegExp(`example:\\n  switchyard ${command.name}${command.takesId === true ? ' [a-z-]+' : ''} --`));
       expect(help.text).toContain(`usage: switchyard ${command.name}`);
     }
     expect(parseCommandLine(['-h'], NOW)).toEqual(program);
     expect(parseCommandLine(['dlq', '--help'], NOW)).toEqual(parseCommandLine(['dlq', 'list', '--help'], NOW));
     // --help wins over missing or bad options: the operator is asking how to use it.
     expect(parseCommandLine(['replay', '--help', '--since', 'nonsense'], NOW).kind).toBe('help');
+  });
+
+  it('reads destinations list|enable|disable with the id and a reason', () => {
+    expect(parseCommandLine(['destinations', 'disable', 'hooks-main', '--reason', 'maintenance until 14:00'], NOW)).toEqual({
+      kind: 'destinations',
+      config: undefined,
+      action: 'disable',
+      destination: 'hooks-main',
+      reason: 'maintenance until 14:00',
+      json: false,
+    });
+    expect(parseCommandLine(['destinations', 'list', '--json'], NOW)).toMatchObject({ kind: 'destinations', action: 'list', destination: undefined, json: true });
+    const missing = parseCommandLine(['destinations', 'enable'], NOW);
+    expect(missing.kind === 'usage-error' && missing.message).toContain('give the id of the destination');
+    const two = parseCommandLine(['destinations', 'enable', 'a', 'b'], NOW);
+    expect(two.kind === 'usage-error' && two.message).toContain('unexpected argument "b"');
+    const unknown = parseCommandLine(['destinations', 'restart', 'a'], NOW);
+    expect(unknown.kind === 'usage-error' && unknown.message).toContain('list, disable, enable');
+    const listWithId = parseCommandLine(['destinations', 'list', 'a'], NOW);
+    expect(listWithId.kind).toBe('usage-error');
   });
 
   it.each([

@@ -204,6 +204,7 @@ describe('defaults', () => {
       destinations: [],
       audiences: [],
       trackingPlans: [],
+      operations: { webhooks: [] },
     });
   });
 

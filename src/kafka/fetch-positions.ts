@@ -120,20 +120,15 @@ export class FetchPositions {
 
   /**
    * A counted answer of `p` asked at `from`: decoded up to `next`, `held` bytes handed
-   * over, the log ending at `end`. Returns `'alone'` when it was truncated (nothing came
-   * although the log holds more: a batch larger than the partition's limit; asked for
-   * alone next), `'nothing alone'` when even asked alone nothing came (then it waits for
-   * the next poll of the partitions at their end, so that nothing spins on it).
+   * over, the log ending at `end`. Returns whether it was truncated (nothing came although
+   * the log holds more: a batch larger than the partition's limit; asked for alone next).
    */
-  answered(p: FetchPartition, from: bigint, next: bigint, end: bigint, held: number): 'alone' | 'nothing alone' | undefined {
-    const empty = next === from;
-    const wasAlone = p.alone;
-    p.alone = empty && end > from && !wasAlone;
+  answered(p: FetchPartition, from: bigint, next: bigint, end: bigint, held: number): boolean {
+    p.alone = next === from && end > from;
     p.position = next;
-    p.hasRecords = empty ? p.alone : end > next;
+    p.hasRecords = end > next;
     p.held += held;
-    if (p.alone) return 'alone';
-    return empty && end > from ? 'nothing alone' : undefined;
+    return p.alone;
   }
 
   /** The position was out of the log's range: it moves to `to`, and answers asked before are fenced. */

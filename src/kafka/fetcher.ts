@@ -256,9 +256,7 @@ export class Fetcher {
     const end = this.settings.isolation === 1 ? part.lastStableOffset : part.highWatermark;
     let held = 0;
     for (const record of records) held += heldBytes(record);
-    const truncated = this.partitions.answered(p, asked, next, end, held);
-    if (truncated === 'alone') this.logger.debug({ topic: p.topic, partition: p.partition, offset: asked.toString() }, 'record batch larger than its share; fetching the partition alone');
-    else if (truncated === 'nothing alone') this.logger.warn({ topic: p.topic, partition: p.partition, offset: asked.toString(), end: end.toString() }, 'the broker sent no record of a partition asked for alone; asking again with the partitions at their end');
+    if (this.partitions.answered(p, asked, next, end, held)) this.logger.debug({ topic: p.topic, partition: p.partition, offset: asked.toString() }, 'record batch larger than its share; fetching the partition alone');
     if (records.length === 0 && next === asked) return;
     this.events.records(p.topic, p.partition, records, asked, next);
   }

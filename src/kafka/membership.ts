@@ -243,9 +243,23 @@ export class GroupMembership {
     const subscriptions = new Map<string, readonly string[]>();
     for (const m of members) subscriptions.set(m.memberId, decodeConsumerProtocolSubscription(m.metadata).topics);
     const wanted = [...new Set([...subscriptions.values()].flat())];
-    const metadata = wanted.length === 0 ? undefined : await this.wire.metadata(wanted);
     const counts = new Map<string, number>();
-    for (const topic of wanted) counts.set(topic, metadata?.topics.get(topic)?.partitions.length ?? 0);
+    // NOTE: a topic just made may be missing from the metadata for a moment: asked again
+    // (up to about 2 s) rather than assigned without its partitions. An assignment without
+    // them and the next one with them took the partitions away from their member and gave
+    // them back: records in flight then were delivered again (a destination added by a reload).
+    for (let attempt = 0; wanted.length > 0; attempt++) {
+      const metadata = await this.wire.metadata(wanted);
+      let missing = 0;
+      for (const topic of wanted) {
+        const found = metadata.topics.get(topic);
+        const count = found === undefined || found.errorCode !== ERROR.NONE ? 0 : found.partitions.length;
+        if (count === 0) missing += 1;
+        counts.set(topic, count);
+      }
+      if (missing === 0 || attempt >= 10) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
     const plan = assignPartitions(subscriptions, counts);
     return [...plan].map(([memberId, topics]) => ({
       memberId,

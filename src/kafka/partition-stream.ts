@@ -434,6 +434,10 @@ class EnginePartitionStream implements PartitionStream {
       .map(([topic, partitions]) => ({ topic, partitions }));
     if (assigned.length === 0) return;
     const committed = await readCommitted(this.wire, generation.coordinator, groupId, assigned);
+    // NOTE: a newer generation's load may have run meanwhile: this one must not touch the
+    // progress it tracks (a stale load that reset a partition's progress behind records a
+    // newer one had delivered made them look unfinished: delivered twice after a reload).
+    if (this.membership.current() !== generation) return;
     const fresh: { topic: string; partition: number }[] = [];
     for (const { topic, partitions } of committed) {
       const owned = new Set(assignment[topic] ?? []);
@@ -451,8 +455,9 @@ class EnginePartitionStream implements PartitionStream {
       }
     }
     await this.legacy?.carry(fresh, {
-      stillWanted: (key) => this.ledger.progressAt(key) !== undefined,
+      stillWanted: (key) => this.membership.current() === generation && this.ledger.progressAt(key) !== undefined,
       carry: ({ topic, partition, offset, metadata }) => {
+        if (this.membership.current() !== generation) return;
         const key = keyOf(topic, partition);
         this.ledger.track(key, new PartitionProgress(offset, metadata));
         this.ledger.markDirty(key);
@@ -470,7 +475,9 @@ class EnginePartitionStream implements PartitionStream {
     }
     // Never committed, by this group or an older one: from the log's beginning.
     if (unknown.length > 0) {
-      for (const { topic, partition, offset: position } of await earliestOrLatest(this.wire, unknown, 'earliest')) {
+      const earliest = await earliestOrLatest(this.wire, unknown, 'earliest');
+      if (this.membership.current() !== generation) return;
+      for (const { topic, partition, offset: position } of earliest) {
         const key = keyOf(topic, partition);
         this.ledger.track(key, new PartitionProgress(position.toString(), null));
         starts.push({ topic, partition, position });

@@ -34,6 +34,8 @@ import type { DestinationStates } from './state-follower.js';
  * (all tick alike, on the same config) has reported its own.
  */
 const DEAD_LETTER_GRACE = 3;
+/** The least time after a minute ends before its dead letters are summed up. */
+const MIN_DEAD_LETTER_GRACE_MS = 10_000;
 
 /** The tick: a twentieth of the shortest `autoDisable.after`, within these bounds. */
 const MIN_TICK_MS = 200;
@@ -224,7 +226,10 @@ class Lifecycle implements LifecycleService {
       this.deadLetterMinutes.delete(key);
       records.push(tombstoneRecord(key));
     }
-    const graceMs = DEAD_LETTER_GRACE * (lifecycleTickMs(this.deps.config.current()) ?? MAX_TICK_MS);
+    // NOTE: at least MIN_DEAD_LETTER_GRACE_MS: with short ticks (a test's `after: 3s` gives
+    // 200 ms), another pod's report of the minute's last seconds was often not read back
+    // yet when the sum was written, and its dead letters were in no event.
+    const graceMs = Math.max(MIN_DEAD_LETTER_GRACE_MS, DEAD_LETTER_GRACE * (lifecycleTickMs(this.deps.config.current()) ?? MAX_TICK_MS));
     for (const due of view.deadLetterMinutesDue(nowMs - graceMs)) {
       const id = `${due.destination}/${due.minute}`;
       const waiting = this.pendingSums.get(id);

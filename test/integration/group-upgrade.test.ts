@@ -27,7 +27,10 @@ beforeAll(async () => {
   kafka = await createTestKafka();
   receiver = await startReceiver();
   // Slow enough that deliveries are in flight when the old version stops.
-  receiver.reply({ status: 200, delayMs: 30 });
+  // NOTE: 200 ms, 8 in flight: about 40 calls a second, so that the old version is
+  // stopped mid-stream (at 30 ms, 266 a second, the consumer engine delivered all 100 of
+  // the first phase before the stop took hold).
+  receiver.reply({ status: 200, delayMs: 200 });
 });
 
 afterAll(async () => {

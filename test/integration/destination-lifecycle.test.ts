@@ -167,7 +167,8 @@ describe('a destination whose receiver is down', () => {
   }, 220_000);
 
   it('POSTs each event to the operations webhook, signed as Standard Webhooks', async () => {
-    const onTopic = await operationEvents(4);
+    // The three of the first test (failing twice, then disabled).
+    const onTopic = await operationEvents(3);
     await waitFor(() => operations.requests.length >= onTopic.length, { what: 'every event at the operations webhook' });
     for (const [i, request] of operations.requests.slice(0, onTopic.length).entries()) {
       const id = String(request.headers['webhook-id']);

@@ -82,7 +82,7 @@ function compile(node: Node): Step | undefined {
     case 'block':
       return compileBlock(node);
     case 'function':
-      return compileFunction(node);
+      return stepOfCall(node);
     default:
       return undefined;
   }
@@ -335,7 +335,7 @@ const FUNCTIONS: Record<string, (value: unknown) => unknown> = {
   uppercase: (value) => (value === undefined ? undefined : typeof value === 'string' ? value.toUpperCase() : BAIL),
 };
 
-function compileFunction(node: Node): Step | undefined {
+function stepOfCall(node: Node): Step | undefined {
   const procedure = node.procedure as Node | undefined;
   if (procedure === undefined || procedure.type !== 'variable' || !plain(procedure) || node.value !== '(') return undefined;
   const args = (node.arguments ?? []) as Node[];

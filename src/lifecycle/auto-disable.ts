@@ -19,7 +19,7 @@ export interface FailureSpan {
 /** One pod's attempts of one destination since its last success, as written to `destinations.state`. */
 export interface AttemptReport {
   destination: string;
-  /** The pod (host name and process id) that counted them. */
+  /** The life of the pod that counted them (state-records.ts, `instanceName`). */
   instance: string;
   at: number;
   lastSuccessAt?: number;

@@ -39,9 +39,15 @@ export function stateFollowerGroupId(config: Pick<Config, 'kafka'>): string {
   return `${groupPrefixOf(config)}destinations-state.${randomBytes(6).toString('hex')}`;
 }
 
-/** This process, as reports name it. */
+/**
+ * One life of one lifecycle service, as reports name it: host, process id and a random
+ * part. NOTE: host and process id alone named two lives alike (a container restarted
+ * as pid 1 on the same host, or two pods in one process), and the second life's report
+ * of a minute then replaced the first's in the compacted topic: its dead letters were in
+ * no `message.dead_lettered` event.
+ */
 export function instanceName(): string {
-  return `${hostname()}/${process.pid}`;
+  return `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
 }
 
 /** One pod's dead letters of one destination and minute so far (observability/dead-letter-tap.ts). */

@@ -307,6 +307,10 @@ export interface Config {
     /** The egress proxy of every destination without its own (docs/webhooks.md#egress-proxy); else HTTPS_PROXY/HTTP_PROXY (load.ts). */
     proxy?: ProxyConfig;
   };
+  router: {
+    /** YAML `dedupeWindow`: copies of a call routed within it are dropped; 0 turns it off (docs/kafka.md#copies-of-a-call). */
+    dedupeWindowMs: number;
+  };
   /** YAML key `shutdownTimeout`. */
   shutdownTimeoutMs: number;
   log: { level: LogLevel };
@@ -1040,6 +1044,24 @@ const deliverySchema = strictObject({
   }),
 );
 
+/** `router.dedupeWindow`: up to a day (docs/kafka.md#copies-of-a-call). */
+export const MAX_DEDUPE_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+/** A duration up to a day, or 0 (off). */
+const checkDedupeWindow = withInput({ anyOf: [{ $ref: '#/$defs/duration' }, { const: 0 }] }, (value: unknown): Checked<number> => {
+  if (value === 0 || value === '0') return ok(0);
+  const ms = typeof value === 'string' ? parseDuration(value) : undefined;
+  if (ms === 0) return ok(0);
+  const checked = checkDuration(value);
+  if (!checked.ok) return fail(`${describe(value)} is not a dedupe window; write a duration up to 24h, e.g. "1h", or 0 to turn deduplication off`);
+  if (checked.value > MAX_DEDUPE_WINDOW_MS) return fail(`${describe(value)} is longer than 24h, the longest dedupe window; give a shorter duration, or 0 to turn deduplication off`);
+  return checked;
+});
+
+const routerSchema = strictObject({
+  dedupeWindow: field(checkDedupeWindow).prefault('1h'),
+}).transform((r): Config['router'] => ({ dedupeWindowMs: r.dedupeWindow }));
+
 const trackFilterSchema = strictObject({
   blockEvents: idList.optional(),
   allowEvents: idList.optional(),
@@ -1584,6 +1606,7 @@ export const configSchema: z.ZodType<Config> = strictObject({
     })
     .prefault({}),
   delivery: deliverySchema.prefault({}),
+  router: routerSchema.prefault({}),
   shutdownTimeout: field(checkDuration).prefault('25s'),
   log: strictObject({
     level: field(oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const)).prefault('info'),
@@ -1603,6 +1626,7 @@ export const configSchema: z.ZodType<Config> = strictObject({
     gateway: c.gateway,
     admin: c.admin,
     delivery: c.delivery,
+    router: c.router,
     shutdownTimeoutMs: c.shutdownTimeout,
     log: c.log,
     sources: c.sources,

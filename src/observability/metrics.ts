@@ -8,6 +8,8 @@ export interface Metrics {
   registry: Registry;
   callsReceived: Counter<'source' | 'type'>;
   callsInvalid: Counter<'reason'>;
+  /** Copies of a call dropped by messageId within `router.dedupeWindow` (docs/kafka.md#copies-of-a-call). */
+  callsDeduplicated: Counter<'source'>;
   eventsRouted: Counter<'source' | 'destination'>;
   eventsFiltered: Counter<'source' | 'destination' | 'reason'>;
   /** Violations of a source's tracking plan, by event and violation type (docs/tracking-plans.md#violations). */
@@ -21,6 +23,7 @@ export interface Metrics {
     filtered: LabeledCounts<'source' | 'destination' | 'reason'>;
     invalid: LabeledCounts<'reason'>;
     violations: LabeledCounts<'source' | 'event' | 'type'>;
+    deduplicated: LabeledCounts<'source'>;
   };
   /** Counts of `deliveryAttempts` and `deliveries` not added yet: added when either is read (counter-batch.ts). */
   deliveryTally: CounterBatch;
@@ -96,6 +99,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     filtered: new LabeledCounts(['source', 'destination', 'reason'] as const),
     invalid: new LabeledCounts(['reason'] as const),
     violations: new LabeledCounts(['source', 'event', 'type'] as const),
+    deduplicated: new LabeledCounts(['source'] as const),
   };
   return {
     registry,
@@ -115,6 +119,15 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       registers,
       collect() {
         routerCounts.invalid.flushInto(this);
+      },
+    }),
+    callsDeduplicated: new Counter({
+      name: 'switchyard_calls_deduplicated_total',
+      help: 'Copies of a call dropped by the router: a call whose (source, messageId) was routed within router.dedupeWindow.',
+      labelNames: ['source'],
+      registers,
+      collect() {
+        routerCounts.deduplicated.flushInto(this);
       },
     }),
     eventsRouted: new Counter({

@@ -251,6 +251,18 @@ function shapeSafely(shaping: Shaping, input: ShapingInput): Shaped | Promise<Sh
 }
 
 /**
+ * The (source, messageId) a copy of the call would share (docs/kafka.md#copies-of-a-call):
+ * undefined for a record that is not a valid call, has no source, or has no `messageId`
+ * of its own (the one derived from the record is different for every copy).
+ */
+export function callIdentity(record: InboundRecord, table: RoutingTable): { source: string; messageId: string } | undefined {
+  const parsed = parseCallBytes(record.value);
+  if (!parsed.ok || parsed.call.messageId === undefined) return undefined;
+  const source = resolveSource(record, parsed.call, table);
+  return source.kind === 'source' ? { source: source.source.id, messageId: parsed.call.messageId } : undefined;
+}
+
+/**
  * docs/kafka.md: the `source-id` header, else the call's `writeKey` looked up in config.
  * An empty header counts as absent.
  */

@@ -10,6 +10,9 @@ import type { Logger } from 'pino';
 import type { AudienceEventOut, AudienceHook } from './audience-hook.js';
 import { invalidRecord } from './invalid-records.js';
 import type { InvalidOutcome } from './invalid-records.js';
+import type { CallMemory } from './dedupe/call-memory.js';
+import { hashId } from './dedupe/id-window.js';
+import type { IdHash } from './dedupe/id-window.js';
 import { planShapedCall } from './plan-call.js';
 import type { RoutedCall } from './plan-call.js';
 import { planDeletion } from './plan-deletion.js';
@@ -38,6 +41,8 @@ export interface RouterBatchContext {
   shapingErrors: ShapingErrorLog;
   onDeletion?: DeletionHook;
   audiences?: AudienceHook;
+  /** The calls routed within `router.dedupeWindow` (absent when it is 0): copies are dropped. */
+  dedupe?: CallMemory;
 }
 
 /** How long a batch works through asynchronous shaping before it lets timers and I/O run (see letOthersRun). */
@@ -82,6 +87,9 @@ export class RouterBatch {
   private readonly pairs: unknown[] = [];
   /** Spans of the calls waiting in `out` (tracing on): they end when their send is acknowledged. */
   private readonly spans: Span[] = [];
+  /** The ids of the calls in `out`: remembered once their send is acknowledged. */
+  private readonly ids: IdHash[] = [];
+  private readonly idsInBatch = new Set<string>();
   private pendingThrough: string | undefined;
   private doneThrough: string | undefined;
   private lastYieldMs = performance.now();
@@ -146,6 +154,8 @@ export class RouterBatch {
     if (out.size > 0) await context.producer.send(out.topicRecords());
     for (const span of this.spans) span.end();
     this.spans.length = 0;
+    context.dedupe?.remember(this.batch.partition, this.ids, BigInt(through) + 1n);
+    this.ids.length = 0;
     context.audiences?.acknowledged(this.pairs);
     this.pairs.length = 0;
     this.tally.applyTo(context.metrics);
@@ -179,8 +189,29 @@ export class RouterBatch {
     }
   }
 
+  /**
+   * The call's id hash when it is to be remembered, `copy` when it is a copy of a call
+   * routed within the window (docs/kafka.md#copies-of-a-call): this partition's memory, or
+   * an earlier record of this batch, has its (source, messageId).
+   */
+  private idOf(routed: RoutedCall): IdHash | 'copy' | undefined {
+    const { dedupe } = this.context;
+    const own = routed.call.messageId;
+    if (dedupe === undefined || this.isDeletions || own === undefined) return undefined;
+    const hash = hashId(routed.source.id, own);
+    const text = `${hash.hi}:${hash.lo}`;
+    if (this.idsInBatch.has(text) || dedupe.isCopy(this.batch.partition, hash)) return 'copy';
+    this.idsInBatch.add(text);
+    return hash;
+  }
+
   private async addCall(record: InboundRecord, routed: RoutedCall): Promise<void> {
     const { out, context } = this;
+    const id = this.idOf(routed);
+    if (id === 'copy') {
+      this.tally.callDeduplicated(routed.source.id);
+      return;
+    }
     const { names } = context;
     const { key, headers, timestamp, body, tracking } = routed;
     // AUDIENCES HOOK: the call's audience record goes into the same send as its deliveries.
@@ -209,6 +240,8 @@ export class RouterBatch {
         throw error;
       });
     }
+    // NOTE: after the flush above: the id is remembered with this call's own send.
+    if (id !== undefined) this.ids.push(id);
     const span = startCallSpan(routed, this.batch.topic);
     if (span !== undefined) this.spans.push(span);
     for (const d of routed.decisions) {

@@ -12,6 +12,10 @@ import type { RoleDeps } from '../runtime/deps.js';
 import { onceStop } from '../runtime/service.js';
 import type { Service } from '../runtime/service.js';
 import type { AudienceHook } from './audience-hook.js';
+import { CallMemory } from './dedupe/call-memory.js';
+import { hashId } from './dedupe/id-window.js';
+import { createPartitionReader } from './dedupe/partition-reader.js';
+import { callIdentity } from './plan-call.js';
 import { RouterBatch } from './router-batch.js';
 import type { DeletionHook, RouterBatchContext } from './router-batch.js';
 import { compileRoutingTable } from './routing-table.js';
@@ -160,6 +164,17 @@ export function createRouterService(deps: RouterDeps): Service {
   const groupId = routerGroupId(initial);
   const consumed = [routing.names.calls, routing.names.deletions];
   const shapingErrors = new ShapingErrorLog(logger);
+  // NOTE: the window is read at start, as the memory it sizes is built at assignment.
+  const dedupeWindowMs = initial.router.dedupeWindowMs;
+  const callsReader = dedupeWindowMs > 0 ? createPartitionReader(deps.kafka, routing.names.calls) : undefined;
+  const dedupe =
+    callsReader === undefined
+      ? undefined
+      : new CallMemory({
+          windowMs: dedupeWindowMs,
+          read: callsReader.read,
+          logger,
+        });
 
   const service = createConsumerService({
     name: 'router',
@@ -185,10 +200,24 @@ export function createRouterService(deps: RouterDeps): Service {
         shapingErrors,
         ...(deps.onDeletion ? { onDeletion: deps.onDeletion } : {}),
         ...(deps.audiences ? { audiences: deps.audiences } : {}),
+        ...(dedupe ? { dedupe } : {}),
       };
-      return async (batch: RecordBatch) => new RouterBatch(context, batch, await routing.routingTable()).run();
+      return async (batch: RecordBatch) => {
+        const table = await routing.routingTable();
+        const first = batch.records[0];
+        if (dedupe !== undefined && first !== undefined && batch.topic === routing.names.calls) {
+          await dedupe.prepare(batch.partition, BigInt(first.offset), (record) => {
+            const id = callIdentity({ ...record, topic: batch.topic, offset: record.offset.toString() }, table);
+            return id === undefined ? undefined : hashId(id.source, id.messageId);
+          });
+        }
+        return new RouterBatch(context, batch, table).run();
+      };
     },
-    onJoin: (assignment) => logger.info({ groupId, assignment }, 'router joined its consumer group'),
+    onJoin: (assignment) => {
+      dedupe?.keepOnly(assignment[routing.names.calls] ?? []);
+      logger.info({ groupId, assignment }, 'router joined its consumer group');
+    },
     onConfigChange: (next, previous) => routing.onConfigChange(next, previous),
   });
 
@@ -200,6 +229,7 @@ export function createRouterService(deps: RouterDeps): Service {
     },
     stop: onceStop(async () => {
       await service.stop();
+      await callsReader?.close();
       logger.info('router stopped');
     }),
     health: () => service.health(),

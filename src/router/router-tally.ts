@@ -15,6 +15,7 @@ export class RouterTally {
   private readonly filtered = new Map<string, number>();
   private readonly invalid = new Map<string, number>();
   private readonly violations = new Map<string, number>();
+  private readonly deduplicated = new Map<string, number>();
 
   callReceived(source: string, type: string): void {
     bump(this.received, source + SEP + type);
@@ -26,6 +27,11 @@ export class RouterTally {
 
   eventFiltered(source: string, destination: string, reason: FilterReason): void {
     bump(this.filtered, source + SEP + destination + SEP + reason);
+  }
+
+  /** A copy of a call routed within the dedupe window: dropped, counted here only. */
+  callDeduplicated(source: string): void {
+    bump(this.deduplicated, source);
   }
 
   recordInvalid(reason: string): void {
@@ -44,6 +50,7 @@ export class RouterTally {
     counts.filtered.addAll(this.filtered);
     counts.invalid.addAll(this.invalid);
     counts.violations.addAll(this.violations);
+    counts.deduplicated.addAll(this.deduplicated);
     this.clear();
   }
 
@@ -53,5 +60,6 @@ export class RouterTally {
     this.filtered.clear();
     this.invalid.clear();
     this.violations.clear();
+    this.deduplicated.clear();
   }
 }

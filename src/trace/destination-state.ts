@@ -75,7 +75,8 @@ function newerFirst(a: DeliveryStage, b: DeliveryStage): number {
  */
 export function destinationState(id: string, routing: RoutingVerdict, stages: readonly DeliveryStage[]): TraceDestination {
   const newest = [...stages].sort(newerFirst)[0];
-  if (newest === undefined) {
+  // NOTE: a copy shares its messageId, so the first copy's records: they are not the copy's.
+  if (newest === undefined || (!routing.routed && routing.reason === 'duplicate')) {
     if (routing.routed) return { id, state: 'pending' };
     const filtered: TraceDestination = { id, state: 'filtered', reason: routing.reason };
     if (routing.error !== undefined) filtered.lastError = routing.error;

@@ -59,6 +59,8 @@ export async function tracedCalls(read: CallRecords, table: RoutingTable, window
   const invalidRecords = read.invalid.records.filter(inWindow);
   const copied = new Set<ScannedRecord>();
   const traced: TracedCall[] = [];
+  /** When each (source, messageId) was first routed in the window (docs/kafka.md#copies-of-a-call). */
+  const firstRouted = new Map<string, number>();
   for (const record of read.calls.records.filter(inWindow)) {
     const copy = invalidRecords.find((r) => !copied.has(r) && r.timestamp === record.timestamp && sameBytes(r.value, record.value));
     if (copy !== undefined) {
@@ -66,15 +68,21 @@ export async function tracedCalls(read: CallRecords, table: RoutingTable, window
       traced.push(invalidCall(copy, table));
       continue;
     }
-    traced.push(await plannedCall(read.calls.topic, record, table, nowMs));
+    traced.push(await plannedCall(read.calls.topic, record, table, nowMs, firstRouted));
   }
   for (const record of invalidRecords) if (!copied.has(record)) traced.push(invalidCall(record, table));
   return traced.sort((a, b) => a.receivedAtMs - b.receivedAtMs);
 }
 
-async function plannedCall(topic: string, record: ScannedRecord, table: RoutingTable, nowMs: number): Promise<TracedCall> {
+async function plannedCall(topic: string, record: ScannedRecord, table: RoutingTable, nowMs: number, firstRouted: Map<string, number>): Promise<TracedCall> {
   const outcome = await planShapedCall({ ...record, topic, offset: record.offset.toString() }, table, () => nowMs);
   if (outcome.kind === 'invalid') return { ...describeInvalid(record, table), invalid: outcome.error };
+  if (isCopy(outcome.source.id, outcome.call.messageId, outcome.receivedAtMs, table.config.router.dedupeWindowMs, firstRouted)) {
+    // A copy: the router dropped it for every destination (the first copy shows what became of the call).
+    const call: TracedCall = { messageId: outcome.messageId, type: outcome.type, source: outcome.source.id, receivedAtMs: outcome.receivedAtMs, routes: [...table.destinationsById.keys()].map((id) => ({ id, verdict: { routed: false, reason: DUPLICATE } })) };
+    if (outcome.type === 'track' && outcome.call.event !== undefined) call.event = outcome.call.event;
+    return call;
+  }
   const call: TracedCall = {
     messageId: outcome.messageId,
     type: outcome.type,
@@ -88,6 +96,19 @@ async function plannedCall(topic: string, record: ScannedRecord, table: RoutingT
   if (outcome.type === 'track' && outcome.call.event !== undefined) call.event = outcome.call.event;
   if (outcome.tracking !== undefined) call.violations = outcome.tracking.violations;
   return call;
+}
+
+/** The reason of a copy of a call routed within `router.dedupeWindow`. */
+export const DUPLICATE = 'duplicate';
+
+/** Whether a call with its own `messageId` is a copy of one routed within the window before it; else it is noted as routed. */
+function isCopy(source: string, messageId: string | undefined, receivedAtMs: number, windowMs: number, firstRouted: Map<string, number>): boolean {
+  if (windowMs <= 0 || messageId === undefined) return false;
+  const key = `${source}\u0000${messageId}`;
+  const first = firstRouted.get(key);
+  if (first !== undefined && receivedAtMs - first <= windowMs) return true;
+  firstRouted.set(key, receivedAtMs);
+  return false;
 }
 
 function filteredVerdict(reason: string, error: string | undefined): RoutingVerdict {

@@ -198,6 +198,7 @@ describe('defaults', () => {
         bufferBudgetBytes: 128 * 1024 * 1024,
         blockPrivateNetworks: false,
       },
+      router: { dedupeWindowMs: 3_600_000 },
       shutdownTimeoutMs: 25_000,
       log: { level: 'info' },
       sources: [{ id: 'web', destinations: [], limits: DEFAULT_LIMITS }],

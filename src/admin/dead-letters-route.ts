@@ -46,8 +46,8 @@ const MAX_QUEUED_LISTS = 4;
  * taken before the first `await` (the body's read), so two replays whose bodies arrive
  * late cannot both pass it. NOTE: one list at a time per process, the next few waiting
  * their turn: a page reads the dead-letter topic's range on this process's event loop,
- * which also serves the role (10 lists at once took 8 s each and the gateway's latency
- * from 4 to 460 ms).
+ * which also serves the role (lists at once slowed each other and the gateway's answers
+ * many times over; figures: docs/benchmarks.md#figures-behind-the-code).
  */
 export function createDeadLettersRoute(options: DeadLettersRouteOptions): (req: IncomingMessage, res: ServerResponse, path: string) => Promise<void> {
   let replaying = false;

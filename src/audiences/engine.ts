@@ -16,7 +16,7 @@ import { UserSources } from './user-sources.js';
  * NOTE: a profile at rest is its changelog value, the JSON string last written for
  * it, and is parsed only while a batch or a sweep works on it. Parsed, the same
  * profile takes several times the heap (arrays, boxed timestamps, object headers;
- * docs/architecture.md#measured-figures-behind-the-code): the string form is what lets a processor hold
+ * docs/benchmarks.md#figures-behind-the-code): the string form is what lets a processor hold
  * millions. Writing needs the string anyway, so keeping it costs no extra work.
  */
 export interface PartitionState {

@@ -28,7 +28,7 @@ export interface SourceTraits {
  * handful of sources, traits, events and memberships, where a linear scan is as fast
  * as a hash lookup, and a Map costs a few hundred bytes of heap even when nearly empty:
  * profiles in Maps took several times the memory (bench/audiences.ts; figures:
- * docs/architecture.md#measured-figures-behind-the-code).
+ * docs/benchmarks.md#figures-behind-the-code).
  */
 export interface Profile {
   /** `u:<userId>` or `a:<anonymousId>`: a userId and an anonymousId that happen to be equal stay apart. */

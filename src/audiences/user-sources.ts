@@ -8,7 +8,7 @@
  *
  * NOTE: the value strings are interned: users share a handful of distinct lists, so a
  * user costs its key and a Map entry only (the memory per user: docs/webhooks.md;
- * how it was measured: docs/architecture.md#measured-figures-behind-the-code), spread over the router
+ * how it was measured: docs/benchmarks.md#figures-behind-the-code), spread over the router
  * processes by partition.
  */
 export class UserSources {

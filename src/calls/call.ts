@@ -3,7 +3,7 @@
  * parsed once and validated by hand.
  *
  * NOTE: hand-written rather than zod. Speed is not the reason: on a typical track call
- * both take a fraction of what JSON.parse does (docs/architecture.md#measured-figures-behind-the-code). The
+ * both take a fraction of what JSON.parse does (docs/benchmarks.md#figures-behind-the-code). The
  * reasons are the messages (each names the field, what was wrong and what to send),
  * the Segment-compatible leniencies (null means absent, numeric ids become strings)
  * and that nothing is copied: free-form objects (traits, properties, context,
@@ -99,7 +99,7 @@ export function parseCallBytes(bytes: Buffer | null): ParseResult {
     );
   }
   // NOTE: Buffer#toString would turn invalid UTF-8 into U+FFFD silently, so check
-  // first; isUtf8 is native (~40 ns for 1 KB).
+  // first; isUtf8 is native and cheap (docs/benchmarks.md#figures-behind-the-code).
   if (!isUtf8(bytes)) {
     return invalid('malformed_json', 'call is not valid UTF-8: encode the call JSON as UTF-8');
   }

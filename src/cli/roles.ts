@@ -19,7 +19,7 @@ export type RoleName = RoleCommand;
 /**
  * The (user, source) pairs a router remembers having written (src/audiences/seen-cache.ts).
  * NOTE: a small share of the pod's 768 MiB at this bound (the memory per pair:
- * docs/webhooks.md, docs/architecture.md#measured-figures-behind-the-code); a pair beyond it costs one
+ * docs/webhooks.md, docs/benchmarks.md#figures-behind-the-code); a pair beyond it costs one
  * small `seen` record again when next seen, nothing more. The user ids held are bounded too (64
  * characters a pair, 32 M in all): ids of kilobytes (a call may be 32 KB) age out sooner.
  */

@@ -65,8 +65,8 @@ export interface DelivererTuning {
    * The fetch wait while a lane is full (its partitions paused until it has room): short,
    * so that a lane that drained is fetched again soon instead of after a long poll on
    * nothing. NOTE: one fetch brings up to 1 MB per partition, several times a lane's
-   * queue bound at 0 ms receivers; with a 500 ms wait here a lone busy destination
-   * idled between its fetches (deliver bench, docs/architecture.md#measured-figures-behind-the-code).
+   * queue bound at 0 ms receivers; with a long wait here a lone busy destination
+   * idled between its fetches (deliver bench, docs/benchmarks.md#figures-behind-the-code).
    */
   roomFetchWaitMs: number;
 }
@@ -537,7 +537,8 @@ class DelivererService implements Service, DelivererStatus {
       logger: this.logger,
       intervalMs: this.options.sampleIntervalMs,
       groups: () => [{ groupId: this.groupId, topics: [...this.laneOfTopic.keys()] }],
-      // An idle deliverer of 1,000 destinations asked for 2,000 log ends every 10 s for nothing.
+      // An idle deliverer of many destinations asked for thousands of log ends at every sample
+      // for nothing (docs/benchmarks.md#figures-behind-the-code).
       recordsMovedAt: () => this.stream?.recordsMovedAt(),
       onSample: (_group, topic, value) => {
         const running = this.laneOfTopic.get(topic);

@@ -50,8 +50,8 @@ const retryTopicsByStem = new WeakMap<readonly string[], Map<string, string[]>>(
  * starts with the stem and has `.retry.` further on is another destination's (an id
  * such as `a.retry.1m`), and no tier name is a duration then anyway.
  * NOTE: found in one index per list, not a scan of the list per destination: at 1,000
- * destinations and the default four tiers (6,000 topics) the scans took about 1.15 s, at
- * each deliverer start and each GET /v1/destinations.
+ * destinations the scans took over a second, at each deliverer start and each
+ * GET /v1/destinations (figures: docs/benchmarks.md#figures-behind-the-code).
  */
 function retryTopicsOf(existing: readonly string[], stem: string): readonly string[] {
   let index = retryTopicsByStem.get(existing);

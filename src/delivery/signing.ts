@@ -71,8 +71,8 @@ function schemeSigner(scheme: SigningScheme, { secrets, signature }: SigningSett
   if (first === undefined) return undefined;
   if (scheme === 'segment') {
     // The seed's key is the secret's UTF-8 bytes. NOTE: a KeyObject made once, not the
-    // bytes: createHmac then skips importing the key on every request (0.8 of 4 µs per
-    // 800-byte body on the e2e bench's machine).
+    // bytes: createHmac then skips importing the key on every request, about a sixth of a
+    // signature's cost (docs/benchmarks.md#figures-behind-the-code).
     const key = createSecretKey(Buffer.from(first, 'utf8'));
     return (body, _messageId, _nowMs, headers) => {
       headers['x-signature'] = createHmac('sha1', key).update(body).digest('hex');

@@ -16,9 +16,9 @@ export const MAX_REQUEST_BYTES = 500 * 1024;
 /**
  * A gzip body may inflate at most this many times its compressed size, once past
  * GZIP_RATIO_FREE_BYTES. NOTE: batches as Segment's libraries send them (a random
- * messageId and a timestamp per call) compress 9 to 16 times (20 to 2,500 calls,
- * measured); a 253-byte body that inflates to 500 KB (2,000 times) is a request built to
- * make the gateway write far more than it was sent.
+ * messageId and a timestamp per call) compress far less than this (measured:
+ * docs/benchmarks.md#figures-behind-the-code); a 253-byte body that inflates to 500 KB
+ * (2,000 times) is a request built to make the gateway write far more than it was sent.
  */
 export const MAX_GZIP_RATIO = 100;
 /** Bodies that inflate to this much or less are never refused for their ratio. */

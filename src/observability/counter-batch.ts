@@ -3,7 +3,7 @@
 // every get()), and the counters that use a batch flush it there.
 //
 // NOTE: prom-client hashes the label values on every inc(), even through a child bound
-// with labels() (time and garbage each: docs/architecture.md#measured-figures-behind-the-code), and the deliverer counts twice
+// with labels() (time and garbage each: docs/benchmarks.md#figures-behind-the-code), and the deliverer counts twice
 // per event (the attempt's outcome and the event's result). Added once per turn of the
 // event loop, that still cost one inc per event at 1,000 destinations (their events
 // rarely share a turn); added at the scrape, it costs one inc per series per scrape.
@@ -43,7 +43,7 @@ interface LabeledCounter<L extends string> {
  * one inc per series and read, not per series and send.
  * NOTE: the router counted once per label set at each send; with its events spread over
  * 1,000 destinations that was an inc per destination per send, and most of the router's
- * metric cost (route bench, router-wide side: docs/benchmarks.md).
+ * metric cost (route bench, router-wide side: docs/benchmarks.md#figures-behind-the-code).
  */
 export class LabeledCounts<L extends string> {
   private readonly pending = new Map<string, number>();

@@ -64,9 +64,9 @@ export interface Metrics {
 
 /**
  * How often prom-client's event-loop delay monitor samples (nodejs_eventloop_lag_*).
- * NOTE: its default, 10 ms, woke an idle process about 200 times a second: most of an idle
- * deliverer's wake-ups, and a visible share of its idle CPU at 1,000 destinations
- * (docs/architecture.md#measured-figures-behind-the-code). A stall of the loop
+ * NOTE: its default, 10 ms, woke an idle process more often than anything else: most of
+ * an idle deliverer's wake-ups, and a visible share of its idle CPU at 1,000 destinations
+ * (docs/benchmarks.md#figures-behind-the-code). A stall of the loop
  * still shows in the next sample's delay; only stalls shorter than this can be missed.
  */
 const EVENT_LOOP_SAMPLE_MS = 100;

@@ -58,8 +58,8 @@ const DEFAULT_WINDOW_MS = 60_000;
 /**
  * NOTE: the window is 60 to 75 s (the figures say how long). A snapshot reads every series
  * of three metrics, as a Prometheus scrape does, on the deliverer's event loop: at 1,000
- * destinations 25-80 ms (mostly the duration histogram's 13,000 buckets), so every 15 s
- * rather than every 5 s. Figures: docs/architecture.md#measured-figures-behind-the-code.
+ * destinations tens of ms (mostly the duration histogram's buckets), so every 15 s
+ * rather than every 5 s. Figures: docs/benchmarks.md#figures-behind-the-code.
  */
 const DEFAULT_INTERVAL_MS = 15_000;
 

@@ -75,7 +75,7 @@ export const RECEIPT_TIMESTAMP_MAX_AHEAD_MS = 60_000;
  *
  * NOTE: the timestamp when it can, because headers are dear: kafkajs encodes every
  * header of every record in a zeroed 512-byte buffer of its own, and the router
- * writes three or more records per call (docs/architecture.md#measured-figures-behind-the-code). Only a
+ * writes three or more records per call (docs/benchmarks.md#figures-behind-the-code). Only a
  * recent receipt time, though: the record timestamp also drives time-based retention,
  * so one far in the past (a backlog, a producer that sets old CreateTimes) could let
  * the broker delete an undelivered record early, and one far in the future can be

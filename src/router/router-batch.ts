@@ -134,10 +134,10 @@ export class RouterBatch {
   /**
    * NOTE: JSONata's own evaluation is a chain of microtasks, and while a batch works
    * through calls that need it, timers and I/O wait: the consumer's heartbeats among
-   * them. Measured on the route bench with every expression left to JSONata (about
-   * 340 µs per call on a loaded host): 25 rejoins of the group in 212 s, each routing its
-   * batches in hand again (9,000 duplicates of 90,000 per destination). So every 20 ms
-   * of such work the batch lets the event loop run. Calls without it never wait here.
+   * them. Measured on the route bench with every expression left to JSONata: the group
+   * rejoined again and again, each time routing its batches in hand again (a tenth of the
+   * events duplicated; docs/benchmarks.md#figures-behind-the-code). So every 20 ms of
+   * such work the batch lets the event loop run. Calls without it never wait here.
    */
   private async letOthersRun(): Promise<void> {
     if (performance.now() - this.lastYieldMs < YIELD_EVERY_MS) return;

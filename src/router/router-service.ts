@@ -57,12 +57,12 @@ export const ROUTER_TUNING: RouterTuning = {
   minBytes: 64 * 1024,
   // NOTE: three partitions' batches at once, so one batch is routed while another waits
   // for its acks and commit (each partition's batches still run one after the other, in
-  // order). Measured with `npm run bench -- route`, 1 → 3 cut the router's time by about
-  // a seventh; the gain comes from overlapping, so more adds little on two cores, and
+  // order). Measured with `npm run bench -- route`, 1 → 3 cut the router's time; the
+  // gain comes from overlapping, so more adds little on two cores, and
   // each batch in hand holds its input and its output in memory. The price: a router
   // killed mid-way routes up to three uncommitted batches again instead of one, so more
-  // duplicates after a SIGKILL, nothing lost either way (chaos full profile; figures:
-  // docs/architecture.md#measured-figures-behind-the-code).
+  // duplicates after a SIGKILL, nothing lost either way (chaos full profile; figures of
+  // both: docs/benchmarks.md#figures-behind-the-code).
   partitionsConsumedConcurrently: 3,
   maxTopicBytesPerSend: MAX_TOPIC_BYTES_PER_SEND,
   lagIntervalMs: 15_000,

@@ -21,14 +21,14 @@ import type { FastPath } from './fast-path.js';
  * batch share and, in a process that also runs the gateway, its requests: 30 ms, tried
  * once more before the evaluation fails (a garbage collection or a descheduled thread
  * is charged to whichever evaluation was running), so a runaway call holds the thread
- * about 60 ms at most. Not less: on this project's 2-core test host at load average 8
- * to 11, a `$map` over 1,000 numbers took 4 to 39 ms (five runs), and a budget of a few
- * ms would fail such sound expressions whenever the host is busy. The step bound names
- * an endless loop when it comes first; which of the two stops a runaway depends on the
- * host's speed. Evaluations of
- * about 10 µs of work took up to 95 ms counted from their start (the others' steps in
- * between), which is why the budget counts only their own time. `timeoutMs` (JSONata's
- * own clock, from the start) stays as a backstop.
+ * about 60 ms at most. Not less: on a busy 2-core host a sound `$map` over 1,000 numbers
+ * took up to tens of ms, and a budget of a few ms would fail such expressions whenever
+ * the host is busy. The step bound names an endless loop when it comes first; which of
+ * the two stops a runaway depends on the host's speed. Evaluations of a few µs of work
+ * took many times that counted from their start (the others' steps in between), which is
+ * why the budget counts only their own time (figures:
+ * docs/benchmarks.md#figures-behind-the-code). `timeoutMs` (JSONata's own clock, from
+ * the start) stays as a backstop.
  */
 export const EVALUATION_BOUNDS = { maxSteps: 25_000, budgetMs: 30, maxDepth: 500, maxSequence: 100_000, timeoutMs: 5_000 } as const;
 
@@ -42,7 +42,7 @@ const OVER_BUDGET = 'budget';
  * How long evaluations may hold the router's thread before a step waits a turn of the
  * event loop. NOTE: the calls of a batch are evaluated at once, all of it microtasks:
  * without a pause, a batch of runaway calls (each cut at its budget) kept the process's
- * /healthz waiting 140 ms in test/integration/shaping-runaway.test.ts.
+ * /healthz waiting in test/integration/shaping-runaway.test.ts (docs/benchmarks.md#figures-behind-the-code).
  */
 const HOLD_MS = 10;
 

@@ -5,12 +5,13 @@
 // that is not finite), is left to JSONata itself: `NEEDS_FULL_EVALUATION`.
 //
 // NOTE: why it exists. JSONata 2 evaluates asynchronously (every step is awaited), which
-// costs a filter about 6 µs and a small transform about 8 µs of CPU per call, more than
-// the router's own work on three destinations (measured with `npm run bench -- route`,
-// see docs/webhooks.md#shaping). This path gives the same answers in well under a
-// microsecond. It never decides what JSONata would have refused: on any doubt it steps
-// aside, and JSONata evaluates the whole expression again from the start. The answers
-// are checked against JSONata's own by test/unit/shaping/fast-path.test.ts.
+// costs a filter or a small transform more CPU per call than the router's own work on
+// three destinations (measured with `npm run bench -- route`:
+// docs/benchmarks.md#figures-behind-the-code; see docs/webhooks.md#shaping). This path
+// gives the same answers many times faster. It never decides what JSONata would have
+// refused: on any doubt it steps aside, and JSONata evaluates the whole expression again
+// from the start. The answers are checked against JSONata's own by
+// test/unit/shaping/fast-path.test.ts.
 import type jsonata from 'jsonata';
 
 /** Returned when JSONata itself must evaluate the expression on this input. */

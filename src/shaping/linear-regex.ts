@@ -1,8 +1,9 @@
 // Regular expressions of shaping expressions through a linear-time engine (re2js, a pure
 // JavaScript port of RE2): JSONata takes its regex engine as an option (`RegexEngine`),
 // so `$match`, `$replace`, `$split` and `$contains` with a `/regex/` run in time linear
-// in their input. NOTE: V8's own engine backtracks: `/(a+)+$/` took 11.9 s on 26
-// characters in one evaluation step, which no step bound sees. A pattern RE2 cannot run
+// in their input. NOTE: V8's own engine backtracks: `/(a+)+$/` took seconds on a few
+// dozen characters in one evaluation step, which no step bound sees
+// (docs/benchmarks.md#figures-behind-the-code). A pattern RE2 cannot run
 // (a backreference, a lookaround) is refused when the config is loaded (regexProblems).
 import { RE2JS } from 're2js';
 

@@ -36,6 +36,8 @@ export interface OracleReading {
   /** Where it must arrive if the service finds it valid; undefined when it can only be invalid. */
   destinations: string[] | undefined;
   body: { text: string; knownMessageId: string | undefined } | undefined;
+  /** Source and own messageId: copies the router drops share it (docs/kafka.md#copies-of-a-call). */
+  copyGroup?: string;
 }
 
 /** The oracle for one call object from `source`. */
@@ -46,6 +48,7 @@ function readCall(topology: Topology, call: Record<string, unknown>, sourceId: s
   return {
     destinations: expectedDestinations(topology, source, call),
     body: { text: expectedBodyWithPlaceholders(call, messageId), knownMessageId: messageId },
+    ...(messageId === undefined ? {} : { copyGroup: `${source.id}\u0000${messageId}` }),
   };
 }
 
@@ -114,7 +117,7 @@ export async function feedKafka(inputs: readonly FuzzCall[], kafka: KafkaWriter,
     const { traceparent, key } = ledger.nextTrace();
     const sourceId = headerSource(random, topology);
     const reading = readCallsRecord(topology, input.bytes, sourceId);
-    ledger.addFuzz(key, reading.destinations, reading.body);
+    ledger.addFuzz(key, reading.destinations, reading.body, reading.copyGroup);
     const headers: Record<string, string> = { traceparent };
     if (sourceId !== undefined) headers['source-id'] = sourceId;
     return { key, record: { key: random.chance(0.5) ? null : random.pick(['u-1', 'u-2', '']), value: input.bytes, headers } };
@@ -132,7 +135,7 @@ export async function feedKafka(inputs: readonly FuzzCall[], kafka: KafkaWriter,
 export async function feedGateway(request: FuzzRequest, gatewayUrl: string, topology: Topology, ledger: Ledger, random: Random, stats: FuzzStats): Promise<void> {
   const { traceparent, key } = ledger.nextTrace();
   const reading = readGatewayRequest(topology, request);
-  ledger.addFuzz(key, reading.destinations, reading.body);
+  ledger.addFuzz(key, reading.destinations, reading.body, reading.copyGroup);
   stats.gatewayInputs += 1;
   const outcome: SendOutcome = await postToGateway(gatewayUrl, request.path, request.body, {
     writeKey: topology.fuzzSource.writeKey!,

@@ -49,6 +49,17 @@ describe('judge', () => {
     expect(verdict.problems.map((f) => f.what)).toEqual(['dead letter without an error header']);
   });
 
+  it('takes an input of a copy group that reached nowhere as a dropped copy when another of the group got there, and as lost when none did', () => {
+    const fuzz = (key: string, copyGroup: string): Expectation => ({ key, origin: 'fuzz', acknowledged: true, claim: 'unknown', destinations: ['a', 'b'], copyGroup });
+    const verdict = judge(
+      [fuzz('t-1', 'web/m-1'), fuzz('t-2', 'web/m-1'), fuzz('t-3', 'web/m-3'), fuzz('t-4', 'web/m-3')],
+      observations({ arrivals: { a: { 't-1': { requests: 1, delivered: 1 } }, b: { 't-2': { requests: 1, delivered: 1 }, 't-3': { requests: 1, delivered: 1 } } } }),
+    );
+    // m-1: a by t-1 and b by t-2, both served; m-3: b served by t-3, a by none.
+    expect(verdict.fuzz).toMatchObject({ droppedCopyPairs: 3, deliveredPairs: 3, lostPairs: 2 });
+    expect(verdict.lost.map((f) => `${f.key}/${f.destination}`)).toEqual(['t-3/a', 't-4/a']);
+  });
+
   it('calls a pair lost when the receiver only ever failed it and no dead letter exists', () => {
     const verdict = judge([load('m-1', ['a'])], observations({ arrivals: { a: { 'm-1': { requests: 4, delivered: 0 } } } }));
     expect(verdict.lost).toEqual([{ key: 'm-1', destination: 'a', what: 'reached the receiver 4 time(s) but never with a 2xx, and is not dead-lettered' }]);

@@ -66,14 +66,14 @@ export class Ledger {
     });
   }
 
-  addFuzz(key: string, destinations: readonly string[] | undefined, body: { text: string; knownMessageId: string | undefined } | undefined): void {
+  addFuzz(key: string, destinations: readonly string[] | undefined, body: { text: string; knownMessageId: string | undefined } | undefined, copyGroup?: string): void {
     let kept = body;
     if (kept !== undefined && kept.text.length > MAX_KEPT_BODY_CHARS) {
       kept = undefined;
       this.bodiesNotChecked += 1;
     }
     this.entries.set(key, {
-      expectation: { key, origin: 'fuzz', acknowledged: false, claim: 'unknown', destinations },
+      expectation: { key, origin: 'fuzz', acknowledged: false, claim: 'unknown', destinations, ...(copyGroup === undefined ? {} : { copyGroup }) },
       body: kept?.text,
       knownMessageId: kept?.knownMessageId,
       placeholders: true,

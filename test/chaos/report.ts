@@ -10,7 +10,7 @@ function tallyLines(name: string, t: OriginTally): string[] {
     `${name}:`,
     `  acknowledged ${t.acknowledged}   unacknowledged ${t.unacknowledged} (${t.unacknowledgedArrived} arrived anyway)`,
     `  delivered ${t.delivered}   dead-lettered ${t.deadLettered}   filtered ${t.filtered}   kept invalid ${t.invalidKept}   LOST ${t.lost}`,
-    `  pairs (call × destination): expected ${t.expectedPairs}, delivered ${t.deliveredPairs}, dead-lettered ${t.deadLetteredPairs}, lost ${t.lostPairs}; duplicates ${t.duplicateDeliveries} ${JSON.stringify(t.duplicatesByDestination)}; delivered and also dead-lettered ${t.deliveredAndDeadLettered}`,
+    `  pairs (call × destination): expected ${t.expectedPairs}, delivered ${t.deliveredPairs}, dead-lettered ${t.deadLetteredPairs}, dropped as copies ${t.droppedCopyPairs}, lost ${t.lostPairs}; duplicates ${t.duplicateDeliveries} ${JSON.stringify(t.duplicatesByDestination)}; delivered and also dead-lettered ${t.deliveredAndDeadLettered}`,
   ];
 }
 

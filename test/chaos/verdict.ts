@@ -40,6 +40,12 @@ export interface Expectation {
   claim: 'valid' | 'invalid' | 'unknown';
   /** Where it must arrive if valid, by the harness's routing oracle; undefined when the harness cannot read it as a call. */
   destinations: readonly string[] | undefined;
+  /**
+   * Inputs of one source with the same own messageId (fuzz: several inputs may share one):
+   * the router delivers the first and drops the others as copies (docs/kafka.md#copies-of-a-call),
+   * so a destination of the group is served when any of them got there.
+   */
+  copyGroup?: string;
 }
 
 export interface Observations {
@@ -70,6 +76,8 @@ export interface OriginTally {
   deadLettered: number;
   /** Valid calls that no destination was to get (integrations, track filter, disabled destination). */
   filtered: number;
+  /** (call, destination) pairs not served by this input but by another of its copy group (the router dropped it as a copy). */
+  droppedCopyPairs: number;
   /** Inputs kept in `calls.invalid`. */
   invalidKept: number;
   /** Acknowledged calls with at least one destination that got it neither way. */
@@ -114,6 +122,7 @@ function emptyTally(): OriginTally {
     delivered: 0,
     deadLettered: 0,
     filtered: 0,
+    droppedCopyPairs: 0,
     invalidKept: 0,
     lost: 0,
     expectedPairs: 0,
@@ -143,8 +152,19 @@ export function judge(expectations: Iterable<Expectation>, observations: Observa
     if (verdict[list].length < MAX_LISTED) verdict[list].push(finding);
   };
   const known = new Set<string>();
+  const all = [...expectations];
+  // Per copy group, the destinations any of its inputs got to (delivered or dead-lettered).
+  const servedByGroup = new Map<string, Set<string>>();
+  for (const expectation of all) {
+    if (expectation.copyGroup === undefined || !expectation.acknowledged) continue;
+    const served = servedByGroup.get(expectation.copyGroup) ?? new Set<string>();
+    for (const destination of expectation.destinations ?? []) {
+      if ((observations.arrivals.get(destination)?.get(expectation.key)?.delivered ?? 0) > 0 || (observations.deadLetters.get(destination)?.get(expectation.key)?.withError ?? 0) > 0) served.add(destination);
+    }
+    servedByGroup.set(expectation.copyGroup, served);
+  }
 
-  for (const expectation of expectations) {
+  for (const expectation of all) {
     const { key } = expectation;
     known.add(key);
     const tally = verdict[expectation.origin];
@@ -208,6 +228,8 @@ export function judge(expectations: Iterable<Expectation>, observations: Observa
       } else if (deadLettered) {
         tally.deadLetteredPairs += 1;
         deadLetteredHere = true;
+      } else if (expectation.copyGroup !== undefined && servedByGroup.get(expectation.copyGroup)?.has(destination) === true) {
+        tally.droppedCopyPairs += 1;
       } else {
         tally.lostPairs += 1;
         lostHere = true;

@@ -115,7 +115,7 @@ describe('fuzzed calls: a router process consuming them', () => {
       const { traceparent, key } = ledger.nextTrace();
       const sourceId = sources[n++ % sources.length];
       const reading = readCallsRecord(topology, input.bytes, sourceId);
-      ledger.addFuzz(key, reading.destinations, reading.body);
+      ledger.addFuzz(key, reading.destinations, reading.body, reading.copyGroup);
       ledger.acknowledge(key, 'unknown');
       records.push({ key: null, value: input.bytes, headers: { traceparent, ...(sourceId === undefined ? {} : { 'source-id': sourceId }) } });
     }

@@ -5,78 +5,38 @@
 // own queue, and when that queue is full only its own partitions are paused; the fetch
 // loop and every other lane go on.
 //
-// The delivery flow, file by file: destination-lane.ts (due time, circuits, rate limit,
-// pause/resume: the coordinator of its parts: lane-queues.ts, the queues and the order
-// they start in; lane-permits.ts; batch-fill.ts; held-retries.ts) → deliver-event.ts
-// (sign, send to the URLs, count) → retry-or-dead-letter.ts (a failure written to a retry
-// tier or the dead letters) → the lane's account in the stream's commit ledger
-// (src/kafka/commit-ledger.ts: committed within about one commit round trip, out of order).
+// The delivery flow, file by file: destination-lane.ts (the coordinator: due times,
+// circuits, rate limit) with its parts (lane-queues.ts: queues, per-user order and the
+// round robin; lane-permits.ts; batch-fill.ts; held-retries.ts; lane-fetch.ts: pause and
+// resume) → deliver-event.ts (sign, send to the URLs, count) → retry-or-dead-letter.ts
+// (a failure written to a retry tier or the dead letters) → the lane's account in the
+// stream's commit ledger (src/kafka/commit-ledger.ts: committed within about one commit
+// round trip, out of order).
 //
-// Two modes a destination may set (docs/webhooks.md#batches, #per-user-order):
-// - `batch`: the lane fills one open batch from its queues (round robin) and sends it
-//   as one request on one permit when full, or `maxWait` after its first event.
-// - `ordering: user`: an event whose user (the record key) has one under way is parked
-//   (user-order.ts) instead of started; when that one is done, the next parked one is
-//   `ready`. A failed event's next attempt waits in the lane (held-retries.ts), not in a
-//   retry tier, and stays unfinished with its user's later events: the partition's commit
-//   stays below them, so whoever owns the partition next keeps the order.
-import type { Logger } from 'pino';
+// Two modes a destination may set (docs/webhooks.md#batches, #per-user-order): `batch`,
+// one open batch filled from the queues and sent on one permit when full or `maxWait`
+// after its first event; `ordering: user`, an event whose user (the record key) has one
+// under way is parked until that one is done, and a failed event's next attempt waits in
+// the lane (held), unfinished with its user's later events: the partition's commit stays
+// below them, so whoever owns the partition next keeps the order.
 import type { InboundRecord } from '../kafka/index.js';
 import { OpenBatch } from './batch-fill.js';
 import type { BatchLimits } from './batch-fill.js';
-import type { CommitAccount } from './commit-account.js';
-import type { BatchJob, DeliveryJob, DeliveryResult } from './deliver-event.js';
+import type { DeliveryResult } from './deliver-event.js';
 import type { PreparedDestination } from './destination-settings.js';
 import { EndOfTurn } from './end-of-turn.js';
 import { readEnvelope } from './envelope.js';
 import { HeldRetries } from './held-retries.js';
-import { fullness } from './lane-bounds.js';
+import { LaneFetch } from './lane-fetch.js';
+import type { LaneParts } from './lane-parts.js';
 import { LanePermits } from './lane-permits.js';
 import type { Grant } from './lane-permits.js';
 import { LaneQueues } from './lane-queues.js';
 import type { Entry, Head, PartitionQueue, Taken } from './lane-queues.js';
-import type { RatePace } from './rate-pace.js';
 import { isHeldRetry } from './retry-or-dead-letter.js';
-import type { RetryTierWait } from './retry-tier-wait.js';
-import type { UrlCircuits } from './url-circuits.js';
 
 export { fullness, laneQueueBound, laneUncommittedBound } from './lane-bounds.js';
-
-/** The stream's side a lane uses (src/kafka/partition-stream.ts): the fetch of its partitions. */
-export interface LaneStream {
-  pause(topic: string, partition: number, resumeAt?: number): void;
-  resume(topic: string, partition: number): void;
-  /** A record handed over that this lane will not finish: to be fetched again. */
-  release(topic: string, partition: number, offset: string): void;
-}
-
-export interface LaneParts {
-  destinationId: string;
-  /** `delivery.concurrencyPerDestination`: requests in flight at most. */
-  concurrency: number;
-  /** Records queued (fetched, not started) at most before the lane's partitions are paused. */
-  queueBound: number;
-  /** The destination's current settings; undefined once it left the config. */
-  settings: () => PreparedDestination | undefined;
-  circuits: UrlCircuits;
-  pace: RatePace;
-  tierWait: RetryTierWait;
-  events: {
-    deliver(job: DeliveryJob): Promise<DeliveryResult | void>;
-    deliverBatch(job: BatchJob): Promise<PromiseSettledResult<DeliveryResult>[]>;
-  };
-  stream: LaneStream;
-  /**
-   * The lane's account in the stream's commit ledger, made with laneUncommittedBound:
-   * where its deliveries finish, and whether it may start more.
-   */
-  commits: CommitAccount;
-  logger: Logger;
-  /** After a failed retry or dead-letter write, how long before the event is attempted again. */
-  writeRetryMs?: number;
-  /** Where the lane's pumps after a delivery ended are run, shared by every lane of a deliverer (end-of-turn.ts); one of its own if absent. */
-  endOfTurn?: EndOfTurn;
-}
+export type { LaneParts, LaneStream } from './lane-parts.js';
 
 /** One request's events (taken off their queues, running): one event, or a batch's. */
 interface Request {
@@ -94,18 +54,18 @@ export class DestinationLane {
   private readonly held = new HeldRetries<Entry>();
   private readonly inFlight = new Set<Promise<void>>();
   private readonly endOfTurn: EndOfTurn;
+  private readonly fetch: LaneFetch;
   private batch: OpenBatch<Entry> | undefined;
   private stopping = false;
-  /** The timers that pump: the open batch's `maxWait`, the earliest held retry, the paced request's tokens. */
+  /** The timers that pump: the open batch's `maxWait`, the earliest held retry, the paced request's tokens (lane-fetch.ts keeps those of due times and circuits). */
   private batchTimer: NodeJS.Timeout | undefined;
   private heldTimer: NodeJS.Timeout | undefined;
   private pacedTimer: NodeJS.Timeout | undefined;
-  /** Every URL's circuit is open: nothing starts, the partitions are paused, and this timer pumps when one may let a request through. */
-  private circuitWait: NodeJS.Timeout | undefined;
 
   constructor(private readonly parts: LaneParts) {
     this.permits = new LanePermits(parts.concurrency);
     this.endOfTurn = parts.endOfTurn ?? new EndOfTurn();
+    this.fetch = new LaneFetch(parts.stream, this.queues, parts.queueBound, this.pump);
   }
 
   /** Records fetched for this lane (one partition, offset order): queued, started as permits allow. */
@@ -114,9 +74,9 @@ export class DestinationLane {
     if (first === undefined || this.stopping) return;
     const queue = this.queues.queueOf(first.topic, first.partition);
     this.queues.push(queue, records.map((record) => ({ record, envelope: readEnvelope(record.headers, record.timestamp) })));
-    if (this.circuitWait !== undefined) this.parts.stream.pause(queue.topic, queue.partition);
+    this.fetch.accepted(queue);
     this.pump();
-    if (fullness(this.queues.queued, this.parts.queueBound) === 'pause') this.pauseFull();
+    this.fetch.pauseIfFull();
   }
 
   /**
@@ -133,7 +93,7 @@ export class DestinationLane {
     for (const { item } of this.batch?.drop(gone) ?? []) queue.running.delete(item.record.offset);
     this.held.drop(gone);
     this.queues.remove(topic, partition);
-    clearTimeout(queue.dueTimer);
+    this.fetch.drop(queue);
     this.schedulePump(); // what waited behind it (a user's event, the paced request) may go
     return [...queue.running];
   }
@@ -154,7 +114,7 @@ export class DestinationLane {
 
   /** Whether every URL's circuit is open, so that the lane holds its events (docs/webhooks.md#circuit-breaker). */
   get waitingForCircuits(): boolean {
-    return this.circuitWait !== undefined;
+    return this.fetch.waitingForCircuits;
   }
 
   /** The destination's settings changed (a reload): what waited on the old URLs' circuits may go now. */
@@ -165,14 +125,9 @@ export class DestinationLane {
   /** Starts nothing new, drops what waits, waits for the requests in flight (bounded by the timeout). */
   async stop(): Promise<void> {
     this.stopping = true;
-    clearTimeout(this.circuitWait);
-    this.circuitWait = undefined;
+    this.fetch.stop();
     this.parts.commits.close();
     this.cancelPaced();
-    for (const queue of this.queues.values()) {
-      clearTimeout(queue.dueTimer);
-      queue.dueTimer = undefined;
-    }
     this.queues.clear();
     this.held.clear();
     clearTimeout(this.heldTimer);
@@ -199,12 +154,12 @@ export class DestinationLane {
     const headOf = (queue: PartitionQueue): Head => this.headOf(queue, settings);
     const openUntil = this.parts.circuits.allOpenUntil(settings, now);
     if (openUntil !== undefined) {
-      this.waitForCircuits(openUntil - now);
+      this.fetch.waitForCircuits(openUntil - now);
       const ended = (entry: Entry): boolean => this.parts.tierWait.windowEnded(entry.item.envelope, now);
       if (settings.batch === undefined) this.queues.offer(headOf, (entry) => (ended(entry) ? this.request(settings, [entry]) : 'passed'));
       return;
     }
-    if (this.circuitWait !== undefined) this.endCircuitWait();
+    this.fetch.circuitsLetThrough();
     if (settings.batch === undefined) {
       // `batch` was taken out of the config with a batch open: its events go one by one, first.
       if (this.batch !== undefined) this.queues.readyAgain(this.batch.entries, true);
@@ -213,7 +168,7 @@ export class DestinationLane {
     } else {
       this.pumpBatches(settings, settings.batch, headOf);
     }
-    this.resumeIfRoom();
+    this.fetch.resumeIfRoom();
   };
 
   /** Fills the open batch and sends it when closed; one not full waits `maxWait` after its first event for more. */
@@ -254,18 +209,14 @@ export class DestinationLane {
    */
   private headOf(queue: PartitionQueue, settings: PreparedDestination): Head {
     const item = queue.items[queue.head];
-    if (item === undefined || queue.dueTimer !== undefined) return undefined;
+    if (item === undefined || this.fetch.waitsForDue(queue)) return undefined;
     const waitMs = this.parts.tierWait.waitMs(item.record.topic, item.envelope);
     if (waitMs > 0) {
-      this.waitUntilDue(queue, waitMs);
+      this.fetch.waitUntilDue(queue, waitMs);
       return undefined;
     }
     const head = this.queues.headOf(queue, settings.ordered);
-    // NOTE: parked records are held in memory; a partition with many parked waits (paused) until some go.
-    if (head === 'parked' && queue.parked >= this.parts.queueBound && !queue.full) {
-      queue.full = true;
-      this.parts.stream.pause(queue.topic, queue.partition);
-    }
+    if (head === 'parked') this.fetch.parked(queue);
     return head;
   }
 
@@ -284,7 +235,7 @@ export class DestinationLane {
     // its dead letter (with the circuit's last failure) instead of waiting for a probe.
     const openUntil = circuits.allOpenUntil(settings, now);
     if (openUntil !== undefined && !entries.every(({ item }) => this.parts.tierWait.windowEnded(item.envelope, now))) {
-      this.waitForCircuits(openUntil - now);
+      this.fetch.waitForCircuits(openUntil - now);
       return 'declined';
     }
     // NOTE: a URL whose circuit is open gets no request, so it takes no permit and no token.
@@ -306,31 +257,6 @@ export class DestinationLane {
     }
     this.send(request, settings, grant);
     return 'taken';
-  }
-
-  /**
-   * Every URL's circuit is open: the lane attempts nothing and writes nothing (no
-   * `circuit_open` attempt, no retry-tier record; only the dead letters of events whose
-   * window ended) until one may let a request through;
-   * its partitions are paused meanwhile, so it fetches no more than it holds. NOTE: the
-   * probe's own end pumps the lane too (endTask), so a probe that settles early ends the wait early.
-   */
-  private waitForCircuits(ms: number): void {
-    if (this.circuitWait === undefined) {
-      const resumeAt = Date.now() + ms;
-      for (const queue of this.queues.values()) this.parts.stream.pause(queue.topic, queue.partition, resumeAt);
-    }
-    clearTimeout(this.circuitWait);
-    this.circuitWait = setTimeout(this.pump, Math.max(1, ms));
-  }
-
-  /** A URL lets requests through again: the partitions the wait paused fetch again (unless full or waiting for a due time). */
-  private endCircuitWait(): void {
-    clearTimeout(this.circuitWait);
-    this.circuitWait = undefined;
-    for (const queue of this.queues.values()) {
-      if (!queue.full && queue.dueTimer === undefined) this.parts.stream.resume(queue.topic, queue.partition);
-    }
   }
 
   /**
@@ -437,7 +363,7 @@ export class DestinationLane {
     const writeRetryMs = this.parts.writeRetryMs ?? DEFAULT_WRITE_RETRY_MS;
     if (this.queues.holdsUser(entry.user)) return this.holdUntil(entry, Date.now() + writeRetryMs);
     this.queues.putBack(queue, item);
-    this.waitUntilDue(queue, writeRetryMs);
+    this.fetch.waitUntilDue(queue, writeRetryMs);
   }
 
   /** An ordered destination's event waits in the lane until `dueAtMs`, unfinished, its user's later events parked behind it; then it is ready again. */
@@ -461,34 +387,4 @@ export class DestinationLane {
     this.queues.readyAgain(due, false);
     this.pump();
   };
-
-  /** The partition's head waits `ms`: the partition is paused (nothing more fetched) and a timer starts it. */
-  private waitUntilDue(queue: PartitionQueue, ms: number): void {
-    clearTimeout(queue.dueTimer);
-    this.parts.stream.pause(queue.topic, queue.partition, Date.now() + ms);
-    queue.dueTimer = setTimeout(() => {
-      queue.dueTimer = undefined;
-      if (this.stopping) return;
-      if (!queue.full && this.circuitWait === undefined) this.parts.stream.resume(queue.topic, queue.partition);
-      this.pump();
-    }, ms);
-  }
-
-  /** The lane is full: pause its partitions that have records waiting (the others fetch nothing for it anyway). */
-  private pauseFull(): void {
-    for (const queue of this.queues.values()) {
-      if (queue.full || queue.items.length === queue.head) continue;
-      queue.full = true;
-      this.parts.stream.pause(queue.topic, queue.partition);
-    }
-  }
-
-  private resumeIfRoom(): void {
-    if (fullness(this.queues.queued, this.parts.queueBound) !== 'resume') return;
-    for (const queue of this.queues.values()) {
-      if (!queue.full || queue.parked >= this.parts.queueBound) continue;
-      queue.full = false;
-      if (queue.dueTimer === undefined && this.circuitWait === undefined) this.parts.stream.resume(queue.topic, queue.partition);
-    }
-  }
 }

@@ -20,10 +20,6 @@ export interface PartitionQueue {
   items: Queued[];
   /** Index of the head in `items` (shifted lazily). */
   head: number;
-  /** Paused because the lane is full. */
-  full: boolean;
-  /** Its head waits for its due time (a retry not due, a failed write): the lane's timer that starts it. */
-  dueTimer: NodeJS.Timeout | undefined;
   /** Offsets running now (sent, waiting for rate-limit tokens, or in the open batch). */
   running: Set<string>;
   /** Its records parked behind an earlier event of their user (ordered destinations). */
@@ -76,7 +72,7 @@ export class LaneQueues {
     const key = partitionKey(topic, partition);
     let queue = this.queues.get(key);
     if (queue === undefined) {
-      queue = { topic, partition, items: [], head: 0, full: false, dueTimer: undefined, running: new Set(), parked: 0 };
+      queue = { topic, partition, items: [], head: 0, running: new Set(), parked: 0 };
       this.queues.set(key, queue);
     }
     return queue;
@@ -210,7 +206,7 @@ export class LaneQueues {
     return queue;
   }
 
-  /** The lane stops: nothing waits any more (the queues stay, empty, for their timers to be cleared). */
+  /** The lane stops: nothing waits any more. */
   clear(): void {
     for (const queue of this.queues.values()) this.drop(queue);
     this.order.forget(() => true);

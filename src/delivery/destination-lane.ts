@@ -5,21 +5,19 @@
 // own queue, and when that queue is full only its own partitions are paused; the fetch
 // loop and every other lane go on.
 //
-// The delivery flow, file by file: destination-lane.ts (the coordinator: due times,
-// circuits, rate limit) with its parts (lane-queues.ts: queues, per-user order and the
-// round robin; lane-permits.ts; batch-fill.ts; held-retries.ts; lane-fetch.ts: pause and
-// resume) → deliver-event.ts (sign, send to the URLs, count) → retry-or-dead-letter.ts
-// (a failure written to a retry tier or the dead letters) → the lane's account in the
-// stream's commit ledger (src/kafka/commit-ledger.ts: committed within about one commit
-// round trip, out of order).
+// The delivery flow, file by file: destination-lane.ts, the coordinator of its parts
+// (lane-queues.ts: queues, per-user order, the round robin; lane-permits.ts: circuits,
+// permits, rate limit; lane-fetch.ts: pause and resume; batch-fill.ts; held-retries.ts)
+// → deliver-event.ts (sign, send to the URLs, count) → retry-or-dead-letter.ts (a failure
+// written to a retry tier or the dead letters) → the lane's account in the stream's
+// commit ledger (src/kafka/commit-ledger.ts: committed within about one commit round
+// trip, out of order).
 //
-// Two modes a destination may set (docs/webhooks.md#batches, #per-user-order): `batch`,
-// one open batch filled from the queues and sent on one permit when full or `maxWait`
-// after its first event; `ordering: user`, an event whose user (the record key) has one
-// under way is parked until that one is done, and a failed event's next attempt waits in
-// the lane (held), unfinished with its user's later events: the partition's commit stays
-// below them, so whoever owns the partition next keeps the order.
+// Two modes a destination may set (docs/webhooks.md#batches, #per-user-order): `batch`
+// (batch-fill.ts) and `ordering: user` (user-order.ts; a failed event's next attempt
+// waits in the lane, held-retries.ts, unfinished, so whoever owns the partition next keeps the order).
 import type { InboundRecord } from '../kafka/index.js';
+import { Alarm } from './alarm.js';
 import { OpenBatch } from './batch-fill.js';
 import type { BatchLimits } from './batch-fill.js';
 import type { DeliveryResult } from './deliver-event.js';
@@ -57,15 +55,18 @@ export class DestinationLane {
   private readonly fetch: LaneFetch;
   private batch: OpenBatch<Entry> | undefined;
   private stopping = false;
-  /** The timers that pump: the open batch's `maxWait`, the earliest held retry, the paced request's tokens (lane-fetch.ts keeps those of due times and circuits). */
-  private batchTimer: NodeJS.Timeout | undefined;
-  private heldTimer: NodeJS.Timeout | undefined;
-  private pacedTimer: NodeJS.Timeout | undefined;
+  /** They pump the lane: when the open batch's `maxWait` passed, the paced request's tokens are there, the earliest held retry is due (lane-fetch.ts: a due head, the circuits). */
+  private readonly batchAlarm = new Alarm(() => {
+    this.batch?.close();
+    this.pump();
+  });
+  private readonly pacedAlarm = new Alarm(() => this.sendPaced());
+  private readonly heldAlarm = new Alarm(() => this.heldDue());
 
   constructor(private readonly parts: LaneParts) {
-    this.permits = new LanePermits(parts.concurrency);
+    this.permits = new LanePermits(parts.concurrency, parts.circuits, parts.pace);
     this.endOfTurn = parts.endOfTurn ?? new EndOfTurn();
-    this.fetch = new LaneFetch(parts.stream, this.queues, parts.queueBound, this.pump);
+    this.fetch = new LaneFetch(parts.stream, parts.tierWait, this.queues, parts.queueBound, this.pump);
   }
 
   /** Records fetched for this lane (one partition, offset order): queued, started as permits allow. */
@@ -130,7 +131,7 @@ export class DestinationLane {
     this.cancelPaced();
     this.queues.clear();
     this.held.clear();
-    clearTimeout(this.heldTimer);
+    this.heldAlarm.clear();
     this.dropBatch();
     while (this.inFlight.size > 0) await Promise.all(this.inFlight);
   }
@@ -177,14 +178,7 @@ export class DestinationLane {
       const batch = (this.batch ??= new OpenBatch(bytesOf));
       if (!batch.closed) this.queues.offer(headOf, (entry) => this.join(batch, entry, limits), () => !batch.closed);
       if (batch.entries.length === 0) return this.dropBatch();
-      if (batch.waitsForMore(limits)) {
-        this.batchTimer ??= setTimeout(() => {
-          this.batchTimer = undefined;
-          batch.close();
-          this.pump();
-        }, batch.closesAtMs(limits)! - Date.now());
-        return;
-      }
+      if (batch.waitsForMore(limits)) return this.batchAlarm.at(batch.closesAtMs(limits), Date.now());
       batch.close();
       if (this.request(settings, batch.entries) !== 'taken') return;
     }
@@ -197,8 +191,7 @@ export class DestinationLane {
   }
 
   private dropBatch(): void {
-    clearTimeout(this.batchTimer);
-    this.batchTimer = undefined;
+    this.batchAlarm.clear();
     this.batch = undefined;
   }
 
@@ -209,12 +202,7 @@ export class DestinationLane {
    */
   private headOf(queue: PartitionQueue, settings: PreparedDestination): Head {
     const item = queue.items[queue.head];
-    if (item === undefined || this.fetch.waitsForDue(queue)) return undefined;
-    const waitMs = this.parts.tierWait.waitMs(item.record.topic, item.envelope);
-    if (waitMs > 0) {
-      this.fetch.waitUntilDue(queue, waitMs);
-      return undefined;
-    }
+    if (item === undefined || this.fetch.headWaits(queue, item)) return undefined;
     const head = this.queues.headOf(queue, settings.ordered);
     if (head === 'parked') this.fetch.parked(queue);
     return head;
@@ -229,30 +217,21 @@ export class DestinationLane {
     // NOTE: every permit taken is the usual case of a busy lane's pump (a batch filled
     // while its one request is out): nothing below could start it, and a permit freed pumps again.
     if (this.permits.allTaken || this.waitsForCommit()) return 'declined';
-    const { circuits, pace } = this.parts;
     const now = Date.now();
-    // NOTE: an event whose retry window ended goes on with every URL open: no request,
-    // its dead letter (with the circuit's last failure) instead of waiting for a probe.
-    const openUntil = circuits.allOpenUntil(settings, now);
-    if (openUntil !== undefined && !entries.every(({ item }) => this.parts.tierWait.windowEnded(item.envelope, now))) {
-      this.fetch.waitForCircuits(openUntil - now);
+    const admission = this.permits.admit(settings, () => entries.every(({ item }) => this.parts.tierWait.windowEnded(item.envelope, now)), now);
+    if (admission === 'no-permit') return 'declined'; // a permit frees when a delivery ends, which pumps again
+    if ('circuitsOpenUntilMs' in admission) {
+      this.fetch.waitForCircuits(admission.circuitsOpenUntilMs - now);
       return 'declined';
     }
-    // NOTE: a URL whose circuit is open gets no request, so it takes no permit and no token.
-    const admitted = circuits.admit(settings, now);
-    const grant = this.permits.take(admitted);
-    if (grant === undefined) {
-      circuits.abandon(admitted, now);
-      return 'declined'; // a permit frees when a delivery ends, which pumps again
-    }
+    const { grant, paceMs } = admission;
     const request: Request = { entries, batch: settings.batch !== undefined };
     if (request.batch) this.dropBatch();
     else this.queues.started(entries[0]!);
     // NOTE: waiting for a token holds only this lane (its next request, tokens reserved).
-    const paceMs = pace.reserve(settings, grant.requests, now);
     if (paceMs > 0) {
-      this.permits.pace(request, grant, now + paceMs);
-      this.pacedTimer = setTimeout(this.sendPaced, paceMs);
+      this.permits.wait(request, grant, now + paceMs);
+      this.pacedAlarm.at(now + paceMs, now);
       return 'taken-last';
     }
     this.send(request, settings, grant);
@@ -271,34 +250,22 @@ export class DestinationLane {
     return true;
   }
 
-  /** The paced request's tokens are there: it goes (or, the lane stopping, its permits are given back). */
-  private readonly sendPaced = (): void => {
-    this.pacedTimer = undefined;
-    const paced = this.permits.unpace();
-    if (paced === undefined) return;
+  /** The paced request's tokens are there: it goes. */
+  private sendPaced(): void {
     const settings = this.parts.settings();
-    if (this.stopping || settings === undefined) {
-      this.abandon(paced.grant);
-      for (const { queue, item } of paced.request.entries) queue.running.delete(item.record.offset);
-    } else {
-      this.send(paced.request, settings, paced.grant);
-    }
-    this.pump();
-  };
-
-  private cancelPaced(): void {
-    clearTimeout(this.pacedTimer);
-    this.pacedTimer = undefined;
+    if (settings === undefined) return this.cancelPaced(); // left the config: this lane is being stopped
     const paced = this.permits.unpace();
-    if (paced === undefined) return;
-    this.abandon(paced.grant);
-    // NOTE: not sent, so not running: first in turn again (a revoked partition's are dropped from `ready` by revoke).
-    this.queues.readyAgain(paced.request.entries, true);
+    if (paced !== undefined) this.send(paced.request, settings, paced.grant);
+    this.pump();
   }
 
-  private abandon(grant: Grant): void {
-    this.parts.circuits.abandon(grant.admitted, Date.now());
-    this.permits.release(grant);
+  private cancelPaced(): void {
+    this.pacedAlarm.clear();
+    const paced = this.permits.unpace();
+    if (paced === undefined) return;
+    this.permits.giveBack(paced.grant, Date.now());
+    // NOTE: not sent, so not running: first in turn again (a revoked partition's are dropped from `ready` by revoke).
+    this.queues.readyAgain(paced.request.entries, true);
   }
 
   /** Delivers one event, or a batch in one request; each event's offset is done once its own outcome is safe in Kafka. */
@@ -369,22 +336,15 @@ export class DestinationLane {
   /** An ordered destination's event waits in the lane until `dueAtMs`, unfinished, its user's later events parked behind it; then it is ready again. */
   private holdUntil(entry: Entry, dueAtMs: number): void {
     this.held.hold(entry, dueAtMs);
-    if (this.held.nextDueAtMs() === dueAtMs) this.armHeld();
+    this.heldAlarm.at(dueAtMs, Date.now());
   }
 
-  private armHeld(): void {
-    clearTimeout(this.heldTimer);
-    const next = this.held.nextDueAtMs();
-    this.heldTimer = next === undefined ? undefined : setTimeout(this.heldDue, Math.max(0, next - Date.now()));
-  }
-
-  private readonly heldDue = (): void => {
-    this.heldTimer = undefined;
-    if (this.stopping) return;
-    const due = this.held.takeDue(Date.now());
-    this.armHeld();
-    if (due.length === 0) return;
+  private heldDue(): void {
+    const now = Date.now();
+    const due = this.held.takeDue(now);
+    this.heldAlarm.at(this.held.nextDueAtMs(), now);
+    if (due.length === 0 || this.stopping) return;
     this.queues.readyAgain(due, false);
     this.pump();
-  };
+  }
 }

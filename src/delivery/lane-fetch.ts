@@ -6,7 +6,8 @@
 // lane then.
 import { fullness } from './lane-bounds.js';
 import type { LaneStream } from './lane-parts.js';
-import type { LaneQueues, PartitionQueue } from './lane-queues.js';
+import type { LaneQueues, PartitionQueue, Queued } from './lane-queues.js';
+import type { RetryTierWait } from './retry-tier-wait.js';
 
 export class LaneFetch {
   /** Paused because the lane is full. */
@@ -18,6 +19,7 @@ export class LaneFetch {
 
   constructor(
     private readonly stream: LaneStream,
+    private readonly tierWait: Pick<RetryTierWait, 'waitMs'>,
     private readonly queues: LaneQueues,
     private readonly bound: number,
     private readonly pump: () => void,
@@ -27,9 +29,12 @@ export class LaneFetch {
     return this.circuitWait !== undefined;
   }
 
-  /** Whether the partition's head waits for its due time. */
-  waitsForDue(queue: PartitionQueue): boolean {
-    return this.due.has(queue);
+  /** Whether the partition waits for its head's due time (`item`: a retry not due yet makes it wait: paused, a timer starts it). */
+  headWaits(queue: PartitionQueue, item: Queued): boolean {
+    if (this.due.has(queue)) return true;
+    const waitMs = this.tierWait.waitMs(item.record.topic, item.envelope);
+    if (waitMs > 0) this.waitUntilDue(queue, waitMs);
+    return waitMs > 0;
   }
 
   /** Records came for `queue`: it fetches no more while the circuits wait. */

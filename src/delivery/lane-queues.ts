@@ -1,9 +1,8 @@
 // What a destination lane (destination-lane.ts) holds that has not started, and the order
-// it starts in. Pure bookkeeping, no timers: a FIFO queue per partition, the events whose
-// turn came (`ready`: a parked event whose predecessor is done, a held retry now due, a
-// request given back), per-user order (user-order.ts), and one round robin over the
-// partitions (`offer`) that serves every walk of the lane: starting single events,
-// filling a batch, and letting go the events whose retry window ended.
+// it starts in. Pure, no timers: a FIFO queue per partition, the events whose turn came
+// (`ready`: a parked event whose predecessor is done, a held retry now due, a request
+// given back), per-user order (user-order.ts), and one round robin (`offer`) for every
+// walk of the lane: starting single events, filling a batch, ended retry windows.
 import type { InboundRecord } from '../kafka/index.js';
 import { partitionKey } from '../kafka/index.js';
 import type { Envelope } from './envelope.js';
@@ -33,12 +32,7 @@ export interface Entry {
   user: string;
 }
 
-/**
- * What `offer`'s taker did with an event. `taken`: off its source, offer the next;
- * `taken-last`: off its source, offer no more now; `declined`: it stays, offer no more
- * now; `passed`: it stays, offer the others. After `taken-last` and `declined` its
- * partition keeps its turn.
- */
+/** What `offer`'s taker did: `taken` (offer the next), `taken-last` (offer no more), `declined` (it stays, offer no more: its partition keeps its turn, as after `taken-last`), `passed` (it stays, offer the others). */
 export type Taken = 'taken' | 'taken-last' | 'declined' | 'passed';
 
 /** The head of a queue as the lane sees it: an event that may start, one just parked behind its user's, or none that may start now. */
@@ -53,12 +47,10 @@ export class LaneQueues {
   /** Ordered destinations: whose event is under way, and what waits behind it. */
   private readonly order = new UserOrder<Entry>();
 
-  /** Records queued and not started. */
   get queued(): number {
     return this.queuedCount;
   }
 
-  /** Records parked behind an earlier event of their user. */
   get parked(): number {
     return this.order.parked;
   }
@@ -78,7 +70,6 @@ export class LaneQueues {
     return queue;
   }
 
-  /** The partition's queue if the lane has one. */
   find(topic: string, partition: number): PartitionQueue | undefined {
     return this.queues.get(partitionKey(topic, partition));
   }
@@ -99,10 +90,7 @@ export class LaneQueues {
     this.queuedCount += 1;
   }
 
-  /**
-   * The head of `queue` as an event that may start, or 'parked' when it was taken off to
-   * wait behind its user's earlier event (`ordered`), or undefined when it has none.
-   */
+  /** The head of `queue` as an event that may start; 'parked' when taken off to wait behind its user's earlier event (`ordered`); undefined: none. */
   headOf(queue: PartitionQueue, ordered: boolean): Head {
     const item = queue.items[queue.head];
     if (item === undefined) return undefined;
@@ -115,7 +103,7 @@ export class LaneQueues {
     return 'parked';
   }
 
-  /** `entries` are ready again (a request given back); `first`: before those that wait. */
+  /** `entries` are ready again, not running (a request given back; `first`: before those that wait). */
   readyAgain(entries: readonly Entry[], first: boolean): void {
     for (const { queue, item } of entries) queue.running.delete(item.record.offset);
     if (first) this.ready.unshift(...entries);
@@ -179,11 +167,7 @@ export class LaneQueues {
     }
   }
 
-  /**
-   * The partition is not the lane's any more: its queue goes, with what it had queued,
-   * parked or ready. Events of other partitions parked behind one of its events are in
-   * turn again. Returns the queue gone.
-   */
+  /** The partition is not the lane's any more: its queue goes (returned), with what it queued, parked or had ready; what waited behind its events is in turn again. */
   remove(topic: string, partition: number): PartitionQueue | undefined {
     const key = partitionKey(topic, partition);
     const queue = this.queues.get(key);

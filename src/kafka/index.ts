@@ -9,7 +9,7 @@ export * from './admin.js';
 export * from './topics.js';
 export * from './topology.js';
 export * from './group-ids.js';
-export { carryGroupCommits, commitsToCarry, readCommitsAcross } from './group-upgrade.js';
+export { carryGroupCommits, readCommitsAcross } from './group-upgrade.js';
 export type { CarriedCommit } from './group-upgrade.js';
 export * from './headers.js';
 export * from './invalid-record.js';

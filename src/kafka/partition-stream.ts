@@ -19,7 +19,7 @@ import { ForeignAssignment } from './foreign-assignment.js';
 import { fetchWait } from './fetch-wait.js';
 import type { FetchWaitSettings } from './fetch-wait.js';
 import { assignedTopics, GroupReader } from './group-reader.js';
-import { LegacyCarry } from './legacy-carry.js';
+import { findOlderCommits, logCarried } from './group-upgrade.js';
 import type { Generation } from './membership.js';
 import { PartitionProgress } from './offset-progress.js';
 import type { InboundRecord } from './records.js';
@@ -161,7 +161,8 @@ class EnginePartitionStream implements PartitionStream {
   /** Commits the broker acknowledged. */
   private acknowledgedCommits = 0;
   private readonly foreign: ForeignAssignment;
-  private readonly legacy: LegacyCarry | undefined;
+  /** Older groups this principal may not read (group-upgrade.ts): not asked again. */
+  private readonly unreadableGroups = new Set<string>();
   /** Resolves the start() waiting for the first assignment. */
   private firstJoin: { resolve: () => void; promise: Promise<void> };
   private troubleSince: number | undefined;
@@ -174,8 +175,6 @@ class EnginePartitionStream implements PartitionStream {
     private readonly logger: Logger,
   ) {
     this.foreign = new ForeignAssignment(settings.groupId, logger);
-    const { legacyGroupOf } = settings;
-    this.legacy = legacyGroupOf === undefined ? undefined : new LegacyCarry({ groupId: settings.groupId, admin: settings.admin, legacyGroupOf }, logger);
     let resolve: () => void = () => undefined;
     this.firstJoin = { promise: new Promise<void>((r) => (resolve = r)), resolve: () => resolve() };
     const budget = settings.bufferBudgetBytes ?? DEFAULT_BUFFER_BUDGET_BYTES;
@@ -437,15 +436,22 @@ class EnginePartitionStream implements PartitionStream {
       this.ledger.track(key, new PartitionProgress(offset, metadata));
       if (BigInt(offset) < 0n) fresh.push({ topic, partition });
     }
-    await this.legacy?.carry(fresh, {
-      stillWanted: (key) => this.reader.membership.current() === generation && this.ledger.progressAt(key) !== undefined,
-      carry: ({ topic, partition, offset, metadata }) => {
-        if (this.reader.membership.current() !== generation) return;
-        const key = keyOf(topic, partition);
-        this.ledger.track(key, new PartitionProgress(offset, metadata));
-        this.ledger.markDirty(key);
-      },
-    });
+    const { legacyGroupOf, admin, groupId } = this.settings;
+    if (legacyGroupOf !== undefined && fresh.length > 0) {
+      const carried = await findOlderCommits(admin, fresh, legacyGroupOf, {
+        groupId,
+        logger: this.logger,
+        unreadable: this.unreadableGroups,
+        stillWanted: (key) => this.reader.membership.current() === generation && this.ledger.progressAt(key) !== undefined,
+        carry: ({ topic, partition, offset, metadata }) => {
+          if (this.reader.membership.current() !== generation) return;
+          const key = keyOf(topic, partition);
+          this.ledger.track(key, new PartitionProgress(offset, metadata));
+          this.ledger.markDirty(key);
+        },
+      });
+      logCarried(this.logger, groupId, carried);
+    }
     if (this.reader.membership.current() !== generation) return;
     const tracked = new Map<string, bigint>();
     for (const { topic, partitions } of assigned) {

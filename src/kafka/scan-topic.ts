@@ -17,7 +17,7 @@ export interface ScannedRecord {
   key: Buffer | null;
   value: Buffer | null;
   headers: RawHeaders | undefined;
-  /** The record's Kafka timestamp, epoch ms as kafkajs gives it. */
+  /** The record's Kafka timestamp, epoch ms as a decimal string. */
   timestamp: string;
 }
 
@@ -27,8 +27,6 @@ export interface ScannedBatch {
   records: ScannedRecord[];
   /** Commits `offset` with `metadata` in the scan's group (only for a group that keeps a position). */
   commit(offset: bigint, metadata: string): Promise<void>;
-  /** Not needed: the membership heartbeats in the background (kept until replay.ts drops its call). */
-  heartbeat(): Promise<void>;
 }
 
 export interface ScanOptions {
@@ -188,7 +186,6 @@ class Scan {
             if (generation === undefined) throw new Error(`the scan of ${topic} lost its consumer group generation; run the command again`);
             await commitOffsets(this.reader.wire, this.options.groupId, generation, [{ topic, partition: item.partition, offset: offset.toString(), metadata }]);
           },
-          heartbeat: async () => undefined,
         });
       } catch (error) {
         // NOTE: the command fails and says why, rather than retrying the batch for ever.

@@ -26,7 +26,7 @@ import type { BatchHandler, ConsumerEvents, ConsumerSettings, RecordBatch, Runni
 import { heldBytes } from './fetcher.js';
 import { partitionKey as keyOf, splitPartitionKey } from './partition-key.js';
 import { ForeignAssignment } from './foreign-assignment.js';
-import { assignedTopics, GroupReader } from './group-reader.js';
+import { assignedTopics, committedWithin, GroupReader } from './group-reader.js';
 import type { Generation } from './membership.js';
 import { offsetAfter } from './records.js';
 import type { InboundRecord } from './records.js';
@@ -98,15 +98,7 @@ class BatchRuntime {
       {
         groupId: settings.groupId,
         rebalanceTimeoutMs: 60_000,
-        fetch: {
-          // Committed transactions' records only (docs/kafka.md#the-consumer-engine).
-          isolation: 1,
-          budgetBytes: budget,
-          maxPartitionBytes: Math.min(settings.maxBytesPerPartition ?? DEFAULT_PARTITION_BYTES, budget),
-          maxRequestBytes: budget,
-          pollWaitMs: () => settings.maxWaitTimeInMs ?? 5_000,
-          emptyPollMs: 100,
-        },
+        fetch: committedWithin(budget, { partitionBytes: settings.maxBytesPerPartition ?? DEFAULT_PARTITION_BYTES, requestBytes: budget, pollWaitMs: () => settings.maxWaitTimeInMs ?? 5_000, emptyPollMs: 100 }),
       },
       {
         membership: {

@@ -72,6 +72,16 @@ export class GroupReader {
   }
 }
 
+/**
+ * The fetch of a group member that reads committed transactions' records only
+ * (docs/kafka.md#the-consumer-engine) within `budgetBytes`: no partition's share and no
+ * answer larger than the budget.
+ */
+export function committedWithin(budgetBytes: number, limits: { partitionBytes: number; requestBytes: number; pollWaitMs(): number; emptyPollMs: number }): FetcherSettings {
+  const { partitionBytes, requestBytes, pollWaitMs, emptyPollMs } = limits;
+  return { isolation: 1, budgetBytes, maxPartitionBytes: Math.min(partitionBytes, budgetBytes), maxRequestBytes: Math.min(requestBytes, budgetBytes), pollWaitMs, emptyPollMs };
+}
+
 /** The topics of an assignment that hold partitions, with them. */
 export function assignedTopics(generation: Generation): AssignedTopic[] {
   return [...generation.assignment].filter(([, partitions]) => partitions.length > 0).map(([topic, partitions]) => ({ topic, partitions: [...partitions] }));

@@ -18,7 +18,7 @@ import { heldBytes as heldBytesOf } from './fetcher.js';
 import { ForeignAssignment } from './foreign-assignment.js';
 import { fetchWait } from './fetch-wait.js';
 import type { FetchWaitSettings } from './fetch-wait.js';
-import { assignedTopics, GroupReader } from './group-reader.js';
+import { assignedTopics, committedWithin, GroupReader } from './group-reader.js';
 import { findOlderCommits, logCarried } from './group-upgrade.js';
 import type { Generation } from './membership.js';
 import { PartitionProgress } from './offset-progress.js';
@@ -183,15 +183,7 @@ class EnginePartitionStream implements PartitionStream {
       {
         groupId: settings.groupId,
         rebalanceTimeoutMs: 60_000,
-        fetch: {
-          // Committed transactions' records only (docs/kafka.md#the-consumer-engine).
-          isolation: 1,
-          budgetBytes: budget,
-          maxPartitionBytes: Math.min(settings.maxBytesPerPartition ?? MAX_PARTITION_BYTES, budget),
-          maxRequestBytes: Math.min(MAX_REQUEST_BYTES, budget),
-          pollWaitMs: () => this.fetchWaitMs(),
-          emptyPollMs: EMPTY_POLL_MS,
-        },
+        fetch: committedWithin(budget, { partitionBytes: settings.maxBytesPerPartition ?? MAX_PARTITION_BYTES, requestBytes: MAX_REQUEST_BYTES, pollWaitMs: () => this.fetchWaitMs(), emptyPollMs: EMPTY_POLL_MS }),
       },
       {
         membership: {

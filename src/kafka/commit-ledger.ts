@@ -50,7 +50,7 @@ export interface PartitionCommit {
   metadata: string;
 }
 
-/** The stream's side a ledger commits through (partition-stream.ts implements it on its kafkajs consumer). */
+/** The stream's side a ledger commits through (partition-stream.ts implements it with the engine's committer). */
 export interface CommitChannel {
   /** Joined the group, its assignment's commits read: rounds may start. */
   isMember(): boolean;
@@ -61,9 +61,8 @@ export interface CommitChannel {
   /** One commit request; settles once the broker answered (or the client gave up). */
   send(offsets: PartitionCommit[]): Promise<void>;
   /**
-   * How many commit requests the broker has acknowledged so far. NOTE: kafkajs's
-   * commitOffsets returns without a word when its runner is not running (crashed and
-   * restarting after a broker restart): only the broker's answers count, one per slice.
+   * How many commit requests the broker has acknowledged so far: only the broker's
+   * answers count, one per slice.
    */
   acknowledged(): number;
 }
@@ -123,8 +122,8 @@ const COMMIT_DELAY_CAP_MS = 100;
 /**
  * How long the next round waits after the first completion it covers: `baseMs` (5 ms by
  * default), or 0.1 ms per partition the last round carried, up to 100 ms (or the base).
- * NOTE: a commit costs in proportion to its partitions (kafkajs groups them by topic in
- * time square to the topics, the broker writes one offset record each), and at 1,000 busy
+ * NOTE: a commit costs in proportion to its partitions (the broker writes one offset
+ * record each), and at 1,000 busy
  * destinations every commit names about 1,000: one right after the other took a large share
  * of the deliverer's CPU per event (destinations bench, docs/architecture.md#measured-figures-behind-the-code).
  * Spacing them as they grow keeps that cost per partition bounded, and the redo after a SIGKILL within about 100 ms of
@@ -138,12 +137,11 @@ export function commitDelay(lastCommitPartitions: number, baseMs = 5): number {
 const FIRST_COMMIT_ANSWER_MS = 50;
 
 /**
- * Partitions per commit request. NOTE: kafkajs groups a commit's offsets by topic
- * copying an object once per partition, so one request costs the square of its topics
- * (each destination has its own): at 1,000 destinations one request per round took a
- * large share of the deliverer's CPU under load, and slices of 200 still a visible one
- * (docs/architecture.md#measured-figures-behind-the-code). A round of more goes out in
- * slices, all at once (one round trip, not one per slice).
+ * Partitions per commit request. A round of more goes out in slices, all at once (one
+ * round trip, not one per slice). NOTE: measured on the client before the engine, whose
+ * grouping by topic cost the square of a request's topics
+ * (docs/architecture.md#measured-figures-behind-the-code); the committer groups in
+ * linear time, and the size stays until measured again.
  */
 export const PARTITIONS_PER_COMMIT = 50;
 
@@ -269,8 +267,8 @@ export class CommitLedger {
   }
 
   /**
-   * Before leaving: waits for the round under way (at most a second: it may be stuck in
-   * kafkajs's retries of a rebalance), then commits what finished, until done while
+   * Before leaving: waits for the round under way (at most a second: its broker may not
+   * answer), then commits what finished, until done while
    * still a member (commit.ts).
    */
   async flush(): Promise<void> {
@@ -356,7 +354,7 @@ export class CommitLedger {
     const out = { since: snapshotAt };
     this.requestOut = out;
     // NOTE: every slice settles before the round ends (allSettled, not all): a slice still
-    // retrying inside kafkajs after another failed would land after the next round's
+    // waiting for its answer after another failed would land after the next round's
     // commit and move its partitions back to older offsets.
     const settled = await Promise.allSettled(slices);
     if (this.requestOut === out) this.requestOut = undefined;

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 
 /**
  * Broker answers that mean this member's generation is over: its commit can never
- * succeed, kafkajs rejoins the group and reads again from the last commit.
+ * succeed; the member rejoins the group and reads again from the last commit.
  */
 const GENERATION_LOST = new Set(['REBALANCE_IN_PROGRESS', 'ILLEGAL_GENERATION', 'UNKNOWN_MEMBER_ID', 'FENCED_INSTANCE_ID']);
 
@@ -26,7 +26,7 @@ export function errorChain(error: unknown): object[] {
   return found;
 }
 
-/** The broker error names in `error`: kafkajs's and wire.ts's `type`, @platformatic/kafka's `apiId`. */
+/** The broker error names in `error`: wire.ts's `type`, @platformatic/kafka's `apiId`. */
 export function errorTypes(error: unknown): string[] {
   const types: string[] = [];
   for (const e of errorChain(error)) {
@@ -42,8 +42,9 @@ export function isGenerationLost(error: unknown): boolean {
 }
 
 /**
- * Whether another try may succeed: kafkajs marks such errors `retriable`,
- * @platformatic/kafka `canRetry` (on the error, a cause or an aggregated error); a
+ * Whether another try may succeed: the runtimes mark such errors of their own
+ * `retriable`, wire.ts and @platformatic/kafka `canRetry` (on the error, a cause or an
+ * aggregated error); a
  * timeout of either is one too. Anything else is not.
  */
 export function isRetriable(error: unknown): boolean {
@@ -68,18 +69,17 @@ export interface CommitRetryOptions {
 /**
  * Runs `commit` until it succeeds, as long as the partition is still this member's.
  *
- * NOTE: kafkajs commits only during and after a batch. When that commit fails (the
- * broker restarting, the group coordinator moving or loading), kafkajs fetches on from
- * the offsets it resolved, so if nothing new arrives on the partition nothing is ever
- * committed again: the group's lag stays above zero (and its alert fires) and all of
- * that work is done a second time after the next restart. Found by the chaos harness: a
- * broker restart at the end of a burst left a destination's lag stuck for good. So a
- * batch is finished only once its offsets are committed; while the broker does not
- * answer, the batch waits (fetching could not go on anyway).
+ * NOTE: a batch commits only at its end. Were a failed commit (the broker restarting,
+ * the group coordinator moving or loading) given up while fetching went on, nothing new
+ * on the partition would ever commit it again: the group's lag stays above zero (and
+ * its alert fires) and all of that work is done a second time after the next restart.
+ * Found by the chaos harness: a broker restart at the end of a burst left a
+ * destination's lag stuck for good. So a batch is finished only once its offsets are
+ * committed; while the broker does not answer, the batch waits.
  *
- * An answer that says the generation is over is rethrown: kafkajs then rejoins and
- * reads again from the last commit (duplicates, never a loss). So is an error kafkajs
- * does not mark retriable (an authorization failure, a bug): waiting would not help.
+ * An answer that says the generation is over is rethrown: the consumer then rejoins and
+ * reads again from the last commit (duplicates, never a loss). So is an error not
+ * retriable (an authorization failure, a bug): waiting would not help.
  */
 export async function commitUntilDone(commit: () => Promise<void>, options: CommitRetryOptions): Promise<void> {
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));

@@ -1,5 +1,4 @@
-// What the port's consumer runtimes promise a role, whichever client runs them
-// (consumer.ts on kafkajs, consumer-platformatic.ts on @platformatic/kafka).
+// What the port's ordered consumer (consumer.ts) promises a role.
 import type { InboundRecord } from './records.js';
 
 /** One fetched batch of one partition, in offset order. */
@@ -9,11 +8,10 @@ export interface RecordBatch {
   readonly records: readonly InboundRecord[];
   /**
    * Every record up to and including `offset` is finished: its writes are
-   * acknowledged, so it may be committed. Also heartbeats; rejects when the group
-   * refused the heartbeat (a rebalance: end the batch, it is read again).
+   * acknowledged, so it is committed when the batch ends.
    */
   markDone(offset: string): Promise<void>;
-  /** False once the consumer stops, the partition was taken away (rebalance, seek) or a heartbeat was refused. */
+  /** False once the consumer stops or the partition was taken away (a rebalance, a failed batch). */
   stillOwned(): boolean;
 }
 
@@ -42,15 +40,15 @@ export interface ConsumerSettings {
   /** Where a partition without a commit starts: its beginning, or its end. */
   fromBeginning: boolean;
   commit: CommitPolicy;
-  /** kafkajs `maxBytesPerPartition`: how much one fetch takes from one partition. */
+  /** How much one fetch takes from one partition. */
   maxBytesPerPartition?: number;
-  /** kafkajs `maxBytes`: how much one fetch takes in all. */
+  /** What the fetched records of all partitions may hold together (the fetcher's budget). */
   maxBytes?: number;
   /** How long an idle fetch waits on the broker; also bounds how long stop() waits for it. */
   maxWaitTimeInMs?: number;
   /**
-   * kafkajs `minBytes`: the broker answers a fetch once it holds this much for it, or
-   * after `maxWaitTimeInMs`. Default 1 (answer with the first record).
+   * The broker answers a fetch once it holds this much for it, or after `maxWaitTimeInMs`.
+   * NOTE: not applied: the engine's fetcher asks with 1 (fetcher.ts), whatever is set here.
    */
   minBytes?: number;
   /** Partitions whose batches run at once (each partition's batches still run one after the other). Default 1. */

@@ -18,21 +18,18 @@
 // - a failed batch drops what is queued and joins again, reading from the commits.
 // docs/kafka.md#the-consumer-engine draws it.
 import type { Logger } from 'pino';
-import { CONSUMER_HEARTBEAT_INTERVAL_MS, CONSUMER_SESSION_TIMEOUT_MS } from './client.js';
 import type { KafkaClient } from './client.js';
 import { commitUntilDone } from './commit.js';
 import { CommitMerger } from './commit-merger.js';
-import { commitOffsets, readCommitted } from './committer.js';
+import { commitOffsets } from './committer.js';
 import type { BatchHandler, ConsumerEvents, ConsumerSettings, RecordBatch, RunningConsumer } from './consumer-contract.js';
-import { Fetcher, heldBytes } from './fetcher.js';
+import { heldBytes } from './fetcher.js';
 import { partitionKey as keyOf, splitPartitionKey } from './partition-key.js';
 import { ForeignAssignment } from './foreign-assignment.js';
-import { GroupMembership } from './membership.js';
+import { assignedTopics, committedWithin, GroupReader } from './group-reader.js';
 import type { Generation } from './membership.js';
 import { offsetAfter } from './records.js';
 import type { InboundRecord } from './records.js';
-import { earliestOrLatest } from './offset-lookup.js';
-import { Wire } from './wire.js';
 
 export type { BatchHandler, CommitPolicy, ConsumerEvents, ConsumerSettings, RecordBatch, RunningConsumer } from './consumer-contract.js';
 
@@ -71,9 +68,7 @@ export async function startConsumer(client: KafkaClient, settings: ConsumerSetti
 
 class BatchRuntime {
   readonly foreign: ForeignAssignment;
-  private readonly wire: Wire;
-  private readonly membership: GroupMembership;
-  private readonly fetcher: Fetcher;
+  private readonly reader: GroupReader;
   private readonly queues = new Map<string, PartitionQueue>();
   private assigned = new Set<string>();
   /** Bumped by every generation and failure: a batch of an older epoch is not owned any more. */
@@ -97,44 +92,36 @@ class BatchRuntime {
   ) {
     this.concurrency = Math.max(1, settings.partitionsConsumedConcurrently ?? 1);
     this.foreign = new ForeignAssignment(settings.groupId, logger);
-    this.wire = new Wire(client.settings, client.clientId);
-    this.membership = new GroupMembership(
-      this.wire,
-      { groupId: settings.groupId, sessionTimeoutMs: CONSUMER_SESSION_TIMEOUT_MS, rebalanceTimeoutMs: 60_000, heartbeatIntervalMs: CONSUMER_HEARTBEAT_INTERVAL_MS },
-      {
-        assigned: (generation) => this.onAssigned(generation),
-        revoking: (generation) => this.onRevoking(generation),
-        trouble: (error) => this.events.onCrash?.(error, true),
-      },
-      logger,
-    );
     const budget = settings.maxBytes ?? DEFAULT_BUDGET_BYTES;
-    this.fetcher = new Fetcher(
-      this.wire,
+    this.reader = new GroupReader(
+      client,
       {
-        // Committed transactions' records only (docs/kafka.md#the-consumer-engine).
-        isolation: 1,
-        budgetBytes: budget,
-        maxPartitionBytes: Math.min(settings.maxBytesPerPartition ?? DEFAULT_PARTITION_BYTES, budget),
-        maxRequestBytes: budget,
-        pollWaitMs: () => settings.maxWaitTimeInMs ?? 5_000,
-        emptyPollMs: 100,
+        groupId: settings.groupId,
+        rebalanceTimeoutMs: 60_000,
+        fetch: committedWithin(budget, { partitionBytes: settings.maxBytesPerPartition ?? DEFAULT_PARTITION_BYTES, requestBytes: budget, pollWaitMs: () => settings.maxWaitTimeInMs ?? 5_000, emptyPollMs: 100 }),
       },
       {
-        records: (topic, partition, records, _from, next) => this.onRecords(topic, partition, records, next),
-        reset: (topic, partition, from, to) =>
-          logger.warn({ topic, partition, from: from.toString(), to: to.toString(), groupId: settings.groupId }, `records of ${topic} partition ${partition} from offset ${from} were removed by retention before they were read; reading on from ${to}`),
-        trouble: (error) => logger.debug({ err: error, groupId: settings.groupId }, 'fetch failed; asking the leaders again'),
-        ...(events.onFetch ? { fetched: () => events.onFetch?.() } : {}),
+        membership: {
+          assigned: (generation) => this.onAssigned(generation),
+          revoking: () => this.onRevoking(),
+          trouble: (error) => this.events.onCrash?.(error, true),
+        },
+        fetch: {
+          records: (topic, partition, records, _from, next) => this.onRecords(topic, partition, records, next),
+          reset: (topic, partition, from, to) =>
+            logger.warn({ topic, partition, from: from.toString(), to: to.toString(), groupId: settings.groupId }, `records of ${topic} partition ${partition} from offset ${from} were removed by retention before they were read; reading on from ${to}`),
+          trouble: (error) => logger.debug({ err: error, groupId: settings.groupId }, 'fetch failed; asking the leaders again'),
+          ...(events.onFetch ? { fetched: () => events.onFetch?.() } : {}),
+        },
       },
       logger,
     );
-    const generationOf = () => this.membership.current();
+    const generationOf = () => this.reader.membership.current();
     this.commits = new CommitMerger(async (offsets) => {
       const generation = generationOf();
       if (generation === undefined) throw Object.assign(new Error(`offsets of group ${settings.groupId} not committed: between generations`), { retriable: true });
       await commitOffsets(
-        this.wire,
+        this.reader.wire,
         settings.groupId,
         generation,
         offsets.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset.toString(), metadata: null })),
@@ -143,7 +130,7 @@ class BatchRuntime {
   }
 
   start(): void {
-    this.membership.subscribe(this.settings.topics);
+    this.reader.membership.subscribe(this.settings.topics);
   }
 
   private onAssigned(generation: Generation): void {
@@ -151,47 +138,37 @@ class BatchRuntime {
     this.epoch += 1;
     const assignment = Object.fromEntries([...generation.assignment].map(([topic, partitions]) => [topic, [...partitions]]));
     this.assigned = new Set(Object.entries(assignment).flatMap(([topic, partitions]) => partitions.map((p) => keyOf(topic, p))));
-    void this.startFetching(generation, assignment)
+    void this.startFetching(generation)
       .then(() => this.events.onJoin?.(assignment, generation.memberId))
       .catch((error: unknown) => {
         this.events.onCrash?.(error as Error, true);
-        this.membership.rejoin();
+        this.reader.membership.rejoin();
       });
   }
 
   /** Positions from the commits (or, for `commit: none`, from where the partitions stood), else from the start `fromBeginning` names. */
-  private async startFetching(generation: Generation, assignment: Record<string, number[]>): Promise<void> {
-    const asked = Object.entries(assignment)
-      .filter(([, partitions]) => partitions.length > 0)
-      .map(([topic, partitions]) => ({ topic, partitions }));
-    if (asked.length === 0) return;
-    const positions = new Map<string, bigint>();
-    if (this.settings.commit.kind === 'none') {
-      for (const [key, position] of this.kept) if (this.assigned.has(key)) positions.set(key, position);
-    } else {
-      for (const { topic, partitions } of await readCommitted(this.wire, generation.coordinator, this.settings.groupId, asked)) {
-        for (const { partition, offset } of partitions) if (BigInt(offset) >= 0n) positions.set(keyOf(topic, partition), BigInt(offset));
-      }
-    }
-    const missing = asked.flatMap(({ topic, partitions }) => partitions.filter((p) => !positions.has(keyOf(topic, p))).map((partition) => ({ topic, partition })));
-    for (const { topic, partition, offset } of await earliestOrLatest(this.wire, missing, this.settings.fromBeginning ? 'earliest' : 'latest', 1)) positions.set(keyOf(topic, partition), offset);
-    if (this.membership.current() !== generation || this.stopping) return;
-    const entries = asked.flatMap(({ topic, partitions }) => partitions.map((partition) => ({ topic, partition, position: positions.get(keyOf(topic, partition))! })));
-    await this.fetcher.add(entries);
+  private async startFetching(generation: Generation): Promise<void> {
+    const assigned = assignedTopics(generation);
+    if (assigned.length === 0) return;
+    const kept = new Map([...this.kept].filter(([key]) => this.assigned.has(key)));
+    const committed = this.settings.commit.kind === 'none' ? kept : await this.reader.committedPositions(generation, assigned);
+    const positions = await this.reader.fillFromLog(committed, assigned, this.settings.fromBeginning ? 'earliest' : 'latest', 1);
+    if (this.reader.membership.current() !== generation || this.stopping) return;
+    await this.reader.fetcher.add(assigned.flatMap(({ topic, partitions }) => partitions.map((partition) => ({ topic, partition, position: positions.get(keyOf(topic, partition))! }))));
   }
 
   /** The generation ends: stop fetching, let the batches in hand finish (they commit for it), drop what waits. */
-  private async onRevoking(_generation: Generation): Promise<void> {
+  private async onRevoking(): Promise<void> {
     if (this.settings.commit.kind === 'none') {
       this.kept.clear();
       for (const key of this.assigned) {
         const { topic, partition } = splitPartitionKey(key);
         const queue = this.queues.get(key);
-        const position = queue?.records[0] !== undefined ? BigInt(queue.records[0].offset) : this.fetcher.position(topic, partition);
+        const position = queue?.records[0] !== undefined ? BigInt(queue.records[0].offset) : this.reader.fetcher.position(topic, partition);
         if (position !== undefined) this.kept.set(key, position);
       }
     }
-    this.fetcher.clear();
+    this.reader.fetcher.clear();
     this.dropQueued();
     await this.whenIdle(REVOKE_WAIT_MS);
   }
@@ -279,11 +256,11 @@ class BatchRuntime {
     for (let i = 0; i <= doneIndex; i++) released += heldBytes(records[i]!);
     if (failure !== undefined) {
       for (let i = doneIndex + 1; i < records.length; i++) released += heldBytes(records[i]!);
-      this.fetcher.release(topic, partition, released);
+      this.reader.fetcher.release(topic, partition, released);
       this.fail(failure);
       return;
     }
-    this.fetcher.release(topic, partition, released);
+    this.reader.fetcher.release(topic, partition, released);
     this.requeueNotDone(queue, records, doneIndex, epoch);
     const done = records[doneIndex];
     // NOTE: not owned() here: a batch that finishes after stop() began still commits (stop waits for it).
@@ -294,7 +271,7 @@ class BatchRuntime {
       await commitUntilDone(() => this.commits.commit({ topic, partition, offset, leaderEpoch: -1 }), { stillOwned: stillOurs, logger: this.logger, what: `${topic} partition ${partition}` });
     } catch (error) {
       this.logger.debug({ err: error, topic, partition }, 'commit refused (the group moved on); the partition is read again from its last commit');
-      if (this.epoch === epoch) this.membership.rejoin();
+      if (this.epoch === epoch) this.reader.membership.rejoin();
     }
   }
 
@@ -312,7 +289,7 @@ class BatchRuntime {
     this.epoch += 1;
     this.dropQueued();
     this.events.onCrash?.(failure, true);
-    this.membership.rejoin();
+    this.reader.membership.rejoin();
   }
 
   private whenIdle(maxMs: number): Promise<void> {
@@ -333,12 +310,10 @@ class BatchRuntime {
   stop(): Promise<void> {
     this.stopped ??= (async () => {
       this.stopping = true;
-      this.fetcher.clear();
+      this.reader.fetcher.clear();
       this.dropQueued();
       while (this.running > 0) await this.whenIdle(60_000);
-      await this.membership.leave();
-      await this.fetcher.stop();
-      await this.wire.close();
+      await this.reader.close();
       this.events.onStop?.();
     })();
     return this.stopped;

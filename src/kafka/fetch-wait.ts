@@ -7,8 +7,7 @@ export interface FetchWaitSettings {
   maxWaitTimeInMs: number;
   /**
    * The fetch wait once nothing was fetched for `idleAfterMs` and no paused partition is
-   * due to resume within it (default: `maxWaitTimeInMs`, no idle mode). Below a third of
-   * the session timeout: kafkajs heartbeats only between fetches.
+   * due to resume within it (default: `maxWaitTimeInMs`, no idle mode).
    */
   idleWaitTimeInMs?: number;
   /**

@@ -9,9 +9,8 @@
  * a destination's partitions stalled for 30 s: the replacement cannot join until the
  * dead member's session expires (found by the chaos harness). 10 s with a heartbeat
  * every 3 s keeps that stall short and still rides out a couple of lost heartbeats
- * (the broker's floor, group.min.session.timeout.ms, is 6 s by default). Long batches
- * heartbeat from inside them: the consumer runtime (consumer.ts) does so after each
- * markDone (the router's after each send) and every second while a batch runs.
+ * (the broker's floor, group.min.session.timeout.ms, is 6 s by default). The membership
+ * heartbeats on a timer of its own, whatever the batches do (membership.ts).
  */
 export const CONSUMER_SESSION_TIMEOUT_MS = 10_000;
 export const CONSUMER_HEARTBEAT_INTERVAL_MS = 3_000;

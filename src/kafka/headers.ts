@@ -18,7 +18,7 @@ export const HEADER = {
 /** Headers as read (the port's RecordHeaders; the older name, kept for its readers). */
 export type RawHeaders = RecordHeaders;
 
-/** One header as a string; kafkajs gives Buffers (or arrays when repeated). */
+/** One header as a string; records read give Buffers (or arrays when repeated). */
 export function headerText(headers: RawHeaders | undefined, name: string): string | undefined {
   const value = headers?.[name];
   if (value === undefined) return undefined;
@@ -27,7 +27,7 @@ export function headerText(headers: RawHeaders | undefined, name: string): strin
   return typeof first === 'string' ? first : first.toString('utf8');
 }
 
-/** A header value as written: kafkajs takes either; a Buffer made once is not encoded again per record. */
+/** A header value as written: the producer takes either; a Buffer made once is not encoded again per record. */
 export type HeaderValue = Buffer | string;
 
 /** The first value of a header as it came (Buffer or string), for passing it on unchanged. */
@@ -46,7 +46,7 @@ export interface FreshDelivery<V extends HeaderValue> {
 }
 
 // NOTE: Buffers made once for the router's hot path: it sends the same headers object
-// once per destination, and kafkajs would encode a string value again for each.
+// once per destination, and a string value would be encoded again for each.
 const ATTEMPT_ZERO = Buffer.from('0');
 const NOT_ATTEMPTED = Buffer.alloc(0);
 

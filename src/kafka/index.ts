@@ -1,6 +1,6 @@
-// The Kafka port: the only module of src/ that imports @platformatic/kafka (and, until issue 45's consumer engine, kafkajs). Roles use these.
-export { CONSUMER_HEARTBEAT_INTERVAL_MS, CONSUMER_SESSION_TIMEOUT_MS, createKafka, isKafkaClientError } from './client.js';
-export type { CreateKafkaOptions, KafkaClient, KafkaSettings } from './client.js';
+// The Kafka port: the only module of src/ that imports @platformatic/kafka. Roles use these.
+export { CONSUMER_SESSION_TIMEOUT_MS, createKafka, isKafkaClientError } from './client.js';
+export type { KafkaClient } from './client.js';
 export * from './records.js';
 export * from './send-buffer.js';
 export * from './producer.js';
@@ -9,23 +9,19 @@ export * from './admin.js';
 export * from './topics.js';
 export * from './topology.js';
 export * from './group-ids.js';
-export { carryGroupCommits, commitsToCarry, readCommitsAcross } from './group-upgrade.js';
-export type { CarriedCommit } from './group-upgrade.js';
+export { carryGroupCommits, readCommitsAcross } from './group-upgrade.js';
 export * from './headers.js';
 export * from './invalid-record.js';
 export type { TopicSpec } from './ensure-topics.js';
 export { commitUntilDone, isGenerationLost, isRetriable } from './commit.js';
 export { createCrashLevels } from './crash-levels.js';
-export type { CrashDecision, CrashLevels } from './crash-levels.js';
-export type { CommitRetryOptions } from './commit.js';
 export * from './scan-topic.js';
 export * from './read-to-end.js';
 export * from './key-scan.js';
 
 export * from './partition-stream.js';
 export { COMMIT_STALL_MS, CommitLedger, commitDelay, commitOverdueMs, commitsStalledAt } from './commit-ledger.js';
-export { partitionKey, splitPartitionKey } from './partition-key.js';
-export type { CommitChannel, CommitLedgerSettings, PartitionCommit } from './commit-ledger.js';
+export { partitionKey } from './partition-key.js';
+export type { CommitChannel, PartitionCommit } from './commit-ledger.js';
 export { fetchWait } from './fetch-wait.js';
-export type { FetchWaitSettings } from './fetch-wait.js';
 export * from './offset-progress.js';

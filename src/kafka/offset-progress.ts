@@ -11,7 +11,7 @@
  */
 export const MAX_METADATA_CHARS = 1_000;
 
-/** Marks metadata written by this codec; other writers' metadata (kafkajs writes none) decodes to nothing. */
+/** Marks metadata written by this codec; other writers' metadata (a plain commit has none) decodes to nothing. */
 const VERSION = 'sy1:';
 
 /**

@@ -11,21 +11,18 @@
 import type { Logger } from 'pino';
 import type { KafkaAdmin } from './admin.js';
 import type { KafkaClient } from './client.js';
-import { CONSUMER_HEARTBEAT_INTERVAL_MS, CONSUMER_SESSION_TIMEOUT_MS } from './client.js';
 import { CommitLedger } from './commit-ledger.js';
 import { partitionKey as keyOf, splitPartitionKey as splitKey } from './partition-key.js';
-import { commitOffsets, readCommitted } from './committer.js';
-import { Fetcher, heldBytes as heldBytesOf } from './fetcher.js';
+import { commitOffsets } from './committer.js';
+import { heldBytes as heldBytesOf } from './fetcher.js';
 import { ForeignAssignment } from './foreign-assignment.js';
 import { fetchWait } from './fetch-wait.js';
 import type { FetchWaitSettings } from './fetch-wait.js';
-import { LegacyCarry } from './legacy-carry.js';
-import { earliestOrLatest } from './offset-lookup.js';
-import { GroupMembership } from './membership.js';
+import { assignedTopics, committedWithin, GroupReader } from './group-reader.js';
+import { findOlderCommits, logCarried } from './group-upgrade.js';
 import type { Generation } from './membership.js';
 import { PartitionProgress } from './offset-progress.js';
 import type { InboundRecord } from './records.js';
-import { Wire } from './wire.js';
 
 /** What the role does with the records; both calls are synchronous (nothing may block the fetch loop). */
 export interface StreamHandler {
@@ -143,9 +140,7 @@ const EMPTY_POLL_MS = 200;
 
 class EnginePartitionStream implements PartitionStream {
   readonly ledger: CommitLedger;
-  private readonly wire: Wire;
-  private readonly membership: GroupMembership;
-  private readonly fetcher: Fetcher;
+  private readonly reader: GroupReader;
   /** Partitions of the current assignment (their progress is in the ledger once loaded). */
   private assignment = new Set<string>();
   /** Offsets handed to the role and not finished (queued or running), per partition, with their bytes. */
@@ -166,7 +161,8 @@ class EnginePartitionStream implements PartitionStream {
   /** Commits the broker acknowledged. */
   private acknowledgedCommits = 0;
   private readonly foreign: ForeignAssignment;
-  private readonly legacy: LegacyCarry | undefined;
+  /** Older groups this principal may not read (group-upgrade.ts): not asked again. */
+  private readonly unreadableGroups = new Set<string>();
   /** Resolves the start() waiting for the first assignment. */
   private firstJoin: { resolve: () => void; promise: Promise<void> };
   private troubleSince: number | undefined;
@@ -178,34 +174,42 @@ class EnginePartitionStream implements PartitionStream {
     private readonly events: StreamEvents,
     private readonly logger: Logger,
   ) {
-    this.wire = new Wire(client.settings, client.clientId);
     this.foreign = new ForeignAssignment(settings.groupId, logger);
-    const { legacyGroupOf } = settings;
-    this.legacy = legacyGroupOf === undefined ? undefined : new LegacyCarry({ groupId: settings.groupId, admin: settings.admin, legacyGroupOf }, logger);
     let resolve: () => void = () => undefined;
     this.firstJoin = { promise: new Promise<void>((r) => (resolve = r)), resolve: () => resolve() };
-    this.membership = new GroupMembership(
-      this.wire,
-      { groupId: settings.groupId, sessionTimeoutMs: CONSUMER_SESSION_TIMEOUT_MS, rebalanceTimeoutMs: 60_000, heartbeatIntervalMs: CONSUMER_HEARTBEAT_INTERVAL_MS },
+    const budget = settings.bufferBudgetBytes ?? DEFAULT_BUFFER_BUDGET_BYTES;
+    this.reader = new GroupReader(
+      client,
       {
-        assigned: (generation) => this.onAssigned(generation),
-        revoking: (generation) => this.onRevoking(generation),
-        trouble: (error, retryInMs) => this.onTrouble(error, retryInMs),
+        groupId: settings.groupId,
+        rebalanceTimeoutMs: 60_000,
+        fetch: committedWithin(budget, { partitionBytes: settings.maxBytesPerPartition ?? MAX_PARTITION_BYTES, requestBytes: MAX_REQUEST_BYTES, pollWaitMs: () => this.fetchWaitMs(), emptyPollMs: EMPTY_POLL_MS }),
+      },
+      {
+        membership: {
+          assigned: (generation) => this.onAssigned(generation),
+          revoking: () => this.onRevoking(),
+          trouble: (error, retryInMs) => this.onTrouble(error, retryInMs),
+        },
+        fetch: {
+          records: (topic, partition, records, from, next) => this.onRecords(topic, partition, records, from, next),
+          reset: (topic, partition, from, to) => this.onReset(topic, partition, from, to),
+          trouble: (error) => this.logger.debug({ err: error, groupId: this.settings.groupId }, 'fetch failed; asking the leaders again'),
+        },
       },
       logger,
     );
-    this.fetcher = this.createFetcher();
     const { groupId, commitEveryMs, commitDelayMs } = settings;
     this.ledger = new CommitLedger(
       { groupId, commitEveryMs, ...(commitDelayMs !== undefined ? { commitDelayMs } : {}), onFinish: (key, offset) => this.finished(key, offset) },
       {
         isMember: () => this.member,
-        canSend: () => this.membership.current() !== undefined,
+        canSend: () => this.reader.membership.current() !== undefined,
         isAssigned: (key) => this.assignment.has(key),
         send: async (offsets) => {
-          const generation = this.membership.current();
+          const generation = this.reader.membership.current();
           if (generation === undefined) throw Object.assign(new Error(`offsets of group ${groupId} not committed: between generations`), { retriable: true });
-          await commitOffsets(this.wire, groupId, generation, offsets);
+          await commitOffsets(this.reader.wire, groupId, generation, offsets);
           this.acknowledgedCommits += 1;
         },
         acknowledged: () => this.acknowledgedCommits,
@@ -214,51 +218,29 @@ class EnginePartitionStream implements PartitionStream {
     );
   }
 
-  private createFetcher(): Fetcher {
-    const budget = this.settings.bufferBudgetBytes ?? DEFAULT_BUFFER_BUDGET_BYTES;
-    return new Fetcher(
-      this.wire,
-      {
-        // Committed transactions' records only (docs/kafka.md#the-consumer-engine).
-        isolation: 1,
-        budgetBytes: budget,
-        maxPartitionBytes: Math.min(this.settings.maxBytesPerPartition ?? MAX_PARTITION_BYTES, budget),
-        maxRequestBytes: Math.min(MAX_REQUEST_BYTES, budget),
-        pollWaitMs: () => this.fetchWaitMs(),
-        emptyPollMs: EMPTY_POLL_MS,
-      },
-      {
-        records: (topic, partition, records, from, next) => this.onRecords(topic, partition, records, from, next),
-        reset: (topic, partition, from, to) => this.onReset(topic, partition, from, to),
-        trouble: (error) => this.logger.debug({ err: error, groupId: this.settings.groupId }, 'fetch failed; asking the leaders again'),
-      },
-      this.logger,
-    );
-  }
-
   start(topics: readonly string[]): Promise<void> {
-    this.membership.subscribe(topics);
+    this.reader.membership.subscribe(topics);
     return this.firstJoin.promise;
   }
 
   async resubscribe(topics: readonly string[]): Promise<void> {
     if (topics.length === 0) {
-      await this.membership.leave();
+      await this.reader.membership.leave();
       return;
     }
-    this.membership.subscribe(topics);
+    this.reader.membership.subscribe(topics);
   }
 
   pause(topic: string, partition: number, resumeAt?: number): void {
     const key = keyOf(topic, partition);
     this.paused.set(key, resumeAt);
     this.remember(topic, key);
-    this.fetcher.pause(topic, partition);
+    this.reader.fetcher.pause(topic, partition);
   }
 
   resume(topic: string, partition: number): void {
     if (!this.paused.delete(keyOf(topic, partition))) return;
-    this.fetcher.resume(topic, partition);
+    this.reader.fetcher.resume(topic, partition);
   }
 
   /** Files `key` under its topic (see keysOfTopic). */
@@ -282,14 +264,14 @@ class EnginePartitionStream implements PartitionStream {
       }
       // The dropped records are fetched again, from the first unfinished offset.
       const progress = this.ledger.progressAt(key);
-      if (progress !== undefined) this.fetcher.seek(topic, partition, BigInt(progress.next));
+      if (progress !== undefined) this.reader.fetcher.seek(topic, partition, BigInt(progress.next));
     }
     for (const key of keys) {
       if (!this.orphaned.delete(key)) continue;
       const { partition } = splitKey(key);
       const progress = this.ledger.progressAt(key);
-      if (progress !== undefined) this.fetcher.seek(topic, partition, BigInt(progress.next));
-      if (!this.paused.has(key)) this.fetcher.resume(topic, partition);
+      if (progress !== undefined) this.reader.fetcher.seek(topic, partition, BigInt(progress.next));
+      if (!this.paused.has(key)) this.reader.fetcher.resume(topic, partition);
     }
     // NOTE: the pauses were the dropped lane's (full, a retry not due); the lane that
     // takes the topic over decides afresh, and a pause left behind would stall it for good.
@@ -306,7 +288,7 @@ class EnginePartitionStream implements PartitionStream {
     // Fetched past it already: go back to the first unfinished offset (the finished and
     // handed-over records after it are skipped again).
     const progress = this.ledger.progressAt(key);
-    if (progress !== undefined) this.fetcher.seek(topic, partition, BigInt(progress.next));
+    if (progress !== undefined) this.reader.fetcher.seek(topic, partition, BigInt(progress.next));
   }
 
   joined(): boolean {
@@ -337,9 +319,7 @@ class EnginePartitionStream implements PartitionStream {
     this.stopping = true;
     this.firstJoin.resolve();
     this.ledger.stop();
-    await this.membership.leave();
-    await this.fetcher.stop();
-    await this.wire.close();
+    await this.reader.close();
   }
 
   /**
@@ -358,8 +338,8 @@ class EnginePartitionStream implements PartitionStream {
   }
 
   /** The generation ends: stop fetching, commit what finished while it still holds. */
-  private async onRevoking(_generation: Generation): Promise<void> {
-    this.fetcher.clear();
+  private async onRevoking(): Promise<void> {
+    this.reader.fetcher.clear();
     await this.ledger.flush();
     this.member = false;
   }
@@ -383,8 +363,8 @@ class EnginePartitionStream implements PartitionStream {
     }
     this.logger.debug({ groupId: this.settings.groupId, generation: generation.id, partitions: next.size, gone, kept: this.assignment.size - gone }, 'partitions assigned');
     this.assignment = next;
-    void this.loadUntilDone(generation, assignment).then((loaded) => {
-      if (!loaded || this.membership.current() !== generation) return;
+    void this.loadUntilDone(generation).then((loaded) => {
+      if (!loaded || this.reader.membership.current() !== generation) return;
       this.member = true;
       this.ledger.joined();
       this.firstJoin.resolve();
@@ -396,10 +376,10 @@ class EnginePartitionStream implements PartitionStream {
    * Reads the assignment's commits and starts fetching, again until the broker answers
    * (a coordinator still loading after a restart) or a newer generation makes them moot.
    */
-  private async loadUntilDone(generation: Generation, assignment: Record<string, number[]>): Promise<boolean> {
-    for (let attempt = 1; this.membership.current() === generation && !this.stopping; attempt++) {
+  private async loadUntilDone(generation: Generation): Promise<boolean> {
+    for (let attempt = 1; this.reader.membership.current() === generation && !this.stopping; attempt++) {
       try {
-        await this.loadCommits(generation, assignment);
+        await this.loadCommits(generation);
         return true;
       } catch (error) {
         if (attempt === 3) this.logger.warn({ err: error, groupId: this.settings.groupId }, 'could not read the committed offsets of the new assignment; trying again');
@@ -413,7 +393,7 @@ class EnginePartitionStream implements PartitionStream {
     const { topic, partition } = splitKey(key);
     this.paused.delete(key);
     this.ledger.forget(key);
-    this.fetcher.remove(topic, partition);
+    this.reader.fetcher.remove(topic, partition);
     const running = new Set(this.handler.revoke(topic, partition));
     const handed = this.handed.get(key);
     if (handed !== undefined) {
@@ -427,67 +407,68 @@ class EnginePartitionStream implements PartitionStream {
   }
 
   /** Each assigned partition's progress from its commit and metadata (one request), or from an older group's commit; then fetches. */
-  private async loadCommits(generation: Generation, assignment: Record<string, number[]>): Promise<void> {
-    const { groupId } = this.settings;
-    const assigned = Object.entries(assignment)
-      .filter(([, partitions]) => partitions.length > 0)
-      .map(([topic, partitions]) => ({ topic, partitions }));
+  private async loadCommits(generation: Generation): Promise<void> {
+    const assigned = assignedTopics(generation);
     if (assigned.length === 0) return;
-    const committed = await readCommitted(this.wire, generation.coordinator, groupId, assigned);
+    const committed = await this.reader.commits(generation, assigned);
     // NOTE: a newer generation's load may have run meanwhile: this one must not touch the
     // progress it tracks (a stale load that reset a partition's progress behind records a
     // newer one had delivered made them look unfinished: delivered twice after a reload).
-    if (this.membership.current() !== generation) return;
+    if (this.reader.membership.current() !== generation) return;
     const fresh: { topic: string; partition: number }[] = [];
-    for (const { topic, partitions } of committed) {
-      const owned = new Set(assignment[topic] ?? []);
-      for (const { partition, offset, metadata } of partitions) {
-        if (!owned.has(partition)) continue;
-        const key = keyOf(topic, partition);
-        const known = this.ledger.progressAt(key);
-        if (known !== undefined) {
-          // Still ours from before the rejoin: ours is newer, unless another member moved it on meanwhile.
-          if (BigInt(offset) >= 0n) known.startAt(new PartitionProgress(offset, metadata).next);
-          continue;
-        }
-        this.ledger.track(key, new PartitionProgress(offset, metadata));
-        if (BigInt(offset) < 0n) fresh.push({ topic, partition });
+    for (const { topic, partition, offset, metadata } of committed) {
+      const key = keyOf(topic, partition);
+      if (!this.assignment.has(key)) continue;
+      const known = this.ledger.progressAt(key);
+      if (known !== undefined) {
+        // Still ours from before the rejoin: ours is newer, unless another member moved it on meanwhile.
+        if (BigInt(offset) >= 0n) known.startAt(new PartitionProgress(offset, metadata).next);
+        continue;
       }
+      this.ledger.track(key, new PartitionProgress(offset, metadata));
+      if (BigInt(offset) < 0n) fresh.push({ topic, partition });
     }
-    await this.legacy?.carry(fresh, {
-      stillWanted: (key) => this.membership.current() === generation && this.ledger.progressAt(key) !== undefined,
-      carry: ({ topic, partition, offset, metadata }) => {
-        if (this.membership.current() !== generation) return;
-        const key = keyOf(topic, partition);
-        this.ledger.track(key, new PartitionProgress(offset, metadata));
-        this.ledger.markDirty(key);
-      },
-    });
-    if (this.membership.current() !== generation) return;
-    const starts: { topic: string; partition: number; position: bigint; held?: number }[] = [];
-    const unknown: { topic: string; partition: number }[] = [];
+    const { legacyGroupOf, admin, groupId } = this.settings;
+    if (legacyGroupOf !== undefined && fresh.length > 0) {
+      const carried = await findOlderCommits(admin, fresh, legacyGroupOf, {
+        groupId,
+        logger: this.logger,
+        unreadable: this.unreadableGroups,
+        stillWanted: (key) => this.reader.membership.current() === generation && this.ledger.progressAt(key) !== undefined,
+        carry: ({ topic, partition, offset, metadata }) => {
+          if (this.reader.membership.current() !== generation) return;
+          const key = keyOf(topic, partition);
+          this.ledger.track(key, new PartitionProgress(offset, metadata));
+          this.ledger.markDirty(key);
+        },
+      });
+      logCarried(this.logger, groupId, carried);
+    }
+    if (this.reader.membership.current() !== generation) return;
+    const tracked = new Map<string, bigint>();
     for (const { topic, partitions } of assigned) {
       for (const partition of partitions) {
-        const progress = this.ledger.progressAt(keyOf(topic, partition));
-        if (progress === undefined || BigInt(progress.next) < 0n) unknown.push({ topic, partition });
-        else starts.push({ topic, partition, position: BigInt(progress.next), held: this.heldOf(keyOf(topic, partition)) });
+        const next = this.ledger.progressAt(keyOf(topic, partition))?.next;
+        if (next !== undefined && BigInt(next) >= 0n) tracked.set(keyOf(topic, partition), BigInt(next));
       }
     }
     // Never committed, by this group or an older one: from the log's beginning.
-    if (unknown.length > 0) {
-      const earliest = await earliestOrLatest(this.wire, unknown, 'earliest');
-      if (this.membership.current() !== generation) return;
-      for (const { topic, partition, offset: position } of earliest) {
+    const positions = await this.reader.fillFromLog(new Map(tracked), assigned, 'earliest');
+    if (this.reader.membership.current() !== generation) return;
+    const starts = assigned.flatMap(({ topic, partitions }) =>
+      partitions.map((partition) => {
         const key = keyOf(topic, partition);
+        const position = positions.get(key)!;
+        if (tracked.has(key)) return { topic, partition, position, held: this.heldOf(key) };
         this.ledger.track(key, new PartitionProgress(position.toString(), null));
-        starts.push({ topic, partition, position });
-      }
-    }
-    await this.fetcher.add(starts);
+        return { topic, partition, position };
+      }),
+    );
+    await this.reader.fetcher.add(starts);
     for (const key of this.paused.keys()) {
       if (!this.assignment.has(key)) continue;
       const { topic, partition } = splitKey(key);
-      this.fetcher.pause(topic, partition);
+      this.reader.fetcher.pause(topic, partition);
     }
   }
 
@@ -519,7 +500,7 @@ class EnginePartitionStream implements PartitionStream {
       this.skipGap(progress, expected, offset);
       expected = offset + 1n;
       if (progress.isFinished(record.offset) || handed.has(record.offset)) {
-        this.fetcher.release(topic, partition, heldBytesOf(record));
+        this.reader.fetcher.release(topic, partition, heldBytesOf(record));
         continue;
       }
       const bytes = heldBytesOf(record);
@@ -544,7 +525,7 @@ class EnginePartitionStream implements PartitionStream {
       this.letGo(topic, partition, bytes);
     }
     this.orphaned.add(key);
-    this.fetcher.pause(topic, partition);
+    this.reader.fetcher.pause(topic, partition);
   }
 
   /** Retention removed records before they were read: their offsets count as finished (they cannot be delivered). */
@@ -579,7 +560,7 @@ class EnginePartitionStream implements PartitionStream {
   private letGo(topic: string, partition: number, bytes: number): void {
     this.handedBytes -= bytes;
     this.handedRecords -= 1;
-    this.fetcher.release(topic, partition, bytes);
+    this.reader.fetcher.release(topic, partition, bytes);
   }
 
   /** Offsets in [from, to) that hold no record: finished. */

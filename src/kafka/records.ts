@@ -1,5 +1,5 @@
 // The records the port hands to roles and takes from them: Switchyard's own types,
-// so that no role needs kafkajs's (a later swap of client library stays in src/kafka/).
+// so that no role needs the client library's (a later swap of client library stays in src/kafka/).
 
 /** Record headers as read or written: values are bytes (or text), repeated names give arrays. */
 export interface RecordHeaders {
@@ -19,7 +19,7 @@ export interface InboundRecord {
   timestamp: string;
 }
 
-/** One record to write. Without `partition`, the key's hash picks it (kafkajs's default partitioner). */
+/** One record to write. Without `partition`, the key's hash picks it (murmur2, as the Java client's default partitioner). */
 export interface OutboundRecord {
   key?: Buffer | string | null;
   value: Buffer | string | null;

@@ -2,16 +2,14 @@
 // high watermarks when an operator command started), so a command ends even while new
 // records arrive. Commits only what the caller commits.
 import pino from 'pino';
-import { CONSUMER_HEARTBEAT_INTERVAL_MS, CONSUMER_SESSION_TIMEOUT_MS } from './client.js';
 import type { KafkaClient } from './client.js';
-import { commitOffsets, readCommitted } from './committer.js';
-import { Fetcher, heldBytes } from './fetcher.js';
+import { commitOffsets } from './committer.js';
+import { heldBytes } from './fetcher.js';
+import { GroupReader } from './group-reader.js';
 import type { RawHeaders } from './headers.js';
-import { GroupMembership } from './membership.js';
 import type { Generation } from './membership.js';
-import { earliestOrLatest } from './offset-lookup.js';
+import { partitionKey } from './partition-key.js';
 import type { InboundRecord } from './records.js';
-import { Wire } from './wire.js';
 
 export interface ScannedRecord {
   partition: number;
@@ -19,7 +17,7 @@ export interface ScannedRecord {
   key: Buffer | null;
   value: Buffer | null;
   headers: RawHeaders | undefined;
-  /** The record's Kafka timestamp, epoch ms as kafkajs gives it. */
+  /** The record's Kafka timestamp, epoch ms as a decimal string. */
   timestamp: string;
 }
 
@@ -29,8 +27,6 @@ export interface ScannedBatch {
   records: ScannedRecord[];
   /** Commits `offset` with `metadata` in the scan's group (only for a group that keeps a position). */
   commit(offset: bigint, metadata: string): Promise<void>;
-  /** Not needed: the membership heartbeats in the background (kept until replay.ts drops its call). */
-  heartbeat(): Promise<void>;
 }
 
 export interface ScanOptions {
@@ -64,9 +60,7 @@ interface Waiting {
 }
 
 class Scan {
-  private readonly wire: Wire;
-  private readonly membership: GroupMembership;
-  private readonly fetcher: Fetcher;
+  private readonly reader: GroupReader;
   private readonly waiting: Waiting[] = [];
   private epoch = 0;
   private working = false;
@@ -85,33 +79,32 @@ class Scan {
     this.finished = new Promise<void>((resolve, reject) => {
       this.finish = (error) => (error === undefined ? resolve() : reject(error));
     });
-    this.wire = new Wire(client.settings, client.clientId);
-    const logger = pino({ level: 'silent' });
-    this.membership = new GroupMembership(
-      this.wire,
-      { groupId: options.groupId, sessionTimeoutMs: CONSUMER_SESSION_TIMEOUT_MS, rebalanceTimeoutMs: 30_000, heartbeatIntervalMs: CONSUMER_HEARTBEAT_INTERVAL_MS },
+    this.reader = new GroupReader(
+      client,
       {
-        assigned: (generation) => void this.onAssigned(generation).catch((error: unknown) => this.finish(error)),
-        revoking: async () => {
-          this.epoch += 1;
-          this.fetcher.clear();
-          this.waiting.length = 0;
-          await this.current;
+        groupId: options.groupId,
+        rebalanceTimeoutMs: 30_000,
+        fetch: { isolation: 0, budgetBytes: 32 * 1024 * 1024, maxPartitionBytes: 4 * 1024 * 1024, maxRequestBytes: 32 * 1024 * 1024, pollWaitMs: () => 500, emptyPollMs: 500 },
+      },
+      {
+        membership: {
+          assigned: (generation) => void this.onAssigned(generation).catch((error: unknown) => this.finish(error)),
+          revoking: async () => {
+            this.epoch += 1;
+            this.reader.fetcher.clear();
+            this.waiting.length = 0;
+            await this.current;
+          },
+        },
+        fetch: {
+          records: (_topic, partition, records, _from, next) => {
+            this.waiting.push({ partition, records, next, epoch: this.epoch });
+            this.work();
+          },
+          reset: () => undefined,
         },
       },
-      logger,
-    );
-    this.fetcher = new Fetcher(
-      this.wire,
-      { isolation: 0, budgetBytes: 32 * 1024 * 1024, maxPartitionBytes: 4 * 1024 * 1024, maxRequestBytes: 32 * 1024 * 1024, pollWaitMs: () => 500, emptyPollMs: 500 },
-      {
-        records: (_topic, partition, records, _from, next) => {
-          this.waiting.push({ partition, records, next, epoch: this.epoch });
-          this.work();
-        },
-        reset: () => undefined,
-      },
-      logger,
+      pino({ level: 'silent' }),
     );
   }
 
@@ -122,45 +115,39 @@ class Scan {
         this.finish(new Error(`reading ${this.options.topic} made no progress for ${stallTimeoutMs} ms; check that the broker is reachable and run the command again`));
       }
     }, 1_000);
-    this.membership.subscribe([this.options.topic]);
+    this.reader.membership.subscribe([this.options.topic]);
     try {
       await this.finished;
     } finally {
       this.stopped = true;
       clearInterval(watchdog);
-      this.fetcher.clear();
+      this.reader.fetcher.clear();
       await this.current;
-      await this.membership.leave();
-      await this.fetcher.stop();
-      await this.wire.close();
+      await this.reader.close();
     }
   }
 
   /** Each assigned partition still to read, from the group's commit, else from its beginning. */
   private async onAssigned(generation: Generation): Promise<void> {
-    const { topic, groupId } = this.options;
+    const { topic } = this.options;
     const mine = (generation.assignment.get(topic) ?? []).filter((p) => this.pending.has(p));
     if (mine.length === 0) return;
-    const positions = new Map<number, bigint>();
-    for (const t of await readCommitted(this.wire, generation.coordinator, groupId, [{ topic, partitions: mine }])) {
-      for (const p of t.partitions) if (BigInt(p.offset) >= 0n) positions.set(p.partition, BigInt(p.offset));
-    }
-    const fresh = mine.filter((p) => !positions.has(p)).map((partition) => ({ topic, partition }));
-    for (const { partition, offset } of await earliestOrLatest(this.wire, fresh, 'earliest')) positions.set(partition, offset);
-    if (this.membership.current() !== generation) return;
+    const assigned = [{ topic, partitions: mine }];
+    const positions = await this.reader.fillFromLog(await this.reader.committedPositions(generation, assigned), assigned, 'earliest');
+    if (this.reader.membership.current() !== generation) return;
     const starts: { topic: string; partition: number; position: bigint }[] = [];
     for (const partition of mine) {
-      const position = positions.get(partition)!;
+      const position = positions.get(partitionKey(topic, partition))!;
       if (position >= this.pending.get(partition)!) this.done(partition);
       else starts.push({ topic, partition, position });
     }
     this.lastProgress = Date.now();
-    await this.fetcher.add(starts);
+    await this.reader.fetcher.add(starts);
   }
 
   private done(partition: number): void {
     this.pending.delete(partition);
-    this.fetcher.remove(this.options.topic, partition);
+    this.reader.fetcher.remove(this.options.topic, partition);
     if (this.pending.size === 0) this.finish();
   }
 
@@ -179,7 +166,7 @@ class Scan {
       let bytes = 0;
       for (const r of item.records) bytes += heldBytes(r);
       if (end === undefined || item.epoch !== this.epoch) {
-        this.fetcher.release(topic, item.partition, bytes);
+        this.reader.fetcher.release(topic, item.partition, bytes);
         continue;
       }
       this.lastProgress = Date.now();
@@ -189,7 +176,7 @@ class Scan {
         if (offset >= end) break;
         records.push({ partition: item.partition, offset, key: r.key, value: r.value, headers: r.headers as RawHeaders | undefined, timestamp: r.timestamp });
       }
-      const generation = this.membership.current();
+      const generation = this.reader.membership.current();
       let verdict: 'more' | 'stop';
       try {
         verdict = await this.options.onBatch({
@@ -197,16 +184,15 @@ class Scan {
           records,
           commit: async (offset, metadata) => {
             if (generation === undefined) throw new Error(`the scan of ${topic} lost its consumer group generation; run the command again`);
-            await commitOffsets(this.wire, this.options.groupId, generation, [{ topic, partition: item.partition, offset: offset.toString(), metadata }]);
+            await commitOffsets(this.reader.wire, this.options.groupId, generation, [{ topic, partition: item.partition, offset: offset.toString(), metadata }]);
           },
-          heartbeat: async () => undefined,
         });
       } catch (error) {
         // NOTE: the command fails and says why, rather than retrying the batch for ever.
         this.finish(error);
         return;
       } finally {
-        this.fetcher.release(topic, item.partition, bytes);
+        this.reader.fetcher.release(topic, item.partition, bytes);
       }
       this.lastProgress = Date.now();
       if (verdict === 'stop') {

@@ -6,7 +6,7 @@ import type { OutboundRecord, TopicRecords } from './records.js';
 /**
  * The most bytes one send puts into one topic.
  *
- * NOTE: kafkajs sends all records of one partition in one record batch, and the
+ * NOTE: a produce request carries all records of one partition in one record batch, and the
  * broker refuses a batch over `message.max.bytes` (1 MiB by default) with
  * RECORD_TOO_LARGE, which would be retried forever. A partition gets at most its
  * topic's share, so capping the topic caps every partition, whatever the keys. The

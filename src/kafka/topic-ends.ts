@@ -20,7 +20,7 @@ const LATEST = -1n;
 const EARLIEST = -2n;
 
 /**
- * NOTE: read committed, as kafkajs's cluster asked: the "high watermark" of a partition
+ * NOTE: read committed: the "high watermark" of a partition
  * with an open transaction is its last stable offset, what a consumer of the port can
  * read up to, so a lag never counts records nobody can read yet.
  */
@@ -160,5 +160,3 @@ function partitionsByLeader(
   }
   return byLeader;
 }
-
-// NOTE: transitional (issue 45): key-scan.ts imports it from here; it goes with the kafkajs consumers.

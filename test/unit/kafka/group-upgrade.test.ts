@@ -1,48 +1,91 @@
 import { describe, expect, it } from 'vitest';
-import { commitsToCarry } from '../../../src/kafka/group-upgrade.js';
+import { LegacyChain, uncommitted } from '../../../src/kafka/group-upgrade.js';
 
-const NONE = { offset: '-1', metadata: null };
-const at = (offset: string, metadata: string | null = null) => ({ offset, metadata });
-type Commits = Record<number, { offset: string; metadata: string | null }>;
-const commits = (topic: string, byPartition: Commits) => [{ topic, partitions: Object.entries(byPartition).map(([p, c]) => ({ partition: Number(p), ...c })) }];
+type Commit = { offset: string; metadata: string | null };
+/** What each older group answers: topic → partition → its commit. */
+type Answers = Record<string, Record<string, Record<number, Commit>>>;
 
-describe('commitsToCarry', () => {
-  it.each<[string, Commits, { groupId: string; byPartition: Commits }[], { partition: number; offset: string; metadata: string | null; from: string }[]]>([
-    ['nothing when the new group has no older group', { 0: NONE }, [], []],
-    ['nothing when the new group committed every partition', { 0: at('5'), 1: at('0') }, [{ groupId: 'old', byPartition: { 0: at('9'), 1: at('9') } }], []],
+const NONE: Commit = { offset: '-1', metadata: null };
+const at = (offset: string, metadata: string | null = null): Commit => ({ offset, metadata });
+
+/**
+ * Walks the chain to its end as findOlderCommits does, each group answering for the
+ * partitions it is asked (as committedOffsetsOf does). Returns each step's questions
+ * and what was carried, with the group it came from.
+ */
+function walk(fresh: [string, number][], chains: Record<string, string[]>, answers: Answers, notWanted: string[] = []) {
+  const chain = new LegacyChain(
+    fresh.map(([topic, partition]) => ({ topic, partition })),
+    (topic) => chains[topic] ?? [],
+  );
+  const steps: Record<string, string[]>[] = [];
+  const carried: string[] = [];
+  for (let step = chain.nextStep(); step !== undefined; step = chain.nextStep()) {
+    steps.push(Object.fromEntries([...step].map(([group, asked]) => [group, asked.map((a) => `${a.topic}:${a.partitions.join(',')}`)])));
+    for (const [group, asked] of step) {
+      const committed = asked.map(({ topic, partitions }) => ({
+        topic,
+        partitions: partitions.map((partition) => ({ partition, ...(answers[group]?.[topic]?.[partition] ?? NONE) })),
+      }));
+      for (const c of chain.take(group, committed, (key) => !notWanted.includes(key))) carried.push(`${c.topic}:${c.partition}@${c.offset}${c.metadata === null ? '' : ` ${c.metadata}`} from ${c.from}`);
+    }
+  }
+  return { steps, carried };
+}
+
+describe('LegacyChain', () => {
+  it.each<[string, Parameters<typeof walk>, ReturnType<typeof walk>]>([
+    ['no fresh partition: nothing asked', [[], { t: ['old'] }, {}], { steps: [], carried: [] }],
+    ['no older group: nothing asked', [[['t', 0]], {}, {}], { steps: [], carried: [] }],
     [
-      'each partition the new group never committed, from the old group, with its metadata',
-      { 0: at('5'), 1: NONE, 2: NONE },
-      [{ groupId: 'old', byPartition: { 0: at('9'), 1: at('7', 'sy1:1.2'), 2: at('3') } }],
-      [
-        { partition: 1, offset: '7', metadata: 'sy1:1.2', from: 'old' },
-        { partition: 2, offset: '3', metadata: null, from: 'old' },
-      ],
+      'the most recent older group first, with its metadata',
+      [[['t', 0], ['t', 1]], { t: ['sy-deliverer', 'sy-deliverer-hooks'] }, { 'sy-deliverer': { t: { 0: at('40', 'sy1:2.1'), 1: at('7') } } }],
+      { steps: [{ 'sy-deliverer': ['t:0,1'] }], carried: ['t:0@40 sy1:2.1 from sy-deliverer', 't:1@7 from sy-deliverer'] },
     ],
-    ['nothing for a partition no group committed', { 0: NONE }, [{ groupId: 'old', byPartition: { 0: NONE } }], []],
     [
-      'the most recent older name first, the one before it only where that has none',
-      { 0: NONE, 1: NONE, 2: NONE },
-      [
-        { groupId: 'sy-deliverer', byPartition: { 0: at('40', 'sy1:2.1'), 1: NONE, 2: NONE } },
-        { groupId: 'sy-deliverer-hooks', byPartition: { 0: at('10'), 1: at('12'), 2: NONE } },
-      ],
-      [
-        { partition: 0, offset: '40', metadata: 'sy1:2.1', from: 'sy-deliverer' },
-        { partition: 1, offset: '12', metadata: null, from: 'sy-deliverer-hooks' },
-      ],
+      'the next group only for the partitions the first had no commit of',
+      [[['t', 0], ['t', 1], ['t', 2]], { t: ['new', 'older'] }, { new: { t: { 0: at('40') } }, older: { t: { 0: at('10'), 1: at('12') } } }],
+      { steps: [{ new: ['t:0,1,2'] }, { older: ['t:1,2'] }], carried: ['t:0@40 from new', 't:1@12 from older'] },
     ],
-    ['a commit at offset 0 counts as a commit (of the new group too)', { 0: at('0'), 1: NONE }, [{ groupId: 'old', byPartition: { 0: at('8'), 1: at('0') } }], [{ partition: 1, offset: '0', metadata: null, from: 'old' }]],
-  ])('%s', (_, current, older, expected) => {
-    const carried = commitsToCarry(
-      commits('t', current),
-      older.map(({ groupId, byPartition }) => ({ groupId, commits: commits('t', byPartition) })),
-    );
-    expect(carried).toEqual(expected.map((e) => ({ topic: 't', ...e })));
+    [
+      'each topic asks the groups of its own chain, in one question per group',
+      [[['a', 0], ['b', 0], ['b', 1]], { a: ['sy-deliverer-a'], b: ['sy-deliverer-b'] }, { 'sy-deliverer-b': { b: { 1: at('3') } } }],
+      { steps: [{ 'sy-deliverer-a': ['a:0'], 'sy-deliverer-b': ['b:0,1'] }], carried: ['b:1@3 from sy-deliverer-b'] },
+    ],
+    [
+      'a group shared by two topics is asked once for both',
+      [[['a', 0], ['b', 0]], { a: ['sy-deliverer'], b: ['sy-deliverer'] }, { 'sy-deliverer': { a: { 0: at('1') }, b: { 0: at('2') } } }],
+      { steps: [{ 'sy-deliverer': ['a:0', 'b:0'] }], carried: ['a:0@1 from sy-deliverer', 'b:0@2 from sy-deliverer'] },
+    ],
+    ['a commit at offset 0 is carried', [[['t', 0]], { t: ['old'] }, { old: { t: { 0: at('0') } } }], { steps: [{ old: ['t:0'] }], carried: ['t:0@0 from old'] }],
+    [
+      'a partition no longer wanted (taken away meanwhile) is not carried from any group',
+      [[['t', 0], ['t', 1]], { t: ['new', 'older'] }, { new: { t: { 0: at('5'), 1: at('6') } }, older: { t: { 0: at('1'), 1: at('2') } } }, ['0:t']],
+      { steps: [{ new: ['t:0,1'] }, { older: ['t:0'] }], carried: ['t:1@6 from new'] },
+    ],
+  ])('%s', (_, args, expected) => {
+    expect(walk(...args)).toEqual(expected);
   });
 
-  it('keeps topics apart: a commit of one topic never fills another', () => {
-    const carried = commitsToCarry(commits('a', { 0: NONE }), [{ groupId: 'old', commits: commits('b', { 0: at('4') }) }]);
-    expect(carried).toEqual([{ topic: 'b', partition: 0, offset: '4', metadata: null, from: 'old' }]);
+  it('takes only what was asked at this step: commits of other partitions in an answer are left', () => {
+    const chain = new LegacyChain([{ topic: 't', partition: 0 }], () => ['old']);
+    chain.nextStep();
+    const answer = [{ topic: 't', partitions: [{ partition: 0, ...at('4') }, { partition: 1, ...at('9') }] }];
+    expect(chain.take('old', answer, () => true)).toEqual([{ topic: 't', partition: 0, offset: '4', metadata: null, from: 'old' }]);
+    expect(chain.take('old', answer, () => true)).toEqual([]); // carried once
+    expect(chain.nextStep()).toBeUndefined();
+  });
+});
+
+describe('uncommitted', () => {
+  it('lists the partitions without a commit, of every topic; a commit at offset 0 is one', () => {
+    const commits = [
+      { topic: 'a', partitions: [{ partition: 0, ...at('0') }, { partition: 1, ...NONE }] },
+      { topic: 'b', partitions: [{ partition: 0, ...NONE }, { partition: 1, ...at('7', 'sy1:1.2') }] },
+    ];
+    expect(uncommitted(commits)).toEqual([
+      { topic: 'a', partition: 1 },
+      { topic: 'b', partition: 0 },
+    ]);
   });
 });

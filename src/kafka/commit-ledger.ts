@@ -82,7 +82,7 @@ export interface CommitLedgerSettings {
  * Commits follow completions within about 100 ms; past a second they are failing. Seen
  * in the chaos harness: a deliverer went on delivering for seconds with the broker down,
  * could commit none of it, was SIGKILLed, and its successor delivered all of it again
- * (docs/architecture.md#measured-figures-behind-the-code).
+ * (docs/benchmarks.md#figures-behind-the-code).
  */
 export const COMMIT_STALL_MS = 1_000;
 
@@ -90,7 +90,7 @@ export const COMMIT_STALL_MS = 1_000;
  * How long a commit may go unanswered before the role holds new work: four times the
  * broker's recent answer time (`typicalMs`), at least 150 ms, at most COMMIT_STALL_MS.
  * NOTE: the broker answers a commit within milliseconds, one of 1,000 partitions on a busy
- * machine within a few hundred (destinations bench, docs/architecture.md#measured-figures-behind-the-code). One
+ * machine within a few hundred (destinations bench, docs/benchmarks.md#figures-behind-the-code). One
  * that takes far longer than usual is stuck in retries: seen in the chaos harness, a
  * stopping broker left the commit under way unanswered, and busy lanes finished
  * hundreds more before COMMIT_STALL_MS held them.
@@ -125,7 +125,7 @@ const COMMIT_DELAY_CAP_MS = 100;
  * NOTE: a commit costs in proportion to its partitions (the broker writes one offset
  * record each), and at 1,000 busy
  * destinations every commit names about 1,000: one right after the other took a large share
- * of the deliverer's CPU per event (destinations bench, docs/architecture.md#measured-figures-behind-the-code).
+ * of the deliverer's CPU per event (destinations bench, docs/benchmarks.md#figures-behind-the-code).
  * Spacing them as they grow keeps that cost per partition bounded, and the redo after a SIGKILL within about 100 ms of
  * completions (docs/webhooks.md#delivery-and-retries); few partitions still commit within a few milliseconds.
  */
@@ -140,7 +140,7 @@ const FIRST_COMMIT_ANSWER_MS = 50;
  * Partitions per commit request. A round of more goes out in slices, all at once (one
  * round trip, not one per slice). NOTE: measured on the client before the engine, whose
  * grouping by topic cost the square of a request's topics
- * (docs/architecture.md#measured-figures-behind-the-code); the committer groups in
+ * (docs/benchmarks.md#figures-behind-the-code); the committer groups in
  * linear time, and the size stays until measured again.
  */
 export const PARTITIONS_PER_COMMIT = 50;

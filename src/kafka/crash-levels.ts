@@ -11,7 +11,7 @@ export type CrashLevel = 'debug' | 'warn' | 'fatal';
  * topic creation and "group coordinator is not available" while the offsets topic
  * loads; the roles create their topics one after another, so on a loaded laptop this is
  * one unbroken run of refusals, of well under a minute on 2 busy cores
- * (docs/architecture.md#measured-figures-behind-the-code). A minute is past that, past
+ * (docs/benchmarks.md#figures-behind-the-code). A minute is past that, past
  * ensure-topics' own 30 s wait (it fails with its own message) and past the client's
  * retry budget (8 retries, about 32 s, platformatic-client.ts); still going then, it is shown.
  */

@@ -306,7 +306,7 @@ export class Fetcher {
    * HAND_OVER_TURN_MS. NOTE: one answer brings up to 16 MB, at 1,000 destinations
    * hundreds of partitions' worth: until its hand-over ended, no request the lanes
    * started could open its connection, no answer was read and nothing was committed
-   * (docs/architecture.md#measured-figures-behind-the-code).
+   * (docs/benchmarks.md#figures-behind-the-code).
    */
   private async handOverTurn(): Promise<void> {
     if (performance.now() - this.turnStartedAt < HAND_OVER_TURN_MS) return;

@@ -64,7 +64,7 @@ const ISOLATION = 0;
  * Bytes of one fetch (one partition). NOTE: large, so that a window of 100,000 records
  * takes a few dozen requests, yet each answer is decoded in one piece, so bounded: a
  * trace served on a role's admin port holds that process's event loop for as long as one
- * answer takes to decode (measured: about 60 ms for 4 MB on a loaded 2-core machine).
+ * answer takes to decode (docs/benchmarks.md#figures-behind-the-code).
  */
 const PARTITION_FETCH_BYTES = 4 * 1024 * 1024;
 

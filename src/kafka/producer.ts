@@ -32,10 +32,9 @@ export interface ProducerOptions {
    * NOTE: the client sends one request at a time on a broker's connection
    * (maxInflights 1: platformatic-client.ts). A second
    * send handed to them only waits there, as a request of its own after the first;
-   * waiting here, all that arrive meanwhile leave together as one request. At 1 instead
-   * of 4 (gateway) and 3 (router), the steady load of the gateway bench (32 clients,
-   * single-event POSTs) took the gateway from 2,184 produce requests for 11,000 calls to
-   * 949, the broker's CPU per event down by a third (docs/architecture.md#measured-figures-behind-the-code).
+   * waiting here, all that arrive meanwhile leave together as one request: fewer produce
+   * requests and less broker CPU per event under a steady load of single-event POSTs
+   * (gateway bench; docs/benchmarks.md#figures-behind-the-code).
    */
   maxConcurrentSends?: number;
   /** The cap on one request's bytes per topic (tests and the benchmark lower it). Default MAX_TOPIC_BYTES_PER_SEND. */

@@ -127,4 +127,48 @@ describe('deliverer config reload under load', () => {
       ': stopping: each destination lane finishes its requests in flight',
     ]);
   });
+
+  it("redoes nothing when a reload edits the delivery settings every lane runs on (each lane restarts)", { timeout: 180_000 }, async () => {
+    const prefix = randomPrefix();
+    const clientId = randomName('reload-edit');
+    const ids = ['kept-a', 'kept-b'] as const;
+    const writeConfig = (inFlight: number, file?: string) =>
+      writeDelivererConfig(
+        {
+          clientId,
+          topicPrefix: prefix,
+          partitions: PARTITIONS,
+          delivery: { timeout: '5s', retryTiers: ['1s'], maxRetryWindow: '30m', concurrencyPerDestination: inFlight },
+          destinations: Object.fromEntries(ids.map((id) => [id, receiver.url(`/edit/${id}`)])),
+        },
+        file,
+      );
+    const acked = new Map<string, number>();
+    receiver.replyWith((request) => {
+      const messageId = (JSON.parse(request.text) as { messageId: string }).messageId;
+      acked.set(messageId, (acked.get(messageId) ?? 0) + 1);
+      return { status: 200, delayMs: 25 };
+    });
+    for (const id of ids) {
+      const topic = `${prefix}deliveries.${id}`;
+      await kafka.createTopic(topic, PARTITIONS);
+      const messages = Array.from({ length: EVENTS }, (_, i) => ({
+        key: `u-${i % 50}`,
+        value: body(id, i),
+        headers: { 'source-id': 'web', 'message-id': `${id}-${i}`, attempt: '0', 'first-attempt-at': '' },
+      }));
+      for (let start = 0; start < EVENTS; start += 500) await kafka.produce(topic, messages.slice(start, start + 500));
+    }
+    const file = writeConfig(IN_FLIGHT);
+    const deliverer = await startRole('deliverer', file);
+    daemons.push(deliverer);
+    const reloads = () => deliverer.logs.filter((line) => line.msg === 'config reloaded').length;
+    await waitFor(() => acked.size >= 300, { timeoutMs: 60_000, what: 'the destinations under way' });
+    writeConfig(IN_FLIGHT * 2, file);
+    await waitFor(() => reloads() >= 1, { timeoutMs: 30_000, what: 'the deliverer to reload the config (concurrency doubled)' });
+    expect(acked.size).toBeLessThan(2 * EVENTS); // the reload really happened under load
+    await waitFor(() => acked.size === 2 * EVENTS, { timeoutMs: 120_000, what: `every event delivered (${acked.size} of ${2 * EVENTS})` });
+    expect([...acked].filter(([, n]) => n > 1)).toEqual([]);
+    expect(deliverer.logs.filter((line) => line.msg === 'delivery settings changed; restarting its lane').map((line) => line.destination).sort()).toEqual([...ids]);
+  });
 });

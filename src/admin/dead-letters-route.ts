@@ -1,15 +1,15 @@
 // `GET /v1/dead-letters` and `POST /v1/replay` (docs/admin-api.md#get-v1dead-letters):
 // a destination's dead letters by page, and their replay with a dry run first, or of one
 // letter by its messageId. The same code as `switchyard dlq list` and `switchyard replay`
-// (src/delivery/list-dead-letters.ts, src/delivery/replay.ts, src/delivery/replay-one.ts),
+// (src/delivery/dlq/list-dead-letters.ts, src/delivery/dlq/replay.ts, src/delivery/dlq/replay-one.ts),
 // behind the admin token.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { deadLetterFields } from '../delivery/dead-letters.js';
-import type { DeadLetter } from '../delivery/dead-letters.js';
-import type { ListOptions, ListResult } from '../delivery/list-dead-letters.js';
-import type { ReplayOptions } from '../delivery/replay.js';
-import { replayOneLetter } from '../delivery/replay-one.js';
+import { deadLetterFields } from '../delivery/dlq/dead-letters.js';
+import type { DeadLetter } from '../delivery/dlq/dead-letters.js';
+import type { ListOptions, ListResult } from '../delivery/dlq/list-dead-letters.js';
+import type { ReplayOptions } from '../delivery/dlq/replay.js';
+import { replayOneLetter } from '../delivery/dlq/replay-one.js';
 import { isKafkaClientError } from '../kafka/index.js';
 import { Semaphore } from '../delivery/semaphore.js';
 import { KafkaUnavailableError, ReplayLedgerFullError } from '../errors.js';

@@ -4,7 +4,7 @@
 // `replay` (docs/cli.md#operator-commands). Pure.
 import { formatTimestamp } from '../calls/index.js';
 import { parseTimeBounds } from '../config/time-argument.js';
-import type { LetterPosition, TimeRange } from '../delivery/dead-letters.js';
+import type { LetterPosition, TimeRange } from '../delivery/dlq/dead-letters.js';
 
 /** A page of the list holds this many letters unless `limit` says otherwise. */
 export const DEFAULT_PAGE_LETTERS = 50;

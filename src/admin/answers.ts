@@ -4,12 +4,17 @@
 // console (console/app.ts) imports them with `import type`: a change to an answer fails
 // the console's type check (`npx tsc -p console/tsconfig.json --noEmit`).
 //
-// NOTE: this file imports nothing. The console is browser code, checked with the DOM's
-// types and none of Node's; an import here would bring its file, and all that file
-// imports, into the console's program. The parts of an answer made in the rooms below
-// admin/ (circuits, attempts, the last minute's figures, tracking-plan violations, a
-// dead letter's fields) are written out here, and answers-agree.ts holds each equal to
-// the type of the code that makes it.
+// NOTE: this file imports only files that import nothing (the figures of a window, the
+// shapes of violations), and eslint.config.js holds it to them. The console is browser
+// code, checked with the DOM's types and none of Node's; any other import would bring its
+// file, and all that file imports, into the console's program. The few other parts made
+// in the rooms below admin/ (circuit and lifecycle states, attempts, a dead letter's
+// fields) are written out here, and answers-agree.ts holds each equal to the type of the
+// code that makes it.
+import type { WindowFigures } from '../observability/window-figures.js';
+import type { Violation, ViolationGroup, ViolationRecordValue, ViolationType, ViolationsSummary } from '../tracking-plans/violation-types.js';
+
+export type { Violation, ViolationGroup, ViolationType };
 
 // ---- GET /v1/destinations ------------------------------------------------------
 
@@ -60,18 +65,9 @@ export interface LifecycleRow {
 export type DestinationHealth = 'failing' | 'attention' | 'ok' | 'disabled';
 
 /** What one destination did over this process's last minute (src/observability/recent-deliveries.ts). */
-export interface LastMinute {
+export interface LastMinute extends WindowFigures {
   /** How many seconds the figures cover: a minute, or less in the first minute after start. */
   seconds: number;
-  delivered: number;
-  eventsPerSecond: number;
-  retryScheduled: number;
-  deadLettered: number;
-  /** Delivery rounds that did not deliver over all rounds; null without a round. */
-  errorRate: number | null;
-  /** Attempts by outcome (the outcomes seen only). */
-  attempts: Record<string, number>;
-  p95AttemptSeconds: number | null;
 }
 
 /** Minute by minute, oldest first (the last entry the current minute, so far). */
@@ -201,17 +197,6 @@ export interface TraceDestination {
   history?: TracedAnswer[];
 }
 
-export type ViolationType = 'unplanned_event' | 'required_missing' | 'type_mismatch' | 'additional_property' | 'other';
-
-/** What a call breaks of its source's tracking plan (docs/tracking-plans.md#violations; src/tracking-plans/violations.ts). */
-export interface Violation {
-  type: ViolationType;
-  /** RFC 6901 pointer into the call. */
-  pointer: string;
-  expected: string;
-  actual: string;
-}
-
 export interface TraceMessage {
   messageId: string | null;
   type: string | null;
@@ -235,41 +220,12 @@ export type TraceDocument = ({ userId: string } | { anonymousId: string }) & {
 
 // ---- GET /v1/violations -------------------------------------------------------
 
-/** A `violations` record's value (src/tracking-plans/violations-summary.ts). */
-export interface ViolationRecord {
-  messageId: string;
-  source: string;
-  type: string;
-  event: string;
-  plan?: string;
-  mode: string;
-  action: string;
-  receivedAt: string;
-  violations: Violation[];
-  more?: number;
-}
+/** A `violations` record's value (src/tracking-plans/violation-types.ts). */
+export type ViolationRecord = ViolationRecordValue;
 
-/** Violating calls of one source and event. */
-export interface ViolationGroup {
-  source: string;
-  event: string;
-  calls: number;
-  /** Violations by type, of those the records list. */
-  byType: Partial<Record<ViolationType, number>>;
-  /** Calls delivered as they came, delivered without what violated, or blocked. */
-  byAction: Record<string, number>;
-}
-
-export interface ViolationsDocument {
+export interface ViolationsDocument extends ViolationsSummary {
   since: string;
   until: string;
   /** False when a partition held more records in the window than are read of it: the counts are of its latest ones. */
   complete: boolean;
-  /** Records read, and of them those that were not a violations record (skipped). */
-  read: number;
-  unreadable: number;
-  /** Per source and event, most violating calls first. */
-  groups: ViolationGroup[];
-  /** The latest records, newest first. */
-  recent: ViolationRecord[];
 }

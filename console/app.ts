@@ -4,6 +4,7 @@
 // `Authorization: Bearer`: never a token in a URL, never a cookie.
 // NOTE: everything shown goes in as text (textContent, never innerHTML): messageIds,
 // receivers' errors and user ids come from outside.
+
 // The answers' types are the admin API's own (src/admin/answers.ts, types only: nothing of
 // it is in the compiled script): a change to an answer fails this file's type check.
 import type {

@@ -5,6 +5,8 @@
 //   3 kafka          src/kafka/ (the port)
 //   4 runtime        src/runtime/
 //   5 roles          src/gateway/, src/router/, src/delivery/, src/audiences/
+//                    (src/delivery/dlq/, the dead-letter tooling, is a room of its own inside
+//                    delivery/: it may use the deliverer's files, the deliverer never imports it)
 //   6 admin, trace   src/admin/, src/trace/ (operator reads across the roles)
 //   7 cli            src/cli/ (the composition root: imports anything)
 // Run by `npm run lint` (and so by `npm test`). Type-only imports count too.
@@ -42,7 +44,7 @@ const EXCEPTIONS = {
   // ALLOWED: the audience hook: the interface it implements, the planned call it is given and the track filter it applies.
   'src/audiences/router-hook.ts': ['src/router/audience-hook.ts', 'src/router/plan-call.ts', 'src/router/routing-rules.ts'],
   // ALLOWED: the replay of blocked calls keeps its place as the dead-letter replay does: its ledger, read and written the same way.
-  'src/router/replay-blocked.ts': ['src/delivery/replay.ts', 'src/delivery/replay-ledger.ts', 'src/delivery/dead-letters.ts'],
+  'src/router/replay-blocked.ts': ['src/delivery/dlq/replay.ts', 'src/delivery/dlq/replay-ledger.ts', 'src/delivery/dlq/dead-letters.ts'],
 };
 
 const exactly = (path) => `^${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`;
@@ -82,9 +84,11 @@ const ROLE_OF = (path) => path.split('/')[1];
 
 /**
  * The rooms of docs/architecture.md, for the rule against two-way arrows: the base is
- * one room, each role is its own.
+ * one room, each role is its own, and so is the dead-letter tooling inside delivery/.
  */
-const ROOMS = { base: BASE, observability: OBSERVABILITY, kafka: KAFKA, runtime: RUNTIME, gateway: '^src/gateway/', router: '^src/router/', delivery: '^src/delivery/', audiences: '^src/audiences/', admin: ADMIN, cli: CLI };
+const DLQ = '^src/delivery/dlq/';
+// NOTE: dlq before delivery: roomOf takes the first room whose pattern matches.
+const ROOMS = { base: BASE, observability: OBSERVABILITY, kafka: KAFKA, runtime: RUNTIME, gateway: '^src/gateway/', router: '^src/router/', dlq: DLQ, delivery: '^src/delivery/', audiences: '^src/audiences/', admin: ADMIN, cli: CLI };
 const roomOf = (path) => Object.keys(ROOMS).find((room) => new RegExp(ROOMS[room]).test(path));
 
 /**
@@ -139,6 +143,13 @@ module.exports = {
       ROLE_OF,
     ),
     ...oneWayBetweenRooms(),
+    {
+      name: 'deliverer-does-not-import-dlq',
+      comment: 'src/delivery/dlq/ (dlq list, replay and their ledger: operator commands) uses the deliverer\'s files (the envelope); the deliverer never imports the tooling',
+      severity: 'error',
+      from: { path: '^src/delivery/', pathNot: DLQ },
+      to: { path: DLQ },
+    },
     {
       name: 'no-circular',
       comment: 'no import cycles: a cycle makes start-up order and module state depend on who imports first',

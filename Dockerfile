@@ -17,7 +17,8 @@ RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY console ./console
-RUN npx tsc -p tsconfig.build.json && npx tsc -p console/tsconfig.json
+COPY scripts/build-console.mjs ./scripts/
+RUN npx tsc -p tsconfig.build.json && node scripts/build-console.mjs
 
 # Runtime stage: production dependencies and the compiled output only.
 FROM ${NODE_IMAGE}

@@ -57,6 +57,11 @@ const maxLinesPerFunction = {
   },
 };
 
+/** Files the operator console's program reads through src/admin/answers.ts: each imports nothing. */
+const CONSOLE_READS_ALONE = ['src/observability/window-figures.ts', 'src/tracking-plans/violation-types.ts'];
+/** Their specifiers from src/admin/, as an esquery regular expression (its slashes escaped). */
+const READ_ALONE_SPECIFIERS = `/^(${CONSOLE_READS_ALONE.map((file) => `../${file.slice('src/'.length, -'.ts'.length)}.js`.replace(/[./]/g, (c) => `\\${c}`)).join('|')})$/`;
+
 export default tseslint.config(
   { ignores: ['**/dist/**', 'node_modules/**', '.cache/**', 'coverage/**', 'scripts/**'] },
   ...tseslint.configs.recommended,
@@ -77,6 +82,27 @@ export default tseslint.config(
     ignores: ['src/kafka/**'],
     rules: {
       'no-restricted-imports': ['error', { paths: [KAFKAJS_ONLY_IN_THE_PORT, PLATFORMATIC_ONLY_IN_THE_PORT], patterns: [PORT_INSIDE] }],
+    },
+  },
+  {
+    // The admin API's answer types and the shapes they take from lower rooms are read by the
+    // console, browser code checked without Node's types (console/tsconfig.json): an import
+    // would bring its file, and all that file imports, into the console's program.
+    files: CONSOLE_READS_ALONE,
+    rules: {
+      'no-restricted-syntax': ['error', ...['ImportDeclaration', 'ExportNamedDeclaration[source]', 'ExportAllDeclaration', 'ImportExpression', 'TSImportType'].map((selector) => ({
+        selector,
+        message: 'this file imports nothing: the operator console reads it (see the NOTE at its top)',
+      }))],
+    },
+  },
+  {
+    files: ['src/admin/answers.ts'],
+    rules: {
+      'no-restricted-syntax': ['error', ...['ImportDeclaration', 'ExportNamedDeclaration', 'ExportAllDeclaration'].map((node) => ({
+        selector: `${node}[source][source.value!=${READ_ALONE_SPECIFIERS}]`,
+        message: `src/admin/answers.ts imports only ${CONSOLE_READS_ALONE.join(' and ')} (they import nothing): the operator console reads it (see its NOTE)`,
+      })), { selector: 'ImportExpression, TSImportType', message: 'src/admin/answers.ts imports nothing but its listed files' }],
     },
   },
   {

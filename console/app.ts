@@ -5,6 +5,23 @@
 // NOTE: everything shown goes in as text (textContent, never innerHTML): messageIds,
 // receivers' errors and user ids come from outside.
 
+// The answers' types are the admin API's own (src/admin/answers.ts, types only: nothing of
+// it is in the compiled script): a change to an answer fails this file's type check.
+import type {
+  DeadLettersPage,
+  DestinationRow,
+  DestinationsDocument,
+  LastHour,
+  LifecycleRow,
+  ReplayAnswer,
+  ReplayOneAnswer,
+  TraceDestination,
+  TraceDocument,
+  TracedAnswer,
+  UrlRow,
+  ViolationsDocument,
+} from '../src/admin/answers.js';
+
 const TOKEN_KEY = 'switchyard-admin-token';
 const VIEWS = ['destinations', 'letters', 'trace', 'violations'] as const;
 type View = (typeof VIEWS)[number];
@@ -142,45 +159,6 @@ function showAutoRefresh(): void {
 
 // ---- destinations ----------------------------------------------------------
 
-interface UrlRow {
-  index: number;
-  url: string;
-  circuit: 'closed' | 'open' | 'half-open' | null;
-  failures?: number;
-  lastFailure?: { at: string; outcome: string; reason: string };
-}
-
-interface LifecycleRow {
-  state: 'active' | 'failing' | 'disabled';
-  since?: string;
-  by?: string;
-  reason?: string;
-  history: { type: string; at: string; by?: string; reason?: string }[];
-}
-
-interface DestinationRow {
-  id: string;
-  enabled: boolean;
-  /** From destinations.state; null where this process does not follow it. */
-  lifecycle: LifecycleRow | null;
-  health: string;
-  reasons: string[];
-  lastMinute: { seconds: number; eventsPerSecond: number; errorRate: number | null; p95AttemptSeconds: number | null } | null;
-  lastHour: HourSeries | null;
-  urls: UrlRow[];
-  consumerLag: number | null;
-  retryBacklog: { tier: string; waiting: number }[] | null;
-  deadLetters: { kept: number; notReplayed: number } | null;
-}
-
-interface DestinationsDocument {
-  answeredBy: { pod: string; role: string; version: string };
-  at: string;
-  notes: string[];
-  kafka: { ok: boolean; error?: string };
-  destinations: DestinationRow[];
-}
-
 let knownDestinations: string[] = [];
 
 async function loadDestinations(): Promise<void> {
@@ -268,12 +246,6 @@ function urlLine(url: UrlRow): HTMLElement {
 
 // ---- the last hour's chart ------------------------------------------------
 
-interface HourSeries {
-  from: string;
-  delivered: number[];
-  failed: number[];
-}
-
 const SVG = 'http://www.w3.org/2000/svg';
 
 /**
@@ -282,7 +254,7 @@ const SVG = 'http://www.w3.org/2000/svg';
  * the view box as tall as the largest count), stretched to the box by the browser, so each
  * point of a line is a minute and its count as sent.
  */
-function hourChart(hour: HourSeries): SVGSVGElement {
+function hourChart(hour: LastHour): SVGSVGElement {
   const minutes = hour.delivered.length;
   const top = Math.max(1, ...hour.delivered, ...hour.failed);
   const svg = document.createElementNS(SVG, 'svg');
@@ -331,32 +303,6 @@ function lettersCell(d: DestinationRow): HTMLElement {
 
 // ---- dead letters ----------------------------------------------------------
 
-interface LetterRow {
-  messageId: string | null;
-  deadLetteredAt: string | null;
-  attempts: number | null;
-  error: string | null;
-  offset: number;
-  partition: number;
-  replayed: boolean;
-}
-
-interface LettersPage {
-  topic: string;
-  topicExists: boolean;
-  inRange: number;
-  letters: LetterRow[];
-  nextCursor: string | null;
-}
-
-interface ReplayAnswer {
-  destination: string;
-  dryRun: boolean;
-  since: string | null;
-  until: string | null;
-  count: number;
-}
-
 let nextCursor: string | null = null;
 let pendingReplay: ReplayAnswer | undefined;
 
@@ -382,7 +328,7 @@ function letterRange(): { destination: string; since?: string; until?: string } 
 async function listLetters(cursor: string | undefined): Promise<void> {
   const query = new URLSearchParams(letterRange());
   if (cursor !== undefined) query.set('cursor', cursor);
-  const page = await api<LettersPage>(`/v1/dead-letters?${query.toString()}`);
+  const page = await api<DeadLettersPage>(`/v1/dead-letters?${query.toString()}`);
   const body = ($('letters') as HTMLTableElement).tBodies[0]!;
   const rows = page.letters.map((letter) => {
     const row = el(
@@ -409,7 +355,7 @@ async function listLetters(cursor: string | undefined): Promise<void> {
 }
 
 /** A button that puts this one letter back (POST /v1/replay with its messageId); none once replayed or without a messageId. */
-function replayCell(letter: LetterRow): HTMLElement {
+function replayCell(letter: DeadLettersPage['letters'][number]): HTMLElement {
   const td = el('td');
   if (letter.replayed || letter.messageId === null) return td;
   const messageId = letter.messageId;
@@ -421,13 +367,6 @@ function replayCell(letter: LetterRow): HTMLElement {
   });
   td.append(button);
   return td;
-}
-
-interface ReplayOneAnswer {
-  destination: string;
-  messageId: string;
-  count: number;
-  alreadyReplayed: boolean;
 }
 
 async function replayOne(messageId: string): Promise<void> {
@@ -465,34 +404,6 @@ async function confirmReplay(): Promise<void> {
 }
 
 // ---- trace -----------------------------------------------------------------
-
-/** One failed answer (docs/follow-a-message.md#the-document): a status, or why no answer came. */
-interface TracedAnswer {
-  at: string;
-  urlIndex: number;
-  status?: number;
-  error?: string;
-  latencyMs: number;
-  response?: string;
-}
-
-interface TraceDestination {
-  id: string;
-  state: string;
-  reason?: string;
-  attempts?: number;
-  lastError?: string;
-  nextAttemptAt?: string;
-  deadLetteredAt?: string;
-  history?: TracedAnswer[];
-}
-
-interface TraceDocument {
-  userId?: string;
-  since: string;
-  until: string;
-  messages: { messageId: string; type: string; event?: string; source: string; receivedAt: string; invalid?: string; destinations: TraceDestination[] }[];
-}
 
 async function trace(): Promise<void> {
   const query = new URLSearchParams({ userId: input('trace-user').value.trim() });
@@ -547,25 +458,6 @@ function attemptsTable(history: readonly TracedAnswer[]): HTMLElement {
 // ---- tracking-plan violations ---------------------------------------------
 
 const VIOLATION_TYPES = ['unplanned_event', 'required_missing', 'type_mismatch', 'additional_property', 'other'] as const;
-
-interface ViolationRecord {
-  messageId: string;
-  source: string;
-  event: string;
-  action: string;
-  receivedAt: string;
-  violations: { type: string; pointer: string; expected: string; actual: string }[];
-  more?: number;
-}
-
-interface ViolationsDocument {
-  since: string;
-  until: string;
-  complete: boolean;
-  read: number;
-  groups: { source: string; event: string; calls: number; byType: Record<string, number>; byAction: Record<string, number> }[];
-  recent: ViolationRecord[];
-}
 
 async function loadViolations(): Promise<void> {
   const query = new URLSearchParams();

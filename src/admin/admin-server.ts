@@ -15,7 +15,7 @@ import { DELETIONS_PATH, serveDeletion } from './deletions.js';
 import { DESTINATIONS_PATH, serveDestinations } from './destinations-route.js';
 import { destinationActionOf, serveDestinationAction } from './destination-actions-route.js';
 import type { DestinationActions } from '../lifecycle/destination-commands.js';
-import type { DestinationsDocument } from './destinations-status.js';
+import type { DestinationsDocument } from './answers.js';
 import type { DeletionHandler } from './deletions.js';
 import { send } from './respond.js';
 import { createTraceRoute, TRACE_PATH } from './trace-route.js';

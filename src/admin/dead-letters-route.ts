@@ -1,19 +1,20 @@
 // `GET /v1/dead-letters` and `POST /v1/replay` (docs/admin-api.md#get-v1dead-letters):
 // a destination's dead letters by page, and their replay with a dry run first, or of one
 // letter by its messageId. The same code as `switchyard dlq list` and `switchyard replay`
-// (src/delivery/list-dead-letters.ts, src/delivery/replay.ts, src/delivery/replay-one.ts),
-// behind the admin token.
+// (src/delivery/dlq/list-dead-letters.ts, src/delivery/dlq/replay.ts, src/delivery/dlq/replay-one.ts),
+// behind the admin token. The answers' types: answers.ts.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { deadLetterFields } from '../delivery/dead-letters.js';
-import type { DeadLetter } from '../delivery/dead-letters.js';
-import type { ListOptions, ListResult } from '../delivery/list-dead-letters.js';
-import type { ReplayOptions } from '../delivery/replay.js';
-import { replayOneLetter } from '../delivery/replay-one.js';
+import { deadLetterFields } from '../delivery/dlq/dead-letters.js';
+import type { DeadLetter } from '../delivery/dlq/dead-letters.js';
+import type { ListOptions, ListResult } from '../delivery/dlq/list-dead-letters.js';
+import type { ReplayOptions } from '../delivery/dlq/replay.js';
+import { replayOneLetter } from '../delivery/dlq/replay-one.js';
 import { isKafkaClientError } from '../kafka/index.js';
 import { Semaphore } from '../delivery/semaphore.js';
 import { KafkaUnavailableError, ReplayLedgerFullError } from '../errors.js';
 import { authorizeAdmin } from './admin-auth.js';
+import type { DeadLettersPage, ReplayAnswer, ReplayOneAnswer } from './answers.js';
 import { encodeCursor, parseListQuery, parseReplayRequest, rangeFields } from './letter-query.js';
 import type { ReplayRequest } from './letter-query.js';
 import { readBody, send } from './respond.js';
@@ -110,7 +111,7 @@ async function list(req: IncomingMessage, res: ServerResponse, letters: LetterHa
   const page: { letter: DeadLetter; replayed: boolean }[] = [];
   const result = await letters.list({ destinationId: destination, range, limit, after, onLetter: (letter, replayed) => page.push({ letter, replayed }) });
   const last = page.at(-1)?.letter;
-  send(res, 200, {
+  const answer: DeadLettersPage = {
     destination,
     topic: result.topic,
     topicExists: result.topicExists,
@@ -118,7 +119,8 @@ async function list(req: IncomingMessage, res: ServerResponse, letters: LetterHa
     inRange: result.inRange,
     letters: page.map(({ letter, replayed }) => ({ ...deadLetterFields(letter), replayed })),
     nextCursor: last !== undefined && result.remaining > page.length ? encodeCursor(last) : null,
-  });
+  };
+  send(res, 200, answer);
 }
 
 async function replayRequest(req: IncomingMessage, res: ServerResponse, letters: LetterHandlers, nowMs: number): Promise<ReplayRequest | undefined> {
@@ -154,7 +156,8 @@ async function replay(res: ServerResponse, letters: LetterHandlers, request: Rep
   }
   const count = await letters.replay({ destinationId: destination, range, limit, dryRun });
   logger.info({ destination, dryRun, count, ...rangeFields(range) }, dryRun ? 'replay dry run answered' : 'dead letters replayed');
-  send(res, 200, { destination, dryRun, ...rangeFields(range), limit: limit ?? null, count });
+  const answer: ReplayAnswer = { destination, dryRun, ...rangeFields(range), limit: limit ?? null, count };
+  send(res, 200, answer);
 }
 
 /**
@@ -171,7 +174,8 @@ async function replayOne(res: ServerResponse, letters: LetterHandlers, request: 
   }
   const moved = outcome.kind === 'moved';
   logger.info({ destination, dryRun, count: moved ? 1 : 0, alreadyReplayed: !moved }, moved ? (dryRun ? 'replay dry run of one letter answered' : 'dead letter replayed') : 'dead letter already replayed; nothing moved');
-  send(res, 200, { destination, messageId, dryRun, count: moved ? 1 : 0, alreadyReplayed: !moved, letter: deadLetterFields(outcome.letter) });
+  const answer: ReplayOneAnswer = { destination, messageId, dryRun, count: moved ? 1 : 0, alreadyReplayed: !moved, letter: deadLetterFields(outcome.letter) };
+  send(res, 200, answer);
 }
 
 /** Runs `work`; a Kafka that does not answer is a 503 that says so, a replay ledger that is full a 409, not a 500. */

@@ -5,9 +5,7 @@ import { formatTimestamp } from '../calls/index.js';
 import type { UrlStatus } from '../delivery/url-circuits.js';
 import type { WindowFigures } from '../observability/recent-deliveries.js';
 import type { DestinationLifecycle } from '../lifecycle/lifecycle-state.js';
-
-/** failing: deliveries fail now. attention: something waits for a person (dead letters, a backlog, one bad URL). */
-export type DestinationHealth = 'failing' | 'attention' | 'ok' | 'disabled';
+import type { DeadLetterCounts, DestinationHealth, RetryBacklog } from './answers.js';
 
 /** The order rows are listed in: failing first. */
 export const HEALTH_ORDER: readonly DestinationHealth[] = ['failing', 'attention', 'ok', 'disabled'];
@@ -26,9 +24,9 @@ export interface KafkaFigures {
   /** Events in `deliveries.<id>` the deliverer group has not finished. */
   consumerLag: number;
   /** Events waiting in each retry tier (the deliverer group's lag on the tier's topic). */
-  retryBacklog: { tier: string; waiting: number }[];
+  retryBacklog: RetryBacklog;
   /** Letters kept in the dead-letter topic, and of those the ones no replay has moved yet. */
-  deadLetters: { kept: number; notReplayed: number };
+  deadLetters: DeadLetterCounts;
 }
 
 export interface HealthInput {

@@ -6,8 +6,8 @@
 import { retryPolicyOf } from '../config/retry-policy.js';
 import type { Config } from '../config/schema.js';
 import { destinationTopics } from '../delivery/destination-topics.js';
-import { readReplayLedgers, replayGroups } from '../delivery/replay.js';
-import type { ReplayLedger } from '../delivery/replay-ledger.js';
+import { readReplayLedgers, replayGroups } from '../delivery/dlq/replay.js';
+import type { ReplayLedger } from '../delivery/dlq/replay-ledger.js';
 import { createTopology, delivererGroupId } from '../kafka/index.js';
 import type { KafkaAdmin } from '../kafka/index.js';
 import { topicLag } from '../observability/consumer-lag.js';

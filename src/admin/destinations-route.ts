@@ -2,7 +2,7 @@
 // destination with its health, failing first, behind the admin token.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { authorizeAdmin } from './admin-auth.js';
-import type { DestinationsDocument } from './destinations-status.js';
+import type { DestinationsDocument } from './answers.js';
 import { send } from './respond.js';
 
 export const DESTINATIONS_PATH = '/v1/destinations';

@@ -1,7 +1,7 @@
 // The document of `GET /v1/destinations` (docs/admin-api.md#get-v1destinations): one row
 // per configured destination, failing first, from what this process knows (its last
 // minute of deliveries, its lanes' circuits) and what Kafka knows (lag, retry backlog,
-// dead letters), and which pod answered.
+// dead letters), and which pod answered. Its type: answers.ts.
 import type { Logger } from 'pino';
 import { formatTimestamp } from '../calls/index.js';
 import { webhookLabel } from '../config/mask.js';
@@ -15,75 +15,10 @@ import type { KafkaClient } from '../kafka/index.js';
 import type { RecentDeliveries, RecentFigures, WindowFigures } from '../observability/recent-deliveries.js';
 import type { HourFigures, MinuteHistory } from '../observability/minute-history.js';
 import { compareRows, judgeDestination } from './destination-health.js';
-import type { DestinationHealth, KafkaFigures } from './destination-health.js';
+import type { KafkaFigures } from './destination-health.js';
 import { readKafkaFigures } from './destination-kafka.js';
 import type { DestinationLifecycle } from '../lifecycle/lifecycle-state.js';
-
-/** Which process answered: with several pods, each answers with its own view. */
-export interface AnsweredBy {
-  /** The host name: the pod's name in Kubernetes. */
-  pod: string;
-  role: string;
-  version: string;
-  pid: number;
-  startedAt: string;
-}
-
-export interface UrlRow {
-  index: number;
-  /** `webhooks[0] https://hooks.example.com`: the origin only (a URL may carry a token). */
-  url: string;
-  /** Null where this process runs no lane for the destination. */
-  circuit: UrlStatus['state'] | null;
-  failures?: number;
-  nextProbeAt?: string;
-  lastFailure?: { at: string; outcome: string; reason: string };
-  lastSuccessAt?: string;
-  failingSince?: string;
-}
-
-/** A destination's lifecycle (docs/webhooks.md#automatic-disabling), as every process reads it from `destinations.state`. */
-export interface LifecycleRow {
-  state: DestinationLifecycle['state'];
-  /** When it entered that state; absent when it never changed. */
-  since?: string;
-  by?: string;
-  reason?: string;
-  /** The last transitions, oldest first. */
-  history: { type: string; at: string; by?: string; reason?: string }[];
-}
-
-export interface DestinationRow {
-  id: string;
-  /** As the config says (`enabled`); the lifecycle may still have it disabled. */
-  enabled: boolean;
-  /** Null where this process does not follow `destinations.state`. */
-  lifecycle: LifecycleRow | null;
-  health: DestinationHealth;
-  reasons: string[];
-  /** This process's last minute; null where it runs no deliverer. */
-  lastMinute: (WindowFigures & { seconds: number }) | null;
-  /**
-   * This process's last hour, minute by minute, oldest first (the last entry the current
-   * minute, so far): events delivered, and delivery attempts that did not deliver; null
-   * where it runs no deliverer.
-   */
-  lastHour: { from: string; delivered: number[]; failed: number[] } | null;
-  urls: UrlRow[];
-  /** From Kafka; null when Kafka did not answer. */
-  consumerLag: number | null;
-  retryBacklog: KafkaFigures['retryBacklog'] | null;
-  deadLetters: KafkaFigures['deadLetters'] | null;
-}
-
-export interface DestinationsDocument {
-  answeredBy: AnsweredBy;
-  at: string;
-  /** What this answer holds and lacks, for a person (e.g. a gateway pod has no deliverer lanes). */
-  notes: string[];
-  kafka: { ok: true; readAt: string } | { ok: false; error: string };
-  destinations: DestinationRow[];
-}
+import type { AnsweredBy, DestinationRow, DestinationsDocument, LifecycleRow, UrlRow } from './answers.js';
 
 export interface DestinationsStatusOptions {
   config: Pick<ConfigStore, 'current'>;

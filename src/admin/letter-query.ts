@@ -4,7 +4,8 @@
 // `replay` (docs/cli.md#operator-commands). Pure.
 import { formatTimestamp } from '../calls/index.js';
 import { parseTimeBounds } from '../config/time-argument.js';
-import type { LetterPosition, TimeRange } from '../delivery/dead-letters.js';
+import type { LetterPosition, TimeRange } from '../delivery/dlq/dead-letters.js';
+import type { RangeFields } from './answers.js';
 
 /** A page of the list holds this many letters unless `limit` says otherwise. */
 export const DEFAULT_PAGE_LETTERS = 50;
@@ -90,7 +91,7 @@ export function parseReplayRequest(body: unknown, destinations: readonly string[
 }
 
 /** The time range as the answers give it back: absolute times, so that a confirm after a dry run names the same letters. */
-export function rangeFields(range: TimeRange): { since: string | null; until: string | null } {
+export function rangeFields(range: TimeRange): RangeFields {
   return {
     since: range.sinceMs === undefined ? null : formatTimestamp(range.sinceMs),
     until: range.untilMs === undefined ? null : formatTimestamp(range.untilMs),

@@ -1,11 +1,11 @@
 // `switchyard dlq list`, `switchyard replay` and `switchyard trace`: what they print and how they exit.
-import { listDeadLetters } from '../delivery/list-dead-letters.js';
-import { replayDeadLetters } from '../delivery/replay.js';
-import { replayOneLetter } from '../delivery/replay-one.js';
-import type { LetterOperations } from '../delivery/replay-one.js';
+import { listDeadLetters } from '../delivery/dlq/list-dead-letters.js';
+import { replayDeadLetters } from '../delivery/dlq/replay.js';
+import { replayOneLetter } from '../delivery/dlq/replay-one.js';
+import type { LetterOperations } from '../delivery/dlq/replay-one.js';
 import { formatTimestamp } from '../calls/index.js';
 import { replayBlockedCalls } from '../router/replay-blocked.js';
-import { deadLetterJson, deadLetterLine } from '../delivery/dead-letters.js';
+import { deadLetterJson, deadLetterLine } from '../delivery/dlq/dead-letters.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import { traceUser } from '../trace/trace.js';
 import { traceText } from '../trace/trace-document.js';

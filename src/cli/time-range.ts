@@ -2,7 +2,7 @@
 // duration back from now written as in the config (`30m`, `2h`, `7d`). Pure.
 import { formatTimestamp } from '../calls/index.js';
 import { parseTimeBounds } from '../config/time-argument.js';
-import type { TimeRange } from '../delivery/dead-letters.js';
+import type { TimeRange } from '../delivery/dlq/dead-letters.js';
 
 export type { TimeRange };
 

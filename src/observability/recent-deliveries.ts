@@ -6,6 +6,7 @@
 // histogram_quantile), so the console and the dashboard agree. The delivery path is not
 // touched: nothing is counted twice.
 import type { Metrics } from './metrics.js';
+import type { WindowFigures } from './window-figures.js';
 
 /** One destination's counts at one moment (cumulative, as the metrics hold them). */
 export interface DeliveryTotals {
@@ -23,23 +24,7 @@ export interface Snapshot {
   destinations: Map<string, DeliveryTotals>;
 }
 
-/** What one destination did over the window. */
-export interface WindowFigures {
-  delivered: number;
-  /** Events delivered per second over the window. */
-  eventsPerSecond: number;
-  retryScheduled: number;
-  deadLettered: number;
-  /**
-   * Delivery rounds that did not deliver (retry scheduled or dead-lettered) over all
-   * rounds, as the success-rate alerts count them; null without a round.
-   */
-  errorRate: number | null;
-  /** Attempts by outcome (the outcomes seen only). */
-  attempts: Record<string, number>;
-  /** The 95th percentile of one request's duration, from the histogram's buckets; null without a request. */
-  p95AttemptSeconds: number | null;
-}
+export type { WindowFigures } from './window-figures.js';
 
 export interface RecentFigures {
   /** How many seconds the figures cover: the window, or less in the first minute after start. */

@@ -5,17 +5,17 @@
 // violates is blocked again (a new record in `calls.blocked`, its violations recorded).
 //
 // What was replayed is committed in the source's replay group as a ledger, as the
-// dead-letter replay keeps its own (src/delivery/replay-ledger.ts): only after the writes
+// dead-letter replay keeps its own (src/delivery/dlq/replay-ledger.ts): only after the writes
 // are acknowledged, so a replay that dies half-way routes some calls at most twice and
 // loses none, and a second replay does not route the same calls again.
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { ReplayLedgerFullError } from '../errors.js';
-import { forgetGroup, readReplayLedgers } from '../delivery/replay.js';
-import { MAX_LEDGER_METADATA_CHARS, isDone, ledgerMetadata, markDone } from '../delivery/replay-ledger.js';
-import type { OffsetRange, ReplayLedger } from '../delivery/replay-ledger.js';
-import type { TimeRange } from '../delivery/dead-letters.js';
-import { inTimeRange } from '../delivery/dead-letters.js';
+import { forgetGroup, readReplayLedgers } from '../delivery/dlq/replay.js';
+import { MAX_LEDGER_METADATA_CHARS, isDone, ledgerMetadata, markDone } from '../delivery/dlq/replay-ledger.js';
+import type { OffsetRange, ReplayLedger } from '../delivery/dlq/replay-ledger.js';
+import type { TimeRange } from '../delivery/dlq/dead-letters.js';
+import { inTimeRange } from '../delivery/dlq/dead-letters.js';
 import { HEADER, createAdmin, createProducer, createTopology, headerText, invalidRecord, replayBlockedDryRunGroupId, replayBlockedGroupId, scanTopic } from '../kafka/index.js';
 import type { KafkaAdmin, OutboundRecord, RecordProducer, ScannedBatch, ScannedRecord, TopicNames } from '../kafka/index.js';
 import type { RoleDeps } from '../runtime/deps.js';

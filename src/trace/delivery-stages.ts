@@ -2,9 +2,9 @@
 // the stages of each message: which attempt each record stands for, why the last one
 // failed, when the next is due, and whether the deliverer's group finished it. Pure:
 // the headers are read as the deliverer and `dlq list` read them (src/delivery/envelope.ts,
-// src/delivery/dead-letters.ts), the commit as the deliverer writes it (src/kafka/offset-progress.ts).
+// src/delivery/dlq/dead-letters.ts), the commit as the deliverer writes it (src/kafka/offset-progress.ts).
 import { readAnswers, tracedAnswers } from '../delivery/attempt-history.js';
-import { readDeadLetter } from '../delivery/dead-letters.js';
+import { readDeadLetter } from '../delivery/dlq/dead-letters.js';
 import { readEnvelope } from '../delivery/envelope.js';
 import { decodeFinished } from '../kafka/index.js';
 import type { ScannedRecord } from '../kafka/index.js';

@@ -4,22 +4,10 @@
 // headers and whether the deliverer's group has finished it. Pure.
 import { formatTimestamp } from '../calls/index.js';
 import type { TracedAnswer } from '../delivery/attempt-history.js';
+import type { TraceDestination } from '../admin/answers.js';
 
-export type TraceState = 'delivered' | 'retrying' | 'dead_lettered' | 'pending' | 'filtered';
-
-/** One destination's line of a traced call, keys in the documented order (docs/follow-a-message.md#the-document). */
-export interface TraceDestination {
-  id: string;
-  state: TraceState;
-  /** `filtered`: the routing rule that kept the call from the destination. */
-  reason?: string;
-  attempts?: number;
-  lastError?: string;
-  nextAttemptAt?: string;
-  deadLetteredAt?: string;
-  /** The failed answers, oldest first, as the newest record keeps them (docs/webhooks.md#attempt-history). */
-  history?: TracedAnswer[];
-}
+/** A destination's line of a traced call: part of an answer of the admin API (`GET /v1/trace`), declared with the others. */
+export type { TraceDestination };
 
 /**
  * The routing decision recomputed with the current config; `reason` is the router's

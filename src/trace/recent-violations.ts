@@ -6,7 +6,7 @@ import { KafkaUnavailableError } from '../errors.js';
 import { HEADER, createAdmin, createKeyReader, createTopology, headerText, isKafkaClientError } from '../kafka/index.js';
 import type { KafkaClient, KeyReader } from '../kafka/index.js';
 import { summarizeViolations } from '../tracking-plans/index.js';
-import type { ViolationsSummary } from '../tracking-plans/index.js';
+import type { ViolationsDocument } from '../admin/answers.js';
 
 export interface ViolationsQuery {
   sinceMs: number;
@@ -15,12 +15,8 @@ export interface ViolationsQuery {
   source?: string | undefined;
 }
 
-export interface ViolationsDocument extends ViolationsSummary {
-  since: string;
-  until: string;
-  /** False when a partition held more records in the window than are read of it: the counts are of its latest ones. */
-  complete: boolean;
-}
+/** The answer of `GET /v1/violations`, declared with the admin API's others. */
+export type { ViolationsDocument };
 
 /**
  * The records read of each partition at most: the latest of the window. NOTE: a bound, as

@@ -1,33 +1,15 @@
 // The answer of a trace, as `switchyard trace --json` prints it and `GET /v1/trace`
 // returns it (docs/follow-a-message.md#the-document), and the same for a person. Pure.
 import { formatTimestamp } from '../calls/index.js';
-import type { Violation } from '../tracking-plans/index.js';
-import type { TraceDestination } from './destination-state.js';
+import type { TraceDestination, TraceDocument, TraceMessage } from '../admin/answers.js';
 import type { TracedCall } from './traced-calls.js';
 import type { TraceSubject } from './trace-query.js';
 
+/** The document (and its entries): an answer of the admin API (`GET /v1/trace`), declared with the others. */
+export type { TraceDocument, TraceMessage };
+
 /** Filter reasons are those of the config the trace ran with, not of the config a call met. */
-export const REASONS_FROM = 'current config';
-
-export interface TraceMessage {
-  messageId: string | null;
-  type: string | null;
-  event?: string;
-  source: string | null;
-  receivedAt: string;
-  invalid?: string;
-  /** What the call breaks of its source's tracking plan, as the plan is now (docs/tracking-plans.md#violations). */
-  violations?: Violation[];
-  destinations: TraceDestination[];
-}
-
-/** `userId` or `anonymousId` (as asked) first, then the window, then the calls, oldest first. */
-export type TraceDocument = ({ userId: string } | { anonymousId: string }) & {
-  since: string;
-  until: string;
-  reasonsFrom: typeof REASONS_FROM;
-  messages: TraceMessage[];
-};
+export const REASONS_FROM: TraceDocument['reasonsFrom'] = 'current config';
 
 /** One call's entry, keys in the documented order. */
 export function traceMessage(call: TracedCall, destinations: TraceDestination[]): TraceMessage {

@@ -1,42 +1,9 @@
 // What the console's violations view shows (docs/tracking-plans.md#the-console-view): the
 // records of `violations` read over a window, counted per source and event by violation
 // type, with the most recent calls as examples. Pure.
-import type { Violation, ViolationType } from './violations.js';
+import type { ViolationGroup, ViolationRecordValue, ViolationsSummary } from './violation-types.js';
 
-/** A `violations` record's value (src/router/plan-records.ts writes it). */
-export interface ViolationRecordValue {
-  messageId: string;
-  source: string;
-  type: string;
-  event: string;
-  plan?: string;
-  mode: string;
-  action: string;
-  receivedAt: string;
-  violations: Violation[];
-  more?: number;
-}
-
-export interface ViolationGroup {
-  source: string;
-  event: string;
-  /** Violating calls. */
-  calls: number;
-  /** Violations by type, of those the records list (a record lists at most 50: `more` says how many it left out). */
-  byType: Partial<Record<ViolationType, number>>;
-  /** How many of the calls were delivered as they came, delivered without what violated, or blocked. */
-  byAction: Record<string, number>;
-}
-
-export interface ViolationsSummary {
-  /** Records read, and of them those that were not a violations record (skipped). */
-  read: number;
-  unreadable: number;
-  /** Per source and event, most violating calls first. */
-  groups: ViolationGroup[];
-  /** The latest records, newest first. */
-  recent: ViolationRecordValue[];
-}
+export type { ViolationGroup, ViolationRecordValue, ViolationsSummary } from './violation-types.js';
 
 /** A record's value read as a violations record; undefined when it is not one. */
 export function readViolationRecord(value: Buffer | string | null): ViolationRecordValue | undefined {

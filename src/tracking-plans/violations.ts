@@ -4,18 +4,9 @@
 import type { Call } from '../calls/index.js';
 import type { CompiledPlan, PlanPart } from './compiled-plan.js';
 import type { ErrorObject, SchemaValidator } from './plan-schemas.js';
+import type { Violation } from './violation-types.js';
 
-export type ViolationType = 'unplanned_event' | 'required_missing' | 'type_mismatch' | 'additional_property' | 'other';
-
-export interface Violation {
-  type: ViolationType;
-  /** RFC 6901 pointer into the call: `/properties/total`, `/traits/email`, `/context/app`, `/event`. */
-  pointer: string;
-  /** A JSON type (`number`, `string|null`), or for `other` the rule broken (`must be >= 0`). */
-  expected: string;
-  /** The value's JSON type (`string`, `integer`, `null`…); `missing` when it is absent. */
-  actual: string;
-}
+export type { Violation, ViolationType } from './violation-types.js';
 
 /** What the plan says about an event not in it: the expected and the actual of its violation. */
 const UNPLANNED: Omit<Violation, 'actual'> = { type: 'unplanned_event', pointer: '/event', expected: 'an event of the plan' };

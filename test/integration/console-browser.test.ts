@@ -97,7 +97,7 @@ async function rowOrder(): Promise<string[]> {
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: install Debian's package as root (apt-get install chromium); npm test does it when it runs as root (scripts/ensure-chromium.sh)`);
   // The page script as it ships (dist/console/app.js), fresh from console/app.ts.
-  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'console', 'tsconfig.json')], { cwd: ROOT });
+  execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-console.mjs')], { cwd: ROOT });
   mkdirSync(ARTIFACTS, { recursive: true });
   kafka = await createTestKafka();
   receiver = await startReceiver();

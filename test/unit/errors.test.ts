@@ -10,7 +10,7 @@ import {
   TopicsNotReadyError,
 } from '../../src/errors.js';
 import { SendTimeoutError as GatewaySendTimeoutError } from '../../src/gateway/send-calls.js';
-import { ReplayLedgerFullError as ReplayReplayLedgerFullError } from '../../src/delivery/replay.js';
+import { ReplayLedgerFullError as ReplayReplayLedgerFullError } from '../../src/delivery/dlq/replay.js';
 
 const refused = Object.assign(new Error('listen EADDRINUSE: address already in use'), { code: 'EADDRINUSE' });
 

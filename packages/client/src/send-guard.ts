@@ -2,7 +2,8 @@
 // daemon's src/kafka/platformatic-send-guard.ts, so that this package builds alone
 // and applies the same guard as the daemon's producers.
 // test/unit/kafka/platformatic-client.test.ts, in the repository, runs the same cases
-// on both: change both together.
+// on both, and test/unit/client/send-guard-agreement.test.ts compares the two: change
+// both together.
 
 /** The part of a metadata answer a send reads: each topic's partitions and their leaders. */
 interface SendMetadata {

@@ -1,7 +1,7 @@
 /**
  * ISO 8601 timestamps as Segment clients send them, to and from epoch milliseconds: a
- * copy of the daemon's src/calls/timestamp.ts (see call-model.ts for why, and the test
- * that keeps them equal).
+ * copy of the daemon's src/calls/timestamp.ts (see call-model.ts for why;
+ * test/unit/client/timestamp-agreement.test.ts, in the repository, keeps them equal).
  *
  * Hand-written rather than `Date.parse`: `Date.parse` accepts far more than ISO 8601
  * (and what it accepts varies), reads a zone-less date-time as local time, rolls

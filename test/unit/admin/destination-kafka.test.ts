@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { notDoneBelow } from '../../../src/admin/destination-kafka.js';
-import type { ReplayLedger } from '../../../src/delivery/replay-ledger.js';
+import type { ReplayLedger } from '../../../src/delivery/dlq/replay-ledger.js';
 
 describe('notDoneBelow', () => {
   const ledger = (position: bigint, done: [bigint, bigint][]): ReplayLedger => ({ position, done }) as ReplayLedger;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { describeTimeRange, parseTimeRange } from '../../../src/cli/time-range.js';
-import { inTimeRange } from '../../../src/delivery/dead-letters.js';
+import { inTimeRange } from '../../../src/delivery/dlq/dead-letters.js';
 
 const NOW = Date.UTC(2026, 4, 1, 12, 0, 0); // 2026-05-01T12:00:00.000Z
 

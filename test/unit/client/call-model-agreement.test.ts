@@ -2,12 +2,11 @@
 // timestamp.ts), so that it builds alone; the gateway and the router use the daemon's
 // (src/calls). A call the client accepts must be one the gateway accepts, refused with the
 // same reason and message otherwise: the two are compared here, on a table that walks
-// every rule and on generated calls.
+// every rule and on generated calls. The timestamps alone: timestamp-agreement.test.ts.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import * as daemon from '../../../src/calls/index.js';
 import * as client from '../../../packages/client/src/call-model.js';
-import * as clientTime from '../../../packages/client/src/timestamp.js';
 
 const deep = (levels: number): unknown => (levels === 0 ? 1 : { a: deep(levels - 1) });
 const nullProto = Object.assign(Object.create(null) as Record<string, unknown>, { plan: 'pro' });
@@ -113,39 +112,6 @@ describe('the client\'s call model agrees with the gateway\'s', () => {
       }),
       { numRuns: 2_000 },
     );
-  });
-
-  it('reads the same timestamps, and writes them the same', () => {
-    const digits = (n: number) => fc.array(fc.constantFrom(...'0123456789'), { minLength: n, maxLength: n }).map((d) => d.join(''));
-    const part = (max: number) => fc.integer({ min: 0, max }).map((n) => String(n).padStart(2, '0'));
-    // Strings shaped like a date-time, each part in range or just past it, with odd zones.
-    const shaped = fc
-      .tuple(
-        fc.oneof(fc.integer({ min: 0, max: 9999 }).map((y) => String(y).padStart(4, '0')), digits(4)),
-        part(13),
-        part(32),
-        fc.constantFrom('T', 't', ' ', 'x'),
-        part(25),
-        part(61),
-        fc.option(part(61)),
-        fc.option(fc.tuple(fc.constantFrom('.', ','), fc.integer({ min: 0, max: 11 }).chain(digits))),
-        fc.constantFrom('', 'Z', 'z', '+00:00', '-0130', '+23', '-23:59', '+24:00', '+05:60', '+0', 'Q', 'Z '),
-      )
-      .map(([y, mo, d, sep, h, mi, s, frac, zone]) => `${y}-${mo}-${d}${sep}${h}:${mi}${s === null ? '' : `:${s}`}${s !== null && frac !== null ? frac[0] + frac[1] : ''}${zone}`);
-    fc.assert(
-      fc.property(fc.oneof(shaped, fc.string(), fc.date({ noInvalidDate: true }).map((d) => d.toISOString())), (text) => {
-        expect(clientTime.parseTimestamp(text)).toBe(daemon.parseTimestamp(text));
-      }),
-      { numRuns: 5_000 },
-    );
-    fc.assert(
-      fc.property(fc.integer({ min: daemon.MIN_TIMESTAMP_MS, max: daemon.MAX_TIMESTAMP_MS }), (ms) => {
-        expect(clientTime.formatTimestamp(ms)).toBe(daemon.formatTimestamp(ms));
-      }),
-    );
-    expect(clientTime.MIN_TIMESTAMP_MS).toBe(daemon.MIN_TIMESTAMP_MS);
-    expect(clientTime.MAX_TIMESTAMP_MS).toBe(daemon.MAX_TIMESTAMP_MS);
-    expect(() => clientTime.formatTimestamp(Number.NaN)).toThrow(RangeError);
   });
 
   it.each([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_LEDGER_METADATA_CHARS, isDone, ledgerMetadata, markDone, readLedger } from '../../../src/delivery/replay-ledger.js';
+import { MAX_LEDGER_METADATA_CHARS, isDone, ledgerMetadata, markDone, readLedger } from '../../../../src/delivery/dlq/replay-ledger.js';
 
 describe('readLedger', () => {
   it.each([

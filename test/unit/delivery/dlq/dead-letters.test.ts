@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { OldestLetters, compareByTime, deadLetterJson, deadLetterLine, readDeadLetter } from '../../../src/delivery/dead-letters.js';
-import type { DeadLetter } from '../../../src/delivery/dead-letters.js';
+import { OldestLetters, compareByTime, deadLetterJson, deadLetterLine, readDeadLetter } from '../../../../src/delivery/dlq/dead-letters.js';
+import type { DeadLetter } from '../../../../src/delivery/dlq/dead-letters.js';
 
 const body = Buffer.from('{"version":1,"type":"track","userId":"u-1","messageId":"m-body","timestamp":"2026-05-01T12:00:00.000Z","event":"E","properties":{}}');
 const RECORD_MS = Date.UTC(2026, 4, 1, 13);

@@ -2,15 +2,15 @@
 // and `replay --destination ID --message MID`: moves dead letters back to
 // `deliveries.<id>` with fresh attempt headers.
 import type { Logger } from 'pino';
-import type { Config } from '../config/schema.js';
-import { ReplayLedgerFullError } from '../errors.js';
-import { carryGroupCommits, createAdmin, createProducer, createTopology, legacyGroupIds, readCommitsAcross, replayDryRunGroupId, replayGroupId, scanTopic } from '../kafka/index.js';
-import type { KafkaAdmin, OutboundRecord, RecordProducer, ScannedBatch } from '../kafka/index.js';
-import type { RoleDeps } from '../runtime/deps.js';
-import { runAll } from '../runtime/service.js';
+import type { Config } from '../../config/schema.js';
+import { ReplayLedgerFullError } from '../../errors.js';
+import { carryGroupCommits, createAdmin, createProducer, createTopology, legacyGroupIds, readCommitsAcross, replayDryRunGroupId, replayGroupId, scanTopic } from '../../kafka/index.js';
+import type { KafkaAdmin, OutboundRecord, RecordProducer, ScannedBatch } from '../../kafka/index.js';
+import type { RoleDeps } from '../../runtime/deps.js';
+import { runAll } from '../../runtime/service.js';
 import { inTimeRange, readDeadLetter } from './dead-letters.js';
 import type { DeadLetter, TimeRange } from './dead-letters.js';
-import { replayHeaders } from './envelope.js';
+import { replayHeaders } from '../envelope.js';
 import { MAX_LEDGER_METADATA_CHARS, isDone, ledgerMetadata, markDone, readLedger } from './replay-ledger.js';
 import type { OffsetRange, ReplayLedger } from './replay-ledger.js';
 
@@ -33,7 +33,7 @@ export interface ReplayOptions {
 }
 
 /** The replay's consumer group (`<groupPrefix>replay.<destination id>`): named in src/kafka/group-ids.ts. */
-export { replayGroupId } from '../kafka/index.js';
+export { replayGroupId } from '../../kafka/index.js';
 
 /**
  * The replay group of a destination, then the name older versions gave it: a partition

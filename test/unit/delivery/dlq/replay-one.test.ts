@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { DeadLetter } from '../../../src/delivery/dead-letters.js';
-import type { ListOptions } from '../../../src/delivery/list-dead-letters.js';
-import type { ReplayOptions } from '../../../src/delivery/replay.js';
-import { replayOneLetter } from '../../../src/delivery/replay-one.js';
+import type { DeadLetter } from '../../../../src/delivery/dlq/dead-letters.js';
+import type { ListOptions } from '../../../../src/delivery/dlq/list-dead-letters.js';
+import type { ReplayOptions } from '../../../../src/delivery/dlq/replay.js';
+import { replayOneLetter } from '../../../../src/delivery/dlq/replay-one.js';
 
 const letter = (offset: number, messageId = 'm-2'): DeadLetter => ({ messageId, deadLetteredAtMs: 1_000 + offset, attempts: 3, error: 'e', partition: 0, offset: BigInt(offset) });
 

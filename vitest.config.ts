@@ -24,7 +24,17 @@ export default defineConfig({
       {
         extends: true,
         // The client package's own tests run here too (and alone in the package: test/integration/client-package.test.ts).
-        test: { name: 'unit', include: ['test/unit/**/*.test.ts', 'test/chaos/**/*.test.ts', 'packages/client/test/**/*.test.ts'] },
+        //
+        // NOTE: isolate false: the unit files of a worker share its loaded modules instead
+        // of importing src/ again for each file (the 133 files: 23 s instead of 170 s, 18 s
+        // of CPU instead of 83 s, on this 2-core machine). A unit test that changes a
+        // module's state, the environment or the clock puts it back (vi.useRealTimers,
+        // vi.unstubAllEnvs) as every one does now.
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts', 'test/chaos/**/*.test.ts', 'packages/client/test/**/*.test.ts'],
+          isolate: false,
+        },
       },
       {
         extends: true,

@@ -1,9 +1,14 @@
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     kafkaBrokers: string;
+    /** A file global-setup writes once the broker is up ("started") or could not start ("failed: why"); empty when it was up before the tests. */
+    kafkaBrokerStatusFile: string;
   }
 }
 
@@ -36,34 +41,64 @@ async function startContainerBroker(): Promise<RunningBroker> {
  * ends without running teardown(), and the reaper then stops the JVM and removes its data
  * from /dev/shm (test/integration/test-runner-signal.test.ts).
  */
-async function startLocalBroker(): Promise<RunningBroker> {
+async function startLocalBroker(port: number): Promise<RunningBroker> {
+  const { startBroker } = await brokerScript();
+  return startBroker({ port, log: (line) => process.stderr.write(`${line}\n`), inMemory: true });
+}
+
+function brokerScript() {
   // @ts-expect-error -- plain ESM script shared with `npm run kafka` and `npm start`
-  const { startBroker } = (await import('../../scripts/kafka/broker.mjs')) as {
-    startBroker(options?: { log?: (line: string) => void; inMemory?: boolean }): Promise<RunningBroker>;
-  };
-  return startBroker({ log: (line) => process.stderr.write(`${line}\n`), inMemory: true });
+  return import('../../scripts/kafka/broker.mjs') as Promise<{
+    freePort(): Promise<number>;
+    startBroker(options?: { port?: number; log?: (line: string) => void; inMemory?: boolean }): Promise<RunningBroker>;
+  }>;
 }
 
 let broker: RunningBroker | undefined;
+let starting: Promise<RunningBroker> | undefined;
+let statusDir: string | undefined;
 
 /**
  * One broker per test run: KAFKA_BROKERS when set, else a testcontainers broker
  * when a Docker engine answers, else a local KRaft broker from Kafka's own jars.
+ *
+ * NOTE: the local broker starts in the background on a port chosen here, so the unit
+ * tests (the `unit` project, vitest.config.ts) run during its 10 to 20 s start; each
+ * integration test file waits for it first (test/support/broker-ready.ts).
  */
 export async function setup(project: TestProject): Promise<void> {
   // Which Node runs the suite: the machine's, or the one the install step provisioned.
   process.stderr.write(`tests on Node ${process.versions.node}\n`);
+  project.provide('kafkaBrokerStatusFile', '');
   const given = process.env.KAFKA_BROKERS;
   if (given) {
     project.provide('kafkaBrokers', given);
     return;
   }
-  broker = dockerEngineAnswers() ? await startContainerBroker() : await startLocalBroker();
-  const local = broker.pid === undefined ? '' : ` (pid ${broker.pid}, data in ${broker.dataDir})`;
-  process.stderr.write(`test broker: ${broker.brokers}${local}\n`);
-  project.provide('kafkaBrokers', broker.brokers);
+  if (dockerEngineAnswers()) {
+    broker = await startContainerBroker();
+    process.stderr.write(`test broker: ${broker.brokers}\n`);
+    project.provide('kafkaBrokers', broker.brokers);
+    return;
+  }
+  const port = await (await brokerScript()).freePort();
+  statusDir = mkdtempSync(join(tmpdir(), 'switchyard-test-broker-'));
+  const statusFile = join(statusDir, 'status');
+  project.provide('kafkaBrokers', `127.0.0.1:${port}`);
+  project.provide('kafkaBrokerStatusFile', statusFile);
+  starting = startLocalBroker(port);
+  starting.then(
+    (started) => {
+      broker = started;
+      process.stderr.write(`test broker: ${started.brokers} (pid ${started.pid}, data in ${started.dataDir})\n`);
+      writeFileSync(statusFile, 'started');
+    },
+    (error: unknown) => writeFileSync(statusFile, `failed: ${error instanceof Error ? error.message : String(error)}`),
+  );
 }
 
 export async function teardown(): Promise<void> {
+  await starting?.catch(() => undefined);
   await broker?.stop();
+  if (statusDir !== undefined) rmSync(statusDir, { recursive: true, force: true });
 }

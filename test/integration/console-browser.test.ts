@@ -184,7 +184,7 @@ describe('the operator console in Chromium', () => {
     expect((await rowOrder())[0]).toBe('hooks-down');
     const down = page.locator('tr[data-destination="hooks-down"]');
     expect(await down.getAttribute('data-health')).toBe('failing');
-    await expect.poll(() => down.locator('.reasons').innerText()).toContain(`${printedUrl(receiver.url('/down'))}: no 2xx since`);
+    await expect.poll(() => down.locator('.reasons').innerText(), { timeout: 15_000 }).toContain(`${printedUrl(receiver.url('/down'))}: no 2xx since`);
     const reasons = await down.locator('.reasons').innerText();
     expect(reasons).toContain('last answer 501 Not Implemented');
     expect(reasons).toMatch(/3 of 3 delivery attempts failed in the last \d+ s \(3 dead-lettered\)/);
@@ -208,7 +208,7 @@ describe('the operator console in Chromium', () => {
 
     // Its dead letters: from the row's count to the list, the XSS messageId as text.
     await down.locator('button', { hasText: '3 of 3' }).click();
-    await expect.poll(() => page.locator('#letters tbody tr').count()).toBe(3);
+    await expect.poll(() => page.locator('#letters tbody tr').count(), { timeout: 15_000 }).toBe(3);
     expect(await page.locator('#letters-summary').innerText()).toBe(`3 of 3 dead letter(s) in the range, from ${prefix}deliveries.hooks-down.dlq`);
     const listed = await page.locator('#letters tbody tr').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-message-id')));
     expect(listed.sort()).toEqual([...ids].sort());
@@ -224,15 +224,15 @@ describe('the operator console in Chromium', () => {
     await shot('replay-dry-run');
     expect(receiver.requests.filter((r) => r.path === '/down').length).toBe(before);
     await page.locator('#replay-confirm').click();
-    await expect.poll(() => page.locator('#replay-summary').innerText()).toBe('Replayed 3 dead letter(s) of hooks-down back to delivery.');
+    await expect.poll(() => page.locator('#replay-summary').innerText(), { timeout: 15_000 }).toBe('Replayed 3 dead letter(s) of hooks-down back to delivery.');
     await waitFor(() => receiver.requests.filter((r) => r.path === '/down').length === before + 3, { what: 'the three replayed events delivered' });
     const redelivered = receiver.requests.filter((r) => r.path === '/down').slice(before).map((r) => (JSON.parse(r.text) as { messageId: string }).messageId);
     expect(redelivered.sort()).toEqual([...ids].sort());
-    await expect.poll(() => page.locator('#letters tbody tr').allInnerTexts()).toEqual(expect.arrayContaining([expect.stringContaining('(replayed)')]));
+    await expect.poll(() => page.locator('#letters tbody tr').allInnerTexts(), { timeout: 15_000 }).toEqual(expect.arrayContaining([expect.stringContaining('(replayed)')]));
 
     // The replayed three are delivered now: hooks-down's chart says so, its failures stay.
     await page.locator('button.tab[data-view="destinations"]').click();
-    await expect.poll(async () => total((await chartOf('hooks-down')).delivered)).toBe(3);
+    await expect.poll(async () => total((await chartOf('hooks-down')).delivered), { timeout: 15_000 }).toBe(3);
     expect(total((await chartOf('hooks-down')).failed)).toBe(3);
     await shot('destinations-after-replay');
 
@@ -359,9 +359,9 @@ describe('the operator console in Chromium', () => {
     expect(await letter.innerText()).toContain(`${printedUrl(receiver.url('/flaky'))}: 500 Internal Server Error: boom again: still down`);
     const before = receiver.requests.filter((r) => r.path === '/flaky').length;
     await letter.locator('button.replay-one').click();
-    await expect.poll(() => page.locator('#replay-summary').innerText()).toBe('Replayed dead letter m-flaky of hooks-flaky back to delivery.');
+    await expect.poll(() => page.locator('#replay-summary').innerText(), { timeout: 15_000 }).toBe('Replayed dead letter m-flaky of hooks-flaky back to delivery.');
     await waitFor(() => receiver.requests.filter((r) => r.path === '/flaky').length === before + 1, { what: 'm-flaky delivered after its replay' });
-    await expect.poll(() => letter.innerText()).toContain('(replayed)');
+    await expect.poll(() => letter.innerText(), { timeout: 15_000 }).toContain('(replayed)');
     expect(await letter.locator('button.replay-one').count()).toBe(0);
     await shot('dead-letter-replayed-one');
     // Asked again (another tab, a double click): found replayed, nothing moved.

@@ -55,8 +55,19 @@ describe('judge', () => {
       [fuzz('t-1', 'web/m-1'), fuzz('t-2', 'web/m-1'), fuzz('t-3', 'web/m-3'), fuzz('t-4', 'web/m-3')],
       observations({ arrivals: { a: { 't-1': { requests: 1, delivered: 1 } }, b: { 't-2': { requests: 1, delivered: 1 }, 't-3': { requests: 1, delivered: 1 } } } }),
     );
-    // m-1: a by t-1 and b by t-2, both served; m-3: b served by t-3, a by none.
-    expect(verdict.fuzz).toMatchObject({ droppedCopyPairs: 3, deliveredPairs: 3, lostPairs: 2 });
+    // m-1: a by t-1 and b by t-2, both served; m-3: t-3 taken as the call (b served, a lost), t-4 dropped whole.
+    expect(verdict.fuzz).toMatchObject({ droppedCopyPairs: 4, deliveredPairs: 3, lostPairs: 1 });
+    expect(verdict.lost.map((f) => `${f.key}/${f.destination}`)).toEqual(['t-3/a']);
+  });
+
+  it('takes an input of a copy group that reached nowhere as dropped whole when another of the group was taken as the call, even routed elsewhere; lost when none was', () => {
+    const fuzz = (key: string, copyGroup: string, destinations: string[]): Expectation => ({ key, origin: 'fuzz', acknowledged: true, claim: 'unknown', destinations, copyGroup });
+    const verdict = judge(
+      // m-1: the first copy filtered everywhere, the second (another content) to b: dropped. m-2: neither arrived: lost.
+      [fuzz('t-1', 'web/m-1', []), fuzz('t-2', 'web/m-1', ['b']), fuzz('t-3', 'web/m-2', ['a']), fuzz('t-4', 'web/m-2', ['a'])],
+      observations({}),
+    );
+    expect(verdict.fuzz).toMatchObject({ droppedCopyPairs: 1, lostPairs: 2 });
     expect(verdict.lost.map((f) => `${f.key}/${f.destination}`)).toEqual(['t-3/a', 't-4/a']);
   });
 

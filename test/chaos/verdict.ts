@@ -153,16 +153,26 @@ export function judge(expectations: Iterable<Expectation>, observations: Observa
   };
   const known = new Set<string>();
   const all = [...expectations];
-  // Per copy group, the destinations any of its inputs got to (delivered or dead-lettered).
+  // Per copy group, the destinations any of its inputs got to (delivered or dead-lettered),
+  // and the inputs the router took as the call (they got somewhere, or were to go nowhere).
+  // NOTE: the router keeps the first copy in its partition and drops the others whatever
+  // their content, so a later copy the oracle routes elsewhere may reach nowhere at all.
   const servedByGroup = new Map<string, Set<string>>();
+  const takenByGroup = new Map<string, Set<string>>();
   for (const expectation of all) {
-    if (expectation.copyGroup === undefined || !expectation.acknowledged) continue;
+    if (expectation.copyGroup === undefined || !expectation.acknowledged || expectation.destinations === undefined) continue;
     const served = servedByGroup.get(expectation.copyGroup) ?? new Set<string>();
-    for (const destination of expectation.destinations ?? []) {
+    for (const destination of expectation.destinations) {
       if ((observations.arrivals.get(destination)?.get(expectation.key)?.delivered ?? 0) > 0 || (observations.deadLetters.get(destination)?.get(expectation.key)?.withError ?? 0) > 0) served.add(destination);
     }
     servedByGroup.set(expectation.copyGroup, served);
+    if (expectation.destinations.length === 0 || seenAt(observations, expectation.key).size > 0) {
+      takenByGroup.set(expectation.copyGroup, (takenByGroup.get(expectation.copyGroup) ?? new Set<string>()).add(expectation.key));
+    }
   }
+  /** An input that reached nowhere while another of its copy group was taken as the call: dropped whole. */
+  const droppedWhole = (expectation: Expectation): boolean =>
+    expectation.copyGroup !== undefined && seenAt(observations, expectation.key).size === 0 && [...(takenByGroup.get(expectation.copyGroup) ?? [])].some((key) => key !== expectation.key);
 
   for (const expectation of all) {
     const { key } = expectation;
@@ -228,7 +238,7 @@ export function judge(expectations: Iterable<Expectation>, observations: Observa
       } else if (deadLettered) {
         tally.deadLetteredPairs += 1;
         deadLetteredHere = true;
-      } else if (expectation.copyGroup !== undefined && servedByGroup.get(expectation.copyGroup)?.has(destination) === true) {
+      } else if (expectation.copyGroup !== undefined && (servedByGroup.get(expectation.copyGroup)?.has(destination) === true || droppedWhole(expectation))) {
         tally.droppedCopyPairs += 1;
       } else {
         tally.lostPairs += 1;

@@ -36,11 +36,16 @@ describe('config reload metrics', () => {
     store = watchedConfigStore({ file, initial: loaded.config, env: {}, logger: silentLogger(), intervalMs: 50, onReload: (result) => metrics.configReloads.inc({ result }) });
     expect(await reloads(metrics)).toEqual({ applied: 0, refused: 0 });
 
-    writeConfigFile(config(['first', 'second']), file);
+    // NOTE: each version replaces the file at once: a write in place can be read half done on a busy machine (an extra refusal).
+    const replace = (text: string) => {
+      writeFileSync(`${file}.next`, text);
+      renameSync(`${file}.next`, file);
+    };
+    replace(stringify(config(['first', 'second'])));
     await waitFor(async () => (await reloads(metrics)).applied === 1, { timeoutMs: 10_000, what: 'an applied reload' });
     expect(store.current().destinations.map((d) => d.id)).toEqual(['first', 'second']);
 
-    writeFileSync(file, 'sources: [ { id: web, destinations: [nowhere] } ]\n');
+    replace('sources: [ { id: web, destinations: [nowhere] } ]\n');
     await waitFor(async () => (await reloads(metrics)).refused === 1, { timeoutMs: 10_000, what: 'a refused reload' });
     expect(store.current().destinations.map((d) => d.id)).toEqual(['first', 'second']);
     expect(await reloads(metrics)).toEqual({ applied: 1, refused: 1 });

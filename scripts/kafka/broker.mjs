@@ -220,6 +220,7 @@ export async function startBroker({ port, heapMb = 384, startTimeoutMs = 120_000
   }
 
   let child;
+  const STARTED_LINE = 'Kafka Server started';
   const launch = async () => {
     const out = createWriteStream(logFile, { flags: 'a' });
     // NOTE: detached puts the JVM in its own process group, so a terminal's Ctrl-C
@@ -238,8 +239,12 @@ export async function startBroker({ port, heapMb = 384, startTimeoutMs = 120_000
       );
       const onData = (chunk) => {
         out.write(chunk);
-        seen = (seen + chunk.toString('utf8')).slice(-4096);
-        if (seen.includes('Kafka Server started')) {
+        // NOTE: the whole chunk is searched, with the end of the one before (a line cut in
+        // two): a chunk of more than 4 KB (a broker loading many partitions of kept data
+        // logs them in bursts) once hid the line when only the last 4 KB were kept.
+        const text = seen + chunk.toString('utf8');
+        seen = text.slice(-STARTED_LINE.length);
+        if (text.includes(STARTED_LINE)) {
           clearTimeout(timer);
           resolveStart();
         }

@@ -20,6 +20,9 @@ export interface CallMemoryOptions {
   logger: Logger;
 }
 
+/** A read-back this long is logged at info (docs/kafka.md#copies-of-a-call). */
+const SLOW_READ_BACK_MS = 1_000;
+
 interface PartitionIds {
   ids: IdWindow;
   /** Every record below this offset is in `ids` (if it had an id). */
@@ -62,8 +65,10 @@ export class CallMemory {
     }
     memory.through = firstOffset;
     this.partitions.set(partition, memory);
-    logger.info(
-      { partition, records, remembered, through: firstOffset.toString(), ms: Math.round(performance.now() - startedMs) },
+    const ms = Math.round(performance.now() - startedMs);
+    // NOTE: at info only when it delayed routing noticeably: a start reads back every partition.
+    logger[ms >= SLOW_READ_BACK_MS ? 'info' : 'debug'](
+      { partition, records, remembered, through: firstOffset.toString(), ms },
       `messageIds of calls partition ${partition} read back for the dedupe window (${records} records)`,
     );
   }

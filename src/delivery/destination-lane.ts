@@ -1,26 +1,16 @@
 // One destination's deliveries in the deliverer's one consumer (the port's partition
-// stream): the records of its topics wait in per-partition FIFO queues, bounded in
-// total, and run with at most `concurrencyPerDestination` requests in flight. Isolation
-// is structural: a destination whose URLs all hang fills only its own permits and its
-// own queue, and when that queue is full only its own partitions are paused; the fetch
-// loop and every other lane go on.
+// stream): per-partition FIFO queues, bounded in total, run with at most
+// `concurrencyPerDestination` requests in flight. Isolation is structural: a destination
+// whose URLs all hang fills only its own permits and queue, and only its own partitions
+// are paused; the fetch loop and every other lane go on.
 //
-// The delivery flow, file by file: destination-lane.ts, the coordinator of its parts
-// (lane-queues.ts: queues, per-user order, the one round robin; lane-permits.ts: circuits,
-// permits, rate limit; lane-fetch.ts: pause and resume, due times; batch-fill.ts;
-// held-retries.ts) → deliver-event.ts (sign, send to the URLs, count) →
-// retry-or-dead-letter.ts (a failure written to a retry tier or the dead letters) → the
-// lane's account in the stream's commit ledger (src/kafka/commit-ledger.ts: committed
-// within about one commit round trip, out of order).
-//
-// Two modes a destination may set (docs/webhooks.md#batches, #per-user-order):
-// - `batch`: the lane fills one open batch from its queues (round robin) and sends it
-//   as one request on one permit when full, or `maxWait` after it first waited for more.
-// - `ordering: user`: an event whose user (the record key) has one under way is parked
-//   (user-order.ts) instead of started; when that one is done, the next parked one is in
-//   turn. A failed event's next attempt waits in the lane (held-retries.ts), not in a
-//   retry tier, and stays unfinished with its user's later events: the partition's
-//   commit stays below them, so whoever owns the partition next keeps the order.
+// The delivery flow: destination-lane.ts, the coordinator of its parts (lane-queues.ts:
+// queues, per-user order, the one round robin; lane-permits.ts: circuits, permits, rate
+// limit; lane-fetch.ts: pause and resume, due times; batch-fill.ts, `batch`;
+// held-retries.ts, `ordering: user`'s retries waiting in the lane, unfinished, so whoever
+// owns the partition next keeps the order; docs/webhooks.md#batches, #per-user-order) →
+// deliver-event.ts (sign, send, count) → retry-or-dead-letter.ts → the lane's account in
+// the stream's commit ledger (src/kafka/commit-ledger.ts: committed out of order).
 import type { InboundRecord } from '../kafka/index.js';
 import { OpenBatch } from './batch-fill.js';
 import type { DeliveryResult } from './deliver-event.js';
@@ -29,11 +19,10 @@ import { EndOfTurn } from './end-of-turn.js';
 import { readEnvelope } from './envelope.js';
 import { HeldRetries, nodeTimers } from './held-retries.js';
 import { LaneFetch } from './lane-fetch.js';
-import type { LaneParts } from './lane-parts.js';
+import type { Entry, Head, LaneParts, PartitionQueue, Queued } from './lane-parts.js';
 import { LanePermits } from './lane-permits.js';
 import type { Grant } from './lane-permits.js';
 import { LaneQueues } from './lane-queues.js';
-import type { Entry, Head, PartitionQueue, Queued } from './lane-queues.js';
 import { isHeldRetry } from './retry-or-dead-letter.js';
 
 export { fullness, laneQueueBound, laneUncommittedBound } from './lane-bounds.js';
@@ -78,11 +67,7 @@ export class DestinationLane {
     this.fetch.pauseIfFull();
   }
 
-  /**
-   * The partition is not ours any more: drop what waits (queued, parked, paced, in the
-   * open batch, held for a retry: none of it finished, so the next owner reads it again);
-   * the offsets still running are returned.
-   */
+  /** The partition is not ours any more: what of it waits goes (none of it finished: the next owner reads it again); returns its offsets still running. */
   revoke(topic: string, partition: number): string[] {
     const queue = this.queues.find(topic, partition);
     if (queue === undefined) return [];
@@ -115,7 +100,7 @@ export class DestinationLane {
     return this.fetch.waitingForCircuits;
   }
 
-  /** The destination's settings changed (a reload): what waited on the old URLs' circuits may go now. */
+  /** The settings changed (a reload): what waited on the old URLs' circuits may go now. */
   wake(): void {
     this.schedulePump();
   }
@@ -137,11 +122,7 @@ export class DestinationLane {
     this.endOfTurn.run(this.pump);
   };
 
-  /**
-   * Starts what may start while permits last (lane-queues.ts `offer`: events whose turn
-   * came first, then the queues' heads, round robin); with `batch`, into one open batch
-   * at a time.
-   */
+  /** Starts what may start while permits last (lane-queues.ts `offer`); with `batch`, into one open batch at a time. */
   private readonly pump = (): void => {
     if (this.stopping || this.permits.paced !== undefined) return;
     const settings = this.parts.settings();
@@ -171,10 +152,9 @@ export class DestinationLane {
   };
 
   /**
-   * With every URL open: the events whose retry window ended go on (each to its dead
-   * letter, no request), those in turn first, then each partition's heads, one partition
-   * after the other in the order they came (no round robin); the rest wait. NOTE: a
-   * batching destination's events wait together, window ended or not, for the probes.
+   * With every URL open, the events whose retry window ended go on (each to its dead
+   * letter, no request): those in turn first, then partition by partition (no round
+   * robin). NOTE: a batching destination's events wait together for the probes.
    */
   private startEndedWindows(settings: PreparedDestination, now: number): void {
     if (settings.batch !== undefined) return;
@@ -223,11 +203,7 @@ export class DestinationLane {
     return true;
   }
 
-  /**
-   * The head of `queue` if it may start: undefined when there is none, it is not due
-   * yet (the partition waits) or its partition waits; 'parked' when it was taken off to
-   * wait behind its user's earlier event (ordered destinations).
-   */
+  /** The head of `queue` if it may start: undefined when none, or its partition waits (a due time); 'parked': taken off to wait behind its user's earlier event. */
   private headOf(queue: PartitionQueue, settings: PreparedDestination): Head {
     const item = queue.items[queue.head];
     if (item === undefined || this.fetch.headWaits(queue, item)) return undefined;
@@ -236,11 +212,7 @@ export class DestinationLane {
     return head;
   }
 
-  /**
-   * One request for `entries` (one event, or a closed batch), if it may go: commits keep
-   * up, a permit is free, the rate limit has a token (else it waits for it, holding the
-   * lane). Takes a single event off where it waited; false when the lane is blocked.
-   */
+  /** One request for `entries` (an event, or a closed batch) if commits keep up and a permit is free (paced: it waits for its tokens, holding the lane); false: the lane is blocked. */
   private request(settings: PreparedDestination, entries: readonly Entry[]): boolean {
     // NOTE: every permit taken is the usual case of a busy lane's pump (a batch filled
     // while its one request is out): nothing below could start it, and a permit freed pumps again.
@@ -271,11 +243,7 @@ export class DestinationLane {
     return true;
   }
 
-  /**
-   * NOTE: a delivery finished but not committed is delivered again after a SIGKILL.
-   * While commits fail (the broker away), or once this lane has many such, starting
-   * more would only add to that: the lane waits until its account opens again.
-   */
+  /** NOTE: a delivery finished, not committed, is redone after a SIGKILL: while commits fail, or with many such, the lane waits for its account to open again. */
   private waitsForCommit(): boolean {
     const { commits } = this.parts;
     if (commits.mayStart()) return false;

@@ -5,8 +5,8 @@
 // waits with an end (a due time, the circuits' cool-down) keep the timer that pumps the
 // lane then.
 import { fullness } from './lane-bounds.js';
-import type { LaneStream } from './lane-parts.js';
-import type { LaneQueues, PartitionQueue, Queued } from './lane-queues.js';
+import type { LaneStream, PartitionQueue, Queued } from './lane-parts.js';
+import type { LaneQueues } from './lane-queues.js';
 import type { RetryTierWait } from './retry-tier-wait.js';
 
 export class LaneFetch {

@@ -1,10 +1,13 @@
 // What a destination lane (destination-lane.ts) is made with: its destination's settings,
-// the deliverer's circuits, pace, retry tiers, deliveries, stream and commit account.
+// the deliverer's circuits, pace, retry tiers, deliveries, stream and commit account; and
+// what its parts hand each other: queued records and their partitions' queues.
 import type { Logger } from 'pino';
+import type { InboundRecord } from '../kafka/index.js';
 import type { CommitAccount } from './commit-account.js';
 import type { BatchJob, DeliveryJob, DeliveryResult } from './deliver-event.js';
 import type { PreparedDestination } from './destination-settings.js';
 import type { EndOfTurn } from './end-of-turn.js';
+import type { Envelope } from './envelope.js';
 import type { RatePace } from './rate-pace.js';
 import type { RetryTierWait } from './retry-tier-wait.js';
 import type { UrlCircuits } from './url-circuits.js';
@@ -45,3 +48,29 @@ export interface LaneParts {
   endOfTurn?: EndOfTurn;
 }
 
+export interface Queued {
+  record: InboundRecord;
+  envelope: Envelope;
+}
+
+export interface PartitionQueue {
+  topic: string;
+  partition: number;
+  items: Queued[];
+  /** Index of the head in `items` (shifted lazily). */
+  head: number;
+  /** Offsets running now (sent, waiting for rate-limit tokens, or in the open batch). */
+  running: Set<string>;
+  /** Its records parked behind an earlier event of their user (ordered destinations). */
+  parked: number;
+}
+
+/** A record taken, or about to be taken, off its partition's queue; `user`: its record key ('' when the destination keeps no order). */
+export interface Entry {
+  queue: PartitionQueue;
+  item: Queued;
+  user: string;
+}
+
+/** The head of a queue as the lane sees it: an event that may start, one just parked behind its user's, or none that may start now. */
+export type Head = Entry | 'parked' | undefined;

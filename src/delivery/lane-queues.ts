@@ -5,35 +5,8 @@
 // startable event, round robin) that starts single events and fills a batch alike.
 import type { InboundRecord } from '../kafka/index.js';
 import { partitionKey } from '../kafka/index.js';
-import type { Envelope } from './envelope.js';
+import type { Entry, Head, PartitionQueue, Queued } from './lane-parts.js';
 import { UserOrder } from './user-order.js';
-
-export interface Queued {
-  record: InboundRecord;
-  envelope: Envelope;
-}
-
-export interface PartitionQueue {
-  topic: string;
-  partition: number;
-  items: Queued[];
-  /** Index of the head in `items` (shifted lazily). */
-  head: number;
-  /** Offsets running now (sent, waiting for rate-limit tokens, or in the open batch). */
-  running: Set<string>;
-  /** Its records parked behind an earlier event of their user (ordered destinations). */
-  parked: number;
-}
-
-/** A record taken, or about to be taken, off its partition's queue; `user`: its record key ('' when the destination keeps no order). */
-export interface Entry {
-  queue: PartitionQueue;
-  item: Queued;
-  user: string;
-}
-
-/** The head of a queue as the lane sees it: an event that may start, one just parked behind its user's, or none that may start now. */
-export type Head = Entry | 'parked' | undefined;
 
 export class LaneQueues {
   private readonly queues = new Map<string, PartitionQueue>();
@@ -93,10 +66,7 @@ export class LaneQueues {
     return this.ready[0];
   }
 
-  /**
-   * The head of `queue` (due already) as an event that may start; 'parked' when it was
-   * taken off to wait behind its user's earlier event (`ordered`).
-   */
+  /** The head `item` of `queue` (due) as an event that may start; 'parked': taken off to wait behind its user's earlier event (`ordered`). */
   headOf(queue: PartitionQueue, item: Queued, ordered: boolean): Head {
     if (!ordered) return { queue, item, user: '' };
     const entry: Entry = { queue, item, user: userOf(item.record) };
@@ -145,12 +115,11 @@ export class LaneQueues {
   }
 
   /**
-   * Offers the lane's next startable events to `take`: first those whose turn came,
-   * oldest first, then the queues' heads that `headOf` gives, one partition after the
-   * other (round robin, so no partition of the lane starves another), until `take`
-   * declines one (false: that queue keeps its turn), `more` says stop (heads only), or
-   * nothing more may start. `take` takes what it accepts off (`take()`), and may take
-   * one and still say stop (a request that waits for its rate-limit tokens).
+   * The one walk: offers the next startable event to `take`, those in turn first, oldest
+   * first, then the heads `headOf` gives, round robin (no partition starves another),
+   * until `take` says false (that partition keeps its turn; `take` may have taken it, as
+   * a request that waits for its tokens), `more` says stop (heads only), or none may start.
+   * `take` takes off (`take()`) what it accepts.
    */
   offer(headOf: (queue: PartitionQueue) => Head, take: (entry: Entry) => boolean, more: () => boolean = () => true): void {
     while (this.ready.length > 0) {
@@ -177,11 +146,7 @@ export class LaneQueues {
     }
   }
 
-  /**
-   * The partition is not the lane's any more: its queue goes, with what it queued, parked
-   * or had in turn; what waited behind its events is in turn again. Returns whether any
-   * event was in turn before the partition's were taken out (the lane then pumps).
-   */
+  /** The partition went: its queue goes, with what it queued, parked or had in turn; what waited behind it is in turn. Returns whether any event was in turn before its own went out (the lane then pumps). */
   remove(queue: PartitionQueue): boolean {
     this.drop(queue);
     for (const entry of this.order.forget((event) => event.queue === queue)) {

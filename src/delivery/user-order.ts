@@ -6,7 +6,7 @@
 // A user's events (the records of one key, so of one partition) go one at a time: the
 // user's event under way holds the others, which wait here, parked, oldest first. An
 // event under way is one in flight, or one that failed and waits in the lane for its
-// next attempt (destination-lane.ts: an ordered destination's retries wait in the lane,
+// next attempt (held-retries.ts: an ordered destination's retries wait in the lane,
 // not in a retry tier). It is done when delivered or dead-lettered; then the next
 // parked event of its user starts. A user whose events wait holds back no one else.
 //

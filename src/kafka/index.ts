@@ -20,8 +20,7 @@ export * from './read-to-end.js';
 export * from './key-scan.js';
 
 export * from './partition-stream.js';
-export { COMMIT_STALL_MS, CommitLedger, commitDelay, commitOverdueMs, commitsStalledAt } from './commit-ledger.js';
+export { StreamProgress } from './stream-progress.js';
+export type { CommitSnapshot, PartitionCommit } from './stream-progress.js';
 export { partitionKey } from './partition-key.js';
-export type { CommitChannel, PartitionCommit } from './commit-ledger.js';
-export { fetchWait } from './fetch-wait.js';
 export * from './offset-progress.js';

@@ -188,7 +188,7 @@ export class Fetcher {
     const metadata = await this.wire.metadata(topics);
     for (const p of this.partitions.values()) {
       const leader = metadata.topics.get(p.topic)?.partitions.find((x) => x.partition === p.partition)?.leader ?? -1;
-      p.leader = leader;
+      this.partitions.setLeader(p, leader);
     }
     for (const leader of new Set([...this.partitions.values()].map((p) => p.leader))) {
       if (leader < 0 || this.loops.has(leader)) continue;
@@ -205,13 +205,12 @@ export class Fetcher {
       if (this.metadataWanted) {
         await this.refreshLeaders().catch((error: unknown) => this.events.trouble?.(error as Error));
       }
-      const mine = [...this.partitions.values()].filter((p) => p.leader === leader);
-      if (mine.length === 0) return; // the partitions moved to other leaders, or went
+      if (!this.partitions.leads(leader)) return; // the partitions moved to other leaders, or went
       const now = Date.now();
       const pollEmpty = now - (this.lastEmptyPoll.get(leader) ?? 0) >= this.settings.emptyPollMs;
       const sent = this.partitions.send(leader, this.rotation++, pollEmpty);
       if (sent === undefined) {
-        if (mine.some((p) => !p.paused && !p.inFlight)) this.starved = true;
+        if (this.partitions.anyAskable(leader)) this.starved = true;
         await this.idle(leader, this.settings.emptyPollMs);
         continue;
       }

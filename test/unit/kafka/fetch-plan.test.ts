@@ -4,7 +4,7 @@
 // rebalances, failed and late answers (fast-check).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { planFetch } from '../../../src/kafka/fetch-plan.js';
+import { planFetch, planInput } from '../../../src/kafka/fetch-plan.js';
 import type { PlanPartition, PlanSettings } from '../../../src/kafka/fetch-plan.js';
 import { FetchPositions } from '../../../src/kafka/fetch-positions.js';
 import type { AskedPartition, FetchPartition, SentRequest } from '../../../src/kafka/fetch-positions.js';
@@ -18,53 +18,55 @@ function part(key: string, fields: Partial<PlanPartition> = {}): PlanPartition {
 const SETTINGS: PlanSettings = { budgetBytes: 64 * KB, maxPartitionBytes: 16 * KB, maxRequestBytes: 48 * KB, minPartitionBytes: KB };
 /** Five partitions with records share 80 KB: 16 KB each. */
 const FIVE = { ...SETTINGS, budgetBytes: 80 * KB };
+/** The plan for `leader` from every partition, walked once (what FetchPositions keeps as it goes). */
+const planOf = (all: readonly PlanPartition[], leader: number, settings: PlanSettings, outstanding: number, rotation: number, pollEmpty: boolean) => planFetch(planInput(all, leader), settings, outstanding, rotation, pollEmpty);
 const keys = (plan: ReturnType<typeof planFetch>) => plan?.partitions.map((p) => `${p.key}=${p.maxBytes / KB}`);
 
 describe('planFetch', () => {
   it('asks each partition of the leader for up to its limit, leaving out paused ones, those in flight and other leaders\'', () => {
     const all = [part('a'), part('b', { paused: true }), part('c', { inFlight: true }), part('d', { leader: 2 }), part('e')];
-    expect(keys(planFetch(all, 1, FIVE, 0, 0, false))).toEqual(['a=16', 'e=16']);
-    expect(planFetch(all, 1, FIVE, 0, 0, false)?.maxBytes).toBe(32 * KB);
+    expect(keys(planOf(all, 1, FIVE, 0, 0, false))).toEqual(['a=16', 'e=16']);
+    expect(planOf(all, 1, FIVE, 0, 0, false)?.maxBytes).toBe(32 * KB);
     // Partitions at their end do not count in the shares: a, c and e share 64 KB (maxPartitionBytes caps them).
     const idle = [part('a'), part('b', { hasRecords: false }), part('c', { hasRecords: false }), part('e')];
-    expect(keys(planFetch(idle, 1, { ...SETTINGS, maxPartitionBytes: 64 * KB }, 0, 0, false))).toEqual(['a=32', 'e=16']);
+    expect(keys(planOf(idle, 1, { ...SETTINGS, maxPartitionBytes: 64 * KB }, 0, 0, false))).toEqual(['a=32', 'e=16']);
   });
 
   it('shares the budget: a partition holding its fair share is left out; the request stays within what is left', () => {
     // Four partitions with records: a fair share is 16 KB. a holds 15.5 KB (less than the 1 KB minimum left).
     const all = [part('a', { held: 15.5 * KB }), part('b', { held: 10 * KB }), part('c'), part('d')];
-    expect(keys(planFetch(all, 1, SETTINGS, 25.5 * KB, 0, false))).toEqual(['b=6', 'c=16', 'd=16']);
+    expect(keys(planOf(all, 1, SETTINGS, 25.5 * KB, 0, false))).toEqual(['b=6', 'c=16', 'd=16']);
     // 60 KB out already: 4 KB left, all to the first in turn.
-    expect(keys(planFetch(all, 1, SETTINGS, 60 * KB, 0, false))).toEqual(['b=4']);
-    expect(planFetch(all, 1, SETTINGS, 64 * KB, 0, false)).toBeUndefined();
+    expect(keys(planOf(all, 1, SETTINGS, 60 * KB, 0, false))).toEqual(['b=4']);
+    expect(planOf(all, 1, SETTINGS, 64 * KB, 0, false)).toBeUndefined();
   });
 
   it('asks for a truncated partition alone, within what the budget has left but at least the minimum', () => {
     const all = [part('a'), part('b', { alone: true }), part('c')];
-    expect(planFetch(all, 1, SETTINGS, 0, 0, false)).toEqual({ partitions: [{ key: 'b', topic: 'b', partition: 0, maxBytes: 16 * KB }], maxBytes: 16 * KB, polls: false });
-    expect(keys(planFetch(all, 1, SETTINGS, 64 * KB, 0, false))).toEqual(['b=1']);
+    expect(planOf(all, 1, SETTINGS, 0, 0, false)).toEqual({ partitions: [{ key: 'b', topic: 'b', partition: 0, maxBytes: 16 * KB }], maxBytes: 16 * KB, polls: false });
+    expect(keys(planOf(all, 1, SETTINGS, 64 * KB, 0, false))).toEqual(['b=1']);
   });
 
   it('polls partitions at their end only when told to (every emptyPollMs), within one allowance', () => {
     const all = [part('a'), part('b', { hasRecords: false }), part('c', { hasRecords: false })];
-    expect(planFetch(all, 1, SETTINGS, 0, 0, false)).toMatchObject({ polls: false, maxBytes: 16 * KB });
-    expect(keys(planFetch(all, 1, SETTINGS, 0, 0, false))).toEqual(['a=16']);
+    expect(planOf(all, 1, SETTINGS, 0, 0, false)).toMatchObject({ polls: false, maxBytes: 16 * KB });
+    expect(keys(planOf(all, 1, SETTINGS, 0, 0, false))).toEqual(['a=16']);
     // Told to: they ride along, and the request may bring one partition's limit more.
-    expect(planFetch(all, 1, SETTINGS, 0, 0, true)).toMatchObject({ polls: true, maxBytes: 32 * KB });
+    expect(planOf(all, 1, SETTINGS, 0, 0, true)).toMatchObject({ polls: true, maxBytes: 32 * KB });
     const idle = [part('b', { hasRecords: false }), part('c', { hasRecords: false })];
-    expect(planFetch(idle, 1, SETTINGS, 0, 0, false)).toBeUndefined();
-    expect(planFetch(idle, 1, SETTINGS, 0, 0, true)).toMatchObject({ polls: true, maxBytes: 16 * KB });
-    expect(keys(planFetch(idle, 1, SETTINGS, 0, 0, true))).toEqual(['b=16', 'c=16']);
+    expect(planOf(idle, 1, SETTINGS, 0, 0, false)).toBeUndefined();
+    expect(planOf(idle, 1, SETTINGS, 0, 0, true)).toMatchObject({ polls: true, maxBytes: 16 * KB });
+    expect(keys(planOf(idle, 1, SETTINGS, 0, 0, true))).toEqual(['b=16', 'c=16']);
     // With the budget used up, a poll may bring the minimum (the broker adds a whole first batch at most).
-    expect(planFetch(idle, 1, SETTINGS, 70 * KB, 0, true)).toMatchObject({ polls: true, maxBytes: KB });
+    expect(planOf(idle, 1, SETTINGS, 70 * KB, 0, true)).toMatchObject({ polls: true, maxBytes: KB });
   });
 
   it('rotates: the walk starts at the rotation, so the budget that runs short goes to others in turn', () => {
     const all = ['a', 'b', 'c', 'd', 'e'].map((k) => part(k));
     const tight = { ...FIVE, maxRequestBytes: 16 * KB };
-    expect(keys(planFetch(all, 1, tight, 0, 0, false))).toEqual(['a=16']);
-    expect(keys(planFetch(all, 1, tight, 0, 3, false))).toEqual(['d=16']);
-    expect(keys(planFetch(all, 1, tight, 0, 7, false))).toEqual(['c=16']);
+    expect(keys(planOf(all, 1, tight, 0, 0, false))).toEqual(['a=16']);
+    expect(keys(planOf(all, 1, tight, 0, 3, false))).toEqual(['d=16']);
+    expect(keys(planOf(all, 1, tight, 0, 7, false))).toEqual(['c=16']);
   });
 });
 
@@ -73,7 +75,7 @@ describe('FetchPositions', () => {
     const state = new FetchPositions(SETTINGS);
     for (const key of ['a', 'b']) {
       state.add(key, key, 0, 10n, 0);
-      state.get(key)!.leader = 1;
+      state.setLeader(state.get(key)!, 1);
     }
     return state;
   }
@@ -110,6 +112,24 @@ describe('FetchPositions', () => {
     expect({ position: state.get('a')!.position, held: state.get('a')!.held, outstanding: state.outstanding() }).toEqual({ position: 13n, held: 3_000, outstanding: 3_000 });
     // b is asked for alone next.
     expect(state.send(1, 0, false)?.asked.map((x) => x.partition.key)).toEqual(['b']);
+  });
+
+  it('a plan reads only the leader\'s partitions not at their end, unless those at their end ride along', () => {
+    const state = new FetchPositions(SETTINGS);
+    for (let i = 0; i < 1_000; i++) {
+      state.add(`e${i}`, 'e', i, 0n, 0);
+      state.setLeader(state.get(`e${i}`)!, 1);
+    }
+    state.add('r', 'r', 0, 0n, 0);
+    state.setLeader(state.get('r')!, 1);
+    // Every partition answered once: the 1,000 at their end, r with more to read.
+    for (const p of state.values()) state.answered(p, 0n, 0n, p.key === 'r' ? 5n : 0n, 0);
+    expect(state.inputOf(1, false)).toEqual({ active: [state.get('r')], empty: [], sharing: 1 });
+    expect(state.inputOf(1, true).empty).toHaveLength(1_000);
+    expect(state.send(1, 0, false)?.asked.map((a) => a.partition.key)).toEqual(['r']);
+    // A seek makes a partition's end unknown again: it is asked for at once.
+    state.seek(state.get('e7')!, 3n);
+    expect(state.inputOf(1, false).active.map((p) => p.key).sort()).toEqual(['e7', 'r']);
   });
 
   it('a request out counts its maxBytes against the budget until settled; a failed one frees its partitions', () => {
@@ -174,7 +194,7 @@ function assign(sim: Sim, keys: string[]): void {
   for (const key of keys) {
     sim.state.add(key, key, 0, BigInt(committed(sim, key)), 0);
     const p = sim.state.get(key)!;
-    p.leader = sim.leaderOf.get(key)!;
+    sim.state.setLeader(p, sim.leaderOf.get(key)!);
     sim.owner.get(key)!.epoch = { object: p, epoch: p.epoch, next: p.position, seen: new Set() };
   }
 }
@@ -185,7 +205,7 @@ function assignMore(sim: Sim): void {
     if (sim.state.get(key) !== undefined) continue;
     sim.state.add(key, key, 0, BigInt(committed(sim, key)), 0);
     const p = sim.state.get(key)!;
-    p.leader = sim.leaderOf.get(key)!;
+    sim.state.setLeader(p, sim.leaderOf.get(key)!);
     sim.owner.get(key)!.epoch = { object: p, epoch: p.epoch, next: p.position, seen: new Set() };
   }
 }
@@ -299,8 +319,25 @@ function handOver(sim: Sim, p: FetchPartition, from: bigint, sizes: number[]): v
   epoch!.next = from + BigInt(sizes.length);
 }
 
+/** What FetchPositions keeps as it goes (each leader's partitions by whether at their end, bytes held, partitions sharing) equals a full walk. */
+function checkIndex(sim: Sim): void {
+  const all = [...sim.state.values()];
+  const sorted = (list: readonly PlanPartition[]) => list.map((p) => p.key).sort();
+  for (const leader of new Set([-1, ...all.map((p) => p.leader), ...Array.from({ length: sim.leaders }, (_, i) => i + 1)])) {
+    const kept = sim.state.inputOf(leader, true);
+    const walked = planInput(all, leader);
+    expect({ active: sorted(kept.active), empty: sorted(kept.empty), sharing: kept.sharing }).toEqual({ active: sorted(walked.active), empty: sorted(walked.empty), sharing: walked.sharing });
+    expect(sim.state.leads(leader)).toBe(walked.active.length + walked.empty.length > 0);
+  }
+  let out = 0;
+  for (const p of all) out += p.held;
+  for (const request of sim.pending.values()) out += request.plan.maxBytes;
+  expect(sim.state.outstanding()).toBe(out);
+}
+
 /** Held plus what the requests out may bring, within the budget plus one batch per partition (the broker's whole first batch) and the minimum per leader. */
 function checkBudget(sim: Sim): void {
+  checkIndex(sim);
   const bound = sim.settings.budgetBytes + sim.logs.size * (sim.maxBatch + sim.settings.minPartitionBytes) + sim.leaders * sim.settings.minPartitionBytes;
   expect(sim.state.outstanding()).toBeLessThanOrEqual(bound);
   let held = 0;

@@ -37,6 +37,8 @@ export interface FetcherSettings extends Omit<PlanSettings, 'minPartitionBytes'>
   pollWaitMs(): number;
   /** How often partitions at their end ride along while others bring records. */
   emptyPollMs: number;
+  /** A request that polls is answered once this many bytes wait for it, or after pollWaitMs (default 1). */
+  minBytes?: number;
 }
 
 export interface FetcherEvents {
@@ -219,7 +221,7 @@ export class Fetcher {
       try {
         const answer = await this.wire.fetch(leader, {
           maxWaitMs: plan.polls ? this.settings.pollWaitMs() : 0,
-          minBytes: 1,
+          minBytes: plan.polls ? (this.settings.minBytes ?? 1) : 1,
           maxBytes: plan.maxBytes,
           isolation: this.settings.isolation,
           topics: groupByTopic(asked.map(({ partition: p, position, maxBytes }) => ({ topic: p.topic, partition: p.partition, offset: position, maxBytes }))),

@@ -245,9 +245,6 @@ class DelivererService implements Service, DelivererStatus {
   });
 
   health(): ServiceHealth {
-    const failure = this.stream?.failure();
-    // NOTE: the detail names what is down, never the error's text (logged at fatal).
-    if (failure !== undefined) return { live: false, ready: false, detail: 'the delivery consumer (Kafka) stopped for good (the log has the error): restart the process' };
     const ready = this.started && !this.stopping && (this.lanes.size === 0 || this.stream?.joined() === true);
     if (!ready) return { live: true, ready, detail: this.stopping ? 'stopping' : `waiting for the consumer group ${this.groupId} to join` };
     const foreign = this.lanes.size === 0 ? undefined : this.stream?.assignmentProblem();

@@ -148,7 +148,6 @@ export interface PartitionStream<L extends StreamCommits = StreamCommits> {
   buffered(): { records: number; bytes: number };
   /** Positions reset because retention removed records before they were read (each logged). */
   resets(): number;
-  failure(): Error | undefined;
   /** Commits what finished (until done while still a member), then leaves the group. */
   stop(): Promise<void>;
 }
@@ -332,10 +331,6 @@ class EnginePartitionStream<L extends StreamCommits> implements PartitionStream<
 
   joined(): boolean {
     return this.member;
-  }
-
-  failure(): Error | undefined {
-    return undefined;
   }
 
   assignmentProblem(): string | undefined {

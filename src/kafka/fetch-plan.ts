@@ -10,7 +10,8 @@
 // - partitions known to be empty (their end reached) ride along only every
 //   `emptyPollMs` (a long poll on the broker when nothing else is asked): they are not
 //   walked between, so work per fetch follows the partitions that have records;
-// - the walk starts at a rotating index, so none starves when the budget runs short.
+// - the walk goes in the order given: least recently asked first (fetch-positions.ts),
+//   so none starves when the budget runs short.
 // docs/kafka.md#the-consumer-engine says how the budget is sized.
 
 export interface PlanPartition {
@@ -56,7 +57,7 @@ export interface FetchPlan {
 
 /** What a plan for one leader reads: its partitions, split by whether they are at their end. */
 export interface PlanInput {
-  /** The leader's partitions not known to be at their end: walked at every plan. */
+  /** The leader's partitions not known to be at their end, in the order to walk them: walked at every plan. */
   readonly active: readonly PlanPartition[];
   /** The leader's partitions at their end as last seen: walked only when they ride along. */
   readonly empty: readonly PlanPartition[];
@@ -84,16 +85,14 @@ export function planInput(all: readonly PlanPartition[], leader: number): PlanIn
  * proportion to the leader's partitions not at their end, and to all of them when they
  * ride along.
  */
-export function planFetch(input: PlanInput, settings: PlanSettings, outstanding: number, rotation: number, pollEmpty: boolean): FetchPlan | undefined {
+export function planFetch(input: PlanInput, settings: PlanSettings, outstanding: number, pollEmpty: boolean): FetchPlan | undefined {
   const fairShare = Math.max(settings.minPartitionBytes, Math.floor(settings.budgetBytes / Math.max(1, input.sharing)));
   let left = Math.min(settings.maxRequestBytes, settings.budgetBytes - outstanding);
   const askable = (p: PlanPartition) => !p.paused && !p.inFlight;
   const mine = input.active.filter(askable);
   const withRecords: PlannedPartition[] = [];
   const empty: PlannedPartition[] = [];
-  const start = mine.length === 0 ? 0 : rotation % mine.length;
-  for (let i = 0; i < mine.length; i++) {
-    const p = mine[(start + i) % mine.length]!;
+  for (const p of mine) {
     const room = Math.min(settings.maxPartitionBytes, fairShare - p.held);
     if (p.alone && room >= settings.minPartitionBytes) {
       // NOTE: alone, whatever else waits: only the first batch of a request comes whole.

@@ -132,14 +132,21 @@ export class FetchPositions {
     return total;
   }
 
-  /** The next request to `leader` (planFetch), its partitions marked in flight; undefined when none may be asked for now. */
-  send(leader: number, rotation: number, pollEmpty: boolean): SentRequest | undefined {
-    const plan = planFetch(this.inputOf(leader, pollEmpty), this.settings, this.outstanding(), rotation, pollEmpty);
+  /**
+   * The next request to `leader` (planFetch), its partitions marked in flight; undefined
+   * when none may be asked for now. The leader's partitions are walked least recently
+   * asked first, so the budget that runs short goes to the others next time.
+   */
+  send(leader: number, pollEmpty: boolean): SentRequest | undefined {
+    const plan = planFetch(this.inputOf(leader, pollEmpty), this.settings, this.outstanding(), pollEmpty);
     if (plan === undefined) return undefined;
     this.inFlightBytes.set(leader, plan.maxBytes);
+    const mine = this.byLeader.get(leader)!;
     const asked = plan.partitions.map((entry) => {
       const p = this.partitions.get(entry.key)!;
       p.inFlight = true;
+      // Asked: behind those not asked, which the next plan walks first.
+      if (mine.active.delete(p)) mine.active.add(p);
       return { partition: p, epoch: p.epoch, position: p.position, maxBytes: entry.maxBytes };
     });
     return { plan, asked };

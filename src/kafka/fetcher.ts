@@ -66,7 +66,6 @@ export class Fetcher {
   private readonly loops = new Map<number, Promise<void>>();
   private readonly wakers = new Map<number, () => void>();
   private running = true;
-  private rotation = 0;
   private lastEmptyPoll = new Map<number, number>();
   private metadataWanted = false;
   /** A plan found partitions that could be asked for but for the budget. */
@@ -210,7 +209,7 @@ export class Fetcher {
       if (!this.partitions.leads(leader)) return; // the partitions moved to other leaders, or went
       const now = Date.now();
       const pollEmpty = now - (this.lastEmptyPoll.get(leader) ?? 0) >= this.settings.emptyPollMs;
-      const sent = this.partitions.send(leader, this.rotation++, pollEmpty);
+      const sent = this.partitions.send(leader, pollEmpty);
       if (sent === undefined) {
         if (this.partitions.anyAskable(leader)) this.starved = true;
         await this.idle(leader, this.settings.emptyPollMs);

@@ -10,7 +10,8 @@
 //
 // Until the first fetch, and after a crash of its consumer, the cache holds nothing
 // and every call's pair is written (more records, never a pair missed).
-import { createCrashLevels, createProducer, seenFollowerGroupId, startConsumer } from '../kafka/index.js';
+import { createProducer, seenFollowerGroupId, startConsumer } from '../kafka/index.js';
+import { createCrashLevels } from '../runtime/crash-levels.js';
 import type { ConsumerEvents, ConsumerSettings, RecordBatch, RecordProducer, RunningConsumer } from '../kafka/index.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import { onceStop, runAll } from '../runtime/service.js';
@@ -91,7 +92,7 @@ export function createSeenFollower(deps: RoleDeps, cache: SeenPairCache): Servic
     }
   };
 
-  // A transient crash (the coordinator still loading at a first start) stays at debug for a minute (src/kafka/crash-levels.ts).
+  // A transient crash (the coordinator still loading at a first start) stays at debug for a minute (src/runtime/crash-levels.ts).
   const crashLevels = createCrashLevels();
   const followerEvents: ConsumerEvents = {
     onJoin: () => crashLevels.joined(),

@@ -5,7 +5,7 @@
 // `whenOpen(callback)`: a lane that may not start is called back when the next commit
 // round is answered (or failed), which is when it may again.
 
-/** What an account needs of the partition stream's commit ledger (src/kafka/commit-ledger.ts). */
+/** What an account needs of the partition stream's commit ledger (src/delivery/commit-ledger.ts). */
 export interface CommitTickets {
   /** The record finished: its completion's ticket (committed once committedThrough reaches it). */
   finish(topic: string, partition: number, offset: string): number;

@@ -8,8 +8,9 @@ import type { Logger } from 'pino';
 import { retryPolicyOf } from '../config/retry-policy.js';
 import type { CircuitBreakerConfig, Config, DestinationConfig } from '../config/schema.js';
 import { TopicsNotCreatedError } from '../errors.js';
-import { createAdmin, createCrashLevels, createPartitionStream, createProducer, createTopology, delivererGroupId, legacyGroupIds } from '../kafka/index.js';
-import type { InboundRecord, KafkaAdmin, PartitionStream, RecordProducer, Topology } from '../kafka/index.js';
+import { createAdmin, createProducer, createTopology, delivererGroupId, legacyGroupIds } from '../kafka/index.js';
+import { createCrashLevels } from '../runtime/crash-levels.js';
+import type { InboundRecord, KafkaAdmin, RecordProducer, Topology } from '../kafka/index.js';
 import type { LagSampler } from '../observability/consumer-lag.js';
 import { startLagSampler } from '../observability/consumer-lag.js';
 import type { RoleDeps } from '../runtime/deps.js';
@@ -24,6 +25,8 @@ import type { DestinationTopics } from './destination-topics.js';
 import { EventDelivery } from './deliver-event.js';
 import { DeliveryCounters } from './delivery-counters.js';
 import { CommitAccount } from './commit-account.js';
+import { createDeliveryStream } from './delivery-stream.js';
+import type { DeliveryStream } from './delivery-stream.js';
 import { DestinationLane, laneQueueBound, laneUncommittedBound } from './destination-lane.js';
 import { EndOfTurn } from './end-of-turn.js';
 import type { HttpSender } from './http-sender.js';
@@ -170,7 +173,7 @@ class DelivererService implements Service, DelivererStatus {
   /** One producer for every lane's retries and dead letters (the port merges their sends). */
   private producer: RecordProducer | undefined;
   /** Made at start and kept to the end: the lanes hold it and its ledger. */
-  private stream: PartitionStream | undefined;
+  private stream: DeliveryStream | undefined;
   /** The stream has topics (it is a member, or joining). */
   private subscribed = false;
   private sender: SharedSender | undefined;
@@ -242,9 +245,6 @@ class DelivererService implements Service, DelivererStatus {
   });
 
   health(): ServiceHealth {
-    const failure = this.stream?.failure();
-    // NOTE: the detail names what is down, never the error's text (logged at fatal).
-    if (failure !== undefined) return { live: false, ready: false, detail: 'the delivery consumer (Kafka) stopped for good (the log has the error): restart the process' };
     const ready = this.started && !this.stopping && (this.lanes.size === 0 || this.stream?.joined() === true);
     if (!ready) return { live: true, ready, detail: this.stopping ? 'stopping' : `waiting for the consumer group ${this.groupId} to join` };
     const foreign = this.lanes.size === 0 ? undefined : this.stream?.assignmentProblem();
@@ -414,7 +414,7 @@ class DelivererService implements Service, DelivererStatus {
     this.retryTimer = setTimeout(() => void this.scheduleReconcile(this.deps.config.current()).catch(() => undefined), this.options.reconcileRetryMs);
   }
 
-  private createStream(admin: KafkaAdmin, bufferBudgetBytes: number): PartitionStream {
+  private createStream(admin: KafkaAdmin, bufferBudgetBytes: number): DeliveryStream {
     const handler = {
       accept: (records: readonly InboundRecord[]) => {
         const running = this.laneOfTopic.get(records[0]!.topic);
@@ -439,7 +439,7 @@ class DelivererService implements Service, DelivererStatus {
       },
     };
     const settings = { groupId: this.groupId, admin, commitEveryMs: this.options.commitEveryMs, maxWaitTimeInMs: this.options.maxFetchWaitMs, idleWaitTimeInMs: this.options.idleFetchWaitMs, roomWaitTimeInMs: this.options.roomFetchWaitMs, legacyGroupOf, bufferBudgetBytes };
-    return createPartitionStream(this.deps.kafka, settings, handler, events, this.logger);
+    return createDeliveryStream(this.deps.kafka, settings, handler, events, this.logger);
   }
 
   /** The HTTP pool for `config.delivery`, shared by every lane built with it. */

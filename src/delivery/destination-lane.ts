@@ -10,7 +10,7 @@
 // held-retries.ts, `ordering: user`'s retries waiting in the lane, unfinished, so whoever
 // owns the partition next keeps the order; docs/webhooks.md#batches, #per-user-order) →
 // deliver-event.ts (sign, send, count) → retry-or-dead-letter.ts → the lane's account in
-// the stream's commit ledger (src/kafka/commit-ledger.ts: committed out of order).
+// the stream's commit ledger (src/delivery/commit-ledger.ts: committed out of order).
 import type { InboundRecord } from '../kafka/index.js';
 import { OpenBatch } from './batch-fill.js';
 import type { DeliveryResult } from './deliver-event.js';

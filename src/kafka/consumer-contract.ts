@@ -46,10 +46,7 @@ export interface ConsumerSettings {
   maxBytes?: number;
   /** How long an idle fetch waits on the broker; also bounds how long stop() waits for it. */
   maxWaitTimeInMs?: number;
-  /**
-   * The broker answers a fetch once it holds this much for it, or after `maxWaitTimeInMs`.
-   * NOTE: not applied: the engine's fetcher asks with 1 (fetcher.ts), whatever is set here.
-   */
+  /** The broker answers a fetch that waits for records once it holds this much for it, or after `maxWaitTimeInMs` (default 1). */
   minBytes?: number;
   /** Partitions whose batches run at once (each partition's batches still run one after the other). Default 1. */
   partitionsConsumedConcurrently?: number;

@@ -98,7 +98,7 @@ class BatchRuntime {
       {
         groupId: settings.groupId,
         rebalanceTimeoutMs: 60_000,
-        fetch: committedWithin(budget, { partitionBytes: settings.maxBytesPerPartition ?? DEFAULT_PARTITION_BYTES, requestBytes: budget, pollWaitMs: () => settings.maxWaitTimeInMs ?? 5_000, emptyPollMs: 100 }),
+        fetch: committedWithin(budget, { partitionBytes: settings.maxBytesPerPartition ?? DEFAULT_PARTITION_BYTES, requestBytes: budget, pollWaitMs: () => settings.maxWaitTimeInMs ?? 5_000, emptyPollMs: 100, ...(settings.minBytes !== undefined ? { minBytes: settings.minBytes } : {}) }),
       },
       {
         membership: {

@@ -8,9 +8,10 @@
 // - a partition whose last answer was truncated (its first record batch larger than
 //   its limit) is asked for alone: the broker returns the first batch of a request whole;
 // - partitions known to be empty (their end reached) ride along only every
-//   `emptyPollMs`, or when nothing else is asked: work per fetch follows the
-//   partitions that have records;
-// - the walk starts at a rotating index, so none starves when the budget runs short.
+//   `emptyPollMs` (a long poll on the broker when nothing else is asked): they are not
+//   walked between, so work per fetch follows the partitions that have records;
+// - the walk goes in the order given: least recently asked first (fetch-positions.ts),
+//   so none starves when the budget runs short.
 // docs/kafka.md#the-consumer-engine says how the budget is sized.
 
 export interface PlanPartition {
@@ -54,25 +55,44 @@ export interface FetchPlan {
   readonly polls: boolean;
 }
 
-/**
- * The next request to `leader`, or undefined when none of its partitions may be asked
- * for now. `all` is every partition of the engine (the budget is process-wide);
- * `outstanding` the bytes held by all of them plus what the requests out may bring
- * (their maxBytes: FetchPositions.outstanding in fetch-positions.ts);
- * `pollEmpty` whether partitions at their end ride along this time.
- */
-export function planFetch(all: readonly PlanPartition[], leader: number, settings: PlanSettings, outstanding: number, rotation: number, pollEmpty: boolean): FetchPlan | undefined {
+/** What a plan for one leader reads: its partitions, split by whether they are at their end. */
+export interface PlanInput {
+  /** The leader's partitions not known to be at their end, in the order to walk them: walked at every plan. */
+  readonly active: readonly PlanPartition[];
+  /** The leader's partitions at their end as last seen: walked only when they ride along. */
+  readonly empty: readonly PlanPartition[];
+  /** How many partitions of every leader hold or may have records (the fair share's divisor). */
+  readonly sharing: number;
+}
+
+/** The input for `leader` from every partition, in one walk (fetch-positions.ts keeps it as it goes). */
+export function planInput(all: readonly PlanPartition[], leader: number): PlanInput {
+  const active: PlanPartition[] = [];
+  const empty: PlanPartition[] = [];
   let sharing = 0;
-  for (const p of all) if (p.held > 0 || p.hasRecords !== false) sharing += 1;
-  const fairShare = Math.max(settings.minPartitionBytes, Math.floor(settings.budgetBytes / Math.max(1, sharing)));
+  for (const p of all) {
+    if (p.held > 0 || p.hasRecords !== false) sharing += 1;
+    if (p.leader === leader) (p.hasRecords === false ? empty : active).push(p);
+  }
+  return { active, empty, sharing };
+}
+
+/**
+ * The next request to the leader of `input`, or undefined when none of its partitions
+ * may be asked for now. `outstanding`: the bytes held by every partition plus what the
+ * requests out may bring (their maxBytes: FetchPositions.outstanding);
+ * `pollEmpty` whether partitions at their end ride along this time. The work is in
+ * proportion to the leader's partitions not at their end, and to all of them when they
+ * ride along.
+ */
+export function planFetch(input: PlanInput, settings: PlanSettings, outstanding: number, pollEmpty: boolean): FetchPlan | undefined {
+  const fairShare = Math.max(settings.minPartitionBytes, Math.floor(settings.budgetBytes / Math.max(1, input.sharing)));
   let left = Math.min(settings.maxRequestBytes, settings.budgetBytes - outstanding);
-  const mine = all.filter((p) => p.leader === leader && !p.paused && !p.inFlight);
-  if (mine.length === 0) return undefined;
-  const start = rotation % mine.length;
+  const askable = (p: PlanPartition) => !p.paused && !p.inFlight;
+  const mine = input.active.filter(askable);
   const withRecords: PlannedPartition[] = [];
   const empty: PlannedPartition[] = [];
-  for (let i = 0; i < mine.length; i++) {
-    const p = mine[(start + i) % mine.length]!;
+  for (const p of mine) {
     const room = Math.min(settings.maxPartitionBytes, fairShare - p.held);
     if (p.alone && room >= settings.minPartitionBytes) {
       // NOTE: alone, whatever else waits: only the first batch of a request comes whole.
@@ -81,16 +101,18 @@ export function planFetch(all: readonly PlanPartition[], leader: number, setting
       const bytes = Math.max(settings.minPartitionBytes, Math.min(room, left));
       return { partitions: [{ key: p.key, topic: p.topic, partition: p.partition, maxBytes: bytes }], maxBytes: bytes, polls: false };
     }
-    if (p.hasRecords === false) {
-      if (pollEmpty && room >= settings.minPartitionBytes) empty.push({ key: p.key, topic: p.topic, partition: p.partition, maxBytes: room });
-      continue;
-    }
     const bytes = Math.min(room, left);
     if (bytes < settings.minPartitionBytes) continue;
     withRecords.push({ key: p.key, topic: p.topic, partition: p.partition, maxBytes: bytes });
     left -= bytes;
   }
-  const polls = empty.length > 0 && (pollEmpty || withRecords.length === 0);
+  if (pollEmpty) {
+    for (const p of input.empty) {
+      const room = Math.min(settings.maxPartitionBytes, fairShare - p.held);
+      if (askable(p) && room >= settings.minPartitionBytes) empty.push({ key: p.key, topic: p.topic, partition: p.partition, maxBytes: room });
+    }
+  }
+  const polls = empty.length > 0;
   const partitions = polls ? [...withRecords, ...empty] : withRecords;
   if (partitions.length === 0) return undefined;
   let maxBytes = 0;

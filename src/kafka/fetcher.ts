@@ -37,6 +37,8 @@ export interface FetcherSettings extends Omit<PlanSettings, 'minPartitionBytes'>
   pollWaitMs(): number;
   /** How often partitions at their end ride along while others bring records. */
   emptyPollMs: number;
+  /** A request that polls is answered once this many bytes wait for it, or after pollWaitMs (default 1). */
+  minBytes?: number;
 }
 
 export interface FetcherEvents {
@@ -64,7 +66,6 @@ export class Fetcher {
   private readonly loops = new Map<number, Promise<void>>();
   private readonly wakers = new Map<number, () => void>();
   private running = true;
-  private rotation = 0;
   private lastEmptyPoll = new Map<number, number>();
   private metadataWanted = false;
   /** A plan found partitions that could be asked for but for the budget. */
@@ -188,7 +189,7 @@ export class Fetcher {
     const metadata = await this.wire.metadata(topics);
     for (const p of this.partitions.values()) {
       const leader = metadata.topics.get(p.topic)?.partitions.find((x) => x.partition === p.partition)?.leader ?? -1;
-      p.leader = leader;
+      this.partitions.setLeader(p, leader);
     }
     for (const leader of new Set([...this.partitions.values()].map((p) => p.leader))) {
       if (leader < 0 || this.loops.has(leader)) continue;
@@ -205,13 +206,12 @@ export class Fetcher {
       if (this.metadataWanted) {
         await this.refreshLeaders().catch((error: unknown) => this.events.trouble?.(error as Error));
       }
-      const mine = [...this.partitions.values()].filter((p) => p.leader === leader);
-      if (mine.length === 0) return; // the partitions moved to other leaders, or went
+      if (!this.partitions.leads(leader)) return; // the partitions moved to other leaders, or went
       const now = Date.now();
       const pollEmpty = now - (this.lastEmptyPoll.get(leader) ?? 0) >= this.settings.emptyPollMs;
-      const sent = this.partitions.send(leader, this.rotation++, pollEmpty);
+      const sent = this.partitions.send(leader, pollEmpty);
       if (sent === undefined) {
-        if (mine.some((p) => !p.paused && !p.inFlight)) this.starved = true;
+        if (this.partitions.anyAskable(leader)) this.starved = true;
         await this.idle(leader, this.settings.emptyPollMs);
         continue;
       }
@@ -220,7 +220,7 @@ export class Fetcher {
       try {
         const answer = await this.wire.fetch(leader, {
           maxWaitMs: plan.polls ? this.settings.pollWaitMs() : 0,
-          minBytes: 1,
+          minBytes: plan.polls ? (this.settings.minBytes ?? 1) : 1,
           maxBytes: plan.maxBytes,
           isolation: this.settings.isolation,
           topics: groupByTopic(asked.map(({ partition: p, position, maxBytes }) => ({ topic: p.topic, partition: p.partition, offset: position, maxBytes }))),

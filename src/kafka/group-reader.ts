@@ -77,9 +77,9 @@ export class GroupReader {
  * (docs/kafka.md#the-consumer-engine) within `budgetBytes`: no partition's share and no
  * answer larger than the budget.
  */
-export function committedWithin(budgetBytes: number, limits: { partitionBytes: number; requestBytes: number; pollWaitMs(): number; emptyPollMs: number }): FetcherSettings {
-  const { partitionBytes, requestBytes, pollWaitMs, emptyPollMs } = limits;
-  return { isolation: 1, budgetBytes, maxPartitionBytes: Math.min(partitionBytes, budgetBytes), maxRequestBytes: Math.min(requestBytes, budgetBytes), pollWaitMs, emptyPollMs };
+export function committedWithin(budgetBytes: number, limits: { partitionBytes: number; requestBytes: number; pollWaitMs(): number; emptyPollMs: number; minBytes?: number }): FetcherSettings {
+  const { partitionBytes, requestBytes, pollWaitMs, emptyPollMs, minBytes = 1 } = limits;
+  return { isolation: 1, budgetBytes, maxPartitionBytes: Math.min(partitionBytes, budgetBytes), maxRequestBytes: Math.min(requestBytes, budgetBytes), pollWaitMs, emptyPollMs, minBytes };
 }
 
 /** The topics of an assignment that hold partitions, with them. */

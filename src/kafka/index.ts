@@ -14,14 +14,12 @@ export * from './headers.js';
 export * from './invalid-record.js';
 export type { TopicSpec } from './ensure-topics.js';
 export { commitUntilDone, isGenerationLost, isRetriable } from './commit.js';
-export { createCrashLevels } from './crash-levels.js';
 export * from './scan-topic.js';
 export * from './read-to-end.js';
 export * from './key-scan.js';
 
 export * from './partition-stream.js';
-export { COMMIT_STALL_MS, CommitLedger, commitDelay, commitOverdueMs, commitsStalledAt } from './commit-ledger.js';
+export { StreamProgress } from './stream-progress.js';
+export type { CommitSnapshot, PartitionCommit } from './stream-progress.js';
 export { partitionKey } from './partition-key.js';
-export type { CommitChannel, PartitionCommit } from './commit-ledger.js';
-export { fetchWait } from './fetch-wait.js';
 export * from './offset-progress.js';

@@ -1,28 +1,27 @@
 // The port's second consumer kind: fetching decoupled from completion. Where
 // consumer.ts hands the role a batch and waits for it, a partition stream hands the
 // records over at once (the role queues them), fetches on, and lets the role say when
-// each record finished, in any order, in its commit ledger (commit-ledger.ts: progress,
-// commit rounds, tickets, the stall rule). The stream keeps the rest: the group
-// membership and the assignment (each partition's progress read from its last commit
-// and metadata, so a member that takes a partition over skips what finished and a
-// crash redoes only what was in flight), the fetch, the hand-over, and the pause and
-// resume of single partitions (a full queue, a retry not yet due) without stopping the
-// fetch loop.
+// each record finished, in any order (its progress: stream-progress.ts); when commits
+// go out is the role's commit ledger's (`StreamCommits`, for the deliverer
+// src/delivery/commit-ledger.ts). The stream keeps the group membership and the
+// assignment (each partition's progress read from its last commit and metadata, so a
+// member that takes a partition over skips what finished and a crash redoes only what
+// was in flight), the fetch, the hand-over, and the pause and resume of single
+// partitions (a full queue, a retry not yet due) without stopping the fetch loop.
 import type { Logger } from 'pino';
 import type { KafkaAdmin } from './admin.js';
 import type { KafkaClient } from './client.js';
-import { CommitLedger } from './commit-ledger.js';
 import { partitionKey as keyOf, splitPartitionKey as splitKey } from './partition-key.js';
 import { commitOffsets } from './committer.js';
 import { heldBytes as heldBytesOf } from './fetcher.js';
 import { ForeignAssignment } from './foreign-assignment.js';
-import { fetchWait } from './fetch-wait.js';
-import type { FetchWaitSettings } from './fetch-wait.js';
 import { assignedTopics, committedWithin, GroupReader } from './group-reader.js';
 import { findOlderCommits, logCarried } from './group-upgrade.js';
 import type { Generation } from './membership.js';
 import { PartitionProgress } from './offset-progress.js';
 import type { InboundRecord } from './records.js';
+import { StreamProgress } from './stream-progress.js';
+import type { PartitionCommit } from './stream-progress.js';
 
 /** What the role does with the records; both calls are synchronous (nothing may block the fetch loop). */
 export interface StreamHandler {
@@ -44,19 +43,47 @@ export interface StreamHandler {
 /** The default of `bufferBudgetBytes` (docs/operations.md#memory says how to size it). */
 export const DEFAULT_BUFFER_BUDGET_BYTES = 128 * 1024 * 1024;
 
-export interface PartitionStreamSettings extends FetchWaitSettings {
+/** The stream's side a role's commit ledger commits through. */
+export interface CommitChannel {
+  /** Each assigned partition's progress, and which moved since their last commit. */
+  readonly progress: StreamProgress;
+  /** The record at `offset` finished: its bytes leave the budget, its progress moves; false when the partition is not tracked. */
+  finish(topic: string, partition: number, offset: string): boolean;
+  /** Joined the group, its assignment's commits read: commits may go out. */
+  isMember(): boolean;
+  /** A generation holds, so a commit can be sent now. */
+  canSend(): boolean;
+  /** One commit request; settles once the broker answered. */
+  send(offsets: PartitionCommit[]): Promise<void>;
+  /** How many commit requests the broker has acknowledged so far (one per request). */
+  acknowledged(): number;
+}
+
+/** What the stream asks of the role's commit ledger. */
+export interface StreamCommits {
+  /** Joined, the assignment's commits read: commit what waits. */
+  joined(): void;
+  /** The generation ends: commit what finished while it still holds. */
+  flush(): Promise<void>;
+  /** The stream stops: no commit starts by itself any more (a flush still commits). */
+  stop(): void;
+}
+
+/** What the stream knows when it picks a fetch's wait on the broker. */
+export interface FetchWaitState {
+  now: number;
+  /** When a fetch last brought records (epoch ms). */
+  lastRecordsAt: number;
+  /** When each paused partition is expected to resume (undefined: any moment). */
+  resumeTimes: Iterable<number | undefined>;
+}
+
+export interface PartitionStreamSettings {
   groupId: string;
   /** Where the committed offsets and their metadata are read on each assignment. */
   admin: KafkaAdmin;
-  /** After a commit failed (a rebalance, a broker away), how long before the next try (commit-ledger.ts). */
-  commitEveryMs: number;
-  /**
-   * How long a commit waits after the first completion it covers, at the least (default
-   * 5 ms): the completions of that moment go in one request. The next commit starts once
-   * the broker answered this one, so finished work waits about one commit round trip;
-   * longer, up to 100 ms, after commits of many partitions (commitDelay, commit-ledger.ts).
-   */
-  commitDelayMs?: number;
+  /** How long a fetch that polls partitions at their end may wait on the broker. */
+  fetchWaitMs(state: FetchWaitState): number;
   maxBytesPerPartition?: number;
   /**
    * The bytes of fetched records the stream may hold at once, handed over and not
@@ -76,9 +103,9 @@ export interface StreamEvents {
   onCrash?(error: Error, restart: boolean): void;
 }
 
-export interface PartitionStream {
-  /** Where the role says what finished, and learns whether commits keep up (commit-ledger.ts). */
-  readonly ledger: CommitLedger;
+export interface PartitionStream<L extends StreamCommits = StreamCommits> {
+  /** Where the role says what finished, and learns whether commits keep up (made by the role: createPartitionStream). */
+  readonly ledger: L;
   /** Joins the group on `topics` (resolves once joined). */
   start(topics: readonly string[]): Promise<void>;
   /**
@@ -121,13 +148,20 @@ export interface PartitionStream {
   buffered(): { records: number; bytes: number };
   /** Positions reset because retention removed records before they were read (each logged). */
   resets(): number;
-  failure(): Error | undefined;
   /** Commits what finished (until done while still a member), then leaves the group. */
   stop(): Promise<void>;
 }
 
-export function createPartitionStream(client: KafkaClient, settings: PartitionStreamSettings, handler: StreamHandler, events: StreamEvents, logger: Logger): PartitionStream {
-  return new EnginePartitionStream(client, settings, handler, events, logger);
+/** A partition stream; `ledger` makes the role's commit ledger on the stream's channel. */
+export function createPartitionStream<L extends StreamCommits>(
+  client: KafkaClient,
+  settings: PartitionStreamSettings,
+  handler: StreamHandler,
+  events: StreamEvents,
+  logger: Logger,
+  ledger: (channel: CommitChannel) => L,
+): PartitionStream<L> {
+  return new EnginePartitionStream(client, settings, handler, events, logger, ledger);
 }
 
 /** The most one partition brings in one fetch answer, and one answer in all. */
@@ -138,10 +172,11 @@ const MAX_GAP_WALK = 1_000_000n;
 /** How often partitions at their end are asked for while others bring records (fetch-plan.ts). */
 const EMPTY_POLL_MS = 200;
 
-class EnginePartitionStream implements PartitionStream {
-  readonly ledger: CommitLedger;
+class EnginePartitionStream<L extends StreamCommits> implements PartitionStream<L> {
+  readonly ledger: L;
   private readonly reader: GroupReader;
-  /** Partitions of the current assignment (their progress is in the ledger once loaded). */
+  private readonly progress: StreamProgress;
+  /** Partitions of the current assignment (their progress is in `progress` once loaded). */
   private assignment = new Set<string>();
   /** Offsets handed to the role and not finished (queued or running), per partition, with their bytes. */
   private readonly handed = new Map<string, Map<string, number>>();
@@ -173,6 +208,7 @@ class EnginePartitionStream implements PartitionStream {
     private readonly handler: StreamHandler,
     private readonly events: StreamEvents,
     private readonly logger: Logger,
+    makeLedger: (channel: CommitChannel) => L,
   ) {
     this.foreign = new ForeignAssignment(settings.groupId, logger);
     let resolve: () => void = () => undefined;
@@ -199,23 +235,25 @@ class EnginePartitionStream implements PartitionStream {
       },
       logger,
     );
-    const { groupId, commitEveryMs, commitDelayMs } = settings;
-    this.ledger = new CommitLedger(
-      { groupId, commitEveryMs, ...(commitDelayMs !== undefined ? { commitDelayMs } : {}), onFinish: (key, offset) => this.finished(key, offset) },
-      {
-        isMember: () => this.member,
-        canSend: () => this.reader.membership.current() !== undefined,
-        isAssigned: (key) => this.assignment.has(key),
-        send: async (offsets) => {
-          const generation = this.reader.membership.current();
-          if (generation === undefined) throw Object.assign(new Error(`offsets of group ${groupId} not committed: between generations`), { retriable: true });
-          await commitOffsets(this.reader.wire, groupId, generation, offsets);
-          this.acknowledgedCommits += 1;
-        },
-        acknowledged: () => this.acknowledgedCommits,
+    const { groupId } = settings;
+    this.progress = new StreamProgress((key) => this.assignment.has(key));
+    this.ledger = makeLedger({
+      progress: this.progress,
+      finish: (topic, partition, offset) => {
+        const key = keyOf(topic, partition);
+        this.finished(key, offset);
+        return this.progress.finish(key, offset);
       },
-      logger,
-    );
+      isMember: () => this.member,
+      canSend: () => this.reader.membership.current() !== undefined,
+      send: async (offsets) => {
+        const generation = this.reader.membership.current();
+        if (generation === undefined) throw Object.assign(new Error(`offsets of group ${groupId} not committed: between generations`), { retriable: true });
+        await commitOffsets(this.reader.wire, groupId, generation, offsets);
+        this.acknowledgedCommits += 1;
+      },
+      acknowledged: () => this.acknowledgedCommits,
+    });
   }
 
   start(topics: readonly string[]): Promise<void> {
@@ -263,13 +301,13 @@ class EnginePartitionStream implements PartitionStream {
         this.letGo(topic, partition, bytes);
       }
       // The dropped records are fetched again, from the first unfinished offset.
-      const progress = this.ledger.progressAt(key);
+      const progress = this.progress.progressAt(key);
       if (progress !== undefined) this.reader.fetcher.seek(topic, partition, BigInt(progress.next));
     }
     for (const key of keys) {
       if (!this.orphaned.delete(key)) continue;
       const { partition } = splitKey(key);
-      const progress = this.ledger.progressAt(key);
+      const progress = this.progress.progressAt(key);
       if (progress !== undefined) this.reader.fetcher.seek(topic, partition, BigInt(progress.next));
       if (!this.paused.has(key)) this.reader.fetcher.resume(topic, partition);
     }
@@ -287,16 +325,12 @@ class EnginePartitionStream implements PartitionStream {
     this.letGo(topic, partition, bytes);
     // Fetched past it already: go back to the first unfinished offset (the finished and
     // handed-over records after it are skipped again).
-    const progress = this.ledger.progressAt(key);
+    const progress = this.progress.progressAt(key);
     if (progress !== undefined) this.reader.fetcher.seek(topic, partition, BigInt(progress.next));
   }
 
   joined(): boolean {
     return this.member;
-  }
-
-  failure(): Error | undefined {
-    return undefined;
   }
 
   assignmentProblem(): string | undefined {
@@ -322,13 +356,9 @@ class EnginePartitionStream implements PartitionStream {
     await this.reader.close();
   }
 
-  /**
-   * The wait of a fetch that polls partitions at their end (fetchWait): shortest while a
-   * lane waits for room, short while records flow or a paused partition may resume soon,
-   * long once idle. New records end a long wait at once.
-   */
+  /** The wait of a fetch that polls partitions at their end (the role's choice); new records end it at once. */
   private fetchWaitMs(): number {
-    return fetchWait(this.settings, { now: Date.now(), lastRecordsAt: this.lastRecordsAt, resumeTimes: this.paused.values() });
+    return this.settings.fetchWaitMs({ now: Date.now(), lastRecordsAt: this.lastRecordsAt, resumeTimes: this.paused.values() });
   }
 
   private onTrouble(error: Error, retryInMs: number): void {
@@ -392,7 +422,7 @@ class EnginePartitionStream implements PartitionStream {
   private forget(key: string): void {
     const { topic, partition } = splitKey(key);
     this.paused.delete(key);
-    this.ledger.forget(key);
+    this.progress.forget(key);
     this.reader.fetcher.remove(topic, partition);
     const running = new Set(this.handler.revoke(topic, partition));
     const handed = this.handed.get(key);
@@ -419,13 +449,13 @@ class EnginePartitionStream implements PartitionStream {
     for (const { topic, partition, offset, metadata } of committed) {
       const key = keyOf(topic, partition);
       if (!this.assignment.has(key)) continue;
-      const known = this.ledger.progressAt(key);
+      const known = this.progress.progressAt(key);
       if (known !== undefined) {
         // Still ours from before the rejoin: ours is newer, unless another member moved it on meanwhile.
         if (BigInt(offset) >= 0n) known.startAt(new PartitionProgress(offset, metadata).next);
         continue;
       }
-      this.ledger.track(key, new PartitionProgress(offset, metadata));
+      this.progress.track(key, new PartitionProgress(offset, metadata));
       if (BigInt(offset) < 0n) fresh.push({ topic, partition });
     }
     const { legacyGroupOf, admin, groupId } = this.settings;
@@ -434,12 +464,12 @@ class EnginePartitionStream implements PartitionStream {
         groupId,
         logger: this.logger,
         unreadable: this.unreadableGroups,
-        stillWanted: (key) => this.reader.membership.current() === generation && this.ledger.progressAt(key) !== undefined,
+        stillWanted: (key) => this.reader.membership.current() === generation && this.progress.progressAt(key) !== undefined,
         carry: ({ topic, partition, offset, metadata }) => {
           if (this.reader.membership.current() !== generation) return;
           const key = keyOf(topic, partition);
-          this.ledger.track(key, new PartitionProgress(offset, metadata));
-          this.ledger.markDirty(key);
+          this.progress.track(key, new PartitionProgress(offset, metadata));
+          this.progress.markDirty(key);
         },
       });
       logCarried(this.logger, groupId, carried);
@@ -448,7 +478,7 @@ class EnginePartitionStream implements PartitionStream {
     const tracked = new Map<string, bigint>();
     for (const { topic, partitions } of assigned) {
       for (const partition of partitions) {
-        const next = this.ledger.progressAt(keyOf(topic, partition))?.next;
+        const next = this.progress.progressAt(keyOf(topic, partition))?.next;
         if (next !== undefined && BigInt(next) >= 0n) tracked.set(keyOf(topic, partition), BigInt(next));
       }
     }
@@ -460,7 +490,7 @@ class EnginePartitionStream implements PartitionStream {
         const key = keyOf(topic, partition);
         const position = positions.get(key)!;
         if (tracked.has(key)) return { topic, partition, position, held: this.heldOf(key) };
-        this.ledger.track(key, new PartitionProgress(position.toString(), null));
+        this.progress.track(key, new PartitionProgress(position.toString(), null));
         return { topic, partition, position };
       }),
     );
@@ -483,7 +513,7 @@ class EnginePartitionStream implements PartitionStream {
   private onRecords(topic: string, partition: number, fetched: readonly InboundRecord[], from: bigint, next: bigint): void {
     const key = keyOf(topic, partition);
     if (!this.assignment.has(key)) return;
-    const progress = this.ledger.progressAt(key);
+    const progress = this.progress.progressAt(key);
     if (progress === undefined) return;
     let handed = this.handed.get(key);
     if (handed === undefined) {
@@ -510,7 +540,7 @@ class EnginePartitionStream implements PartitionStream {
       records.push(record);
     }
     this.skipGap(progress, expected, next);
-    this.ledger.moved(key);
+    this.progress.moved(key);
     if (records.length === 0) return;
     this.lastRecordsAt = Date.now();
     if (this.handler.accept(records)) return;
@@ -536,7 +566,7 @@ class EnginePartitionStream implements PartitionStream {
       `records of ${topic} partition ${partition} from offset ${from} were removed by retention before they were read; reading on from ${to}`,
     );
     const key = keyOf(topic, partition);
-    const progress = this.ledger.progressAt(key);
+    const progress = this.progress.progressAt(key);
     if (progress === undefined || to <= BigInt(progress.next)) return;
     // NOTE: records handed over before retention removed them are still being
     // delivered: only the offsets not in flight count as finished.
@@ -544,10 +574,10 @@ class EnginePartitionStream implements PartitionStream {
     const base = BigInt(progress.next);
     if (handed === undefined || handed.size === 0 || to - base > MAX_GAP_WALK) progress.startAt(to.toString());
     else for (let o = base; o < to; o++) if (!handed.has(o.toString())) progress.finish(o.toString());
-    this.ledger.markDirty(key);
+    this.progress.markDirty(key);
   }
 
-  /** A record finished (ledger): its bytes leave the budget. */
+  /** A record finished (CommitChannel.finish): its bytes leave the budget. */
   private finished(key: string, offset: string): void {
     const handed = this.handed.get(key);
     const bytes = handed?.get(offset);

@@ -13,7 +13,8 @@
 //    the next owner (at least once, never lost).
 import type { AutoDisableConfig, Config } from '../config/schema.js';
 import type { ConfigStore } from '../config/store.js';
-import { createAdmin, createCrashLevels, createProducer, startConsumer } from '../kafka/index.js';
+import { createAdmin, createProducer, startConsumer } from '../kafka/index.js';
+import { createCrashLevels } from '../runtime/crash-levels.js';
 import type { ConsumerEvents, OutboundRecord, RecordBatch, RecordProducer, RunningConsumer } from '../kafka/index.js';
 import type { HttpSender } from '../delivery/http-sender.js';
 import { createHttpSender } from '../delivery/http-sender.js';

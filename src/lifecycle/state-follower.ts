@@ -5,7 +5,8 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { ConfigStore } from '../config/store.js';
-import { createAdmin, createCrashLevels, startConsumer } from '../kafka/index.js';
+import { createAdmin, startConsumer } from '../kafka/index.js';
+import { createCrashLevels } from '../runtime/crash-levels.js';
 import type { ConsumerEvents, KafkaClient, RecordBatch, RunningConsumer } from '../kafka/index.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Service, ServiceHealth } from '../runtime/service.js';

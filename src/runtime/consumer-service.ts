@@ -5,7 +5,8 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { NotStartedError } from '../errors.js';
-import { TopicEnsurer, carryGroupCommits, createAdmin, createCrashLevels, createProducer, startConsumer } from '../kafka/index.js';
+import { TopicEnsurer, carryGroupCommits, createAdmin, createProducer, startConsumer } from '../kafka/index.js';
+import { createCrashLevels } from './crash-levels.js';
 import type { BatchHandler, ConsumerEvents, ConsumerSettings, KafkaAdmin, ProducerOptions, RecordProducer, RunningConsumer, TopicSpec } from '../kafka/index.js';
 import { startLagSampler } from '../observability/consumer-lag.js';
 import type { LagGroup, LagSampler } from '../observability/consumer-lag.js';

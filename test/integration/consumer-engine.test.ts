@@ -13,8 +13,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitOffsets, readCommitted } from '../../src/kafka/committer.js';
 import { Fetcher } from '../../src/kafka/fetcher.js';
 import type { FetcherSettings } from '../../src/kafka/fetcher.js';
-import { createAdmin, createKafka, createPartitionStream, encodeFinished, startConsumer } from '../../src/kafka/index.js';
-import type { InboundRecord, KafkaAdmin, PartitionStream, RecordBatch, RunningConsumer } from '../../src/kafka/index.js';
+import { createAdmin, createKafka, encodeFinished, startConsumer } from '../../src/kafka/index.js';
+import { createDeliveryStream } from '../../src/delivery/delivery-stream.js';
+import type { DeliveryStream } from '../../src/delivery/delivery-stream.js';
+import type { InboundRecord, KafkaAdmin, RecordBatch, RunningConsumer } from '../../src/kafka/index.js';
 import { Wire } from '../../src/kafka/wire.js';
 import type { FetchAnswer, FetchAsk } from '../../src/kafka/wire.js';
 import { silentLogger } from '../../src/observability/logger.js';
@@ -77,8 +79,8 @@ async function produce(topic: string, partition: number, values: (string | Buffe
   await producer.send({ messages: values.map((value) => ({ topic, partition, key: Buffer.from('k'), value: Buffer.isBuffer(value) ? value : Buffer.from(value) })) });
 }
 
-function startStream(groupId: string, got: InboundRecord[], options: { bufferBudgetBytes?: number; logger?: pino.Logger; finishAtOnce?: boolean } = {}): PartitionStream {
-  const stream: PartitionStream = createPartitionStream(
+function startStream(groupId: string, got: InboundRecord[], options: { bufferBudgetBytes?: number; logger?: pino.Logger; finishAtOnce?: boolean } = {}): DeliveryStream {
+  const stream: DeliveryStream = createDeliveryStream(
     createKafka(kafkaSettings(), silentLogger()),
     { groupId, admin: portAdmin, commitEveryMs: 100, maxWaitTimeInMs: 200, ...(options.bufferBudgetBytes === undefined ? {} : { bufferBudgetBytes: options.bufferBudgetBytes }) },
     {

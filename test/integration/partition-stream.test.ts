@@ -4,8 +4,10 @@
 // (one group per destination, then `<clientId>-deliverer`) starts where the old group stopped.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDelivererService, delivererGroupId, legacyDelivererGroupId } from '../../src/delivery/deliverer-service.js';
-import { createAdmin, createKafka, createPartitionStream, decodeFinished, isGroupInUse } from '../../src/kafka/index.js';
-import type { InboundRecord, KafkaAdmin, PartitionStream } from '../../src/kafka/index.js';
+import { createAdmin, createKafka, decodeFinished, isGroupInUse } from '../../src/kafka/index.js';
+import { createDeliveryStream } from '../../src/delivery/delivery-stream.js';
+import type { DeliveryStream } from '../../src/delivery/delivery-stream.js';
+import type { InboundRecord, KafkaAdmin } from '../../src/kafka/index.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { testConfig, testRoleDeps } from '../support/config.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
@@ -26,7 +28,7 @@ const ids = (n: number) => Array.from({ length: n }, (_, i) => `e-${i}`);
 
 describe('partition stream', () => {
   let admin: KafkaAdmin;
-  const streams: PartitionStream[] = [];
+  const streams: DeliveryStream[] = [];
 
   beforeAll(async () => {
     admin = createAdmin(createKafka(testConfig(minimalConfig(randomPrefix(), randomName('ps'))).kafka, silentLogger()));
@@ -49,9 +51,9 @@ describe('partition stream', () => {
     return topics;
   }
 
-  function startStream(groupId: string, got: InboundRecord[], commitDelayMs?: number, onAccept: () => void = () => undefined): PartitionStream {
+  function startStream(groupId: string, got: InboundRecord[], commitDelayMs?: number, onAccept: () => void = () => undefined): DeliveryStream {
     const client = createKafka(testConfig(minimalConfig('x.', 'ps')).kafka, silentLogger());
-    const stream = createPartitionStream(
+    const stream = createDeliveryStream(
       client,
       { groupId, admin, commitEveryMs: 100, maxWaitTimeInMs: 200, ...(commitDelayMs !== undefined ? { commitDelayMs } : {}) },
       {

@@ -1,6 +1,7 @@
-// A commit channel for a commit ledger without a broker (src/kafka/commit-ledger.ts):
+// A commit channel for a commit ledger without a broker (src/delivery/commit-ledger.ts):
 // each commit request waits until the test answers it, fails it, or lets it return
-// without the broker's acknowledgement (as kafkajs does from a runner that is not running).
+// without the broker's acknowledgement (as kafkajs did from a runner that was not running).
+import { partitionKey, StreamProgress } from '../../src/kafka/index.js';
 import type { CommitChannel, PartitionCommit } from '../../src/kafka/index.js';
 
 export interface CommitRequest {
@@ -24,8 +25,10 @@ export interface FakeCommitChannel extends CommitChannel {
   readonly unassigned: Set<string>;
 }
 
-export function fakeCommitChannel(): FakeCommitChannel {
+/** `onFinish`: told each finished record before its progress moves (as the stream lets go of it). */
+export function fakeCommitChannel(onFinish: (key: string, offset: string) => void = () => undefined): FakeCommitChannel {
   let acknowledged = 0;
+  const unassigned = new Set<string>();
   const out: CommitRequest[] = [];
   const settle = (request: CommitRequest) => out.splice(out.indexOf(request), 1);
   const channel: FakeCommitChannel = {
@@ -33,10 +36,15 @@ export function fakeCommitChannel(): FakeCommitChannel {
     sent: [],
     member: true,
     running: true,
-    unassigned: new Set(),
+    unassigned,
+    progress: new StreamProgress((key) => !unassigned.has(key)),
+    finish(topic, partition, offset) {
+      const key = partitionKey(topic, partition);
+      onFinish(key, offset);
+      return channel.progress.finish(key, offset);
+    },
     isMember: () => channel.member,
     canSend: () => channel.running,
-    isAssigned: (key) => !channel.unassigned.has(key),
     acknowledged: () => acknowledged,
     send(offsets) {
       channel.sent.push(offsets);

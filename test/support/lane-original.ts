@@ -12,7 +12,7 @@
 // The delivery flow, file by file: destination-lane.ts (queue, due time, circuits,
 // rate limit, permits, pause/resume) → deliver-event.ts (sign, send to the URLs, count)
 // → retry-or-dead-letter.ts (a failure written to a retry tier or the dead letters) →
-// the lane's account in the stream's commit ledger (src/kafka/commit-ledger.ts:
+// the lane's account in the stream's commit ledger (src/delivery/commit-ledger.ts:
 // committed within about one commit round trip, out of order).
 //
 // Two modes a destination may set (docs/webhooks.md#batches, #per-user-order):

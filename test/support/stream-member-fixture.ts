@@ -4,7 +4,8 @@
 // waits until the broker acknowledged their commit, prints `committed`, and then keeps
 // running (heartbeating) until the test kills it: it never leaves the group.
 // Usage: node --import tsx stream-member-fixture.ts BROKERS TOPIC GROUP COUNT FINISH
-import { createAdmin, createKafka, createPartitionStream } from '../../src/kafka/index.js';
+import { createAdmin, createKafka } from '../../src/kafka/index.js';
+import { createDeliveryStream } from '../../src/delivery/delivery-stream.js';
 import type { InboundRecord } from '../../src/kafka/index.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { testConfig } from './config.js';
@@ -25,7 +26,7 @@ await admin.connect();
 const got: InboundRecord[] = [];
 let gotAll: () => void = () => undefined;
 const allHanded = new Promise<void>((resolve) => (gotAll = resolve));
-const stream = createPartitionStream(
+const stream = createDeliveryStream(
   createKafka(settings, silentLogger()),
   { groupId, admin, commitEveryMs: 100, maxWaitTimeInMs: 200 },
   {

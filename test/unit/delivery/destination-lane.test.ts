@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { CommitLedger, PartitionProgress } from '../../../src/kafka/index.js';
+import { PartitionProgress } from '../../../src/kafka/index.js';
+import { CommitLedger } from '../../../src/delivery/commit-ledger.js';
 import type { InboundRecord } from '../../../src/kafka/index.js';
 import type { BatchJob, DeliveryJob, DeliveryResult } from '../../../src/delivery/deliver-event.js';
 import { DestinationLane, fullness, laneUncommittedBound } from '../../../src/delivery/destination-lane.js';
@@ -55,18 +56,9 @@ function laneFixture(options: {
   const log: string[] = [];
   const pending = new Map<string, { resolve: (result?: unknown) => void; reject: (e: unknown) => void; size: number }>();
   const started: string[] = [];
-  const channel = fakeCommitChannel();
-  const ledger = new CommitLedger(
-    {
-      groupId: 'g',
-      commitEveryMs: 100,
-      commitDelayMs: 60_000,
-      onFinish: (key, offset) => log.push(`done ${key.slice(key.indexOf(':') + 1)}/${key.slice(0, key.indexOf(':'))}@${offset}`),
-    },
-    channel,
-    silentLogger(),
-  );
-  for (const key of [`0:${MAIN}`, `1:${MAIN}`, `0:${RETRY}`]) ledger.track(key, new PartitionProgress('0', null));
+  const channel = fakeCommitChannel((key, offset) => log.push(`done ${key.slice(key.indexOf(':') + 1)}/${key.slice(0, key.indexOf(':'))}@${offset}`));
+  const ledger = new CommitLedger({ groupId: 'g', commitEveryMs: 100, commitDelayMs: 60_000 }, channel, silentLogger());
+  for (const key of [`0:${MAIN}`, `1:${MAIN}`, `0:${RETRY}`]) channel.progress.track(key, new PartitionProgress('0', null));
   /** The commit requests out answered, and the rounds they asked for at once after them, until none is out. */
   const commitLands = async () => {
     while (channel.out.length > 0) {
@@ -158,7 +150,7 @@ describe('DestinationLane', () => {
   });
 
   it('looks again by itself a second later when no commit answer wakes it (the partition that waited went in a rebalance)', async () => {
-    const { lane, started, finish, ledger, channel } = laneFixture({ concurrency: 1, queueBound: 100 });
+    const { lane, started, finish, channel } = laneFixture({ concurrency: 1, queueBound: 100 });
     lane.accept([record(MAIN, 0, 1)]);
     await finish(`${MAIN}/0@1`);
     await vi.advanceTimersByTimeAsync(60_000);
@@ -167,7 +159,7 @@ describe('DestinationLane', () => {
     lane.accept([record(MAIN, 0, 2)]);
     expect(started).toEqual([`${MAIN}/0@1`]);
     // The partition is no longer this member's: nothing waits for a commit any more, and no round answers.
-    ledger.forget(`0:${MAIN}`);
+    channel.progress.forget(`0:${MAIN}`);
     channel.member = false;
     await vi.advanceTimersByTimeAsync(999);
     expect(started).toEqual([`${MAIN}/0@1`]);

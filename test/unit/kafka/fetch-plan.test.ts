@@ -4,7 +4,7 @@
 // rebalances, failed and late answers (fast-check).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { planFetch } from '../../../src/kafka/fetch-plan.js';
+import { planFetch, planInput } from '../../../src/kafka/fetch-plan.js';
 import type { PlanPartition, PlanSettings } from '../../../src/kafka/fetch-plan.js';
 import { FetchPositions } from '../../../src/kafka/fetch-positions.js';
 import type { AskedPartition, FetchPartition, SentRequest } from '../../../src/kafka/fetch-positions.js';
@@ -18,53 +18,54 @@ function part(key: string, fields: Partial<PlanPartition> = {}): PlanPartition {
 const SETTINGS: PlanSettings = { budgetBytes: 64 * KB, maxPartitionBytes: 16 * KB, maxRequestBytes: 48 * KB, minPartitionBytes: KB };
 /** Five partitions with records share 80 KB: 16 KB each. */
 const FIVE = { ...SETTINGS, budgetBytes: 80 * KB };
+/** The plan for `leader` from every partition, walked once (what FetchPositions keeps as it goes). */
+const planOf = (all: readonly PlanPartition[], leader: number, settings: PlanSettings, outstanding: number, pollEmpty: boolean) => planFetch(planInput(all, leader), settings, outstanding, pollEmpty);
 const keys = (plan: ReturnType<typeof planFetch>) => plan?.partitions.map((p) => `${p.key}=${p.maxBytes / KB}`);
 
 describe('planFetch', () => {
   it('asks each partition of the leader for up to its limit, leaving out paused ones, those in flight and other leaders\'', () => {
     const all = [part('a'), part('b', { paused: true }), part('c', { inFlight: true }), part('d', { leader: 2 }), part('e')];
-    expect(keys(planFetch(all, 1, FIVE, 0, 0, false))).toEqual(['a=16', 'e=16']);
-    expect(planFetch(all, 1, FIVE, 0, 0, false)?.maxBytes).toBe(32 * KB);
+    expect(keys(planOf(all, 1, FIVE, 0, false))).toEqual(['a=16', 'e=16']);
+    expect(planOf(all, 1, FIVE, 0, false)?.maxBytes).toBe(32 * KB);
     // Partitions at their end do not count in the shares: a, c and e share 64 KB (maxPartitionBytes caps them).
     const idle = [part('a'), part('b', { hasRecords: false }), part('c', { hasRecords: false }), part('e')];
-    expect(keys(planFetch(idle, 1, { ...SETTINGS, maxPartitionBytes: 64 * KB }, 0, 0, false))).toEqual(['a=32', 'e=16']);
+    expect(keys(planOf(idle, 1, { ...SETTINGS, maxPartitionBytes: 64 * KB }, 0, false))).toEqual(['a=32', 'e=16']);
   });
 
   it('shares the budget: a partition holding its fair share is left out; the request stays within what is left', () => {
     // Four partitions with records: a fair share is 16 KB. a holds 15.5 KB (less than the 1 KB minimum left).
     const all = [part('a', { held: 15.5 * KB }), part('b', { held: 10 * KB }), part('c'), part('d')];
-    expect(keys(planFetch(all, 1, SETTINGS, 25.5 * KB, 0, false))).toEqual(['b=6', 'c=16', 'd=16']);
+    expect(keys(planOf(all, 1, SETTINGS, 25.5 * KB, false))).toEqual(['b=6', 'c=16', 'd=16']);
     // 60 KB out already: 4 KB left, all to the first in turn.
-    expect(keys(planFetch(all, 1, SETTINGS, 60 * KB, 0, false))).toEqual(['b=4']);
-    expect(planFetch(all, 1, SETTINGS, 64 * KB, 0, false)).toBeUndefined();
+    expect(keys(planOf(all, 1, SETTINGS, 60 * KB, false))).toEqual(['b=4']);
+    expect(planOf(all, 1, SETTINGS, 64 * KB, false)).toBeUndefined();
   });
 
   it('asks for a truncated partition alone, within what the budget has left but at least the minimum', () => {
     const all = [part('a'), part('b', { alone: true }), part('c')];
-    expect(planFetch(all, 1, SETTINGS, 0, 0, false)).toEqual({ partitions: [{ key: 'b', topic: 'b', partition: 0, maxBytes: 16 * KB }], maxBytes: 16 * KB, polls: false });
-    expect(keys(planFetch(all, 1, SETTINGS, 64 * KB, 0, false))).toEqual(['b=1']);
+    expect(planOf(all, 1, SETTINGS, 0, false)).toEqual({ partitions: [{ key: 'b', topic: 'b', partition: 0, maxBytes: 16 * KB }], maxBytes: 16 * KB, polls: false });
+    expect(keys(planOf(all, 1, SETTINGS, 64 * KB, false))).toEqual(['b=1']);
   });
 
   it('polls partitions at their end only when told to (every emptyPollMs), within one allowance', () => {
     const all = [part('a'), part('b', { hasRecords: false }), part('c', { hasRecords: false })];
-    expect(planFetch(all, 1, SETTINGS, 0, 0, false)).toMatchObject({ polls: false, maxBytes: 16 * KB });
-    expect(keys(planFetch(all, 1, SETTINGS, 0, 0, false))).toEqual(['a=16']);
+    expect(planOf(all, 1, SETTINGS, 0, false)).toMatchObject({ polls: false, maxBytes: 16 * KB });
+    expect(keys(planOf(all, 1, SETTINGS, 0, false))).toEqual(['a=16']);
     // Told to: they ride along, and the request may bring one partition's limit more.
-    expect(planFetch(all, 1, SETTINGS, 0, 0, true)).toMatchObject({ polls: true, maxBytes: 32 * KB });
+    expect(planOf(all, 1, SETTINGS, 0, true)).toMatchObject({ polls: true, maxBytes: 32 * KB });
     const idle = [part('b', { hasRecords: false }), part('c', { hasRecords: false })];
-    expect(planFetch(idle, 1, SETTINGS, 0, 0, false)).toBeUndefined();
-    expect(planFetch(idle, 1, SETTINGS, 0, 0, true)).toMatchObject({ polls: true, maxBytes: 16 * KB });
-    expect(keys(planFetch(idle, 1, SETTINGS, 0, 0, true))).toEqual(['b=16', 'c=16']);
+    expect(planOf(idle, 1, SETTINGS, 0, false)).toBeUndefined();
+    expect(planOf(idle, 1, SETTINGS, 0, true)).toMatchObject({ polls: true, maxBytes: 16 * KB });
+    expect(keys(planOf(idle, 1, SETTINGS, 0, true))).toEqual(['b=16', 'c=16']);
     // With the budget used up, a poll may bring the minimum (the broker adds a whole first batch at most).
-    expect(planFetch(idle, 1, SETTINGS, 70 * KB, 0, true)).toMatchObject({ polls: true, maxBytes: KB });
+    expect(planOf(idle, 1, SETTINGS, 70 * KB, true)).toMatchObject({ polls: true, maxBytes: KB });
   });
 
-  it('rotates: the walk starts at the rotation, so the budget that runs short goes to others in turn', () => {
+  it('walks in the order given: the budget that runs short goes to the first', () => {
     const all = ['a', 'b', 'c', 'd', 'e'].map((k) => part(k));
     const tight = { ...FIVE, maxRequestBytes: 16 * KB };
-    expect(keys(planFetch(all, 1, tight, 0, 0, false))).toEqual(['a=16']);
-    expect(keys(planFetch(all, 1, tight, 0, 3, false))).toEqual(['d=16']);
-    expect(keys(planFetch(all, 1, tight, 0, 7, false))).toEqual(['c=16']);
+    expect(keys(planOf(all, 1, tight, 0, false))).toEqual(['a=16']);
+    expect(keys(planOf([...all.slice(3), ...all.slice(0, 3)], 1, tight, 0, false))).toEqual(['d=16']);
   });
 });
 
@@ -73,26 +74,26 @@ describe('FetchPositions', () => {
     const state = new FetchPositions(SETTINGS);
     for (const key of ['a', 'b']) {
       state.add(key, key, 0, 10n, 0);
-      state.get(key)!.leader = 1;
+      state.setLeader(state.get(key)!, 1);
     }
     return state;
   }
 
   it('an answer asked before a seek counts for nothing: the position stays where the seek put it', () => {
     const state = positions();
-    const sent = state.send(1, 0, false)!;
+    const sent = state.send(1, false)!;
     const a = sent.asked.find((x) => x.partition.key === 'a')!;
     state.seek(state.get('a')!, 4n);
     expect(state.current(a)).toBe(false);
     expect(state.get('a')!.position).toBe(4n);
     // The seek freed it: it is asked for again (from 4) once the leader's request is settled.
     state.settled(1);
-    expect(state.send(1, 0, false)?.asked.map((x) => `${x.partition.key}@${x.position}`)).toEqual(['a@4']);
+    expect(state.send(1, false)?.asked.map((x) => `${x.partition.key}@${x.position}`)).toEqual(['a@4']);
   });
 
   it('an answer asked before the partition was removed and added again (a new generation) counts for nothing', () => {
     const state = positions();
-    const sent = state.send(1, 0, false)!;
+    const sent = state.send(1, false)!;
     state.clear();
     state.add('a', 'a', 0, 7n, 0);
     expect(sent.asked.map((x) => state.current(x))).toEqual([false, false]);
@@ -101,7 +102,7 @@ describe('FetchPositions', () => {
 
   it('a counted answer moves the position and adds the held bytes; an empty one of a partition with more is truncated', () => {
     const state = positions();
-    const [a, b] = state.send(1, 0, false)!.asked;
+    const [a, b] = state.send(1, false)!.asked;
     expect(state.current(a!)).toBe(true);
     expect(state.answered(a!.partition, 10n, 13n, 20n, 3_000)).toBe(false);
     expect(state.current(b!)).toBe(true);
@@ -109,18 +110,52 @@ describe('FetchPositions', () => {
     state.settled(1);
     expect({ position: state.get('a')!.position, held: state.get('a')!.held, outstanding: state.outstanding() }).toEqual({ position: 13n, held: 3_000, outstanding: 3_000 });
     // b is asked for alone next.
-    expect(state.send(1, 0, false)?.asked.map((x) => x.partition.key)).toEqual(['b']);
+    expect(state.send(1, false)?.asked.map((x) => x.partition.key)).toEqual(['b']);
+  });
+
+  it('a plan reads only the leader\'s partitions not at their end, unless those at their end ride along', () => {
+    const state = new FetchPositions(SETTINGS);
+    for (let i = 0; i < 1_000; i++) {
+      state.add(`e${i}`, 'e', i, 0n, 0);
+      state.setLeader(state.get(`e${i}`)!, 1);
+    }
+    state.add('r', 'r', 0, 0n, 0);
+    state.setLeader(state.get('r')!, 1);
+    // Every partition answered once: the 1,000 at their end, r with more to read.
+    for (const p of state.values()) state.answered(p, 0n, 0n, p.key === 'r' ? 5n : 0n, 0);
+    expect(state.inputOf(1, false)).toEqual({ active: [state.get('r')], empty: [], sharing: 1 });
+    expect(state.inputOf(1, true).empty).toHaveLength(1_000);
+    expect(state.send(1, false)?.asked.map((a) => a.partition.key)).toEqual(['r']);
+    // A seek makes a partition's end unknown again: it is asked for at once.
+    state.seek(state.get('e7')!, 3n);
+    expect(state.inputOf(1, false).active.map((p) => p.key).sort()).toEqual(['e7', 'r']);
+  });
+
+  it('walks the leader\'s partitions least recently asked first: the budget that runs short goes to the others in turn', () => {
+    const state = new FetchPositions({ ...SETTINGS, budgetBytes: 80 * KB, maxRequestBytes: 16 * KB });
+    for (const key of ['a', 'b', 'c', 'd', 'e']) {
+      state.add(key, key, 0, 0n, 0);
+      state.setLeader(state.get(key)!, 1);
+    }
+    const turns: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const sent = state.send(1, false)!;
+      turns.push(sent.asked.map((a) => a.partition.key).join());
+      state.settled(1);
+      state.failed(sent.asked);
+    }
+    expect(turns).toEqual(['a', 'b', 'c', 'd', 'e', 'a']);
   });
 
   it('a request out counts its maxBytes against the budget until settled; a failed one frees its partitions', () => {
     const state = positions();
-    const sent = state.send(1, 0, false)!;
+    const sent = state.send(1, false)!;
     expect(state.outstanding()).toBe(sent.plan.maxBytes);
-    expect(state.send(1, 1, false)).toBeUndefined(); // both in flight
+    expect(state.send(1, false)).toBeUndefined(); // both in flight
     state.settled(1);
     state.failed(sent.asked);
     expect(state.outstanding()).toBe(0);
-    expect(state.send(1, 0, false)?.asked).toHaveLength(2);
+    expect(state.send(1, false)?.asked).toHaveLength(2);
   });
 });
 
@@ -137,14 +172,13 @@ interface Sim {
   readonly pending: Map<number, SentRequest & { waited: number }>;
   /** The owner: per partition, the records handed over and not finished (offset → size), the finished offsets, and the epoch it reads. */
   readonly owner: Map<string, { handed: Map<number, number>; finished: Set<number>; epoch: { object: FetchPartition; epoch: number; next: bigint; seen: Set<number> } | undefined }>;
-  rotation: number;
   maxBatch: number;
 }
 
 const POLL_ROUNDS = 8;
 
 function createSim(partitions: number, leaders: number, logs: number[][], settings: PlanSettings, leaderOf = (i: number) => 1 + (i % leaders)): Sim {
-  const sim: Sim = { settings, leaders, logs: new Map(), leaderOf: new Map(), state: new FetchPositions(settings), pending: new Map(), owner: new Map(), rotation: 0, maxBatch: 0 };
+  const sim: Sim = { settings, leaders, logs: new Map(), leaderOf: new Map(), state: new FetchPositions(settings), pending: new Map(), owner: new Map(), maxBatch: 0 };
   for (let i = 0; i < partitions; i++) {
     const key = `t:${i}`;
     sim.logs.set(key, [...(logs[i] ?? [])]);
@@ -174,7 +208,7 @@ function assign(sim: Sim, keys: string[]): void {
   for (const key of keys) {
     sim.state.add(key, key, 0, BigInt(committed(sim, key)), 0);
     const p = sim.state.get(key)!;
-    p.leader = sim.leaderOf.get(key)!;
+    sim.state.setLeader(p, sim.leaderOf.get(key)!);
     sim.owner.get(key)!.epoch = { object: p, epoch: p.epoch, next: p.position, seen: new Set() };
   }
 }
@@ -185,7 +219,7 @@ function assignMore(sim: Sim): void {
     if (sim.state.get(key) !== undefined) continue;
     sim.state.add(key, key, 0, BigInt(committed(sim, key)), 0);
     const p = sim.state.get(key)!;
-    p.leader = sim.leaderOf.get(key)!;
+    sim.state.setLeader(p, sim.leaderOf.get(key)!);
     sim.owner.get(key)!.epoch = { object: p, epoch: p.epoch, next: p.position, seen: new Set() };
   }
 }
@@ -215,7 +249,7 @@ function finish(sim: Sim, key: string, pick: number): void {
 
 function send(sim: Sim, leader: number, pollEmpty: boolean): SentRequest | undefined {
   if (sim.pending.has(leader)) return undefined;
-  const sent = sim.state.send(leader, sim.rotation++, pollEmpty);
+  const sent = sim.state.send(leader, pollEmpty);
   if (sent === undefined) return undefined;
   // A truncated partition is asked for alone.
   if (sent.asked.some((a) => a.partition.alone)) expect(sent.asked).toHaveLength(1);
@@ -299,8 +333,25 @@ function handOver(sim: Sim, p: FetchPartition, from: bigint, sizes: number[]): v
   epoch!.next = from + BigInt(sizes.length);
 }
 
+/** What FetchPositions keeps as it goes (each leader's partitions by whether at their end, bytes held, partitions sharing) equals a full walk. */
+function checkIndex(sim: Sim): void {
+  const all = [...sim.state.values()];
+  const sorted = (list: readonly PlanPartition[]) => list.map((p) => p.key).sort();
+  for (const leader of new Set([-1, ...all.map((p) => p.leader), ...Array.from({ length: sim.leaders }, (_, i) => i + 1)])) {
+    const kept = sim.state.inputOf(leader, true);
+    const walked = planInput(all, leader);
+    expect({ active: sorted(kept.active), empty: sorted(kept.empty), sharing: kept.sharing }).toEqual({ active: sorted(walked.active), empty: sorted(walked.empty), sharing: walked.sharing });
+    expect(sim.state.leads(leader)).toBe(walked.active.length + walked.empty.length > 0);
+  }
+  let out = 0;
+  for (const p of all) out += p.held;
+  for (const request of sim.pending.values()) out += request.plan.maxBytes;
+  expect(sim.state.outstanding()).toBe(out);
+}
+
 /** Held plus what the requests out may bring, within the budget plus one batch per partition (the broker's whole first batch) and the minimum per leader. */
 function checkBudget(sim: Sim): void {
+  checkIndex(sim);
   const bound = sim.settings.budgetBytes + sim.logs.size * (sim.maxBatch + sim.settings.minPartitionBytes) + sim.leaders * sim.settings.minPartitionBytes;
   expect(sim.state.outstanding()).toBeLessThanOrEqual(bound);
   let held = 0;
@@ -443,6 +494,13 @@ describe('the fetch loop, simulated (fast-check)', () => {
       ),
       { numRuns: 300 },
     );
+  });
+
+  it.each([
+    [[[], [503, 7690, 9363, 100, 10823], [100, 8093, 9363], [8193, 1170, 10923, 13108], [100, 8093, 9363, 10923, 2185], [8193, 9363, 2343, 8580, 9832], [4122, 5241], [100, 9263, 100]]],
+    [[[100, 8093, 4558, 3771, 1034], [100, 8093], [8193, 1063, 107, 9256, 107], [8193, 9363, 6646, 2717], [100, 9363, 100], [8193, 9363, 9363], [100, 9363, 10923], []]],
+  ])('starves none in the logs where a rotating start did (found by fast-check): %j', (logs) => {
+    drain(createSim(8, 1, logs, SETTINGS), 2 * 8 + POLL_ROUNDS + 4);
   });
 
   it('a poll of many idle partitions on one leader does not keep another leader\'s partitions from being fetched', () => {

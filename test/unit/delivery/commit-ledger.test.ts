@@ -1,7 +1,8 @@
-// The commit ledger alone (src/kafka/commit-ledger.ts): its commit channel answers when
+// The commit ledger alone (src/delivery/commit-ledger.ts): its commit channel answers when
 // the test says (test/support/commit-channel.ts), its timers are fake.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { CommitLedger, PartitionProgress, decodeFinished } from '../../../src/kafka/index.js';
+import { CommitLedger } from '../../../src/delivery/commit-ledger.js';
+import { PartitionProgress, decodeFinished } from '../../../src/kafka/index.js';
 import type { PartitionCommit } from '../../../src/kafka/index.js';
 import { silentLogger } from '../../../src/observability/logger.js';
 import { fakeCommitChannel } from '../../support/commit-channel.js';
@@ -11,14 +12,10 @@ const key = (partition: number, topic = T) => `${partition}:${topic}`;
 
 /** A member's ledger over partitions 0 to `partitions - 1` of T, each committed at offset 0. */
 function ledgerFixture(options: { partitions?: number; commitDelayMs?: number } = {}) {
-  const channel = fakeCommitChannel();
   const finishedKeys: string[] = [];
-  const ledger = new CommitLedger(
-    { groupId: 'g', commitEveryMs: 100, ...(options.commitDelayMs !== undefined ? { commitDelayMs: options.commitDelayMs } : {}), onFinish: (k, offset) => finishedKeys.push(`${k}@${offset}`) },
-    channel,
-    silentLogger(),
-  );
-  for (let p = 0; p < (options.partitions ?? 1); p++) ledger.track(key(p), new PartitionProgress('0', null));
+  const channel = fakeCommitChannel((k, offset) => finishedKeys.push(`${k}@${offset}`));
+  const ledger = new CommitLedger({ groupId: 'g', commitEveryMs: 100, ...(options.commitDelayMs !== undefined ? { commitDelayMs: options.commitDelayMs } : {}) }, channel, silentLogger());
+  for (let p = 0; p < (options.partitions ?? 1); p++) channel.progress.track(key(p), new PartitionProgress('0', null));
   /** Answers every request out (and lets the round end). */
   const answerAll = async () => {
     for (const request of [...channel.out]) request.answer();
@@ -107,7 +104,7 @@ describe('CommitLedger: what a round names', () => {
     const { ledger, channel } = ledgerFixture({ partitions: 3 });
     for (let p = 0; p < 3; p++) ledger.finish(T, p, '0');
     channel.unassigned.add(key(1));
-    ledger.forget(key(2));
+    channel.progress.forget(key(2));
     await vi.advanceTimersByTimeAsync(5);
     expect(channel.sent.map((r) => r.map((c) => c.partition))).toEqual([[0]]);
   });
@@ -138,10 +135,10 @@ describe('CommitLedger: tickets', () => {
   });
 
   it('a partition that goes takes its completions with it: with nothing dirty, every ticket counts as committed', async () => {
-    const { ledger } = ledgerFixture();
+    const { ledger, channel } = ledgerFixture();
     const ticket = ledger.finish(T, 0, '0');
     expect(ledger.committedThrough()).toBeLessThan(ticket);
-    ledger.forget(key(0));
+    channel.progress.forget(key(0));
     expect(ledger.committedThrough()).toBe(ticket);
   });
 

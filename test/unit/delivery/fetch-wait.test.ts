@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fetchWait } from '../../../src/kafka/fetch-wait.js';
+import { fetchWait } from '../../../src/delivery/fetch-wait.js';
 
 const settings = { maxWaitTimeInMs: 500, idleWaitTimeInMs: 3_000, idleAfterMs: 10_000 };
 const now = 1_000_000;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createCrashLevels } from '../../../src/kafka/crash-levels.js';
+import { createCrashLevels } from '../../../src/runtime/crash-levels.js';
 import { ERROR, KafkaAnswerError } from '../../../src/kafka/wire.js';
 
 /** As the consumer engine's membership reports a join refused while the broker loads __consumer_offsets (wire.ts). */

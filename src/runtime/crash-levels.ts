@@ -1,6 +1,6 @@
 // How loud a consumer's crash is in the logs (docs/operations.md#logs). Pure: the time
 // comes in.
-import { isRetriable } from './commit.js';
+import { isRetriable } from '../kafka/index.js';
 
 export type CrashLevel = 'debug' | 'warn' | 'fatal';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { commitDelay, commitOverdueMs, commitsStalledAt } from '../../../src/kafka/commit-ledger.js';
+import { commitDelay, commitOverdueMs, commitsStalledAt } from '../../../src/delivery/commit-ledger.js';
 
 describe('commit delay of a partition stream', () => {
   it.each([

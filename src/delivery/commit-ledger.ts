@@ -1,19 +1,15 @@
-// The commit ledger of the deliverer's partition stream: what finished in each
-// partition, when the next commit goes out and what it names, and whether the lanes
-// may start more. Pure bookkeeping and timers; the stream (partition-stream.ts) owns
-// the consumer and sends the commits through its `CommitChannel`. The rule it keeps is
-// in docs/webhooks.md#delivery-and-retries: offsets are committed below the oldest
+// The deliverer's commit ledger: when the partition stream's next commit goes out and
+// what it names (src/kafka/stream-progress.ts holds each partition's progress), the
+// tickets of completions, and whether the lanes may start more. Timers and bookkeeping;
+// the stream sends the commits through its `CommitChannel`. The rule it keeps is in
+// docs/webhooks.md#delivery-and-retries: offsets are committed below the oldest
 // unfinished record, within about one commit round trip of completions, with the
 // finished offsets above it in the commit's metadata; docs/kafka.md#the-deliverers-commits
 // draws the protocol.
 //
 // The words of this module, once:
-// - progress (`PartitionProgress`, offset-progress.ts): per partition of the
-//   assignment, every offset below `next` finished, and the finished offsets above it.
-//   Read from the last commit and its metadata at each join (`track`), moved by
-//   completions (`finish`) and by offsets that hold no record (the stream's gaps).
-// - dirty: the partitions whose progress moved since their last commit
-//   (`committedChanges` holds each one's `changeCount` at that commit).
+// - dirty: the partitions whose progress moved since their last commit (the stream's
+//   StreamProgress); a partition turning dirty schedules a round.
 // - round: one commit of every dirty partition, in slices of PARTITIONS_PER_COMMIT
 //   sent together; one round at a time. A round starts `commitDelay` after the first
 //   completion it covers, or at once after the round before it when asked to
@@ -27,45 +23,15 @@
 // - stalled (`commitsStalled`): finished records wait for a commit, and the last round
 //   failed, or a request is out longer than `commitOverdueMs`, or they waited over
 //   COMMIT_STALL_MS. A SIGKILL would redo all of them: lanes start no more.
-// - account: one lane's share of the tickets, kept by the lane's side
-//   (src/delivery/commit-account.ts) from `finish`, `committedThrough`,
-//   `commitsStalled`, `commitSoon` and `whenCommitted`.
+// - account: one lane's share of the tickets (commit-account.ts).
 //
 // NOTE: what a lane finishes together (the events of one batch request) is one
 // `finish` per record, in the same turn: one round takes them all. A record a lane
 // holds back (a later event of a user whose earlier one waits for its retry) is simply
 // not finished: the commit stays below it and the metadata lists what finished above.
 import type { Logger } from 'pino';
-import { commitUntilDone, isGenerationLost } from './commit.js';
-import type { PartitionProgress } from './offset-progress.js';
-import { partitionKey, splitPartitionKey } from './partition-key.js';
-
-export { partitionKey, splitPartitionKey } from './partition-key.js';
-
-/** One partition's entry of a commit request: the first unfinished offset, and the finished ones above it. */
-export interface PartitionCommit {
-  topic: string;
-  partition: number;
-  offset: string;
-  metadata: string;
-}
-
-/** The stream's side a ledger commits through (partition-stream.ts implements it with the engine's committer). */
-export interface CommitChannel {
-  /** Joined the group, its assignment's commits read: rounds may start. */
-  isMember(): boolean;
-  /** A consumer runs that can send a commit now; a round that finds none commits nothing and ends. */
-  canSend(): boolean;
-  /** Whether the partition is in the current assignment (a commit read for an older join may add one that is not). */
-  isAssigned(key: string): boolean;
-  /** One commit request; settles once the broker answered (or the client gave up). */
-  send(offsets: PartitionCommit[]): Promise<void>;
-  /**
-   * How many commit requests the broker has acknowledged so far: only the broker's
-   * answers count, one per slice.
-   */
-  acknowledged(): number;
-}
+import { commitUntilDone, isGenerationLost } from '../kafka/index.js';
+import type { CommitChannel, StreamCommits } from '../kafka/index.js';
 
 export interface CommitLedgerSettings {
   groupId: string;
@@ -73,8 +39,6 @@ export interface CommitLedgerSettings {
   commitEveryMs: number;
   /** How long a round waits after the first completion it covers, at the least (commitDelay; default 5 ms). */
   commitDelayMs?: number;
-  /** A record handed over finished (the stream stops counting it as handed over). */
-  onFinish?(key: string, offset: string): void;
 }
 
 /**
@@ -145,11 +109,7 @@ const FIRST_COMMIT_ANSWER_MS = 50;
  */
 export const PARTITIONS_PER_COMMIT = 50;
 
-export class CommitLedger {
-  /** Partitions of the assignment, with their progress once read. */
-  private readonly progress = new Map<string, PartitionProgress>();
-  private readonly dirty = new Set<string>();
-  private readonly committedChanges = new Map<string, number>();
+export class CommitLedger implements StreamCommits {
   /** The next round's timer. */
   private timer: NodeJS.Timeout | undefined;
   /** The round under way (a flush too). */
@@ -178,7 +138,13 @@ export class CommitLedger {
     private readonly settings: CommitLedgerSettings,
     private readonly channel: CommitChannel,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    channel.progress.listen((first) => this.dirtied(first));
+  }
+
+  private get dirtyCount(): number {
+    return this.channel.progress.dirtyCount;
+  }
 
   // ---- The side of the role that finishes records.
 
@@ -187,24 +153,19 @@ export class CommitLedger {
    * the completion's ticket: it is committed once `committedThrough()` reaches it.
    */
   finish(topic: string, partition: number, offset: string): number {
-    const key = partitionKey(topic, partition);
-    this.settings.onFinish?.(key, offset);
-    const progress = this.progress.get(key);
-    if (progress === undefined) return 0; // not ours any more: the next owner redoes it (a duplicate, never a loss)
-    progress.finish(offset);
-    this.moved(key);
+    if (!this.channel.finish(topic, partition, offset)) return 0; // not ours any more: the next owner redoes it (a duplicate, never a loss)
     this.lastTicket += 1;
     return this.lastTicket;
   }
 
   /** Every completion whose ticket is at most this is committed (or no longer this member's). */
   committedThrough(): number {
-    return this.dirty.size === 0 ? this.lastTicket : this.committedTicket;
+    return this.dirtyCount === 0 ? this.lastTicket : this.committedTicket;
   }
 
   /** Finished records wait too long for a commit: lanes should start no more until it says false again. */
   commitsStalled(): boolean {
-    if (this.dirty.size === 0) return false; // nothing finished waits for a commit
+    if (this.dirtyCount === 0) return false; // nothing finished waits for a commit
     return commitsStalledAt(Date.now(), { commitOutSince: this.requestOut?.since, overdueAfterMs: commitOverdueMs(this.answerMs), failing: this.failing, waitingSince: this.waitingSince });
   }
 
@@ -225,39 +186,16 @@ export class CommitLedger {
     this.waiters.push(callback);
   }
 
-  // ---- The stream's side.
+  // ---- The stream's side (StreamCommits).
 
-  /** The partition's progress, if it is tracked. */
-  progressAt(key: string): PartitionProgress | undefined {
-    return this.progress.get(key);
-  }
-
-  /** Tracks the partition from `progress` (read from its commit, or from its first fetch). */
-  track(key: string, progress: PartitionProgress): void {
-    this.progress.set(key, progress);
-  }
-
-  /** The partition's progress may have moved (gaps skipped): dirty if it did since its last commit. */
-  moved(key: string): void {
-    if (this.progress.get(key)?.changeCount !== this.committedChanges.get(key)) this.markDirty(key);
-  }
-
-  /** The partition's progress moved (it starts from an older group's commit): to be committed. */
-  markDirty(key: string): void {
-    if (this.dirty.size === 0) {
+  /** A partition's progress moved (StreamProgress): a round is due. */
+  private dirtied(first: boolean): void {
+    if (first) {
       // Nothing was dirty: every completion so far is committed.
       this.waitingSince = Date.now();
       this.committedTicket = this.lastTicket;
     }
-    this.dirty.add(key);
     this.scheduleRound();
-  }
-
-  /** The partition is no longer this member's: nothing of it to commit. */
-  forget(key: string): void {
-    this.progress.delete(key);
-    this.dirty.delete(key);
-    this.committedChanges.delete(key);
   }
 
   /** The stream is a member with its commits read: commit what waits, and wake the lanes (partitions that went took their completions with them). */
@@ -275,7 +213,7 @@ export class CommitLedger {
     await Promise.race([this.round?.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.dirty.size === 0 || !this.channel.isMember()) return;
+    if (this.dirtyCount === 0 || !this.channel.isMember()) return;
     // NOTE: marked as the round under way, so that no round starts beside it (commitSoon, a timer).
     const flushing = commitUntilDone(() => this.commitDirty(), {
       stillOwned: () => this.channel.isMember() && this.channel.canSend(),
@@ -305,7 +243,7 @@ export class CommitLedger {
    */
   private scheduleRound(delayMs = commitDelay(this.lastRoundPartitions, this.settings.commitDelayMs)): void {
     if (this.timer !== undefined || this.round !== undefined || this.stopped) return;
-    if (this.dirty.size === 0 || !this.channel.isMember()) return; // the join schedules the next
+    if (this.dirtyCount === 0 || !this.channel.isMember()) return; // the join schedules the next
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.startRound();
@@ -313,7 +251,7 @@ export class CommitLedger {
   }
 
   private startRound(): void {
-    if (this.round !== undefined || this.dirty.size === 0 || !this.channel.isMember()) return;
+    if (this.round !== undefined || this.dirtyCount === 0 || !this.channel.isMember()) return;
     let retryMs: number | undefined;
     const current: Promise<void> = this.commitDirty()
       .catch((error: unknown) => {
@@ -335,17 +273,7 @@ export class CommitLedger {
     if (!this.channel.canSend()) return;
     const snapshotAt = Date.now();
     const snapshotTicket = this.lastTicket;
-    const changes = new Map<string, number>();
-    const offsets = [...this.dirty].flatMap((key) => {
-      const progress = this.progress.get(key);
-      if (progress === undefined || !this.channel.isAssigned(key)) {
-        this.dirty.delete(key); // not ours any more: nothing of it to commit
-        return [];
-      }
-      changes.set(key, progress.changeCount);
-      const { topic, partition } = splitPartitionKey(key);
-      return [{ topic, partition, ...progress.commitPoint() }];
-    });
+    const { offsets, changes } = this.channel.progress.snapshot();
     if (offsets.length === 0) return;
     this.lastRoundPartitions = offsets.length;
     const acknowledged = this.channel.acknowledged();
@@ -362,12 +290,9 @@ export class CommitLedger {
     if (failed !== undefined) throw failed.reason;
     this.answerMs = 0.8 * this.answerMs + 0.2 * (Date.now() - snapshotAt);
     if (this.channel.acknowledged() - acknowledged < slices.length) throw Object.assign(new Error(`offsets of group ${this.settings.groupId} not committed: the consumer is not running`), { retriable: true });
-    for (const [key, count] of changes) {
-      this.committedChanges.set(key, count);
-      if (this.progress.get(key)?.changeCount === count) this.dirty.delete(key);
-    }
+    this.channel.progress.committed(changes);
     // What is still dirty finished after the snapshot this round took.
-    this.waitingSince = this.dirty.size > 0 ? snapshotAt : undefined;
+    this.waitingSince = this.dirtyCount > 0 ? snapshotAt : undefined;
     this.committedTicket = Math.max(this.committedTicket, snapshotTicket);
     this.failing = false;
     if (this.lastProblem !== undefined) {

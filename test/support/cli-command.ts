@@ -13,14 +13,9 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
-const SRC = join(ROOT, 'src');
-const DIST = join(ROOT, 'dist');
 
 /** The compiled CLI that every child process runs. */
-export const CLI_MAIN = join(DIST, 'cli', 'main.js');
-
-/** What the compiler settings of dist/ are read from: a change to one changes every output. */
-const BUILD_CONFIGS = [join(ROOT, 'tsconfig.json'), join(ROOT, 'tsconfig.build.json')];
+export const CLI_MAIN = join(ROOT, 'dist', 'cli', 'main.js');
 
 function sourceFiles(dir: string): string[] {
   const files: string[] = [];
@@ -41,16 +36,21 @@ function mtime(path: string): number | undefined {
 }
 
 /**
- * The sources under src/ whose compiled file in dist/ is missing or older than they are
- * (each file compiles on its own: verbatimModuleSyntax), or every source when a compiler
- * config is newer than an output. Empty: dist/ is what src/ compiles to.
+ * The sources under src/ of the checkout at `root` that dist/ does not hold the compile
+ * of: each one whose output is missing, and each one newer than the oldest output (tsc
+ * writes every output on each compile, and one file's output can depend on another's
+ * source), or all of them when a compiler config (tsconfig.json, tsconfig.build.json) is
+ * newer than it. Empty: dist/ is what src/ compiles to.
  */
-export function staleSources(): string[] {
-  const configTime = Math.max(...BUILD_CONFIGS.map((file) => mtime(file) ?? 0));
-  return sourceFiles(SRC).filter((source) => {
-    const built = mtime(join(DIST, relative(SRC, source)).replace(/\.ts$/, '.js'));
-    return built === undefined || built < (mtime(source) ?? Infinity) || built < configTime;
-  });
+export function staleSources(root: string = ROOT): string[] {
+  const src = join(root, 'src');
+  const sources = sourceFiles(src).map((path) => ({ path, time: mtime(path) ?? Infinity, built: mtime(join(root, 'dist', relative(src, path)).replace(/\.ts$/, '.js')) }));
+  const missing = sources.filter((source) => source.built === undefined);
+  if (missing.length > 0) return missing.map((source) => source.path);
+  const oldestOutput = Math.min(...sources.map((source) => source.built ?? 0));
+  const configTime = Math.max(...['tsconfig.json', 'tsconfig.build.json'].map((file) => mtime(join(root, file)) ?? 0));
+  if (configTime > oldestOutput) return sources.map((source) => source.path);
+  return sources.filter((source) => source.time > oldestOutput).map((source) => source.path);
 }
 
 /** The command that compiles src/ to dist/ (package.json's prepare and build run the same). */

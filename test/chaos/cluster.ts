@@ -9,6 +9,7 @@ import type { WriteStream } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
+import { cliArgv } from '../support/cli-command.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const STARTED_TIMEOUT_MS = 90_000;
@@ -100,7 +101,7 @@ export class RoleProcess {
     // sets it for the shared test broker, and the roles must use the chaos broker.
     delete env.KAFKA_BROKERS;
     delete env.SWITCHYARD_CONFIG;
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), this.role, '--config', this.configFile], {
+    const child = spawn(process.execPath, cliArgv([this.role, '--config', this.configFile]), {
       cwd: ROOT,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],

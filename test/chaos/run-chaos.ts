@@ -9,6 +9,7 @@ import { createAdmin, createKafka } from '../../src/kafka/index.js';
 import type { KafkaAdmin } from '../../src/kafka/index.js';
 import { topicNames } from '../../src/kafka/topics.js';
 import { silentLogger } from '../../src/observability/logger.js';
+import { buildIfStale } from '../support/cli-command.js';
 import { topicLag } from '../../src/observability/consumer-lag.js';
 import { ROLES, RoleProcess, freePort, startDedicatedBroker, writeRoleConfig } from './cluster.js';
 import type { DedicatedBroker, LogCounts, RoleName, UnexpectedExit } from './cluster.js';
@@ -226,6 +227,8 @@ export async function runChaos(input: ChaosProfile, log: Log): Promise<ChaosRepo
   const clock = () => `${((Date.now() - startedAt) / 1000).toFixed(1).padStart(6)}s`;
   const say: Log = (line) => log(`[chaos ${clock()}] ${line}`);
   say(`profile ${profile.name}, seed ${seed}, run ${runTag}; logs in ${logDir}`);
+  // The roles run the compiled dist/ (test/support/cli-command.ts): compiled first when older than src/.
+  buildIfStale(say);
 
   const run: ChaosRun = {
     profile,

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../src/cli/args.js';
+import { cliArgv } from '../support/cli-command.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -19,7 +20,7 @@ interface Run {
 function run(args: string[], options: { closeStdout?: boolean } = {}): Promise<Run> {
   // The example config reads the admin token from the environment (it has no built-in one).
   const env = { ...process.env, SWITCHYARD_ADMIN_TOKEN: 'cli-basics-admin-token' };
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, cliArgv(args), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   if (options.closeStdout) child.stdout.destroy();

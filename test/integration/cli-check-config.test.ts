@@ -5,11 +5,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
+import { cliArgv } from '../support/cli-command.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 
 function run(args: string[], env: Record<string, string> = {}) {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...args], {
+  const result = spawnSync(process.execPath, cliArgv(args), {
     cwd: ROOT,
     encoding: 'utf8',
     env: { ...process.env, ...env },
@@ -50,7 +51,7 @@ describe('switchyard check-config', () => {
       const env: Record<string, string> = { ...process.env } as Record<string, string>;
       delete env.SWITCHYARD_ADMIN_TOKEN;
       if (token !== undefined) env.SWITCHYARD_ADMIN_TOKEN = token;
-      const result = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'check-config', '--config', 'config/example.yaml'], { cwd: ROOT, encoding: 'utf8', env });
+      const result = spawnSync(process.execPath, cliArgv(['check-config', '--config', 'config/example.yaml']), { cwd: ROOT, encoding: 'utf8', env });
       expect(result.status).toBe(1);
       expect(result.stdout + result.stderr).toMatch(/^config\/example\.yaml: admin\.token: .*environment variable SWITCHYARD_ADMIN_TOKEN is (not set|set but empty)/m);
     }

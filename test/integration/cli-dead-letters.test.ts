@@ -94,7 +94,7 @@ const LETTERS: Letter[] = [
 const BY_TIME = ['d-1', 'd-2', 'd-3', 'd-4', 'd-5', 'd-6', 'd-7'];
 
 describe('switchyard dlq list', () => {
-  // NOTE: each step is a CLI process through tsx, several seconds each on a loaded machine.
+  // NOTE: each step is a CLI process, a second or more each on a loaded machine.
   it('prints exactly the letters in the DLQ, oldest first, by time range and limit, as JSON or lines, without consuming them', { timeout: 180_000 }, async () => {
     const { file, prefix, dlq, deadLetteredAt } = await setUp(LETTERS);
 

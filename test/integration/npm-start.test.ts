@@ -11,13 +11,14 @@
 // NOTE: every port is a free one and the state folder a temporary one, so this test
 // never meets a real `npm start` (9092, 8080, 9464, 4000, .cache/npm-start) or the run's
 // shared broker.
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assertDistFresh } from '../support/cli-command.js';
 import { waitFor } from '../support/wait-for.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -179,8 +180,8 @@ function levels(stdout: string): { level: number; msg: string }[] {
 }
 
 beforeAll(async () => {
-  // npm start runs the compiled daemon: compile the sources under test.
-  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
+  // npm start runs the compiled daemon: the global setup compiled the sources under test (test/support/cli-command.ts).
+  assertDistFresh();
   stateDir = mkdtempSync(join(tmpdir(), 'switchyard-npm-start-'));
   gatewayPort = await freePort();
   adminPort = await freePort();

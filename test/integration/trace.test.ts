@@ -173,7 +173,7 @@ describe('switchyard trace and GET /v1/trace', () => {
     expect(lines).toContainEqual('  not connected to source web: crm');
     expect(lines).toContainEqual(expect.stringMatching(/^ {2}invalid: missing_event: /));
     expect(text.out.endsWith('\n6 call(s)\n')).toBe(true);
-    // Two CLI runs (each starts Node with tsx) besides the wait: generous on a busy machine.
+    // Two CLI runs (each a Node process of its own) besides the wait: generous on a busy machine.
   }, 120_000);
 
   it('follows one message, and a user known only by anonymousId', async () => {

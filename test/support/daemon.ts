@@ -1,11 +1,13 @@
-// Runs `switchyard <role>` as a real child process (from the TypeScript
-// sources through tsx), for crash, restart and end-to-end tests.
+// Runs `switchyard <role>` as a real child process (the compiled dist/, which the global
+// setup keeps up to date with src/: test/support/cli-command.ts), for crash, restart and
+// end-to-end tests.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
+import { cliArgv } from './cli-command.js';
 import { waitFor } from './wait-for.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -37,7 +39,7 @@ export function writeConfigFile(config: unknown, file?: string): string {
 }
 
 export function startDaemon(args: string[], env: Record<string, string> = {}, nodeArgs: readonly string[] = []): Daemon {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...args], {
+  const child = spawn(process.execPath, cliArgv(args, nodeArgs), {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -88,7 +90,7 @@ export interface CliRun {
 
 /** Runs `switchyard <args>` (an operator command) as a child process, to its end. */
 export function runCli(args: string[]): Promise<CliRun> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, cliArgv(args), { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));

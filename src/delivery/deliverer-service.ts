@@ -74,6 +74,16 @@ export interface DelivererTuning {
   roomFetchWaitMs: number;
 }
 
+/** Beyond delivery.timeout, how long a reload waits for a leaving lane's last writes (a retry tier's, a dead letter's). */
+const LEAVING_DRAIN_SLACK_MS = 2_000;
+
+/** Waits for `work`, at most `ms`; either way resolves (work never rejects here). */
+async function settledWithin(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
 const DEFAULT_TUNING: DelivererTuning = {
   sampleIntervalMs: 10_000,
   reconcileRetryMs: 5_000,
@@ -303,11 +313,17 @@ class DelivererService implements Service, DelivererStatus {
     this.forgetUnmade(enabled);
     if (stale.length === 0 && missing.length === 0 && (this.subscribed || enabled.length === 0)) return;
     const planned = await this.createTopicsOf(config, missing);
+    const leaving: Promise<void>[] = [];
     for (const running of stale) {
-      this.retire(running);
+      const drained = this.retire(running);
+      if (!this.settings.has(running.id)) leaving.push(drained);
       this.logger.info({ destination: running.id }, this.settings.has(running.id) ? 'delivery settings changed; restarting its lane' : 'destination left the config or was disabled; its lane stopped');
     }
     for (const { destination, topics } of planned) this.addLane(config, destination, topics, deliveryJson);
+    // A destination that left: its requests in flight end (each bounded by delivery.timeout)
+    // and are committed before its partitions leave with the next join, so that adding it
+    // back redoes nothing (docs/kafka.md#copies-of-a-call). The other lanes deliver meanwhile.
+    if (leaving.length > 0) await settledWithin(Promise.all(leaving), config.delivery.timeoutMs + LEAVING_DRAIN_SLACK_MS);
     const topics = [...this.laneOfTopic.keys()];
     // No destination enabled: no consumer (kafkajs cannot run one without topics); the stream leaves its group.
     this.subscribed = topics.length > 0;
@@ -496,7 +512,8 @@ class DelivererService implements Service, DelivererStatus {
    * NOTE: a removed or disabled destination's events stay in its topics, untouched,
    * until it is configured again: stopping it never drops anything.
    */
-  private retire(running: RunningLane): void {
+  /** Stops a lane; the promise settles once its requests in flight ended (never rejects). */
+  private retire(running: RunningLane): Promise<void> {
     for (const topic of consumedTopics(running.topics)) this.stream?.revokeTopic(topic);
     this.lanes.delete(running.id);
     for (const topic of consumedTopics(running.topics)) if (this.laneOfTopic.get(topic) === running) this.laneOfTopic.delete(topic);
@@ -512,6 +529,7 @@ class DelivererService implements Service, DelivererStatus {
       .catch((error: unknown) => this.logger.error({ err: error, destination: running.id }, 'a destination lane did not stop cleanly'))
       .finally(() => this.draining.delete(drained));
     this.draining.add(drained);
+    return drained;
   }
 
   private async stopAllLanes(): Promise<void> {

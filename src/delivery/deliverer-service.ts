@@ -534,7 +534,7 @@ class DelivererService implements Service, DelivererStatus {
 
   private async stopAllLanes(): Promise<void> {
     const destinations = [...this.lanes.keys()];
-    for (const running of [...this.lanes.values()]) this.retire(running);
+    for (const running of [...this.lanes.values()]) void this.retire(running);
     if (destinations.length > 0) this.logger.info({ destinations }, 'stopping: each destination lane finishes its requests in flight');
     await Promise.all(this.draining);
   }

@@ -16,6 +16,8 @@ import type { KafkaClient } from './client.js';
 import { errorTypes, isRetriable } from './commit.js';
 import { platformaticOptions, toPlatformaticMessages } from './platformatic-client.js';
 import { guardSendMetadata } from './platformatic-send-guard.js';
+import { createSendQueue } from './producer.js';
+import type { RecordProducer } from './producer.js';
 import type { TopicRecords } from './records.js';
 import { COORDINATOR_OF, ERROR, KafkaAnswerError, Wire, errorName, isRetriableCode } from './wire.js';
 
@@ -141,10 +143,23 @@ class OpenTransaction implements Transaction {
   private written = false;
   private readonly groups = new Set<string>();
 
+  /**
+   * NOTE: the transaction's sends leave one request at a time, those that wait merged
+   * (producer.ts's batching policy): @platformatic/kafka 2.12 adds a send's partitions
+   * to the transaction with a deduplicated AddPartitionsToTxn, so a second send in
+   * flight with other partitions waited for the first one's request and never added its
+   * own; the broker refused its records (TRANSACTION_ABORTABLE).
+   */
+  private readonly queue: Pick<RecordProducer, 'send'>;
+
   constructor(
     private readonly inner: LibraryTransaction,
     private readonly host: TransactionHost,
-  ) {}
+  ) {
+    this.queue = createSendQueue(async (records) => {
+      await inner.send({ messages: toPlatformaticMessages(records) });
+    });
+  }
 
   private get transactionalId(): string {
     return this.host.transactionalId;
@@ -159,7 +174,7 @@ class OpenTransaction implements Transaction {
     if (records.every((r) => r.messages.length === 0)) return;
     this.written = true;
     try {
-      await this.inner.send({ messages: toPlatformaticMessages(records.map(({ topic, messages }) => ({ topic, messages }))) });
+      await this.queue.send(records);
     } catch (error) {
       throw fencedError(this.transactionalId, error);
     }

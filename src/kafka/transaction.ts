@@ -218,14 +218,18 @@ class OpenTransaction implements Transaction {
     });
   }
 
-  async commit(): Promise<void> {
-    this.live('commit');
+  /** Ends the transaction here; false when nothing was written (dropped locally: the broker refuses an EndTxn of an empty one). */
+  private async end(): Promise<boolean> {
     this.ended = true;
     this.host.ended();
-    if (!this.written) {
-      await this.inner.cancel();
-      return;
-    }
+    if (this.written) return true;
+    await this.inner.cancel();
+    return false;
+  }
+
+  async commit(): Promise<void> {
+    this.live('commit');
+    if (!(await this.end())) return;
     try {
       await this.inner.commit();
     } catch (error) {
@@ -235,13 +239,7 @@ class OpenTransaction implements Transaction {
   }
 
   async abort(): Promise<void> {
-    if (this.ended) return;
-    this.ended = true;
-    this.host.ended();
-    if (!this.written) {
-      await this.inner.cancel();
-      return;
-    }
+    if (this.ended || !(await this.end())) return;
     try {
       await this.inner.abort();
     } catch (error) {

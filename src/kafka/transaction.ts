@@ -292,7 +292,11 @@ export function createTransactionalProducer(client: KafkaClient, options: Transa
       // NOTE: beginTransaction registers the id (InitProducerId) the first time; nothing is
       // written, so the transaction is dropped locally (an EndTxn of an empty one is refused).
       const inner = await producer.beginTransaction().catch((error: unknown) => {
-        throw fenced(error);
+        if (isFenced(error)) throw fenced(error);
+        throw new Error(
+          `could not register the Kafka transactional id "${transactionalId}": the cluster needs its transaction state log (transaction.state.log.replication.factor no larger than the brokers it has) and, with ACLs, Write and Describe on the TransactionalId prefix of this deployment (docs/kafka.md#transactions); or set kafka.transactions to false`,
+          { cause: error },
+        );
       });
       await inner.cancel();
     },

@@ -1,4 +1,4 @@
-// `npm run bench -- route [--n 100000] [--partitions 6] [--rounds 1] [--concurrency N] [--sides passthrough,router,passthrough+headers,router+seen,router+plan] [--wide 1000]`
+// `npm run bench -- route [--n 100000] [--partitions 6] [--rounds 1] [--concurrency N] [--sides passthrough,router,router+no-transactions,passthrough+headers,router+seen,router+plan] [--wide 1000]`
 //
 // How fast the router drains `calls` compared with a consume→produce passthrough on the
 // port (its consumer runtime and producer on @platformatic/kafka) on the same broker, in
@@ -42,6 +42,11 @@
 // A side `router+plan` is the router with the source's calls checked against a tracking
 // plan of 100 events in observe mode (BENCH_PLAN; the calls follow it, so it writes the
 // same records): the cost of the check (docs/tracking-plans.md), target ≥ 0.80×.
+//
+// Every router side but `router+no-transactions` runs with kafka.transactions (the
+// default: docs/kafka.md#transactions); `router+no-transactions` is the router writing,
+// then committing, as before: what the transactions cost. NOTE: the transactions' markers
+// take offsets, so the records-written check below counts them too.
 //
 // A side `router-wide` (not run unless --sides names it) is the router with the same
 // calls, each still routed to three destinations, but spread over --wide destinations
@@ -114,11 +119,11 @@ const BENCH_PLAN = {
   unplannedEvents: 'violate',
 };
 
-function benchConfig(brokers: string, prefix: string, clientId: string, partitions: number, shaping = false, plan = false): Config {
+function benchConfig(brokers: string, prefix: string, clientId: string, partitions: number, shaping = false, plan = false, transactions = true): Config {
   return loadBenchConfig(
     {
       // NOTE: fresh consumer groups per run and side, as the client id names them.
-      kafka: { brokers: brokers.split(','), clientId, topicPrefix: prefix, groupPrefix: `${clientId}.`, partitions },
+      kafka: { brokers: brokers.split(','), clientId, topicPrefix: prefix, groupPrefix: `${clientId}.`, partitions, transactions },
       sources: [
         {
           id: 'web',
@@ -360,7 +365,7 @@ async function waitForCondition(check: () => boolean, what: string, timeoutMs = 
   }
 }
 
-const SIDES = ['passthrough', 'router', 'passthrough+headers', 'router+seen', 'router+seen-warm', 'router+shaping', 'router+plan'];
+const SIDES = ['passthrough', 'router', 'router+no-transactions', 'passthrough+headers', 'router+seen', 'router+seen-warm', 'router+shaping', 'router+plan'];
 /** Sides run only when --sides names them. */
 const OPT_IN_SIDES = ['router-wide'];
 const SEEN_SIDES: Record<string, 'cold' | 'warm'> = { 'router+seen': 'cold', 'router+seen-warm': 'warm' };
@@ -423,7 +428,7 @@ export async function main(args: string[]): Promise<void> {
           ? await runRouter(
               side === 'router-wide'
                 ? wideConfig(broker.brokers, widePrefix, groupId, wide)
-                : benchConfig(broker.brokers, prefix, groupId, partitions, side === 'router+shaping', side === 'router+plan'),
+                : benchConfig(broker.brokers, prefix, groupId, partitions, side === 'router+shaping', side === 'router+plan', side !== 'router+no-transactions'),
               admin,
               tuning,
               SEEN_SIDES[side] ?? 'off',
@@ -470,6 +475,9 @@ export async function main(args: string[]): Promise<void> {
     out.push(`every run (seconds): ${sides.map((side) => `${side} ${rows.filter((r) => r.side === side).map((r) => r.seconds.toFixed(2)).join('/')}`).join('; ')}`);
     if (sides.includes('router') && sides.includes('router+seen-warm')) {
       out.push(`ratio router+seen-warm/router: ${ratio('router+seen-warm', 'router')} (target ≥ 0.95×: the seen-sources state with known pairs)`);
+    }
+    if (sides.includes('router') && sides.includes('router+no-transactions')) {
+      out.push(`ratio router/router+no-transactions: ${ratio('router', 'router+no-transactions')} (the cost of routing exactly once: each group of batches' output and offsets in one Kafka transaction, docs/kafka.md#transactions)`);
     }
     if (sides.includes('router') && sides.includes('router+shaping')) {
       out.push(`ratio router+shaping/router: ${ratio('router+shaping', 'router')} (target ≥ 0.70× events/s: a filter and a transform on each of 3 destinations)`);

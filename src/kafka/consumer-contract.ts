@@ -1,5 +1,6 @@
 // What the port's ordered consumer (consumer.ts) promises a role.
-import type { InboundRecord } from './records.js';
+import type { InboundRecord, TopicRecords } from './records.js';
+import type { GroupedTransactions } from './transaction.js';
 
 /** One fetched batch of one partition, in offset order. */
 export interface RecordBatch {
@@ -13,6 +14,18 @@ export interface RecordBatch {
   markDone(offset: string): Promise<void>;
   /** False once the consumer stops or the partition was taken away (a rebalance, a failed batch). */
   stillOwned(): boolean;
+  /**
+   * With `commit: transaction` only: writes the role's output for this batch inside the
+   * transaction that also commits the batch's offsets (docs/kafka.md#transactions).
+   * Resolves once acknowledged; read-committed readers see the records once it commits.
+   */
+  send?(records: readonly TopicRecords[]): Promise<void>;
+  /**
+   * With `commit: transaction` only: `effect` runs once the batch's transaction ended,
+   * with whether it committed (what a role may only believe once its output is
+   * committed: the router's memory of routed calls).
+   */
+  afterCommit?(effect: (committed: boolean) => void): void;
 }
 
 export type BatchHandler = (batch: RecordBatch) => Promise<void>;
@@ -30,9 +43,11 @@ export interface ConsumerEvents {
 /**
  * When the finished work is committed:
  * - `'batch-end'`: once the batch ends, what was marked done (retried until done);
- * - `'none'`: never (a group of its own that only follows a topic).
+ * - `'none'`: never (a group of its own that only follows a topic);
+ * - `'transaction'`: the batch's writes (RecordBatch.send) and its offsets in one Kafka
+ *   transaction, shared with the other batches in hand (docs/kafka.md#transactions).
  */
-export type CommitPolicy = { kind: 'batch-end' } | { kind: 'none' };
+export type CommitPolicy = { kind: 'batch-end' } | { kind: 'none' } | { kind: 'transaction'; transactions: GroupedTransactions };
 
 export interface ConsumerSettings {
   groupId: string;

@@ -29,6 +29,8 @@ import { ForeignAssignment } from './foreign-assignment.js';
 import { assignedTopics, committedWithin, GroupReader } from './group-reader.js';
 import type { Generation } from './membership.js';
 import { offsetAfter } from './records.js';
+import { isFenced } from './transaction.js';
+import type { GroupedTransactions, TransactionGroupMember } from './transaction.js';
 import type { InboundRecord } from './records.js';
 
 export type { BatchHandler, CommitPolicy, ConsumerEvents, ConsumerSettings, RecordBatch, RunningConsumer } from './consumer-contract.js';
@@ -82,6 +84,8 @@ class BatchRuntime {
   private readonly commits: CommitMerger;
   /** For `commit: none`: where the partitions stood when the last generation ended. */
   private readonly kept = new Map<string, bigint>();
+  /** The generation that gave the batches of the current epoch (their transactions commit for it). */
+  private generation: Generation | undefined;
 
   constructor(
     client: KafkaClient,
@@ -136,6 +140,7 @@ class BatchRuntime {
   private onAssigned(generation: Generation): void {
     this.foreign.joined([...generation.foreignTopics]);
     this.epoch += 1;
+    this.generation = generation;
     const assignment = Object.fromEntries([...generation.assignment].map(([topic, partitions]) => [topic, [...partitions]]));
     this.assigned = new Set(Object.entries(assignment).flatMap(([topic, partitions]) => partitions.map((p) => keyOf(topic, p))));
     void this.startFetching(generation)
@@ -226,6 +231,8 @@ class BatchRuntime {
 
   /** `next`: the position after the batch's last record when nothing was queued after it. */
   private async runBatch(queue: PartitionQueue, records: InboundRecord[], next: bigint | undefined): Promise<void> {
+    const { commit } = this.settings;
+    if (commit.kind === 'transaction') return runInTransaction(this.transactionRun(queue, records, next), commit.transactions);
     const { topic, partition } = queue;
     const key = keyOf(topic, partition);
     const epoch = this.epoch;
@@ -275,6 +282,43 @@ class BatchRuntime {
     }
   }
 
+  /** What runInTransaction needs of this runtime for one batch. */
+  private transactionRun(queue: PartitionQueue, records: InboundRecord[], next: bigint | undefined): TransactionRun {
+    const { topic, partition } = queue;
+    const key = keyOf(topic, partition);
+    const epoch = this.epoch;
+    const generation = this.generation;
+    return {
+      topic,
+      partition,
+      records,
+      next,
+      handler: this.handler,
+      owned: () => !this.stopping && this.epoch === epoch && this.assigned.has(key),
+      member: generation === undefined ? undefined : { groupId: this.settings.groupId, generationId: generation.id, memberId: generation.memberId, groupInstanceId: null, coordinator: generation.coordinator },
+      finished: (doneIndex, failure) => {
+        let released = 0;
+        const through = failure === undefined ? doneIndex : records.length - 1;
+        for (let i = 0; i <= through; i++) released += heldBytes(records[i]!);
+        this.reader.fetcher.release(topic, partition, released);
+        if (failure === undefined) {
+          this.requeueNotDone(queue, records, doneIndex, epoch);
+        } else if (isFenced(failure)) {
+          // NOTE: a zombie's transaction (the group moved on, or this producer was
+          // fenced): aborted, so nothing of it is visible; the partitions' owner reads it again.
+          this.logger.warn({ err: failure, topic, partition, groupId: this.settings.groupId }, 'transaction fenced and aborted; joining the group again');
+          if (this.epoch === epoch && !this.stopping) {
+            this.epoch += 1;
+            this.dropQueued();
+            this.reader.membership.rejoin();
+          }
+        } else {
+          this.fail(failure);
+        }
+      },
+    };
+  }
+
   /** The records after the last one marked done go back to the front of the partition's queue. */
   private requeueNotDone(queue: PartitionQueue, records: readonly InboundRecord[], doneIndex: number, epoch: number): void {
     if (this.stopping || this.epoch !== epoch) return;
@@ -318,4 +362,63 @@ class BatchRuntime {
     })();
     return this.stopped;
   }
+}
+
+/** One batch of a `commit: transaction` consumer, as runInTransaction sees it. */
+interface TransactionRun {
+  topic: string;
+  partition: number;
+  records: InboundRecord[];
+  /** The position after the batch's last record when nothing was queued after it. */
+  next: bigint | undefined;
+  handler: BatchHandler;
+  owned(): boolean;
+  /** The member of the generation that gave the batch (undefined between generations: the batch fails). */
+  member: TransactionGroupMember | undefined;
+  /** The batch ended: `doneIndex` records marked done, committed when `failure` is undefined. */
+  finished(doneIndex: number, failure: unknown): void;
+}
+
+/**
+ * A batch of a `commit: transaction` consumer: the role's writes (RecordBatch.send) and
+ * the offset after the last record marked done go into one transaction, shared with
+ * the other batches in hand (GroupedTransactions); the offset is committed for the
+ * generation that gave the batch, so a zombie's transaction aborts (KIP-447). A failed
+ * or aborted transaction fails the batch: the group reads it again from the commits.
+ */
+async function runInTransaction(run: TransactionRun, transactions: GroupedTransactions): Promise<void> {
+  const { topic, partition, records, member } = run;
+  let doneIndex = -1;
+  const effects: ((committed: boolean) => void)[] = [];
+  let failure: unknown;
+  try {
+    if (member === undefined) throw Object.assign(new Error(`batch of ${topic} partition ${partition} not routed: the consumer is between generations`), { retriable: true });
+    await transactions.within(async (transaction) => {
+      const view: RecordBatch = {
+        topic,
+        partition,
+        records,
+        markDone: async (offset) => {
+          for (let i = records.length - 1; i > doneIndex; i--) {
+            if (records[i]!.offset === offset) {
+              doneIndex = i;
+              return;
+            }
+          }
+        },
+        stillOwned: run.owned,
+        send: (out) => transaction.send(out),
+        afterCommit: (effect) => effects.push(effect),
+      };
+      await run.handler(view);
+      const done = records[doneIndex];
+      if (done === undefined) return;
+      const offset = doneIndex === records.length - 1 && run.next !== undefined ? run.next : BigInt(offsetAfter(done.offset));
+      await transaction.sendOffsets(member, [{ topic, partition, offset, metadata: null }]);
+    });
+  } catch (error) {
+    failure = error;
+  }
+  for (const effect of effects) effect(failure === undefined);
+  run.finished(doneIndex, failure);
 }

@@ -57,8 +57,12 @@ export interface KeyReader {
 /** ListOffsets timestamps for the log end and the log start. */
 const LATEST = -1;
 const EARLIEST = -2;
-/** Read uncommitted: a trace shows what was written, as the consumers that route it read it. */
-const ISOLATION = 0;
+/**
+ * Read committed, as the consumers that route and deliver read (docs/kafka.md#transactions):
+ * a trace, and the router's read-back of its dedupe memory, never count a record of an
+ * open or aborted transaction; the log's end is the last stable offset.
+ */
+const ISOLATION = 1;
 
 /**
  * Bytes of one fetch (one partition). NOTE: large, so that a window of 100,000 records
@@ -181,7 +185,7 @@ async function readRange(wire: Wire, nodeId: number, range: KeyRange, key: Buffe
       continue;
     }
     // Control records are left out, their offsets passed.
-    const decoded = decodeRecords(topic, partition, next, answered, false);
+    const decoded = decodeRecords(topic, partition, next, answered, ISOLATION === 1);
     const moved = decoded.next > next;
     for (const r of decoded.records) {
       const offset = BigInt(r.offset);

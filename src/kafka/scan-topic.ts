@@ -84,7 +84,9 @@ class Scan {
       {
         groupId: options.groupId,
         rebalanceTimeoutMs: 30_000,
-        fetch: { isolation: 0, budgetBytes: 32 * 1024 * 1024, maxPartitionBytes: 4 * 1024 * 1024, maxRequestBytes: 32 * 1024 * 1024, pollWaitMs: () => 500, emptyPollMs: 500 },
+        // NOTE: read committed: `calls.blocked` is written in the router's transactions
+        // (docs/kafka.md#transactions); a record of an aborted one must never be replayed.
+        fetch: { isolation: 1, budgetBytes: 32 * 1024 * 1024, maxPartitionBytes: 4 * 1024 * 1024, maxRequestBytes: 32 * 1024 * 1024, pollWaitMs: () => 500, emptyPollMs: 500 },
       },
       {
         membership: {

@@ -150,14 +150,21 @@ export class RouterBatch {
   private async flush(): Promise<void> {
     const through = this.pendingThrough;
     if (through === undefined) return;
-    const { out, context } = this;
-    if (out.size > 0) await context.producer.send(out.topicRecords());
+    const { out, context, batch } = this;
+    // NOTE: in a transaction (kafka.transactions, docs/kafka.md#transactions) the writes
+    // and the batch's offsets commit together; what the router may only believe of
+    // committed output (its memory of routed calls, the `seen` pairs) waits for that.
+    if (out.size > 0) await (batch.send ? batch.send(out.topicRecords()) : context.producer.send(out.topicRecords()));
     for (const span of this.spans) span.end();
     this.spans.length = 0;
-    context.dedupe?.remember(this.batch.partition, this.ids, BigInt(through) + 1n);
-    this.ids.length = 0;
-    context.audiences?.acknowledged(this.pairs);
-    this.pairs.length = 0;
+    const ids = this.ids.splice(0);
+    const pairs = this.pairs.splice(0);
+    const acknowledged = () => {
+      context.dedupe?.remember(batch.partition, ids, BigInt(through) + 1n);
+      context.audiences?.acknowledged(pairs);
+    };
+    if (batch.afterCommit) batch.afterCommit((committed) => (committed ? acknowledged() : context.audiences?.abandoned(pairs)));
+    else acknowledged();
     this.tally.applyTo(context.metrics);
     for (const deletion of this.afterSend) {
       context.metrics.deletions.inc({ result: deletion.targets.length > 0 ? 'sent' : 'no_affected_source' });

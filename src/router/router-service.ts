@@ -5,8 +5,9 @@
 // consumer-service runtime's; the batches are handled by RouterBatch (router-batch.ts).
 import type { Config } from '../config/schema.js';
 import type { Logger } from 'pino';
-import { MAX_TOPIC_BYTES_PER_SEND, createTopology, legacyGroupIds, routerGroupId } from '../kafka/index.js';
-import type { ConsumerSettings, RecordBatch, TopicEnsurer, TopicNames, Topology } from '../kafka/index.js';
+import { randomBytes } from 'node:crypto';
+import { GroupedTransactions, MAX_TOPIC_BYTES_PER_SEND, createTopology, createTransactionalProducer, groupPrefixOf, legacyGroupIds, routerGroupId } from '../kafka/index.js';
+import type { CommitPolicy, ConsumerSettings, RecordBatch, TopicEnsurer, TopicNames, TransactionalProducer, Topology } from '../kafka/index.js';
 import { createConsumerService } from '../runtime/consumer-service.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import { onceStop } from '../runtime/service.js';
@@ -138,12 +139,12 @@ class RouterConfig {
 }
 
 /** The router's consumer: its group on `calls` and `deletions`, with the tuning's fetch settings (the benchmark's baselines use it too). */
-export function routerConsumerSettings(groupId: string, topics: string[], tuning: RouterTuning): ConsumerSettings {
+export function routerConsumerSettings(groupId: string, topics: string[], tuning: RouterTuning, commit: CommitPolicy = { kind: 'batch-end' }): ConsumerSettings {
   return {
     groupId,
     topics,
     fromBeginning: true,
-    commit: { kind: 'batch-end' },
+    commit,
     maxBytesPerPartition: tuning.maxBytesPerPartition,
     maxBytes: tuning.maxBytes,
     maxWaitTimeInMs: tuning.maxWaitTimeInMs,
@@ -176,13 +177,14 @@ export function createRouterService(deps: RouterDeps): Service {
           logger,
         });
 
+  const transactional = routerTransactions(deps, initial);
   const service = createConsumerService({
     name: 'router',
     consumerLabel: 'router consumer',
     deps,
     logger,
     topics: (config) => topology.router(config),
-    consumer: routerConsumerSettings(groupId, consumed, tuning),
+    consumer: routerConsumerSettings(groupId, consumed, tuning, transactional?.commit),
     upgradeFrom: [legacyGroupIds.router(initial)],
     // NOTE: one send in flight; the batches that finish meanwhile leave together as one
     // request when it is acknowledged (the client sends one request at a time per broker
@@ -224,14 +226,32 @@ export function createRouterService(deps: RouterDeps): Service {
   return {
     name: service.name,
     async start() {
+      await transactional?.producer.connect();
       await service.start();
-      logger.info({ groupId, topics: consumed }, 'router started');
+      logger.info({ groupId, topics: consumed, transactionalId: transactional?.producer.transactionalId }, 'router started');
     },
     stop: onceStop(async () => {
       await service.stop();
+      await transactional?.producer.close();
       await callsReader?.close();
       logger.info('router stopped');
     }),
     health: () => service.health(),
   };
+}
+
+/** How long a transaction takes in more batches after it opened (GroupedTransactions): a few ms, so that batches finishing together share it. */
+const TRANSACTION_OPEN_MS = 20;
+
+/**
+ * The router's transactional producer and commit policy (kafka.transactions, on by
+ * default; docs/kafka.md#transactions). One transactional id per router process,
+ * `<groupPrefix>router.<random>`: zombies are fenced by the group's generation
+ * (TxnOffsetCommit, KIP-447), not by the id, so the id need not follow the partitions;
+ * the prefix is the deployment's (one TransactionalId ACL per deployment).
+ */
+function routerTransactions(deps: RouterDeps, config: Config): { producer: TransactionalProducer; commit: CommitPolicy } | undefined {
+  if (config.kafka.transactions === false) return undefined;
+  const producer = createTransactionalProducer(deps.kafka, { transactionalId: `${groupPrefixOf(config)}router.${randomBytes(6).toString('hex')}` });
+  return { producer, commit: { kind: 'transaction', transactions: new GroupedTransactions(producer, { maxOpenMs: TRANSACTION_OPEN_MS }) } };
 }

@@ -15,6 +15,8 @@ export interface TrailStop {
 }
 
 const SHOWN_HEADERS = ['source-id', 'message-id', 'attempt', 'first-attempt-at', 'due-at', 'error'];
+/** How long a read of one topic waits for its next message before it ends (see findTrails). */
+const IDLE_MS = 3_000;
 const READ_TIMEOUT_MS = 120_000;
 
 /** A header's first value as text. */
@@ -52,7 +54,13 @@ export async function findTrails(
         const finished = new Promise<void>((resolve) => {
           finish = resolve;
         });
+        // NOTE: a topic the router writes in transactions (docs/kafka.md#transactions) ends
+        // with a transaction's marker, an offset no message has: the read also ends once
+        // no message came for IDLE_MS.
+        let idle = setTimeout(finish, IDLE_MS);
         stream.on('data', (message: Message<Buffer, Buffer, Buffer, Buffer>) => {
+          clearTimeout(idle);
+          idle = setTimeout(finish, IDLE_MS);
           let messageId = text(message, 'message-id');
           if (messageId === undefined && message.value !== undefined && message.value !== null) {
             const match = /"messageId":"([^"]*)"/.exec(message.value.toString('utf8', 0, Math.min(message.value.length, 4096)));
@@ -76,6 +84,7 @@ export async function findTrails(
         let timer: NodeJS.Timeout | undefined;
         await Promise.race([finished, new Promise((resolve) => (timer = setTimeout(resolve, READ_TIMEOUT_MS)))]);
         clearTimeout(timer);
+        clearTimeout(idle);
         await stream.close();
       } finally {
         await consumer.close(true);

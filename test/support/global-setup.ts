@@ -34,7 +34,12 @@ function dockerEngineAnswers(): boolean {
 
 async function startContainerBroker(): Promise<RunningBroker> {
   const { KafkaContainer } = await import('@testcontainers/kafka');
-  const container = await new KafkaContainer('confluentinc/cp-kafka:7.9.0').withKraft().start();
+  // NOTE: the router writes in transactions (docs/kafka.md#transactions); the transaction
+  // state log's default replication factor (3) cannot be met by one broker.
+  const container = await new KafkaContainer('confluentinc/cp-kafka:7.9.0')
+    .withKraft()
+    .withEnvironment({ KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR: '1', KAFKA_TRANSACTION_STATE_LOG_MIN_ISR: '1' })
+    .start();
   const brokers = `${container.getHost()}:${container.getMappedPort(9093)}`;
   return { brokers, stop: async () => void (await container.stop()) };
 }

@@ -3,9 +3,12 @@
 // Producer and Consumer (never the code under test), with the shapes the tests read.
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
-import { Admin, ConfigResourceTypes, Consumer, IncrementalAlterConfigOperationTypes, Producer, compatibilityPartitioner } from '@platformatic/kafka';
-import type { Message } from '@platformatic/kafka';
+import { Admin, ConfigResourceTypes, IncrementalAlterConfigOperationTypes, Producer, compatibilityPartitioner } from '@platformatic/kafka';
 import { waitFor } from './wait-for.js';
+import { decodeRecords } from '../../src/kafka/fetcher.js';
+import { earliestOrLatest } from '../../src/kafka/offset-lookup.js';
+import type { InboundRecord } from '../../src/kafka/records.js';
+import { Wire } from '../../src/kafka/wire.js';
 
 export function testBrokers(): string[] {
   return inject('kafkaBrokers').split(',');
@@ -275,15 +278,11 @@ export async function readTopic(
 ): Promise<ReadMessage[]> {
   const atLeast = options.atLeast ?? 0;
   const timeoutMs = options.timeoutMs ?? 30_000;
-  // NOTE: a topic another process has just created can be listed before its partitions
-  // have a leader; offsets are then asked again until the leader is known.
-  const endOffsets = () => waitFor(() => admin.fetchTopicOffsets(topic), { timeoutMs, what: `the partition leaders of ${topic}` });
-  const total = async (): Promise<number> => {
-    const exists = (await admin.listTopics()).includes(topic);
-    if (!exists) return 0;
-    const offsets = await endOffsets();
-    return offsets.reduce((sum, p) => sum + (Number(p.high) - Number(p.low)), 0);
-  };
+  // NOTE: read committed, as Switchyard's own consumers read (docs/kafka.md#transactions):
+  // records of open or aborted transactions are not counted; control records (a
+  // transaction's marker) take offsets but are no messages.
+  const read = () => readCommittedNow(admin, topic, brokers, timeoutMs);
+  const total = async (): Promise<number> => (await read()).length;
   await waitFor(async () => (await total()) >= atLeast, { timeoutMs, what: `${atLeast} message(s) in ${topic}` });
   if (options.settleMs) {
     let last = await total();
@@ -298,49 +297,63 @@ export async function readTopic(
       }
     }
   }
-  if ((await total()) === 0) return [];
-  const ends = await endOffsets();
-  const remaining = new Map(ends.map((p) => [p.partition, { high: BigInt(p.high), low: BigInt(p.low) }]));
-  const done = () => [...remaining.values()].every((p) => p.high <= p.low);
-  const messages: ReadMessage[] = [];
-  if (done()) return [];
-  const consumer = new Consumer({ ...testClientOptions(randomName('reader'), brokers), groupId: randomName('reader'), autocommit: false, maxWaitTime: 200 });
-  try {
-    const stream = await consumer.consume({ topics: [topic], mode: 'earliest' });
-    const deadline = setTimeout(() => void stream.close(), timeoutMs);
-    try {
-      for await (const message of stream as AsyncIterable<Message<Buffer, Buffer, Buffer, Buffer>>) {
-        const p = remaining.get(message.partition);
-        if (p === undefined || message.offset >= p.high) continue;
-        messages.push(readMessage(message));
-        p.low = message.offset + 1n;
-        if (done()) break;
-      }
-    } finally {
-      clearTimeout(deadline);
-      await stream.close().catch(() => undefined);
-    }
-    if (!done()) throw new Error(`reading ${topic} did not finish in ${timeoutMs} ms`);
-  } finally {
-    await consumer.close(true).catch(() => undefined);
-  }
+  const messages = await read();
   return messages.sort((a, b) => a.partition - b.partition || Number(a.offset) - Number(b.offset));
 }
 
-function readMessage(message: Message<Buffer, Buffer, Buffer, Buffer>): ReadMessage {
+/** Every committed record of `topic` up to its last stable offset, through the port's wire (no group). */
+async function readCommittedNow(admin: TestAdmin, topic: string, brokers: string[], timeoutMs: number): Promise<ReadMessage[]> {
+  if (!(await admin.listTopics()).includes(topic)) return [];
+  const clientId = randomName('reader');
+  const wire = new Wire({ brokers, clientId, topicPrefix: '', partitions: 1, replicationFactor: 1 }, clientId);
+  try {
+    // NOTE: a topic another process has just created can be listed before its partitions have a leader.
+    const layout = await waitFor(
+      async () => {
+        const found = (await wire.metadata([topic])).topics.get(topic);
+        return found !== undefined && found.partitions.length > 0 && found.partitions.every((p) => p.leader >= 0) ? found : undefined;
+      },
+      { timeoutMs, what: `the partition leaders of ${topic}` },
+    );
+    const asked = layout.partitions.map((p) => ({ topic, partition: p.partition }));
+    const lows = await earliestOrLatest(wire, asked, 'earliest');
+    const stable = await earliestOrLatest(wire, asked, 'latest', 1);
+    const messages: ReadMessage[] = [];
+    for (const { partition, leader } of layout.partitions) {
+      let at = lows.find((o) => o.partition === partition)!.offset;
+      const end = stable.find((o) => o.partition === partition)!.offset;
+      while (at < end) {
+        const answer = await wire.fetch(leader, { maxWaitMs: 100, minBytes: 1, maxBytes: 8 << 20, isolation: 1, topics: [{ topic, partitions: [{ partition, offset: at, maxBytes: 8 << 20 }] }] });
+        const part = answer.responses[0]?.partitions[0];
+        if (part === undefined || part.errorCode !== 0) throw new Error(`reading ${topic} partition ${partition} at ${at}: error code ${part?.errorCode}`);
+        const { records, next } = decodeRecords(topic, partition, at, part, true);
+        for (const r of records) if (BigInt(r.offset) < end) messages.push(inboundMessage(r));
+        if (next <= at) break;
+        at = next;
+      }
+    }
+    return messages.sort((a, b) => a.partition - b.partition || Number(a.offset) - Number(b.offset));
+  } finally {
+    await wire.close();
+  }
+}
+
+function inboundMessage(record: InboundRecord): ReadMessage {
   const headers: Record<string, string> = {};
-  for (const [name, value] of message.headers) {
-    const key = name.toString();
-    if (!(key in headers)) headers[key] = value.toString();
+  for (const [name, value] of Object.entries(record.headers ?? {})) {
+    if (value === undefined) continue;
+    const one = Array.isArray(value) ? value[0] : value;
+    if (one !== undefined && !(name in headers)) headers[name] = one.toString();
   }
   return {
-    topic: message.topic,
-    partition: message.partition,
-    offset: message.offset.toString(),
-    key: message.key === undefined || message.key === null ? null : message.key.toString(),
-    value: message.value ?? null,
-    text: message.value ? message.value.toString('utf8') : '',
+    topic: record.topic,
+    partition: record.partition,
+    offset: record.offset,
+    key: record.key === null ? null : record.key.toString(),
+    value: record.value,
+    text: record.value ? record.value.toString('utf8') : '',
     headers,
-    timestamp: message.timestamp.toString(),
+    timestamp: record.timestamp,
   };
 }
+

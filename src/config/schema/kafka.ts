@@ -1,7 +1,7 @@
 // `kafka` (docs/configuration.md#kafka): the brokers, the client id, the prefix of topic
 // names and group ids, topic defaults, TLS and SASL.
 
-import { checkInt, checkList, checkText, oneOf } from './basic-checks.js';
+import { checkBoolean, checkInt, checkList, checkText, oneOf } from './basic-checks.js';
 import { describe, fail, FROM_ENV, isPlainObject, ok, orFromEnv, withInput } from './check.js';
 import type { Checked } from './check.js';
 import { field, nonEmptyText, secretText, strictObject } from './zod-fields.js';
@@ -18,6 +18,8 @@ export interface KafkaConfig {
   replicationFactor: number;
   ssl?: boolean | Record<string, unknown>;
   sasl?: { mechanism: SaslMechanism; username: string; password: string };
+  /** Read-process-write between Switchyard's own topics in Kafka transactions (docs/kafka.md#transactions); absent: true. */
+  transactions?: boolean;
 }
 
 export const DEFAULT_BROKERS: readonly string[] = ['localhost:9092'];
@@ -88,6 +90,7 @@ export const kafkaSchema = strictObject({
   partitions: field(checkInt(1, 100_000)).prefault(12),
   replicationFactor: field(checkInt(1, 1_000)).prefault(1),
   ssl: field(checkSsl).optional(),
+  transactions: field(checkBoolean).prefault(true),
   sasl: strictObject({
     mechanism: field(oneOf(['plain', 'scram-sha-256', 'scram-sha-512'] as const)),
     username: nonEmptyText,

@@ -105,8 +105,17 @@ async function readNow(): Promise<{ values: string[]; lastStable: bigint; highWa
 async function committedOffset(groupId: string, partition: number): Promise<{ offset: bigint; metadata: string | null | undefined }> {
   const found = await wire.findCoordinator(groupId);
   if (!('nodeId' in found)) throw new Error(`no coordinator for ${groupId}`);
-  const answer = await wire.offsetFetch(found.nodeId, groupId, [{ topic: input, partitions: [partition] }], true);
-  const p = answer.topics[0]!.partitions[0]!;
+  // A transaction's offsets are written with its markers, just after EndTxn is answered:
+  // until then a stable fetch answers UNSTABLE_OFFSET_COMMIT (as the committer waits, so does this).
+  const p = await waitFor(
+    async () => {
+      const answer = await wire.offsetFetch(found.nodeId, groupId, [{ topic: input, partitions: [partition] }], true);
+      const part = answer.topics[0]!.partitions[0]!;
+      return part.errorCode === ERROR.UNSTABLE_OFFSET_COMMIT ? undefined : part;
+    },
+    { timeoutMs: 15_000, what: `stable offsets of ${groupId}` },
+  );
+  expect(p.errorCode).toBe(ERROR.NONE);
   return { offset: p.committedOffset, metadata: p.metadata };
 }
 

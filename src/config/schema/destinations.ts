@@ -173,6 +173,15 @@ function typeProblems(type: DestinationType, settings: Record<string, unknown>):
       if (value === undefined || (key === 'signing' && value === 'segment')) continue;
       problems.push({ path: [key], message: `is a setting of webhook destinations; a destination of type kafka writes to settings.topic, remove ${key}` });
     }
+    for (const key of ['rateLimit', 'circuitBreaker'] as const) {
+      if (settings[key] !== undefined) problems.push({ path: [key], message: `applies to webhook URLs only; a destination of type kafka writes to its topic as fast as the deliverer reads, remove ${key}` });
+    }
+    if (settings.ordering === 'user' && settings.key !== undefined && settings.key !== 'userId') {
+      problems.push({
+        path: ['ordering'],
+        message: `ordering: user keeps a user's records in order in one partition of the topic only when they are keyed by user; set key: userId (the default), or remove ordering`,
+      });
+    }
     return problems;
   }
   if (settings.webhooks === undefined) problems.push({ path: ['webhooks'], message: 'is required; a destination of type webhooks needs at least 1 entry { url }' });

@@ -24,7 +24,6 @@ describe('a destination of type kafka', () => {
         value: 'call',
         headers: { team: 'growth' },
         cluster: { brokers: ['lake-kafka:9093'], clientId: 'sy-lake', tls: true, sasl: { mechanism: 'scram-sha-512', username: 'sy', password: 'pw' } },
-        ordering: 'user',
         batch: { maxEvents: 50 },
       },
     });
@@ -37,7 +36,7 @@ describe('a destination of type kafka', () => {
       value: 'call',
       headers: { team: 'growth' },
       cluster: { brokers: ['lake-kafka:9093'], clientId: 'sy-lake', tls: true, sasl: { mechanism: 'scram-sha-512', username: 'sy', password: 'pw' } },
-      ordering: 'user',
+      ordering: 'none',
       webhooks: [],
     });
     expect(settings.batch?.maxEvents).toBe(50);
@@ -59,6 +58,8 @@ describe('a destination of type kafka', () => {
     ['with another value', { topic: 'events', value: 'raw' }, 'destinations[0].settings.value: must be one of body, call'],
     ['with a reserved header', { topic: 'events', headers: { 'message-id': 'x' } }, 'destinations[0].settings.headers.message-id: header "message-id" is set by Switchyard'],
     ['with a cluster without brokers', { topic: 'events', cluster: {} }, 'destinations[0].settings.cluster.brokers'],
+    ['with a rate limit', { topic: 'events', rateLimit: { requestsPerSecond: 10 } }, 'destinations[0].settings.rateLimit: applies to webhook URLs only'],
+    ['with ordering by user keyed by messageId', { topic: 'events', key: 'messageId', ordering: 'user' }, 'destinations[0].settings.ordering: ordering: user keeps'],
     ['with a broker without a port', { topic: 'events', cluster: { brokers: ['lake'] } }, 'destinations[0].settings.cluster.brokers[0]: "lake" must be host:port'],
   ])('is refused %s', (_name, settings, expected) => {
     const errors = errorsOf({ type: 'kafka', settings });

@@ -26,6 +26,8 @@ import { DeliveryCounters } from './delivery-counters.js';
 import { CommitAccount } from './commit-account.js';
 import { DestinationLane, laneQueueBound, laneUncommittedBound } from './destination-lane.js';
 import { EndOfTurn } from './end-of-turn.js';
+import { KafkaDelivery } from './kafka-sender.js';
+import { ClusterProducers } from './target-producers.js';
 import type { HttpSender } from './http-sender.js';
 import { createHttpSender } from './http-sender.js';
 import { RatePace } from './rate-pace.js';
@@ -169,6 +171,8 @@ class DelivererService implements Service, DelivererStatus {
   private admin: KafkaAdmin | undefined;
   /** One producer for every lane's retries and dead letters (the port merges their sends). */
   private producer: RecordProducer | undefined;
+  /** The producers of the Kafka destinations' topics, one per cluster (made with the first such lane). */
+  private targets: ClusterProducers | undefined;
   /** Made at start and kept to the end: the lanes hold it and its ledger. */
   private stream: PartitionStream | undefined;
   /** The stream has topics (it is a member, or joining). */
@@ -237,6 +241,7 @@ class DelivererService implements Service, DelivererStatus {
       async () => this.stream?.stop(),
       async () => this.sender?.sender.close(),
       async () => this.producer?.disconnect(),
+      async () => this.targets?.close(),
       async () => this.admin?.disconnect(),
     ]);
   });
@@ -476,7 +481,10 @@ class DelivererService implements Service, DelivererStatus {
       circuits,
       pace,
       tierWait: new RetryTierWait(topics, delivery.maxRetryWindowMs),
-      events: new EventDelivery({ destinationId: id, sender, circuits, pace, counters, next, logger }),
+      events:
+        destination.type === 'kafka'
+          ? new KafkaDelivery({ destinationId: id, producers: this.targetProducers(config), timeoutMs: delivery.timeoutMs, counters, next, logger })
+          : new EventDelivery({ destinationId: id, sender, circuits, pace, counters, next, logger }),
       stream,
       commits: new CommitAccount(stream.ledger, laneUncommittedBound(delivery.concurrencyPerDestination)),
       logger,
@@ -488,6 +496,12 @@ class DelivererService implements Service, DelivererStatus {
     this.lanes.set(id, running);
     for (const topic of consumedTopics(topics)) this.laneOfTopic.set(topic, running);
     this.logger.info({ destination: id, topics: consumedTopics(topics) }, 'delivering for destination');
+  }
+
+  /** The Kafka destinations' producers; `delivery.blockPrivateNetworks` as at the first such lane (a change applies at restart). */
+  private targetProducers(config: Config): ClusterProducers {
+    this.targets ??= new ClusterProducers({ kafka: this.deps.kafka, blockPrivateNetworks: config.delivery.blockPrivateNetworks, logger: this.logger });
+    return this.targets;
   }
 
   /**
@@ -549,10 +563,11 @@ class DelivererService implements Service, DelivererStatus {
   }
 }
 
-/** What of a destination's retry policy its lane is built with (`stopOn` applies live, through its settings). */
+/** What of a destination's retry policy and type its lane is built with (`stopOn` applies live, through its settings). */
 function retryJsonOf(config: Config, destination: DestinationConfig): string {
   const { tiers, maxRetryWindowMs } = retryPolicyOf(config, destination);
-  return JSON.stringify({ tiers, maxRetryWindowMs });
+  // NOTE: the type too: a lane sends with what its type needs (HTTP or a Kafka producer), so another type needs a new lane.
+  return JSON.stringify({ tiers, maxRetryWindowMs, type: destination.type });
 }
 
 /** The /readyz detail while some destinations' topics could not be created. */

@@ -25,3 +25,4 @@ export { partitionKey } from './partition-key.js';
 export type { CommitChannel, PartitionCommit } from './commit-ledger.js';
 export { fetchWait } from './fetch-wait.js';
 export * from './offset-progress.js';
+export { describeProduceError, isRecordRefused } from './produce-errors.js';

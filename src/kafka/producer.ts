@@ -41,6 +41,18 @@ export interface ProducerOptions {
   maxTopicBytesPerSend?: number;
   /** How long the broker may take to acknowledge one request (the produce request's timeout). Default 30 s. */
   ackTimeoutMs?: number;
+  /**
+   * An idempotent producer (the broker drops a retried batch it already stored). Only for
+   * a Kafka destination's topic (src/delivery/kafka-sender.ts), where a duplicate is a
+   * record a consumer reads twice; every other role keeps the default, false (see below).
+   */
+  idempotent?: boolean;
+  /**
+   * Whether sends waiting at once leave merged in one request (default true). False: each
+   * send is a request of its own, so a broker's refusal of a request (a record too large)
+   * is the refusal of that send's records alone (a Kafka destination's events).
+   */
+  mergeSends?: boolean;
 }
 
 export interface SendOptions {
@@ -88,7 +100,7 @@ export function createProducer(client: KafkaClient, options: ProducerOptions = {
   const producer = new PlatformaticProducer({
     ...platformaticOptions(client.settings, client.clientId, options.ackTimeoutMs),
     acks: -1,
-    idempotent: false,
+    idempotent: options.idempotent === true,
     partitioner: compatibilityPartitioner,
   });
   guardSendMetadata(producer);
@@ -177,7 +189,7 @@ export function createSendQueue(request: SendRequest, options: Omit<ProducerOpti
         if (timeoutMs !== undefined) {
           write.timer = setTimeout(() => finish(write, new SendTimeoutError(timeoutMs, write.state === 'sending')), timeoutMs);
         }
-        const last = waiting.at(-1);
+        const last = options.mergeSends === false ? undefined : waiting.at(-1);
         if (last !== undefined && fitsWithin(last.bytes, write.bytes, cap)) {
           last.writes.push(write);
           for (const [topic, bytes] of write.bytes) last.bytes.set(topic, (last.bytes.get(topic) ?? 0) + bytes);

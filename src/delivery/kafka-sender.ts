@@ -7,7 +7,8 @@
 //
 // The record: key, value and headers as `settings.key`, `settings.value` and
 // `settings.headers` say (kafkaRecord, pure). A batch is one send: its records leave in
-// one produce request.
+// one produce request (with other events' sent at the same moment: the port merges
+// sends; a request the broker refuses is tried again one event alone per request).
 //
 // NOTE: at least once. A produce that failed or timed out may have been stored; its
 // retry writes the record again (another cluster: an idempotent producer drops the
@@ -59,7 +60,9 @@ export class KafkaDelivery {
     const { record, envelope, settings } = job;
     const startedAt = Date.now();
     if (record.value === null || record.value.length === 0) return this.options.next.nothingToSend(record, envelope, startedAt);
-    const failure = await this.write(settings, [job]);
+    let failure = await this.write(settings, [job]);
+    // NOTE: sent merged with other events (producer.ts), a request the broker refused may have been refused for another's record: alone, it is its own.
+    if (refused(failure)) failure = await this.write(settings, [job], true);
     if (failure === undefined) {
       this.options.counters.eventDelivered(envelope.receivedAtMs);
       return 'delivered';
@@ -79,9 +82,7 @@ export class KafkaDelivery {
       counters.batchSent(sendable.length);
       failures = sendable.map(() => failure);
       // NOTE: a batch the broker refused (too large for the topic) is tried again one event per request at once, as a 413 splits a webhook batch: only the records refused alone are permanent failures.
-      if (failure !== undefined && failure.verdict === 'permanent' && failure.outcome !== 'blocked' && sendable.length > 1) {
-        failures = await Promise.all(sendable.map((event) => this.write(settings, [event])));
-      }
+      if (refused(failure)) failures = await Promise.all(sendable.map((event) => this.write(settings, [event], true)));
     }
     let at = 0;
     const outcomes = events.map(({ record, envelope }): Promise<DeliveryResult> => {
@@ -95,7 +96,7 @@ export class KafkaDelivery {
   }
 
   /** Sends the events' records; undefined once acknowledged, else what the attempt came to. */
-  private async write(settings: PreparedDestination, events: readonly Event[]): Promise<(AttemptResult & { durationMs: number }) | undefined> {
+  private async write(settings: PreparedDestination, events: readonly Event[], alone = false): Promise<(AttemptResult & { durationMs: number }) | undefined> {
     const target = settings.kafka;
     const started = performance.now();
     const took = () => performance.now() - started;
@@ -105,7 +106,7 @@ export class KafkaDelivery {
     if (producer instanceof Error) return { outcome: 'blocked', verdict: 'permanent', reason: producer.message, durationMs: took() };
     const messages = events.map(({ record, envelope }) => kafkaRecord(record, envelope, target, this.options.destinationId));
     try {
-      await producer.send([{ topic: target.topic, messages }], { timeoutMs: this.options.timeoutMs });
+      await producer.send([{ topic: target.topic, messages }], alone ? { timeoutMs: this.options.timeoutMs, alone } : { timeoutMs: this.options.timeoutMs });
       this.options.counters.requestTook(took());
       return undefined;
     } catch (error) {
@@ -122,6 +123,11 @@ export class KafkaDelivery {
     const summary = summarize(results, settings.stopOn);
     return this.options.next.afterFailure({ record, envelope, settings, firstAttemptAtMs: envelope.firstAttemptAtMs ?? startedAt, attemptedAtMs: startedAt, results, summary }, hold);
   }
+}
+
+/** Whether the broker refused the records of a request (not the address guard). */
+function refused(failure: AttemptResult | undefined): boolean {
+  return failure !== undefined && failure.verdict === 'permanent' && failure.outcome !== 'blocked';
 }
 
 /**

@@ -19,12 +19,8 @@ import type { TargetProducers } from './kafka-sender.js';
 import { BlockedAddressError, guardedLookup, refuseLiteralAddress } from './private-network.js';
 import type { ResolveAll } from './private-network.js';
 
-/**
- * NOTE: sends not merged: a broker refusing a request (a record too large for the topic)
- * then refuses that event's (or batch's) records alone, not those of others sent with
- * them. Up to 64 requests wait at once on the client, one in flight per broker connection.
- */
-const TARGET_PRODUCER = { idempotent: true, mergeSends: false, maxConcurrentSends: 64 } as const;
+/** Idempotent; sends merged as every role's are (producer.ts): kafka-sender.ts sends a refused request's events again alone. */
+const TARGET_PRODUCER = { idempotent: true } as const;
 
 /** How long a guard verdict on a cluster's brokers holds (DNS answers change). */
 const GUARD_RECHECK_MS = 60_000;

@@ -5,9 +5,9 @@
 import { checkList, checkText, oneOf } from './basic-checks.js';
 import { describe, fail, isPlainObject, ok, orFromEnv } from './check.js';
 import type { Checked, Problem } from './check.js';
-import { checkBroker, checkSsl, TOPIC_NAME_PATTERN } from './kafka.js';
+import { checkBroker, checkSsl, saslSchema, TOPIC_NAME_PATTERN } from './kafka.js';
 import type { SaslMechanism } from './kafka.js';
-import { field, nonEmptyText, secretText, strictObject } from './zod-fields.js';
+import { field, nonEmptyText, strictObject } from './zod-fields.js';
 
 /** `userId`: the userId, else the anonymousId (the delivery record's own key); `messageId`; `none`: no key. */
 export type KafkaTargetKey = 'userId' | 'messageId' | 'none';
@@ -59,11 +59,7 @@ export const kafkaClusterSchema = strictObject({
   brokers: field(checkList(checkBroker, { min: 1 })),
   clientId: nonEmptyText.optional(),
   tls: field(checkSsl).optional(),
-  sasl: strictObject({
-    mechanism: field(oneOf(['plain', 'scram-sha-256', 'scram-sha-512'] as const)),
-    username: nonEmptyText,
-    password: secretText,
-  }).optional(),
+  sasl: saslSchema.optional(),
 });
 
 /** The settings only a `type: kafka` destination has. */

@@ -80,6 +80,13 @@ export function checkSsl(value: unknown): Checked<boolean | Record<string, unkno
 }
 checkSsl.input = { anyOf: [{ type: ['boolean', 'object'] }, { enum: ['true', 'false'] }, FROM_ENV] };
 
+/** `kafka.sasl`, and a Kafka destination's `settings.cluster.sasl`. */
+export const saslSchema = strictObject({
+  mechanism: field(oneOf(['plain', 'scram-sha-256', 'scram-sha-512'] as const)),
+  username: nonEmptyText,
+  password: secretText,
+});
+
 export const kafkaSchema = strictObject({
   brokers: field(checkList(checkBroker, { min: 1 })).prefault([...DEFAULT_BROKERS]),
   clientId: nonEmptyText.prefault('switchyard'),
@@ -88,9 +95,5 @@ export const kafkaSchema = strictObject({
   partitions: field(checkInt(1, 100_000)).prefault(12),
   replicationFactor: field(checkInt(1, 1_000)).prefault(1),
   ssl: field(checkSsl).optional(),
-  sasl: strictObject({
-    mechanism: field(oneOf(['plain', 'scram-sha-256', 'scram-sha-512'] as const)),
-    username: nonEmptyText,
-    password: secretText,
-  }).optional(),
+  sasl: saslSchema.optional(),
 });

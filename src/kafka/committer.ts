@@ -51,10 +51,26 @@ export async function commitOffsets(wire: Wire, groupId: string, generation: Pic
   }
 }
 
-/** The group's commits (with metadata) of these partitions, in one request to its coordinator. */
+/** How long a read of commits waits for pending transactional commits to end; past it the read fails (retriable). */
+const UNSTABLE_WAIT_MS = 120_000;
+const UNSTABLE_RETRY_MS = 200;
+
+function unstable(answer: Awaited<ReturnType<Wire['offsetFetch']>>): boolean {
+  const topics = answer.groups[0]?.topics ?? answer.topics;
+  return topics.some((t) => t.partitions.some((p) => p.errorCode === ERROR.UNSTABLE_OFFSET_COMMIT));
+}
+
+/** The group's commits (with metadata) of these partitions, in one request to its coordinator (stable ones: see below). */
 export async function readCommitted(wire: Wire, coordinator: number, groupId: string, partitions: readonly { topic: string; partitions: readonly number[] }[]): Promise<{ topic: string; partitions: CommittedEntry[] }[]> {
   if (partitions.length === 0) return [];
-  const answer = await wire.offsetFetch(coordinator, groupId, partitions);
+  let answer = await wire.offsetFetch(coordinator, groupId, partitions, true);
+  // NOTE: stable commits only: while a transaction holds a partition's next offset
+  // pending (docs/kafka.md#transactions), the broker answers UNSTABLE_OFFSET_COMMIT; the
+  // read waits for that transaction to end (committed, aborted, or timed out).
+  for (const started = Date.now(); unstable(answer) && Date.now() - started < UNSTABLE_WAIT_MS; ) {
+    await new Promise((resolve) => setTimeout(resolve, UNSTABLE_RETRY_MS));
+    answer = await wire.offsetFetch(coordinator, groupId, partitions, true);
+  }
   const group = answer.groups[0];
   const code = group?.errorCode ?? answer.errorCode;
   if (code !== ERROR.NONE) throw new KafkaAnswerError(code, `reading the commits of consumer group ${groupId}`);

@@ -26,3 +26,5 @@ export type { CommitChannel, PartitionCommit } from './commit-ledger.js';
 export { fetchWait } from './fetch-wait.js';
 export * from './offset-progress.js';
 export { describeProduceError, isRecordRefused } from './produce-errors.js';
+export { DEFAULT_TRANSACTION_TIMEOUT_MS, GroupFencedError, GroupedTransactions, TransactionFencedError, createTransactionalProducer, isFenced } from './transaction.js';
+export type { Transaction, TransactionGroupMember, TransactionOffset, TransactionalProducer, TransactionalProducerOptions } from './transaction.js';

@@ -6,7 +6,7 @@
 interface SendMetadata {
   topics: Map<string, { partitionsCount: number; partitions: ({ leader: number } | undefined)[] } | undefined>;
 }
-type MetadataLookup = (options: { topics: string[] }, callback: (error: Error | null, metadata?: SendMetadata) => void) => void;
+type MetadataLookup = (options: { topics?: string[] }, callback: (error: Error | null, metadata?: SendMetadata) => void) => void;
 
 /** The topics of a metadata answer a send cannot use: missing, without partitions, or a partition without a leader. */
 export function unusableTopics(topics: readonly string[], metadata: SendMetadata): string[] {
@@ -36,9 +36,10 @@ export function guardSendMetadata(client: object): boolean {
   const target = client as Record<symbol, unknown> & { clearMetadata?: () => void };
   const lookup = symbol === undefined ? undefined : target[symbol];
   if (symbol === undefined || typeof lookup !== 'function') return false;
-  target[symbol] = function guardedMetadata(this: unknown, options: { topics: string[] }, callback: Parameters<MetadataLookup>[1]) {
+  target[symbol] = function guardedMetadata(this: unknown, options: { topics?: string[] }, callback: Parameters<MetadataLookup>[1]) {
     (lookup as MetadataLookup).call(this, options, (error, metadata) => {
-      const unusable = error === null && metadata !== undefined ? unusableTopics(options.topics, metadata) : [];
+      // NOTE: the transactional producer also asks for metadata without naming topics.
+      const unusable = error === null && metadata !== undefined ? unusableTopics(options.topics ?? [], metadata) : [];
       if (unusable.length === 0) {
         callback(error, metadata);
         return;

@@ -7,6 +7,7 @@
 import {
   ConnectionPool,
   ResponseError,
+  addOffsetsToTxnV3,
   fetchV12,
   findCoordinatorV3,
   heartbeatV4,
@@ -15,10 +16,11 @@ import {
   listOffsetsV6,
   metadataV9,
   offsetCommitV8,
-  offsetFetchV6,
+  offsetFetchV7,
   protocolErrors,
   protocolErrorsCodesById,
   syncGroupV4,
+  txnOffsetCommitV3,
 } from '@platformatic/kafka';
 import type { Connection } from '@platformatic/kafka';
 import type { KafkaSettings } from './client.js';
@@ -27,9 +29,10 @@ import { platformaticOptions } from './platformatic-client.js';
 export type FetchAnswer = fetchV12.FetchResponse;
 export type FetchAnswerPartition = fetchV12.FetchResponsePartition;
 export type JoinAnswer = joinGroupV6.JoinGroupResponse;
-export type OffsetFetchAnswer = offsetFetchV6.OffsetFetchResponse;
+export type OffsetFetchAnswer = offsetFetchV7.OffsetFetchResponse;
 export type OffsetCommitAnswer = offsetCommitV8.OffsetCommitResponse;
 export type ListOffsetsAnswer = listOffsetsV6.ListOffsetsResponse;
+export type TxnOffsetCommitAnswer = txnOffsetCommitV3.TxnOffsetCommitResponse;
 
 /** Kafka's error codes the engine acts on, by name (the protocol's own names). */
 export const ERROR = {
@@ -47,6 +50,9 @@ export const ERROR = {
   REBALANCE_IN_PROGRESS: 27,
   GROUP_AUTHORIZATION_FAILED: 30,
   NOT_ENOUGH_REPLICAS: 19,
+  INVALID_PRODUCER_EPOCH: 47,
+  INVALID_TXN_STATE: 48,
+  CONCURRENT_TRANSACTIONS: 51,
   FENCED_LEADER_EPOCH: 74,
   UNKNOWN_LEADER_EPOCH: 75,
   MEMBER_ID_REQUIRED: 79,
@@ -54,7 +60,11 @@ export const ERROR = {
   FENCED_INSTANCE_ID: 82,
   OFFSET_NOT_AVAILABLE: 78,
   UNSTABLE_OFFSET_COMMIT: 88,
+  PRODUCER_FENCED: 90,
 } as const;
+
+/** FindCoordinator's key types: a consumer group's coordinator, a transactional id's. */
+export const COORDINATOR_OF = { group: 0, transaction: 1 } as const;
 
 /** The protocol's name of an error code (`NOT_COORDINATOR`), for messages. */
 export function errorName(code: number): string {
@@ -206,10 +216,10 @@ export class Wire {
     return { brokers: this.brokers, topics: found };
   }
 
-  /** The coordinator of `groupId` (node id), or the error code the broker answered. */
-  async findCoordinator(groupId: string): Promise<{ nodeId: number } | { errorCode: number }> {
+  /** The coordinator of `key` (a group id, or a transactional id), as a node id, or the error code the broker answered. */
+  async findCoordinator(key: string, keyType: (typeof COORDINATOR_OF)[keyof typeof COORDINATOR_OF] = COORDINATOR_OF.group): Promise<{ nodeId: number } | { errorCode: number }> {
     const connection = await this.any();
-    const answer = await call(() => findCoordinatorV3.api.async(connection, 0, [groupId]));
+    const answer = await call(() => findCoordinatorV3.api.async(connection, keyType, [key]));
     const found = answer.coordinators[0];
     if (found === undefined) return { errorCode: ERROR.COORDINATOR_NOT_AVAILABLE };
     if (found.errorCode !== ERROR.NONE) return { errorCode: found.errorCode };
@@ -269,10 +279,53 @@ export class Wire {
     );
   }
 
-  /** The group's committed offsets (with metadata) of these partitions. */
-  async offsetFetch(nodeId: number, groupId: string, topics: readonly { topic: string; partitions: readonly number[] }[]): Promise<OffsetFetchAnswer> {
+  /**
+   * The group's committed offsets (with metadata) of these partitions. With `requireStable`,
+   * a partition whose offset a transaction still holds pending answers
+   * UNSTABLE_OFFSET_COMMIT until that transaction ends (KIP-447), so a new owner never
+   * starts from an offset a committing transaction is about to move.
+   */
+  async offsetFetch(nodeId: number, groupId: string, topics: readonly { topic: string; partitions: readonly number[] }[], requireStable = false): Promise<OffsetFetchAnswer> {
     const connection = await this.node(nodeId);
-    return call(() => offsetFetchV6.api.async(connection, [{ groupId, topics: topics.map((t) => ({ name: t.topic, partitionIndexes: [...t.partitions] })) }], false));
+    return call(() => offsetFetchV7.api.async(connection, [{ groupId, topics: topics.map((t) => ({ name: t.topic, partitionIndexes: [...t.partitions] })) }], requireStable));
+  }
+
+  /** Adds `groupId`'s offsets to the open transaction of `transactionalId` (to its transaction coordinator `nodeId`); the answer's error code. */
+  async addOffsetsToTxn(nodeId: number, transactionalId: string, producerId: bigint, producerEpoch: number, groupId: string): Promise<number> {
+    const connection = await this.node(nodeId);
+    const answer = await call(() => addOffsetsToTxnV3.api.async(connection, transactionalId, producerId, producerEpoch, groupId));
+    return answer.errorCode;
+  }
+
+  /**
+   * Commits offsets (with metadata) inside the open transaction of `transactionalId`, to
+   * the group's coordinator `nodeId`, for the member `memberId` of generation
+   * `generationId`: the coordinator refuses them (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID,
+   * FENCED_INSTANCE_ID) from a member the group has moved past (KIP-447's fence).
+   */
+  async txnOffsetCommit(
+    nodeId: number,
+    transaction: { transactionalId: string; producerId: bigint; producerEpoch: number },
+    group: { groupId: string; generationId: number; memberId: string; groupInstanceId: string | null },
+    topics: readonly { topic: string; partitions: readonly OffsetToCommit[] }[],
+  ): Promise<TxnOffsetCommitAnswer> {
+    const connection = await this.node(nodeId);
+    return call(() =>
+      txnOffsetCommitV3.api.async(
+        connection,
+        transaction.transactionalId,
+        group.groupId,
+        transaction.producerId,
+        transaction.producerEpoch,
+        group.generationId,
+        group.memberId,
+        group.groupInstanceId,
+        topics.map((t) => ({
+          name: t.topic,
+          partitions: t.partitions.map((p) => ({ partitionIndex: p.partition, committedOffset: p.offset, committedLeaderEpoch: -1, committedMetadata: p.metadata })),
+        })),
+      ),
+    );
   }
 
   /** Offsets by timestamp (-2: the earliest, -1: the latest) of partitions led by `nodeId`. */

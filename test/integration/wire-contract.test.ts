@@ -3,7 +3,7 @@
 // reads it. An upgrade of the client that changes an exported API function's arguments
 // or its answer's shape fails here before it reaches the engine.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ERROR, KafkaAnswerError, Wire, errorName, isRetriableCode } from '../../src/kafka/wire.js';
+import { COORDINATOR_OF, ERROR, KafkaAnswerError, Wire, errorName, isRetriableCode } from '../../src/kafka/wire.js';
 import { isRetriable } from '../../src/kafka/commit.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 
@@ -161,6 +161,23 @@ describe('wire.ts against the pinned @platformatic/kafka', () => {
     const nodeId = await leaderOf(0);
     const answer = await wire.fetch(nodeId, { maxWaitMs: 100, minBytes: 1, maxBytes: 65_536, isolation: 0, topics: [{ topic, partitions: [{ partition: 0, offset: 1_000n, maxBytes: 65_536 }] }] });
     expect(answer.responses[0]?.partitions[0]?.errorCode).toBe(ERROR.OFFSET_OUT_OF_RANGE);
+  });
+
+  it('transactions: addOffsetsToTxn and txnOffsetCommit of a producer that has no transaction answer error codes, not thrown (the calls themselves: test/integration/kafka-transaction.test.ts)', async () => {
+    const transactionalId = randomName('wire-txn');
+    const found = await wire.findCoordinator(transactionalId, COORDINATOR_OF.transaction);
+    expect('nodeId' in found).toBe(true);
+    const nodeId = (found as { nodeId: number }).nodeId;
+    const code = await wire.addOffsetsToTxn(nodeId, transactionalId, 12345n, 0, randomName('wire-txn-group'));
+    expect(code).not.toBe(ERROR.NONE);
+    const groupId = randomName('wire-txn-group');
+    const answer = await wire.txnOffsetCommit(await coordinatorOf(groupId), { transactionalId, producerId: 12345n, producerEpoch: 0 }, { groupId, generationId: 3, memberId: 'nobody', groupInstanceId: null }, [
+      { topic, partitions: [{ partition: 0, offset: 1n, metadata: 'sy1:x' }] },
+    ]);
+    expect(answer.topics[0]?.partitions[0]?.errorCode).not.toBe(ERROR.NONE);
+    // A stable read (require_stable) of a group without pending transactional offsets answers at once.
+    const stable = await wire.offsetFetch(await coordinatorOf(groupId), groupId, [{ topic, partitions: [0] }], true);
+    expect(stable.topics[0]?.partitions[0]).toMatchObject({ committedOffset: -1n, errorCode: ERROR.NONE });
   });
 
   it('KafkaAnswerError carries the protocol\'s word on another try (what isRetriable reads)', () => {

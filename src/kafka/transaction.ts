@@ -1,0 +1,436 @@
+// Kafka transactions for read-process-write between Switchyard's own topics
+// (docs/kafka.md#transactions): a transactional producer per transactional id, whose
+// transaction holds records and a consumer group's offsets, committed or aborted
+// together; and GroupedTransactions, which lets the batches in hand share one
+// transaction so that its cost (AddPartitionsToTxn, TxnOffsetCommit, EndTxn, the
+// markers) is paid once per group of batches, not per batch.
+//
+// The records go out through @platformatic/kafka's transactional producer (idempotent,
+// acks=all). The offsets go out as raw calls (wire.ts: AddOffsetsToTxn, TxnOffsetCommit
+// v3) because they carry what the library's `addOffset` cannot: the consumer engine's
+// generation id, member id and group instance id (KIP-447: the group coordinator refuses
+// the offsets of a member the group has moved past, so a zombie's transaction cannot
+// commit) and the commit's metadata (the `sy1:` runs of offset-progress.ts).
+import { Producer as PlatformaticProducer, compatibilityPartitioner } from '@platformatic/kafka';
+import type { KafkaClient } from './client.js';
+import { errorTypes, isRetriable } from './commit.js';
+import { platformaticOptions, toPlatformaticMessages } from './platformatic-client.js';
+import { guardSendMetadata } from './platformatic-send-guard.js';
+import type { TopicRecords } from './records.js';
+import { COORDINATOR_OF, ERROR, KafkaAnswerError, Wire, errorName, isRetriableCode } from './wire.js';
+
+/** The group member whose input offsets a transaction commits (the consumer engine's generation). */
+export interface TransactionGroupMember {
+  groupId: string;
+  generationId: number;
+  memberId: string;
+  /** Static membership's id; null for a dynamic member. */
+  groupInstanceId: string | null;
+  /** The group's coordinator (node id), as the membership found it; asked again when it moved. */
+  coordinator?: number;
+}
+
+/** One partition's offset to commit in a transaction: the first offset not done, with the commit's metadata. */
+export interface TransactionOffset {
+  topic: string;
+  partition: number;
+  offset: bigint;
+  metadata: string | null;
+}
+
+/**
+ * Another producer with the same transactional id started (it fenced this one), or the
+ * broker aborted this producer's transaction because it outlived the transaction
+ * timeout. The transaction is aborted; the next `begin()` starts with a new epoch.
+ */
+export class TransactionFencedError extends Error {
+  constructor(transactionalId: string, cause: unknown) {
+    super(
+      `Kafka transaction of transactional id "${transactionalId}" was fenced (another producer with this id started, or the transaction ran past its timeout and the broker aborted it); its records and offsets are not committed and its input is read again`,
+      { cause },
+    );
+    this.name = 'TransactionFencedError';
+  }
+}
+
+/**
+ * The consumer group refused the transaction's offsets: the member's generation is over
+ * (a rebalance moved its partitions to another member), so this member is a zombie and
+ * its transaction must abort (KIP-447). Its input is read again by the partitions' owner.
+ */
+export class GroupFencedError extends Error {
+  readonly type: string;
+  constructor(
+    readonly code: number,
+    member: TransactionGroupMember,
+  ) {
+    super(
+      `consumer group "${member.groupId}" refused the offsets of member ${member.memberId} (generation ${member.generationId}) in a transaction: the broker answered ${errorName(code)}; the group moved on, the transaction is aborted and the member joins again`,
+    );
+    this.name = 'GroupFencedError';
+    this.type = errorName(code);
+  }
+}
+
+/** Answers of the group coordinator that mean the member's generation is over. */
+const GROUP_FENCED = new Set<number>([ERROR.ILLEGAL_GENERATION, ERROR.UNKNOWN_MEMBER_ID, ERROR.FENCED_INSTANCE_ID, ERROR.REBALANCE_IN_PROGRESS]);
+/** Answers that mean this producer's epoch is over. */
+const PRODUCER_FENCED_TYPES = new Set(['PRODUCER_FENCED', 'INVALID_PRODUCER_EPOCH', 'INVALID_PRODUCER_ID_MAPPING', 'TRANSACTIONAL_ID_NOT_FOUND']);
+const PRODUCER_FENCED_CODES = new Set<number>([ERROR.PRODUCER_FENCED, ERROR.INVALID_PRODUCER_EPOCH]);
+
+/** How often a transaction's own request is tried while the broker answers a retriable code (a coordinator loading or moving, a concurrent transaction ending). */
+const ATTEMPTS = 40;
+const RETRY_MS = 100;
+
+export function isFenced(error: unknown): boolean {
+  if (error instanceof TransactionFencedError || error instanceof GroupFencedError) return true;
+  return errorTypes(error).some((type) => PRODUCER_FENCED_TYPES.has(type));
+}
+
+/** An open transaction: records and offsets are committed together, or not at all. */
+export interface Transaction {
+  /** Writes the records inside the transaction; resolves once acknowledged (invisible to read-committed consumers until commit). */
+  send(records: readonly TopicRecords[]): Promise<void>;
+  /** Commits `offsets` of `member`'s group inside the transaction (refused with GroupFencedError when the member is a zombie). */
+  sendOffsets(member: TransactionGroupMember, offsets: readonly TransactionOffset[]): Promise<void>;
+  /** Commits the records and offsets. On failure the transaction is aborted (as far as the broker lets it) and the error rethrown. */
+  commit(): Promise<void>;
+  /** Aborts: read-committed consumers never see the records; the offsets stay where they were. */
+  abort(): Promise<void>;
+}
+
+export interface TransactionalProducerOptions {
+  /** This producer's transactional id (docs/kafka.md#transactions says how Switchyard names them; ACLs: a prefix per deployment). */
+  transactionalId: string;
+  /** How long the broker lets a transaction stay open before it aborts it (a producer that died mid-transaction). Default 10 s. */
+  transactionTimeoutMs?: number;
+}
+
+export interface TransactionalProducer {
+  readonly transactionalId: string;
+  /**
+   * Registers the transactional id with its coordinator (InitProducerId): an earlier
+   * producer with this id is fenced and its open transaction aborted.
+   */
+  connect(): Promise<void>;
+  /** Opens a transaction (one at a time per producer). */
+  begin(): Promise<Transaction>;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_TRANSACTION_TIMEOUT_MS = 10_000;
+
+/** A producer-fencing answer as TransactionFencedError (with the id that was fenced); other errors as they are. */
+function fencedError(transactionalId: string, error: unknown): unknown {
+  return isFenced(error) && !(error instanceof GroupFencedError) && !(error instanceof TransactionFencedError) ? new TransactionFencedError(transactionalId, error) : error;
+}
+
+/** What an open transaction needs of its producer. */
+interface TransactionHost {
+  transactionalId: string;
+  producer: PlatformaticProducer;
+  wire: Wire;
+  /** The transaction ended (committed, aborted or dropped): the producer may open the next. */
+  ended(): void;
+}
+
+type LibraryTransaction = Awaited<ReturnType<PlatformaticProducer['beginTransaction']>>;
+
+class OpenTransaction implements Transaction {
+  private ended = false;
+  private written = false;
+  private readonly groups = new Set<string>();
+
+  constructor(
+    private readonly inner: LibraryTransaction,
+    private readonly host: TransactionHost,
+  ) {}
+
+  private get transactionalId(): string {
+    return this.host.transactionalId;
+  }
+
+  private live(what: string): void {
+    if (this.ended) throw new Error(`cannot ${what}: the transaction of "${this.transactionalId}" has already ended (a bug in the caller)`);
+  }
+
+  async send(records: readonly TopicRecords[]): Promise<void> {
+    this.live('send records');
+    if (records.every((r) => r.messages.length === 0)) return;
+    this.written = true;
+    try {
+      await this.inner.send({ messages: toPlatformaticMessages(records.map(({ topic, messages }) => ({ topic, messages }))) });
+    } catch (error) {
+      throw fencedError(this.transactionalId, error);
+    }
+  }
+
+  async sendOffsets(member: TransactionGroupMember, offsets: readonly TransactionOffset[]): Promise<void> {
+    this.live('commit offsets');
+    if (offsets.length === 0) return;
+    const { transactionalId, producer, wire } = this.host;
+    const transaction = { transactionalId, producerId: producer.producerId!, producerEpoch: producer.producerEpoch! };
+    this.written = true;
+    if (!this.groups.has(member.groupId)) {
+      await retrying(`adding the offsets of group "${member.groupId}" to the transaction of "${transactionalId}"`, async () => {
+        const node = await coordinator(wire, transactionalId, COORDINATOR_OF.transaction);
+        const code = await wire.addOffsetsToTxn(node, transactionalId, transaction.producerId, transaction.producerEpoch, member.groupId);
+        if (PRODUCER_FENCED_CODES.has(code)) throw new TransactionFencedError(transactionalId, new KafkaAnswerError(code, 'AddOffsetsToTxn'));
+        return code;
+      });
+      this.groups.add(member.groupId);
+    }
+    const topics = new Map<string, { partition: number; offset: bigint; metadata: string | null }[]>();
+    for (const o of offsets) {
+      let list = topics.get(o.topic);
+      if (list === undefined) topics.set(o.topic, (list = []));
+      list.push({ partition: o.partition, offset: o.offset, metadata: o.metadata });
+    }
+    let node = member.coordinator;
+    await retrying(`committing the offsets of group "${member.groupId}" in the transaction of "${transactionalId}"`, async () => {
+      node ??= await coordinator(wire, member.groupId, COORDINATOR_OF.group);
+      const answer = await wire.txnOffsetCommit(node, transaction, member, [...topics].map(([topic, partitions]) => ({ topic, partitions })));
+      for (const t of answer.topics) {
+        for (const p of t.partitions) {
+          if (p.errorCode === ERROR.NONE) continue;
+          if (GROUP_FENCED.has(p.errorCode)) throw new GroupFencedError(p.errorCode, member);
+          if (PRODUCER_FENCED_CODES.has(p.errorCode)) throw new TransactionFencedError(transactionalId, new KafkaAnswerError(p.errorCode, 'TxnOffsetCommit'));
+          if (p.errorCode === ERROR.NOT_COORDINATOR || p.errorCode === ERROR.COORDINATOR_NOT_AVAILABLE) node = undefined;
+          return p.errorCode;
+        }
+      }
+      return ERROR.NONE;
+    });
+  }
+
+  async commit(): Promise<void> {
+    this.live('commit');
+    this.ended = true;
+    this.host.ended();
+    if (!this.written) {
+      await this.inner.cancel();
+      return;
+    }
+    try {
+      await this.inner.commit();
+    } catch (error) {
+      await this.abortQuietly();
+      throw fencedError(this.transactionalId, error);
+    }
+  }
+
+  async abort(): Promise<void> {
+    if (this.ended) return;
+    this.ended = true;
+    this.host.ended();
+    if (!this.written) {
+      await this.inner.cancel();
+      return;
+    }
+    try {
+      await this.inner.abort();
+    } catch (error) {
+      // NOTE: a fenced producer cannot abort; the broker aborts its transaction (the
+      // newer epoch's InitProducerId, or the timeout). Locally the transaction ends.
+      await this.inner.cancel().catch(() => undefined);
+      if (!isFenced(error)) throw error;
+    }
+  }
+
+  /** After a failed commit: abort if the broker still lets this producer, else drop the transaction locally. */
+  async abortQuietly(): Promise<void> {
+    if (this.host.producer.transaction === undefined) return;
+    await this.inner.abort().catch(async () => {
+      if (this.host.producer.transaction !== undefined) await this.inner.cancel().catch(() => undefined);
+    });
+  }
+}
+
+
+
+export function createTransactionalProducer(client: KafkaClient, options: TransactionalProducerOptions): TransactionalProducer {
+  const { transactionalId } = options;
+  const timeoutMs = options.transactionTimeoutMs ?? DEFAULT_TRANSACTION_TIMEOUT_MS;
+  // NOTE: `timeout` is both the produce request's ack timeout and the transaction timeout
+  // InitProducerId registers (@platformatic/kafka); requests keep the port's own timeout.
+  const producer = new PlatformaticProducer({
+    ...platformaticOptions(client.settings, client.clientId),
+    timeout: timeoutMs,
+    idempotent: true,
+    transactionalId,
+    // NOTE: -1/-1 asks InitProducerId for the id's current producer, whatever it is (a
+    // restart of this process, an earlier one). The client's default, 0/0, names a
+    // producer that is not the id's, and the broker answers PRODUCER_FENCED: a
+    // transactional id used before could never be used again.
+    producerId: -1n,
+    producerEpoch: -1,
+    partitioner: compatibilityPartitioner,
+  });
+  guardSendMetadata(producer);
+  const wire = new Wire(client.settings, client.clientId);
+  let open: OpenTransaction | undefined;
+
+  const fenced = (error: unknown): unknown => fencedError(transactionalId, error);
+  const host: TransactionHost = { transactionalId, producer, wire, ended: () => (open = undefined) };
+
+  return {
+    transactionalId,
+    async connect() {
+      // NOTE: beginTransaction registers the id (InitProducerId) the first time; nothing is
+      // written, so the transaction is dropped locally (an EndTxn of an empty one is refused).
+      const inner = await producer.beginTransaction().catch((error: unknown) => {
+        throw fenced(error);
+      });
+      await inner.cancel();
+    },
+    async begin() {
+      if (open !== undefined) throw new Error(`a transaction of "${transactionalId}" is already open; one at a time per producer (GroupedTransactions shares one)`);
+      const inner = await producer.beginTransaction().catch((error: unknown) => {
+        throw fenced(error);
+      });
+      open = new OpenTransaction(inner, host);
+      return open;
+    },
+    async close() {
+      await open?.abort().catch(() => undefined);
+      await producer.close();
+      await wire.close();
+    },
+  };
+}
+
+async function coordinator(wire: Wire, key: string, keyType: (typeof COORDINATOR_OF)[keyof typeof COORDINATOR_OF]): Promise<number> {
+  for (let attempt = 1; ; attempt++) {
+    const found = await wire.findCoordinator(key, keyType);
+    if ('nodeId' in found) return found.nodeId;
+    if (!isRetriableCode(found.errorCode) || attempt >= ATTEMPTS) throw new KafkaAnswerError(found.errorCode, `finding the coordinator of "${key}"`);
+    await sleep(RETRY_MS);
+  }
+}
+
+/** Runs `request` until it answers NONE; a retriable code (or CONCURRENT_TRANSACTIONS) is tried again, another one thrown. */
+async function retrying(what: string, request: () => Promise<number>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    let code: number;
+    try {
+      code = await request();
+    } catch (error) {
+      if (isFenced(error) || !isRetriable(error) || attempt >= ATTEMPTS) throw error;
+      await sleep(RETRY_MS);
+      continue;
+    }
+    if (code === ERROR.NONE) return;
+    const again = code === ERROR.CONCURRENT_TRANSACTIONS || isRetriableCode(code);
+    if (!again || attempt >= ATTEMPTS) throw new KafkaAnswerError(code, what);
+    await sleep(RETRY_MS);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export interface GroupedTransactionsOptions {
+  /** How long a transaction takes in new work after it opened; later work waits for the next one. Default 100 ms. */
+  maxOpenMs?: number;
+}
+
+interface Round {
+  transaction: Promise<Transaction>;
+  holders: number;
+  accepting: boolean;
+  failure: unknown;
+  ended: Promise<void>;
+  end(error?: unknown): void;
+}
+
+/**
+ * Work of several callers (the router's batches in hand) in one transaction at a time:
+ * `within(work)` runs `work` inside the open transaction (or the next one), and
+ * resolves once that transaction committed, or rejects once it aborted (any one
+ * work's failure aborts the whole transaction: every work in it rejects and is
+ * redone by its caller). A transaction stops taking new work once one of its works
+ * finished, or `maxOpenMs` after it opened; it commits once all its works finished.
+ */
+export class GroupedTransactions {
+  private current: Round | undefined;
+  /** The end of the last round (the producer holds one transaction at a time). */
+  private previous: Promise<void> = Promise.resolve();
+  private readonly maxOpenMs: number;
+
+  constructor(
+    private readonly producer: TransactionalProducer,
+    options: GroupedTransactionsOptions = {},
+  ) {
+    this.maxOpenMs = options.maxOpenMs ?? 100;
+  }
+
+  async within<T>(work: (transaction: Transaction) => Promise<T>): Promise<T> {
+    const round = this.join();
+    let result: T | undefined;
+    try {
+      const transaction = await round.transaction;
+      result = await work(transaction);
+    } catch (error) {
+      round.failure ??= error;
+    } finally {
+      round.accepting = false;
+      round.holders -= 1;
+      if (round.holders === 0) void this.finish(round);
+    }
+    await round.ended;
+    return result as T;
+  }
+
+  private join(): Round {
+    const open = this.current;
+    if (open !== undefined && open.accepting) {
+      open.holders += 1;
+      return open;
+    }
+    let end!: (error?: unknown) => void;
+    const ended = new Promise<void>((resolve, reject) => {
+      end = (error) => (error === undefined ? resolve() : reject(error));
+    });
+    const before = this.previous;
+    const round: Round = {
+      transaction: before.then(() => this.producer.begin()),
+      holders: 1,
+      accepting: true,
+      failure: undefined,
+      ended,
+      end,
+    };
+    // Every work awaits `ended`; this handler only keeps an unobserved rejection quiet.
+    ended.catch(() => undefined);
+    round.transaction.catch(() => undefined);
+    this.previous = ended.catch(() => undefined);
+    this.current = round;
+    setTimeout(() => {
+      round.accepting = false;
+    }, this.maxOpenMs).unref();
+    return round;
+  }
+
+  private async finish(round: Round): Promise<void> {
+    if (this.current === round) this.current = undefined;
+    let transaction: Transaction;
+    try {
+      transaction = await round.transaction;
+    } catch (error) {
+      round.end(round.failure ?? error);
+      return;
+    }
+    if (round.failure !== undefined) {
+      await transaction.abort().catch(() => undefined);
+      round.end(round.failure);
+      return;
+    }
+    try {
+      await transaction.commit();
+      round.end();
+    } catch (error) {
+      round.end(error);
+    }
+  }
+}

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { retryPolicyOf } from '../config/retry-policy.js';
 import type { CircuitBreakerConfig, Config, DestinationConfig } from '../config/schema.js';
 import { TopicsNotCreatedError } from '../errors.js';
-import { createAdmin, createCrashLevels, createPartitionStream, createProducer, createTopology, delivererGroupId, legacyGroupIds } from '../kafka/index.js';
+import { DEFAULT_TRANSACTION_TIMEOUT_MS, createAdmin, createCrashLevels, createPartitionStream, createProducer, createTopology, delivererGroupId, legacyGroupIds } from '../kafka/index.js';
 import type { InboundRecord, KafkaAdmin, PartitionStream, RecordProducer, Topology } from '../kafka/index.js';
 import type { LagSampler } from '../observability/consumer-lag.js';
 import { startLagSampler } from '../observability/consumer-lag.js';
@@ -27,6 +27,7 @@ import { CommitAccount } from './commit-account.js';
 import { DestinationLane, laneQueueBound, laneUncommittedBound } from './destination-lane.js';
 import { EndOfTurn } from './end-of-turn.js';
 import { KafkaDelivery } from './kafka-sender.js';
+import { KafkaTransactions } from './kafka-transactions.js';
 import { ClusterProducers } from './target-producers.js';
 import type { HttpSender } from './http-sender.js';
 import { createHttpSender } from './http-sender.js';
@@ -173,6 +174,8 @@ class DelivererService implements Service, DelivererStatus {
   private producer: RecordProducer | undefined;
   /** The producers of the Kafka destinations' topics, one per cluster (made with the first such lane). */
   private targets: ClusterProducers | undefined;
+  /** The transactions of the Kafka destinations of the same cluster (exactly once; made with the first such lane). */
+  private transactions: { shared: KafkaTransactions; alone: KafkaTransactions } | undefined;
   /** Made at start and kept to the end: the lanes hold it and its ledger. */
   private stream: PartitionStream | undefined;
   /** The stream has topics (it is a member, or joining). */
@@ -242,6 +245,8 @@ class DelivererService implements Service, DelivererStatus {
       async () => this.sender?.sender.close(),
       async () => this.producer?.disconnect(),
       async () => this.targets?.close(),
+      async () => this.transactions?.shared.close(),
+      async () => this.transactions?.alone.close(),
       async () => this.admin?.disconnect(),
     ]);
   });
@@ -483,7 +488,7 @@ class DelivererService implements Service, DelivererStatus {
       tierWait: new RetryTierWait(topics, delivery.maxRetryWindowMs),
       events:
         destination.type === 'kafka'
-          ? new KafkaDelivery({ destinationId: id, producers: this.targetProducers(config), timeoutMs: delivery.timeoutMs, counters, next, logger })
+          ? new KafkaDelivery({ destinationId: id, producers: this.targetProducers(config), transactions: this.kafkaTransactions(config), timeoutMs: delivery.timeoutMs, counters, next, logger })
           : new EventDelivery({ destinationId: id, sender, circuits, pace, counters, next, logger }),
       stream,
       commits: new CommitAccount(stream.ledger, laneUncommittedBound(delivery.concurrencyPerDestination)),
@@ -502,6 +507,21 @@ class DelivererService implements Service, DelivererStatus {
   private targetProducers(config: Config): ClusterProducers {
     this.targets ??= new ClusterProducers({ kafka: this.deps.kafka, blockPrivateNetworks: config.delivery.blockPrivateNetworks, logger: this.logger });
     return this.targets;
+  }
+
+  /** The transactions of the Kafka destinations of the same cluster (kafka-transactions.ts), made with the first such lane. */
+  private kafkaTransactions(config: Config): { shared: KafkaTransactions; alone: KafkaTransactions } {
+    const stream = this.stream!;
+    const options = {
+      deadlineMs: config.delivery.timeoutMs + DEFAULT_TRANSACTION_TIMEOUT_MS,
+      kafka: this.deps.kafka,
+      groupId: this.groupId,
+      member: () => stream.transactionMember(),
+      progressAt: (key: string) => stream.ledger.progressAt(key),
+      logger: this.logger,
+    };
+    this.transactions ??= { shared: new KafkaTransactions(options), alone: new KafkaTransactions({ ...options, alone: true }) };
+    return this.transactions;
   }
 
   /**

@@ -10,11 +10,12 @@
 // one produce request (with other events' sent at the same moment: the port merges
 // sends; a request the broker refuses is tried again one event alone per request).
 //
-// NOTE: at least once. A produce that failed or timed out may have been stored; its
-// retry writes the record again (another cluster: an idempotent producer drops the
-// copies of its own retries within one session, not those of a retry tier).
+// NOTE: into another cluster, at least once: a produce that failed or timed out may have
+// been stored; its retry writes the record again (the idempotent producer drops the
+// copies of its own retries within one session, not those of a retry tier). Into the
+// same cluster, exactly once: kafka-transactions.ts.
 import type { Logger } from 'pino';
-import { HEADER, describeProduceError, headerText, headerValue, isRecordRefused } from '../kafka/index.js';
+import { HEADER, describeProduceError, headerText, headerValue, isFenced, isRecordRefused } from '../kafka/index.js';
 import type { InboundRecord, OutboundRecord, RecordHeaders, RecordProducer } from '../kafka/index.js';
 import { SendTimeoutError } from '../errors.js';
 import type { AttemptResult } from './classify.js';
@@ -25,6 +26,8 @@ import type { KafkaTarget, PreparedDestination } from './destination-settings.js
 import type { Envelope } from './envelope.js';
 import { summarize } from './fan-out.js';
 import type { UrlResult } from './fan-out.js';
+import type { KafkaTransactions } from './kafka-transactions.js';
+import { NotAMemberError } from './kafka-transactions.js';
 import type { RetryOrDeadLetter } from './retry-or-dead-letter.js';
 
 /** The producers of the destinations' clusters (deliverer-service.ts owns them). */
@@ -44,7 +47,16 @@ export interface KafkaDeliveryOptions {
   counters: DeliveryCounters;
   next: RetryOrDeadLetter;
   logger: Logger;
+  /**
+   * Exactly once into the same cluster (kafka-transactions.ts): `shared`, the
+   * transactions concurrent deliveries share; `alone`, one event's own, for an event
+   * whose shared transaction failed. Absent: at least once there too.
+   */
+  transactions?: { shared: KafkaTransactions; alone: KafkaTransactions };
 }
+
+/** A failed attempt: what it came to and how long it took. */
+type Failure = AttemptResult & { durationMs: number };
 
 /** One event as the lane hands it over. */
 interface Event {
@@ -60,9 +72,7 @@ export class KafkaDelivery {
     const { record, envelope, settings } = job;
     const startedAt = Date.now();
     if (record.value === null || record.value.length === 0) return this.options.next.nothingToSend(record, envelope, startedAt);
-    let failure = await this.write(settings, [job]);
-    // NOTE: sent merged with other events (producer.ts), a request the broker refused may have been refused for another's record: alone, it is its own.
-    if (refused(failure)) failure = await this.write(settings, [job], true);
+    const [failure] = await this.writeEach(settings, [job]);
     if (failure === undefined) {
       this.options.counters.eventDelivered(envelope.receivedAtMs);
       return 'delivered';
@@ -76,13 +86,10 @@ export class KafkaDelivery {
     const startedAt = Date.now();
     const { next, counters } = this.options;
     const sendable = events.filter(({ record }) => record.value !== null && record.value.length > 0);
-    let failures: ((AttemptResult & { durationMs: number }) | undefined)[] = [];
+    let failures: (Failure | undefined)[] = [];
     if (sendable.length > 0) {
-      const failure = await this.write(settings, sendable);
+      failures = await this.writeEach(settings, sendable);
       counters.batchSent(sendable.length);
-      failures = sendable.map(() => failure);
-      // NOTE: a batch the broker refused (too large for the topic) is tried again one event per request at once, as a 413 splits a webhook batch: only the records refused alone are permanent failures.
-      if (refused(failure)) failures = await Promise.all(sendable.map((event) => this.write(settings, [event], true)));
     }
     let at = 0;
     const outcomes = events.map(({ record, envelope }): Promise<DeliveryResult> => {
@@ -95,8 +102,30 @@ export class KafkaDelivery {
     return Promise.allSettled(outcomes);
   }
 
+  /**
+   * Writes the events (one request, or one transaction), and what each came to: undefined
+   * once written. NOTE: a request the broker refused, or a transaction that failed, may
+   * have failed for another event's record (one too large for the topic; sends are
+   * merged, transactions shared): each event is then tried again alone at once, as a 413
+   * splits a webhook batch, and what fails alone is its own failure.
+   */
+  private async writeEach(settings: PreparedDestination, events: readonly Event[]): Promise<(Failure | undefined)[]> {
+    const target = settings.kafka;
+    const { transactions } = this.options;
+    if (target !== undefined && target.cluster === undefined && transactions !== undefined) {
+      const started = performance.now();
+      const took = () => performance.now() - started;
+      const failure = await this.writeInTransaction(transactions.shared, target, events, took);
+      if (failure === undefined) return events.map(() => undefined);
+      return Promise.all(events.map((event) => this.writeInTransaction(transactions.alone, target, [event], took)));
+    }
+    const failure = await this.write(settings, events);
+    if (!refused(failure)) return events.map(() => failure);
+    return Promise.all(events.map((event) => this.write(settings, [event], true)));
+  }
+
   /** Sends the events' records; undefined once acknowledged, else what the attempt came to. */
-  private async write(settings: PreparedDestination, events: readonly Event[], alone = false): Promise<(AttemptResult & { durationMs: number }) | undefined> {
+  private async write(settings: PreparedDestination, events: readonly Event[], alone = false): Promise<Failure | undefined> {
     const target = settings.kafka;
     const started = performance.now();
     const took = () => performance.now() - started;
@@ -116,7 +145,33 @@ export class KafkaDelivery {
     }
   }
 
-  private failed(event: Event, settings: PreparedDestination, result: AttemptResult & { durationMs: number }, startedAt: number, hold: boolean): Promise<DeliveryResult> {
+  /**
+   * The same cluster, exactly once: the records and the offsets of their delivery records
+   * in one transaction. NOTE: a transaction that failed wrote nothing; its events go
+   * through the retry tiers as any failed produce. A fenced member, or one between
+   * generations, throws instead: the lane leaves the events unfinished, for the
+   * partition's owner to write.
+   */
+  private async writeInTransaction(
+    transactions: KafkaTransactions,
+    target: KafkaTarget,
+    events: readonly Event[],
+    took: () => number,
+  ): Promise<Failure | undefined> {
+    const messages = events.map(({ record, envelope }) => kafkaRecord(record, envelope, target, this.options.destinationId));
+    try {
+      await transactions.write([{ topic: target.topic, messages }], events.map(({ record }) => record));
+      this.options.counters.requestTook(took());
+      return undefined;
+    } catch (error) {
+      if (isFenced(error) || error instanceof NotAMemberError) throw error;
+      const durationMs = took();
+      this.options.counters.requestTook(durationMs);
+      return { ...produceFailure(error, this.options.timeoutMs, target.topic), durationMs };
+    }
+  }
+
+  private failed(event: Event, settings: PreparedDestination, result: Failure, startedAt: number, hold: boolean): Promise<DeliveryResult> {
     const { record, envelope } = event;
     this.options.counters.attempt(result.outcome);
     const results: UrlResult[] = [{ index: 0, result }];

@@ -327,6 +327,40 @@ export async function readTopic(
   return messages.sort((a, b) => a.partition - b.partition || Number(a.offset) - Number(b.offset));
 }
 
+/**
+ * Reads a topic written in transactions, as a consumer with isolation read_committed (the client's default)
+ * does (a transaction's commit marker takes an offset no consumer is given, so readTopic's
+ * count of offsets does not fit): from the beginning until `atLeast` records arrived and
+ * none more for `settleMs`. Records of aborted transactions are never seen.
+ */
+export async function readCommitted(topic: string, options: { atLeast: number; settleMs?: number; timeoutMs?: number }, brokers = testBrokers()): Promise<ReadMessage[]> {
+  const settleMs = options.settleMs ?? 1_000;
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const messages: ReadMessage[] = [];
+  const consumer = new Consumer({ ...testClientOptions(randomName('committed-reader'), brokers), groupId: randomName('committed-reader'), autocommit: false, maxWaitTime: 200 });
+  try {
+    const stream = await consumer.consume({ topics: [topic], mode: 'earliest' });
+    let last = Date.now();
+    const deadline = Date.now() + timeoutMs;
+    const watch = setInterval(() => {
+      if ((messages.length >= options.atLeast && Date.now() - last >= settleMs) || Date.now() > deadline) void stream.close();
+    }, 100);
+    try {
+      for await (const message of stream as AsyncIterable<Message<Buffer, Buffer, Buffer, Buffer>>) {
+        messages.push(readMessage(message));
+        last = Date.now();
+      }
+    } finally {
+      clearInterval(watch);
+      await stream.close().catch(() => undefined);
+    }
+    if (messages.length < options.atLeast) throw new Error(`read ${messages.length} committed record(s) of ${topic} in ${timeoutMs} ms, not ${options.atLeast}`);
+  } finally {
+    await consumer.close(true).catch(() => undefined);
+  }
+  return messages.sort((a, b) => a.partition - b.partition || Number(a.offset) - Number(b.offset));
+}
+
 function readMessage(message: Message<Buffer, Buffer, Buffer, Buffer>): ReadMessage {
   const headers: Record<string, string> = {};
   for (const [name, value] of message.headers) {

@@ -469,8 +469,8 @@ export async function main(args: string[]): Promise<void> {
       ...(chosen.has('tls')
         ? [row('https', 'deliverer 0 ms, https', 'deliverer 0 ms, http', '(for scale)'), row('mtls', 'deliverer 0 ms, mtls', 'deliverer 0 ms, https', '≥ 0.90×')]
         : []),
-      // NOTE: idempotent producer, at least once: the transactional (exactly-once) write into the same cluster is not built yet (docs/kafka.md#what-is-guaranteed).
-      ...(chosen.has('kafka') ? [row('kafka topic, same cluster (idempotent)', 'deliverer, kafka topic (same cluster)', 'deliverer 0 ms, webhook', '(for scale)')] : []),
+      // NOTE: the same cluster: records and offsets in transactions, exactly once (docs/kafka.md#what-is-guaranteed).
+      ...(chosen.has('kafka') ? [row('kafka topic, same cluster (transactional)', 'deliverer, kafka topic (same cluster)', 'deliverer 0 ms, webhook', '(for scale)')] : []),
     ];
     process.stdout.write(
       [

@@ -36,9 +36,10 @@ export interface KafkaTransactionsOptions {
   deadlineMs: number;
 }
 
-/** One transaction's events so far, by partition, and its offset commits in order. */
+/** One transaction's events so far, by partition; the writes waiting for its next request, and its requests in order. */
 interface Round {
   finishing: Map<string, { topic: string; partition: number; offsets: string[] }>;
+  waiting: { records: readonly TopicRecords[]; done: (error?: unknown) => void }[];
   chain: Promise<void>;
 }
 
@@ -131,23 +132,21 @@ export class KafkaTransactions {
         const member = this.options.member();
         if (member === undefined) throw new NotAMemberError(this.options.groupId);
         let round = this.rounds.get(transaction);
-        if (round === undefined) this.rounds.set(transaction, (round = { finishing: new Map(), chain: Promise.resolve() }));
+        if (round === undefined) this.rounds.set(transaction, (round = { finishing: new Map(), waiting: [], chain: Promise.resolve() }));
         for (const { topic, partition, offset } of events) {
           const key = partitionKey(topic, partition);
           let entry = round.finishing.get(key);
           if (entry === undefined) round.finishing.set(key, (entry = { topic, partition, offsets: [] }));
           entry.offsets.push(offset);
         }
-        // NOTE: one request of the transaction at a time (its records, then its offsets),
-        // in the order the deliveries joined: concurrent sends into one transaction were
-        // answered TRANSACTION_ABORTABLE by the broker.
+        // NOTE: one request of the transaction at a time: concurrent sends into one
+        // transaction were answered TRANSACTION_ABORTABLE by the broker. The writes that
+        // joined meanwhile go together: their records in one send, then the offsets of
+        // every event of the transaction so far in one TxnOffsetCommit.
         const current = round;
-        const sent = current.chain.then(async () => {
-          await transaction.send(records);
-          await transaction.sendOffsets(member, this.offsetsOf(current));
-        });
-        current.chain = sent.catch(() => undefined);
-        await sent;
+        const done = new Promise<void>((resolve, reject) => current.waiting.push({ records, done: (error) => (error === undefined ? resolve() : reject(error)) }));
+        if (current.waiting.length === 1) current.chain = current.chain.then(() => this.flush(transaction, member, current));
+        await done;
       });
     } catch (error) {
       if (!(error instanceof NotAMemberError) && this.producer === producer) {
@@ -161,6 +160,19 @@ export class KafkaTransactions {
       let offsets = this.committed.get(key);
       if (offsets === undefined) this.committed.set(key, (offsets = new Set()));
       offsets.add(offset);
+    }
+  }
+
+  /** The writes waiting in `round`: their records, then the round's offsets; each told how it went. */
+  private async flush(transaction: Transaction, member: TransactionGroupMember, round: Round): Promise<void> {
+    const writes = round.waiting;
+    round.waiting = [];
+    try {
+      await transaction.send(writes.flatMap((w) => w.records));
+      await transaction.sendOffsets(member, this.offsetsOf(round));
+      for (const write of writes) write.done();
+    } catch (error) {
+      for (const write of writes) write.done(error);
     }
   }
 

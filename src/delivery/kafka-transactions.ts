@@ -32,6 +32,12 @@ export interface KafkaTransactionsOptions {
   logger: Logger;
   /** One write per transaction, one transaction at a time: for an event tried again alone after its shared transaction failed. */
   alone?: boolean;
+  /**
+   * Offsets committed transactions named that the ledger may not show finished yet, by
+   * partition key: shared by the deliverer's transactions (shared and alone), so that
+   * each one's offsets include the others'.
+   */
+  committed: Map<string, Set<string>>;
   /** How long a write may take (its transaction's commit included) before it is given up (`delivery.timeout` and the transaction timeout). */
   deadlineMs: number;
 }
@@ -57,12 +63,6 @@ export class KafkaTransactions {
   private grouped!: GroupedTransactions;
   private readonly rounds = new WeakMap<Transaction, Round>();
   private connected: Promise<void> | undefined;
-  /**
-   * Offsets a committed transaction named that the ledger may not show finished yet (the
-   * lane finishes them once `write` returns): a later transaction's offsets include them,
-   * so that its commit never names a point below them. Pruned as the ledger catches up.
-   */
-  private readonly committed = new Map<string, Set<string>>();
   /** `alone`: the write before, which the next waits for. */
   private queue: Promise<void> = Promise.resolve();
 
@@ -157,8 +157,8 @@ export class KafkaTransactions {
     }
     for (const { topic, partition, offset } of events) {
       const key = partitionKey(topic, partition);
-      let offsets = this.committed.get(key);
-      if (offsets === undefined) this.committed.set(key, (offsets = new Set()));
+      let offsets = this.options.committed.get(key);
+      if (offsets === undefined) this.options.committed.set(key, (offsets = new Set()));
       offsets.add(offset);
     }
   }
@@ -189,12 +189,12 @@ export class KafkaTransactions {
       const { offset, metadata } = progress.commitPoint(Number.MAX_SAFE_INTEGER);
       const after = new PartitionProgress(offset, metadata);
       for (const done of offsets) after.finish(done);
-      const earlier = this.committed.get(key);
+      const earlier = this.options.committed.get(key);
       for (const done of earlier ?? []) {
         if (progress.isFinished(done)) earlier!.delete(done);
         else after.finish(done);
       }
-      if (earlier?.size === 0) this.committed.delete(key);
+      if (earlier?.size === 0) this.options.committed.delete(key);
       const point = after.commitPoint();
       return { topic, partition, offset: BigInt(point.offset), metadata: point.metadata };
     });

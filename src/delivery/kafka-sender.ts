@@ -74,7 +74,7 @@ export class KafkaDelivery {
     if (record.value === null || record.value.length === 0) return this.options.next.nothingToSend(record, envelope, startedAt);
     const [failure] = await this.writeEach(settings, [job]);
     if (failure === undefined) {
-      this.options.counters.eventDelivered(envelope.receivedAtMs);
+      this.written(envelope);
       return 'delivered';
     }
     return this.failed(job, settings, failure, startedAt, job.hold === true);
@@ -96,7 +96,7 @@ export class KafkaDelivery {
       if (record.value === null || record.value.length === 0) return next.nothingToSend(record, envelope, startedAt);
       const failure = failures[at++];
       if (failure !== undefined) return this.failed({ record, envelope }, settings, failure, startedAt, job.hold === true);
-      counters.eventDelivered(envelope.receivedAtMs);
+      this.written(envelope);
       return Promise.resolve('delivered');
     });
     return Promise.allSettled(outcomes);
@@ -169,6 +169,16 @@ export class KafkaDelivery {
       this.options.counters.requestTook(durationMs);
       return { ...produceFailure(error, this.options.timeoutMs, target.topic), durationMs };
     }
+  }
+
+  /**
+   * An event written: delivered. NOTE: counted as a `2xx` attempt too, as the
+   * acknowledged write it is: automatic disabling reads a destination's successes
+   * there (src/lifecycle/lifecycle-service.ts), and a Kafka destination has no other.
+   */
+  private written(envelope: Envelope): void {
+    this.options.counters.attempt('2xx');
+    this.options.counters.eventDelivered(envelope.receivedAtMs);
   }
 
   private failed(event: Event, settings: PreparedDestination, result: Failure, startedAt: number, hold: boolean): Promise<DeliveryResult> {

@@ -1,4 +1,4 @@
-// `npm run bench -- deliver [--n 20000] [--partitions 6] [--concurrency 64] [--rounds 3] [--scenarios 0ms,50ms,hanging,breaker,batch,ordered,oauth2,tls]`, or
+// `npm run bench -- deliver [--n 20000] [--partitions 6] [--concurrency 64] [--rounds 3] [--scenarios 0ms,50ms,hanging,breaker,batch,ordered,oauth2,tls,kafka]`, or
 // standalone: `tsx bench/deliver.ts [same options]`.
 //
 // Webhooks per second from the deliverer (Kafka in, signed POSTs out, commits) to a
@@ -13,7 +13,9 @@
 // order (`ordering: user`, 1,000 users) against the per-event deliverer at 0 ms. Then
 // `settings.auth.oauth2` (tokens from the receiver's /token, an hour long) against the
 // same destination without auth, and HTTPS with a client certificate (mTLS) against HTTPS
-// without one (a receiver made with certificates from openssl). The receiver
+// without one (a receiver made with certificates from openssl). Then a Kafka destination
+// (`type: kafka`, a topic of the same cluster) against the per-event webhook deliverer
+// at 0 ms. The receiver
 // runs in a child process so it does not share the event loop with what is measured.
 // Each pair runs in alternating order over several rounds and the median of each is
 // compared (the machine is shared). Starts its own local broker unless KAFKA_BROKERS is
@@ -76,8 +78,8 @@ function httpsReceiverSource(pem: { key: string; cert: string; ca: string }, req
   return RECEIVER_SOURCE.replace("const http = require('node:http');\nconst server = http.createServer(", `const https = require('node:https');\nconst server = https.createServer(${JSON.stringify(options)}, `);
 }
 
-/** Destination id → its URL, or its URLs, or those with more settings (batch, ordering). */
-type BenchDestinations = Record<string, string | string[] | { urls: string | string[]; settings: Record<string, unknown> }>;
+/** Destination id → its URL, or its URLs, or those with more settings (batch, ordering); or a Kafka destination's settings (`kafka`). */
+type BenchDestinations = Record<string, string | string[] | { urls: string | string[]; settings: Record<string, unknown> } | { kafka: { topic: string } & Record<string, unknown> }>;
 
 function benchConfig(
   brokers: string,
@@ -95,6 +97,7 @@ function benchConfig(
       delivery: { timeout, retryTiers: ['1s', '5s'], maxRetryWindow: '1m', concurrencyPerDestination: concurrency },
       sources: [{ id: 'bench' }], // a config needs a source; this bench only delivers
       destinations: Object.entries(destinations).map(([id, entry]) => {
+        if (typeof entry === 'object' && 'kafka' in entry) return { id, type: 'kafka', settings: entry.kafka };
         const { urls, settings } = typeof entry === 'string' || Array.isArray(entry) ? { urls: entry, settings: {} } : entry;
         return { id, type: 'webhooks', settings: { webhooks: [urls].flat().map((url) => ({ url })), sharedSecret: SECRET, ...settings } };
       }),
@@ -119,7 +122,7 @@ async function fill(client: KafkaClient, topic: string, n: number, users?: numbe
 }
 
 /** The pairs `--scenarios` can pick, in the order they run. */
-const SCENARIOS = ['0ms', '50ms', 'hanging', 'breaker', 'batch', 'ordered', 'oauth2', 'tls'] as const;
+const SCENARIOS = ['0ms', '50ms', 'hanging', 'breaker', 'batch', 'ordered', 'oauth2', 'tls', 'kafka'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 /**
@@ -314,6 +317,8 @@ export async function main(args: string[]): Promise<void> {
     log(`${name}: ${Math.round(measured.rate)}/s, ${measured.cpuUs.toFixed(1)} µs CPU/event`);
   };
   let scenarioNumber = 0;
+  /** Each Kafka destination run writes a topic of its own. */
+  let kafkaRuns = 0;
   try {
     /** Fills the topics of `destinations`, then runs the deliverer over them (or, with `floorUrl`, the client + undici floor). */
     const scenario = async (
@@ -330,8 +335,9 @@ export async function main(args: string[]): Promise<void> {
       const admin = createAdmin(client);
       await admin.connect();
       const tiers = config.delivery.retryTiers.map((t) => t.name);
+      const targets = Object.values(destinations).flatMap((entry) => (typeof entry === 'object' && 'kafka' in entry ? [entry.kafka.topic] : []));
       await admin.ensureTopics(
-        Object.keys(destinations).flatMap((id) => [names.deliveries(id), names.dlq(id), ...tiers.map((t) => names.retry(id, t))]).map((topic) => ({ topic })),
+        [...Object.keys(destinations).flatMap((id) => [names.deliveries(id), names.dlq(id), ...tiers.map((t) => names.retry(id, t))]), ...targets].map((topic) => ({ topic })),
         { partitions, replicationFactor: 1 },
       );
       await admin.disconnect();
@@ -416,6 +422,10 @@ export async function main(args: string[]): Promise<void> {
           () => scenario({ hooks: { urls: httpsUrl(mtlsReceiver, '/ok/0'), settings: { tls: { ca: pki!.ca.cert, clientCert: pki!.client.cert, clientKey: pki!.client.key } } } }, { hooks: n }),
         ],
       ],
+      kafka: [
+        ['deliverer 0 ms, webhook', () => scenario({ hooks: healthy }, { hooks: n })],
+        ['deliverer, kafka topic (same cluster)', () => scenario({ lake: { kafka: { topic: `bench-${run}.lake.${(kafkaRuns += 1)}` } } }, { lake: n })],
+      ],
     };
     const pairs = SCENARIOS.filter((name) => chosen.has(name)).map((name) => allPairs[name]);
     for (let round = 1; round <= rounds; round++) {
@@ -459,13 +469,15 @@ export async function main(args: string[]): Promise<void> {
       ...(chosen.has('tls')
         ? [row('https', 'deliverer 0 ms, https', 'deliverer 0 ms, http', '(for scale)'), row('mtls', 'deliverer 0 ms, mtls', 'deliverer 0 ms, https', '≥ 0.90×')]
         : []),
+      // NOTE: the same cluster: records and offsets in transactions, exactly once (docs/kafka.md#what-is-guaranteed).
+      ...(chosen.has('kafka') ? [row('kafka topic, same cluster (transactional)', 'deliverer, kafka topic (same cluster)', 'deliverer 0 ms, webhook', '(for scale)')] : []),
     ];
     process.stdout.write(
       [
         '',
         `deliver bench: signed ~700-byte POSTs to a keep-alive node:http receiver (child process); ${partitions} partitions; concurrency ${concurrency}; median of ${rounds} round(s), each timed over its last 80% of events`,
         ...formatTable(['scenario', 'deliverer/s', 'baseline/s', 'ratio', 'target', 'µs CPU/ev', 'base µs/ev'], rows),
-        'baseline: bare undici at the same concurrency to the same receiver (latency rows); the healthy destination alone (hanging row); the destination with only its healthy URL (breaker rows, timed once the circuit is open); the per-event deliverer at 0 ms (batch row), over plain HTTP (https row); the same without ordering (ordered row), without auth (oauth2 row), over HTTPS without a client certificate (mtls row)',
+        'baseline: bare undici at the same concurrency to the same receiver (latency rows); the healthy destination alone (hanging row); the destination with only its healthy URL (breaker rows, timed once the circuit is open); the per-event deliverer at 0 ms (batch row; kafka row: to webhooks), over plain HTTP (https row); the same without ordering (ordered row), without auth (oauth2 row), over HTTPS without a client certificate (mtls row)',
         'µs CPU/ev: CPU time of the benchmark process per event (the receiver and broker not included)',
         `every run (events/s): ${[...results.entries()].map(([name, runs]) => `${name} ${runs.map((r) => Math.round(r.rate)).join('/')}`).join('; ')}`,
         '',

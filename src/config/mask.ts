@@ -131,6 +131,15 @@ function maskInPlace(copy: Config): FoundSecret[] {
       delete settings.tls.material;
     }
     if (settings.signature?.secret !== undefined) settings.signature.secret = take(settings.signature.secret, `${at}.signature.secret`);
+    const cluster = settings.cluster;
+    if (cluster?.sasl !== undefined) cluster.sasl.password = take(cluster.sasl.password, `${at}.cluster.sasl.password`);
+    if (typeof cluster?.tls === 'object') {
+      const tls = cluster.tls;
+      for (const key of Object.keys(tls)) if (SSL_SECRET_KEYS.has(key) && tls[key] !== undefined) tls[key] = take(tls[key], `${at}.cluster.tls.${key}`);
+    }
+    for (const [name, value] of Object.entries(settings.headers ?? {})) {
+      if (SENSITIVE_NAME.test(name)) settings.headers![name] = take(value, `${at}.headers.${name}`);
+    }
     settings.webhooks.forEach((webhook, j) => {
       urlSecrets(webhook.url, `${at}.webhooks[${j}].url`, found);
       webhook.url = maskedUrl(webhook.url);
@@ -207,6 +216,11 @@ export function secretTextsOf(raw: unknown): string[] {
     scalar(settings.sharedSecret, 'sharedSecret');
     scalar(settings.sharedSecrets, 'sharedSecrets');
     scalar(record(settings.signature).secret, 'signature.secret');
+    const cluster = record(settings.cluster);
+    scalar(record(cluster.sasl).password, 'cluster.sasl.password');
+    const clusterTls = record(cluster.tls);
+    for (const key of SSL_SECRET_KEYS) scalar(clusterTls[key], `cluster.tls.${key}`);
+    for (const [name, value] of Object.entries(record(settings.headers))) if (SENSITIVE_NAME.test(name)) scalar(value, name);
     const auth = record(settings.auth);
     scalar(record(auth.basic).password, 'auth.basic.password');
     scalar(record(auth.bearer).token, 'auth.bearer.token');

@@ -31,7 +31,7 @@
 // not finished: the commit stays below it and the metadata lists what finished above.
 import type { Logger } from 'pino';
 import { commitUntilDone, isGenerationLost } from '../kafka/index.js';
-import type { CommitChannel, StreamCommits } from '../kafka/index.js';
+import type { CommitChannel, PartitionProgress, StreamCommits } from '../kafka/index.js';
 
 export interface CommitLedgerSettings {
   groupId: string;
@@ -144,6 +144,11 @@ export class CommitLedger implements StreamCommits {
 
   private get dirtyCount(): number {
     return this.channel.progress.dirtyCount;
+  }
+
+  /** A partition's progress (keyed by partitionKey); what a transaction's offsets are made from (kafka-transactions.ts). */
+  progressAt(key: string): PartitionProgress | undefined {
+    return this.channel.progress.progressAt(key);
   }
 
   // ---- The side of the role that finishes records.

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { retryPolicyOf } from '../config/retry-policy.js';
 import type { CircuitBreakerConfig, Config, DestinationConfig } from '../config/schema.js';
 import { TopicsNotCreatedError } from '../errors.js';
-import { createAdmin, createProducer, createTopology, delivererGroupId, legacyGroupIds } from '../kafka/index.js';
+import { DEFAULT_TRANSACTION_TIMEOUT_MS, createAdmin, createProducer, createTopology, delivererGroupId, legacyGroupIds } from '../kafka/index.js';
 import { createCrashLevels } from '../runtime/crash-levels.js';
 import type { InboundRecord, KafkaAdmin, RecordProducer, Topology } from '../kafka/index.js';
 import type { LagSampler } from '../observability/consumer-lag.js';
@@ -29,6 +29,9 @@ import { createDeliveryStream } from './delivery-stream.js';
 import type { DeliveryStream } from './delivery-stream.js';
 import { DestinationLane, laneQueueBound, laneUncommittedBound } from './destination-lane.js';
 import { EndOfTurn } from './end-of-turn.js';
+import { KafkaDelivery } from './kafka-sender.js';
+import { KafkaTransactions } from './kafka-transactions.js';
+import { ClusterProducers } from './target-producers.js';
 import type { HttpSender } from './http-sender.js';
 import { createHttpSender } from './http-sender.js';
 import { RatePace } from './rate-pace.js';
@@ -182,6 +185,10 @@ class DelivererService implements Service, DelivererStatus {
   private admin: KafkaAdmin | undefined;
   /** One producer for every lane's retries and dead letters (the port merges their sends). */
   private producer: RecordProducer | undefined;
+  /** The producers of the Kafka destinations' topics, one per cluster (made with the first such lane). */
+  private targets: ClusterProducers | undefined;
+  /** The transactions of the Kafka destinations of the same cluster (exactly once; made with the first such lane). */
+  private transactions: { shared: KafkaTransactions; alone: KafkaTransactions } | undefined;
   /** Made at start and kept to the end: the lanes hold it and its ledger. */
   private stream: DeliveryStream | undefined;
   /** The stream has topics (it is a member, or joining). */
@@ -250,6 +257,9 @@ class DelivererService implements Service, DelivererStatus {
       async () => this.stream?.stop(),
       async () => this.sender?.sender.close(),
       async () => this.producer?.disconnect(),
+      async () => this.targets?.close(),
+      async () => this.transactions?.shared.close(),
+      async () => this.transactions?.alone.close(),
       async () => this.admin?.disconnect(),
     ]);
   });
@@ -492,7 +502,10 @@ class DelivererService implements Service, DelivererStatus {
       circuits,
       pace,
       tierWait: new RetryTierWait(topics, delivery.maxRetryWindowMs),
-      events: new EventDelivery({ destinationId: id, sender, circuits, pace, counters, next, logger }),
+      events:
+        destination.type === 'kafka'
+          ? new KafkaDelivery({ destinationId: id, producers: this.targetProducers(config), transactions: this.kafkaTransactions(config), timeoutMs: delivery.timeoutMs, counters, next, logger })
+          : new EventDelivery({ destinationId: id, sender, circuits, pace, counters, next, logger }),
       stream,
       commits: new CommitAccount(stream.ledger, laneUncommittedBound(delivery.concurrencyPerDestination)),
       logger,
@@ -504,6 +517,29 @@ class DelivererService implements Service, DelivererStatus {
     this.lanes.set(id, running);
     for (const topic of consumedTopics(topics)) this.laneOfTopic.set(topic, running);
     this.logger.info({ destination: id, topics: consumedTopics(topics) }, 'delivering for destination');
+  }
+
+  /** The Kafka destinations' producers; `delivery.blockPrivateNetworks` as at the first such lane (a change applies at restart). */
+  private targetProducers(config: Config): ClusterProducers {
+    this.targets ??= new ClusterProducers({ kafka: this.deps.kafka, blockPrivateNetworks: config.delivery.blockPrivateNetworks, logger: this.logger });
+    return this.targets;
+  }
+
+  /** The transactions of the Kafka destinations of the same cluster (kafka-transactions.ts), made with the first such lane. */
+  private kafkaTransactions(config: Config): { shared: KafkaTransactions; alone: KafkaTransactions } {
+    const stream = this.stream!;
+    const options = {
+      deadlineMs: config.delivery.timeoutMs + DEFAULT_TRANSACTION_TIMEOUT_MS,
+      // NOTE: a committed transaction's offsets until the ledger shows them finished (the lane finishes them once the write returns): each transaction's commit includes them.
+      committed: new Map<string, Set<string>>(),
+      kafka: this.deps.kafka,
+      groupId: this.groupId,
+      member: () => stream.transactionMember(),
+      progressAt: (key: string) => stream.ledger.progressAt(key),
+      logger: this.logger,
+    };
+    this.transactions ??= { shared: new KafkaTransactions(options), alone: new KafkaTransactions({ ...options, alone: true }) };
+    return this.transactions;
   }
 
   /**
@@ -567,10 +603,11 @@ class DelivererService implements Service, DelivererStatus {
   }
 }
 
-/** What of a destination's retry policy its lane is built with (`stopOn` applies live, through its settings). */
+/** What of a destination's retry policy and type its lane is built with (`stopOn` applies live, through its settings). */
 function retryJsonOf(config: Config, destination: DestinationConfig): string {
   const { tiers, maxRetryWindowMs } = retryPolicyOf(config, destination);
-  return JSON.stringify({ tiers, maxRetryWindowMs });
+  // NOTE: the type too: a lane sends with what its type needs (HTTP or a Kafka producer), so another type needs a new lane.
+  return JSON.stringify({ tiers, maxRetryWindowMs, type: destination.type });
 }
 
 /** The /readyz detail while some destinations' topics could not be created. */

@@ -1,6 +1,6 @@
 // A destination's settings turned, once per config, into what each delivery needs.
 import { webhookLabel } from '../config/mask.js';
-import type { AuthConfig, BatchConfig, CircuitBreakerConfig, ClientTlsConfig, OAuth2Config, ProxyConfig, DestinationConfig, RateLimitConfig } from '../config/schema.js';
+import type { AuthConfig, BatchConfig, KafkaTargetCluster, CircuitBreakerConfig, ClientTlsConfig, OAuth2Config, ProxyConfig, DestinationConfig, RateLimitConfig } from '../config/schema.js';
 import { USER_AGENT } from '../version.js';
 import type { FanOutTarget } from './fan-out.js';
 import { createHash } from 'node:crypto';
@@ -30,6 +30,21 @@ export interface PreparedDestination {
   gzip?: boolean;
   /** `auth.oauth2`: where each request's bearer token comes from (docs/webhooks.md#authentication). */
   oauth2?: TokenSource;
+  /** `type: kafka`: the topic its events are written to, and how (kafka-sender.ts); it has no URLs then. */
+  kafka?: KafkaTarget;
+}
+
+/** A `type: kafka` destination's target (docs/kafka.md#a-topic-as-a-destination). */
+export interface KafkaTarget {
+  topic: string;
+  key: 'userId' | 'messageId' | 'none';
+  value: 'body' | 'call';
+  /** Static record headers, as bytes (made once). */
+  headers: Record<string, Buffer>;
+  /** Another cluster (`settings.cluster`); undefined: Switchyard's own. */
+  cluster?: KafkaTargetCluster;
+  /** What the attempt history names it by, in place of a URL's origin: `kafka:<topic>`. */
+  origin: string;
 }
 
 /** The Authorization header of `auth.basic` and `auth.bearer`, the same on every request; undefined for oauth2 (per request) and without auth. */
@@ -54,6 +69,7 @@ export function prepareDestination(
   deliveryProxy?: ProxyConfig,
   defaults: { circuitBreaker?: CircuitBreakerConfig } = {},
 ): PreparedDestination {
+  if (destination.type === 'kafka') return prepareKafkaDestination(destination);
   const { auth } = destination.settings;
   const authorization = staticAuthorization(auth);
   const connection = connectionProfile(destination.settings.tls, destination.settings.proxy ?? deliveryProxy);
@@ -92,6 +108,30 @@ export function prepareDestination(
     ...(batch === undefined ? {} : { batch }),
     ...(auth !== undefined && 'oauth2' in auth ? { oauth2: tokenSourceOf(destination.id, auth.oauth2, tokens, connection) } : {}),
     ...(Object.keys(circuitBreaker).length === 0 ? {} : { circuitBreaker }),
+  };
+}
+
+/** A `type: kafka` destination: no URLs, no signing; its topic and record shape, and the lane's modes. */
+function prepareKafkaDestination(destination: DestinationConfig): PreparedDestination {
+  const { topic = '', key = 'userId', value = 'body', headers = {}, cluster, batch, ordering } = destination.settings;
+  const kafka: KafkaTarget = {
+    topic,
+    key,
+    value,
+    headers: Object.fromEntries(Object.entries(headers).map(([name, text]) => [name, Buffer.from(text, 'utf8')])),
+    origin: `kafka:${topic}`,
+  };
+  if (cluster !== undefined) kafka.cluster = cluster;
+  const stopOn = destination.settings.retry?.stopOn;
+  return {
+    id: destination.id,
+    targets: [],
+    // NOTE: what a dead letter's `error` names the target by (`topic <name>: <reason>`).
+    printableUrls: [`topic ${topic}`],
+    ordered: ordering === 'user',
+    kafka,
+    ...(stopOn === undefined || stopOn.length === 0 ? {} : { stopOn: new Set(stopOn) }),
+    ...(batch === undefined ? {} : { batch }),
   };
 }
 

@@ -95,7 +95,7 @@ export class RetryOrDeadLetter {
       answersOf(
         failed.results,
         failed.attemptedAtMs,
-        settings.targets.map((t) => t.target.origin),
+        settings.kafka !== undefined ? [settings.kafka.origin] : settings.targets.map((t) => t.target.origin),
       ),
     );
     const error = describeFailures(summary.failures.map((f) => ({ url: settings.printableUrls[f.index] ?? '?', reason: reasonOf(f, failed.results, answers) })));

@@ -13,6 +13,8 @@ export const HEADER = {
   dueAt: 'due-at',
   // Internal: when the call was received (epoch ms), for the end-to-end histogram.
   receivedAt: 'received-at',
+  // The call's type, on the delivery records of calls routed to a Kafka destination (its records carry it on).
+  type: 'type',
 } as const;
 
 /** Headers as read (the port's RecordHeaders; the older name, kept for its readers). */
@@ -43,6 +45,8 @@ export interface FreshDelivery<V extends HeaderValue> {
   /** Epoch ms, only when the record timestamp cannot carry the receipt time. */
   receivedAt?: V | undefined;
   traceparent?: V | undefined;
+  /** The call's type (`track`…): only for calls routed to a Kafka destination (docs/kafka.md#a-topic-as-a-destination). */
+  type?: V | undefined;
 }
 
 // NOTE: Buffers made once for the router's hot path: it sends the same headers object
@@ -57,7 +61,7 @@ const NOT_ATTEMPTED = Buffer.alloc(0);
  * audiences (identifies, deletes), and by a replay of dead letters.
  *
  * Given the fields, the headers are in the order `source-id`, `message-id`,
- * `attempt`, `first-attempt-at`, `received-at`, `traceparent` (absent ones left out);
+ * `attempt`, `first-attempt-at`, `received-at`, `traceparent`, `type` (absent ones left out);
  * `attempt` and `first-attempt-at` are Buffers when the message-id is one, else
  * strings. Given `carried` (a replayed dead letter's headers without its stage
  * headers), those come first, unchanged, and the delivery starts afresh after them.
@@ -76,5 +80,6 @@ export function freshDeliveryHeaders(fields: FreshDelivery<HeaderValue> | { carr
   };
   if (fields.receivedAt !== undefined) headers[HEADER.receivedAt] = fields.receivedAt;
   if (fields.traceparent !== undefined) headers[HEADER.traceparent] = fields.traceparent;
+  if (fields.type !== undefined) headers[HEADER.type] = fields.type;
   return headers;
 }

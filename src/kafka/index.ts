@@ -23,5 +23,6 @@ export { StreamProgress } from './stream-progress.js';
 export type { CommitSnapshot, PartitionCommit } from './stream-progress.js';
 export { partitionKey } from './partition-key.js';
 export * from './offset-progress.js';
+export { describeProduceError, isRecordRefused } from './produce-errors.js';
 export { DEFAULT_TRANSACTION_TIMEOUT_MS, GroupFencedError, GroupedTransactions, TransactionFencedError, createTransactionalProducer, isFenced } from './transaction.js';
 export type { Transaction, TransactionGroupMember, TransactionOffset, TransactionalProducer, TransactionalProducerOptions } from './transaction.js';

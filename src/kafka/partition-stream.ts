@@ -18,6 +18,7 @@ import { ForeignAssignment } from './foreign-assignment.js';
 import { assignedTopics, committedWithin, GroupReader } from './group-reader.js';
 import { findOlderCommits, logCarried } from './group-upgrade.js';
 import type { Generation } from './membership.js';
+import type { TransactionGroupMember } from './transaction.js';
 import { PartitionProgress } from './offset-progress.js';
 import type { InboundRecord } from './records.js';
 import { StreamProgress } from './stream-progress.js';
@@ -148,6 +149,11 @@ export interface PartitionStream<L extends StreamCommits = StreamCommits> {
   buffered(): { records: number; bytes: number };
   /** Positions reset because retention removed records before they were read (each logged). */
   resets(): number;
+  /**
+   * This member as a transaction names it when it commits the group's offsets (KIP-447:
+   * a transaction of an older generation is refused); undefined between generations.
+   */
+  transactionMember(): TransactionGroupMember | undefined;
   /** Commits what finished (until done while still a member), then leaves the group. */
   stop(): Promise<void>;
 }
@@ -331,6 +337,12 @@ class EnginePartitionStream<L extends StreamCommits> implements PartitionStream<
 
   joined(): boolean {
     return this.member;
+  }
+
+  transactionMember(): TransactionGroupMember | undefined {
+    const generation = this.reader.membership.current();
+    if (generation === undefined || !this.member) return undefined;
+    return { groupId: this.settings.groupId, generationId: generation.id, memberId: generation.memberId, groupInstanceId: null, coordinator: generation.coordinator };
   }
 
   assignmentProblem(): string | undefined {

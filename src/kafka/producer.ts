@@ -41,11 +41,22 @@ export interface ProducerOptions {
   maxTopicBytesPerSend?: number;
   /** How long the broker may take to acknowledge one request (the produce request's timeout). Default 30 s. */
   ackTimeoutMs?: number;
+  /**
+   * An idempotent producer (the broker drops a retried batch it already stored). Only for
+   * a Kafka destination's topic (src/delivery/kafka-sender.ts), where a duplicate is a
+   * record a consumer reads twice; every other role keeps the default, false (see below).
+   */
+  idempotent?: boolean;
 }
 
 export interface SendOptions {
   /** Fail with SendTimeoutError when not acknowledged within this long (a send still waiting is then never sent). */
   timeoutMs?: number;
+  /**
+   * A request of its own, merged with no other send: a broker's refusal of the request
+   * (a record too large for the topic) is then the refusal of these records alone.
+   */
+  alone?: boolean;
 }
 
 /** What every role writes with. */
@@ -88,7 +99,7 @@ export function createProducer(client: KafkaClient, options: ProducerOptions = {
   const producer = new PlatformaticProducer({
     ...platformaticOptions(client.settings, client.clientId, options.ackTimeoutMs),
     acks: -1,
-    idempotent: false,
+    idempotent: options.idempotent === true,
     partitioner: compatibilityPartitioner,
   });
   guardSendMetadata(producer);
@@ -126,6 +137,8 @@ interface Write {
 interface Group {
   writes: Write[];
   bytes: Map<string, number>;
+  /** A send that goes alone (SendOptions.alone): nothing joins it. */
+  alone?: boolean;
 }
 
 /** The batching policy on its own (what `createProducer` wraps around the client; tested without a broker). */
@@ -177,12 +190,12 @@ export function createSendQueue(request: SendRequest, options: Omit<ProducerOpti
         if (timeoutMs !== undefined) {
           write.timer = setTimeout(() => finish(write, new SendTimeoutError(timeoutMs, write.state === 'sending')), timeoutMs);
         }
-        const last = waiting.at(-1);
-        if (last !== undefined && fitsWithin(last.bytes, write.bytes, cap)) {
+        const last = sendOptions.alone === true ? undefined : waiting.at(-1);
+        if (last !== undefined && last.alone !== true && fitsWithin(last.bytes, write.bytes, cap)) {
           last.writes.push(write);
           for (const [topic, bytes] of write.bytes) last.bytes.set(topic, (last.bytes.get(topic) ?? 0) + bytes);
         } else {
-          waiting.push({ writes: [write], bytes: new Map(write.bytes) });
+          waiting.push(sendOptions.alone === true ? { writes: [write], bytes: new Map(write.bytes), alone: true } : { writes: [write], bytes: new Map(write.bytes) });
         }
         // NOTE: at the end of this turn of the event loop, not at once: the sends made in
         // one turn (the router's batches of one fetch, routed one after the other) leave

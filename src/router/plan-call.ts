@@ -3,7 +3,7 @@
 // source's tracking plan (its violations, and whether it omits or blocks); then each
 // destination's shaping (filter, sample, property lists, transform). Pure: no Kafka,
 // no metrics, no clock beyond the `nowMs` it is given.
-import { bodyObject, parseCallBytes, renderBody, routingKey, withMessageId } from '../calls/index.js';
+import { CALL_TYPES, bodyObject, parseCallBytes, renderBody, routingKey, withMessageId } from '../calls/index.js';
 import type { Call, CallType } from '../calls/index.js';
 import { HEADER, freshDeliveryHeaders, headerText, headerValue } from '../kafka/index.js';
 import type { RecordHeaders } from '../kafka/index.js';
@@ -62,6 +62,11 @@ export interface RoutedCall {
 export type CallOutcome = RoutedCall | InvalidOutcome;
 
 const MAX_LISTED_SOURCES = 10;
+
+/** The `type` header of each call type, made once (the router's hot path). */
+const TYPE_HEADERS: Readonly<Record<CallType, Buffer>> = Object.fromEntries(
+  CALL_TYPES.map((type) => [type, Buffer.from(type, 'latin1')]),
+) as Record<CallType, Buffer>;
 
 /** How far in the past a receipt time may be to serve as the delivery records' timestamp. */
 export const RECEIPT_TIMESTAMP_MAX_AGE_MS = 60 * 60_000;
@@ -139,6 +144,7 @@ function plan(record: InboundRecord, table: RoutingTable, nowMs: () => number, o
     messageId: Buffer.from(messageId, 'utf8'),
     receivedAt,
     traceparent: headerValue(record.headers, HEADER.traceparent),
+    type: decisions.some((d) => d.routed && d.target.kafka === true) ? TYPE_HEADERS[call.type] : undefined,
   });
 
   const routed: RoutedCall = {

@@ -11,6 +11,8 @@ import type { CompiledPlan, SourcePlan } from '../tracking-plans/index.js';
 
 /** The destination's name in a call's `integrations` (the seed: "Webhooks"). */
 export const WEBHOOKS_CATALOG_NAME = 'Webhooks';
+/** A `type: kafka` destination's name in a call's `integrations`. */
+export const KAFKA_CATALOG_NAME = 'Kafka';
 
 export interface RouteTarget {
   id: string;
@@ -19,6 +21,8 @@ export interface RouteTarget {
   topic: string;
   /** The key that addresses this destination in `integrations`. */
   catalogName: string;
+  /** A `type: kafka` destination: its delivery records carry the call's `type` header. */
+  kafka?: true;
   /** Its filter, sample, property lists and transform (docs/webhooks.md#shaping); absent when it has none. */
   shaping?: Shaping;
 }
@@ -54,8 +58,9 @@ export function compileRoutingTable(config: Config, names: TopicNames): RoutingT
       id: destination.id,
       enabled: destination.enabled,
       topic: names.deliveries(destination.id),
-      catalogName: WEBHOOKS_CATALOG_NAME,
+      catalogName: destination.type === 'kafka' ? KAFKA_CATALOG_NAME : WEBHOOKS_CATALOG_NAME,
     };
+    if (destination.type === 'kafka') target.kafka = true;
     const shaping = compileShaping(destination.settings);
     if (shaping !== undefined) target.shaping = shaping;
     destinationsById.set(destination.id, target);

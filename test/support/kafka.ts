@@ -301,6 +301,20 @@ export async function readTopic(
   return messages.sort((a, b) => a.partition - b.partition || Number(a.offset) - Number(b.offset));
 }
 
+/**
+ * Reads a topic written in transactions as a read_committed consumer does, from the
+ * beginning until `atLeast` records arrived and none more for `settleMs` (default 1 s):
+ * readTopic on a connection of its own. Records of aborted transactions are never seen.
+ */
+export async function readCommitted(topic: string, options: { atLeast: number; settleMs?: number; timeoutMs?: number }, brokers = testBrokers()): Promise<ReadMessage[]> {
+  const tk = await createTestKafka(brokers);
+  try {
+    return await readTopic(tk.admin, topic, { atLeast: options.atLeast, settleMs: options.settleMs ?? 1_000, timeoutMs: options.timeoutMs ?? 60_000 }, brokers);
+  } finally {
+    await tk.close();
+  }
+}
+
 /** Every committed record of `topic` up to its last stable offset, through the port's wire (no group). */
 async function readCommittedNow(admin: TestAdmin, topic: string, brokers: string[], timeoutMs: number): Promise<ReadMessage[]> {
   if (!(await admin.listTopics()).includes(topic)) return [];

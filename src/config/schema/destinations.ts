@@ -15,6 +15,8 @@ import type { BatchConfig } from './batch.js';
 import { circuitBreakerSchema } from './circuit-breaker.js';
 import type { CircuitBreakerConfig } from './circuit-breaker.js';
 import { checkTopicName } from './kafka.js';
+import { KAFKA_ONLY_SETTINGS, kafkaTargetKeys, WEBHOOK_ONLY_SETTINGS } from './kafka-target.js';
+import type { KafkaTargetCluster, KafkaTargetKey, KafkaTargetValue } from './kafka-target.js';
 import { proxySchema } from './proxy.js';
 import type { ProxyConfig } from './proxy.js';
 import { rateLimitSchema } from './rate-limit.js';
@@ -31,12 +33,26 @@ import { MAX_WEBHOOKS, webhookSchema } from './webhooks.js';
 import type { WebhookEntry } from './webhooks.js';
 import { field, list, secretText, strictObject } from './zod-fields.js';
 
+/** `webhooks`: POSTed to URLs (docs/webhooks.md); `kafka`: written to a topic (docs/kafka.md#a-topic-as-a-destination). */
+export type DestinationType = 'webhooks' | 'kafka';
+
 export interface DestinationConfig {
   id: string;
-  type: 'webhooks';
+  type: DestinationType;
   enabled: boolean;
   settings: {
+    /** Empty for a `type: kafka` destination. */
     webhooks: WebhookEntry[];
+    /** `type: kafka`: the topic its events are written to (required there, refused elsewhere). */
+    topic?: string;
+    /** `type: kafka`: the records' key; `userId` (the userId, else the anonymousId) by default. */
+    key?: KafkaTargetKey;
+    /** `type: kafka`: the records' value; `body` by default. */
+    value?: KafkaTargetValue;
+    /** `type: kafka`: static record headers. */
+    headers?: Record<string, string>;
+    /** `type: kafka`: another cluster than `kafka.brokers` (at least once there; exactly once into the same cluster). */
+    cluster?: KafkaTargetCluster;
     sharedSecret?: string;
     /** Instead of `sharedSecret` while rotating: [new, old]. */
     sharedSecrets?: string[];
@@ -71,11 +87,11 @@ export type Ordering = 'none' | 'user';
 
 export const destinationSchema = strictObject({
   id: field(checkTopicName('a destination id', false)),
-  type: field((value): Checked<'webhooks'> =>
-    value === 'webhooks'
+  type: field((value): Checked<DestinationType> =>
+    value === 'webhooks' || value === 'kafka'
       ? ok(value)
-      : fail(value === undefined ? 'is required; add `type: webhooks`' : `must be "webhooks" (the only destination type), got ${describe(value)}`),
-  ).meta({ const: 'webhooks' }),
+      : fail(value === undefined ? 'is required; add `type: webhooks` (or `type: kafka`)' : `must be "webhooks" or "kafka", got ${describe(value)}`),
+  ).meta({ enum: ['webhooks', 'kafka'] }),
   enabled: field(checkBoolean).prefault(true),
   settings: strictObject({
     rateLimit: rateLimitSchema.optional(),
@@ -84,6 +100,7 @@ export const destinationSchema = strictObject({
     circuitBreaker: circuitBreakerSchema.optional(),
     retry: retrySchema.optional(),
     autoDisable: autoDisableSchema.optional(),
+    ...kafkaTargetKeys,
     webhooks: list(webhookSchema).superRefine(
       (hooks, ctx) => {
         if (hooks.length === 0) ctx.addIssue({ code: 'custom', message: 'needs at least 1 entry, got 0' });
@@ -93,7 +110,9 @@ export const destinationSchema = strictObject({
       },
       // The count is wrong whatever the entries hold; report it alongside their problems.
       { when: (payload) => Array.isArray(payload.value) },
-    ).meta({ minItems: 1, maxItems: MAX_WEBHOOKS }),
+    )
+      .meta({ minItems: 1, maxItems: MAX_WEBHOOKS })
+      .optional(),
     sharedSecret: secretText.optional(),
     sharedSecrets: field(checkList(checkSecret, { min: 1, max: MAX_SHARED_SECRETS, secret: true })).optional(),
     signing: field(checkSigning).prefault('segment'),
@@ -122,4 +141,52 @@ export const destinationSchema = strictObject({
       properties: { sharedSecret: STANDARD_SECRET_INPUT, sharedSecrets: { type: 'array', items: STANDARD_SECRET_INPUT } },
     },
   }),
-});
+})
+  .superRefine(
+    (destination, ctx) => {
+      for (const problem of typeProblems(destination.type, destination.settings as Record<string, unknown>)) ctx.addIssue({ code: 'custom', message: problem.message, path: ['settings', ...problem.path] });
+    },
+    { when: (payload) => isPlainObject(payload.value) && isPlainObject((payload.value as Record<string, unknown>).settings) },
+  )
+  .transform((destination): DestinationConfig => ({ ...destination, settings: { ...destination.settings, webhooks: destination.settings.webhooks ?? [] } }))
+  .meta({
+    allOf: [
+      {
+        if: { properties: { type: { const: 'kafka' } }, required: ['type'] },
+        then: { properties: { settings: { type: 'object', required: ['topic'], properties: { topic: true }, not: { anyOf: WEBHOOK_ONLY_SETTINGS.map((key) => ({ required: [key], properties: { [key]: true } })) } } } },
+        else: { properties: { settings: { type: 'object', required: ['webhooks'], properties: { webhooks: true }, not: { anyOf: KAFKA_ONLY_SETTINGS.map((key) => ({ required: [key], properties: { [key]: true } })) } } } },
+      },
+    ],
+  });
+
+/**
+ * What a destination of each type must and must not set: a topic and no webhook
+ * settings for `kafka`; webhooks and no topic settings for `webhooks`.
+ * NOTE: `signing` has a default, so only a value other than it is refused on a Kafka destination.
+ */
+function typeProblems(type: DestinationType, settings: Record<string, unknown>): { path: (string | number)[]; message: string }[] {
+  const problems: { path: (string | number)[]; message: string }[] = [];
+  if (type === 'kafka') {
+    if (settings.topic === undefined) problems.push({ path: ['topic'], message: 'a destination of type kafka needs settings.topic: the topic its events are written to' });
+    for (const key of WEBHOOK_ONLY_SETTINGS) {
+      const value = settings[key];
+      if (value === undefined || (key === 'signing' && value === 'segment')) continue;
+      problems.push({ path: [key], message: `is a setting of webhook destinations; a destination of type kafka writes to settings.topic, remove ${key}` });
+    }
+    for (const key of ['rateLimit', 'circuitBreaker'] as const) {
+      if (settings[key] !== undefined) problems.push({ path: [key], message: `applies to webhook URLs only; a destination of type kafka writes to its topic as fast as the deliverer reads, remove ${key}` });
+    }
+    if (settings.ordering === 'user' && settings.key !== undefined && settings.key !== 'userId') {
+      problems.push({
+        path: ['ordering'],
+        message: `ordering: user keeps a user's records in order in one partition of the topic only when they are keyed by user; set key: userId (the default), or remove ordering`,
+      });
+    }
+    return problems;
+  }
+  if (settings.webhooks === undefined) problems.push({ path: ['webhooks'], message: 'is required; a destination of type webhooks needs at least 1 entry { url }' });
+  for (const key of KAFKA_ONLY_SETTINGS) {
+    if (settings[key] !== undefined) problems.push({ path: [key], message: `is a setting of kafka destinations; set type: kafka, or remove ${key}` });
+  }
+  return problems;
+}

@@ -63,7 +63,7 @@ const checkGroupPrefix = withInput(orFromEnv({ type: 'string', pattern: `^$|${TO
 // host:port or [ipv6]:port — the form kafkajs takes.
 const BROKER_PATTERN = /^(?:\[[0-9a-fA-F:.]+\]|[^\s:[\]]+):(\d{1,5})$/;
 
-function checkBroker(value: unknown): Checked<string> {
+export function checkBroker(value: unknown): Checked<string> {
   const text = checkText(value);
   if (!text.ok) return text;
   const match = BROKER_PATTERN.exec(text.value);
@@ -75,12 +75,19 @@ function checkBroker(value: unknown): Checked<string> {
 }
 checkBroker.input = orFromEnv({ type: 'string', pattern: BROKER_PATTERN.source, description: 'host:port, e.g. localhost:9092' });
 
-function checkSsl(value: unknown): Checked<boolean | Record<string, unknown>> {
+export function checkSsl(value: unknown): Checked<boolean | Record<string, unknown>> {
   if (typeof value === 'boolean' || isPlainObject(value)) return ok(value);
   if (value === 'true' || value === 'false') return ok(value === 'true');
   return fail(`must be true, false, or a mapping of TLS options as kafkajs takes them (ca, cert, key, ...), got ${describe(value)}`);
 }
 checkSsl.input = { anyOf: [{ type: ['boolean', 'object'] }, { enum: ['true', 'false'] }, FROM_ENV] };
+
+/** `kafka.sasl`, and a Kafka destination's `settings.cluster.sasl`. */
+export const saslSchema = strictObject({
+  mechanism: field(oneOf(['plain', 'scram-sha-256', 'scram-sha-512'] as const)),
+  username: nonEmptyText,
+  password: secretText,
+});
 
 export const kafkaSchema = strictObject({
   brokers: field(checkList(checkBroker, { min: 1 })).prefault([...DEFAULT_BROKERS]),
@@ -91,9 +98,5 @@ export const kafkaSchema = strictObject({
   replicationFactor: field(checkInt(1, 1_000)).prefault(1),
   ssl: field(checkSsl).optional(),
   transactions: field(checkBoolean).prefault(true),
-  sasl: strictObject({
-    mechanism: field(oneOf(['plain', 'scram-sha-256', 'scram-sha-512'] as const)),
-    username: nonEmptyText,
-    password: secretText,
-  }).optional(),
+  sasl: saslSchema.optional(),
 });

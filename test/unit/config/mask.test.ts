@@ -160,3 +160,31 @@ describe('webhook URLs', () => {
     expect((maskConfig(result.config) as Config).destinations[0]?.settings.webhooks[0]?.url).toBe('https://hooks.example.com:8443/****');
   });
 });
+
+describe('a Kafka destination of another cluster', () => {
+  const text = `
+sources: [{ id: web, destinations: [lake] }]
+destinations:
+  - id: lake
+    type: kafka
+    settings:
+      topic: events
+      headers: { x-api-token: header-token-4e1b, team: growth }
+      cluster:
+        brokers: [lake-kafka:9093]
+        tls: { key: lake-key-material-8c3d, ca: lake-ca-public }
+        sasl: { mechanism: plain, username: sy, password: lake-password-2a9f }
+`;
+  const result = parseConfigText(text, 'lake.yaml', {});
+  if (!result.ok) throw new Error(result.errors.join('\n'));
+
+  it('prints no secret of its cluster or headers, and keeps the rest', () => {
+    const printed = stringify(maskConfig(result.config));
+    for (const secret of ['lake-password-2a9f', 'lake-key-material-8c3d', 'header-token-4e1b']) expect(printed).not.toContain(secret);
+    for (const kept of ['lake-ca-public', 'growth', 'lake-kafka:9093']) expect(printed).toContain(kept);
+  });
+
+  it('gives those secrets to the log scrubber', () => {
+    expect(secretsOf(result.config)).toEqual(expect.arrayContaining(['lake-password-2a9f', 'lake-key-material-8c3d', 'header-token-4e1b']));
+  });
+});

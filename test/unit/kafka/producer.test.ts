@@ -101,6 +101,16 @@ describe('the producer batching policy (createSendQueue)', () => {
     expect([await first, await second]).toEqual([{ ok: true }, { ok: true }]);
   });
 
+  it('sends a write marked alone as a request of its own, merged with nothing before or after it', async () => {
+    const kafka = fakeKafka();
+    const queue = createSendQueue((tm) => kafka.sendBatch(tm), { maxConcurrentSends: 3, maxTopicBytesPerSend: 1000 });
+    const outcomes = [queue.send(write('lake', 'a')), queue.send(write('lake', 'b'), { alone: true }), queue.send(write('lake', 'c')), queue.send(write('lake', 'd'))];
+    await turn();
+    expect(kafka.calls.map((c) => valuesOf(c.topicMessages))).toEqual([{ lake: ['a'] }, { lake: ['b'] }, { lake: ['c', 'd'] }]);
+    for (const call of kafka.calls) call.ack();
+    await Promise.all(outcomes);
+  });
+
   it('keeps a merged send under the byte cap per topic, a larger write going alone', async () => {
     const kafka = fakeKafka();
     const sender = sendQueueFixture({ sendBatch: (tm) => kafka.sendBatch(tm), maxConcurrentSends: 1, maxBytesPerSend: 100 });

@@ -155,3 +155,24 @@ describe('planCall: what goes to calls.invalid, with an error a person can act o
     expect(outcome.kind === 'invalid' && outcome.reason).toBe('missing_event');
   });
 });
+
+describe('planCall: a Kafka destination', () => {
+  const withLake = baseTable({
+    sources: [{ id: 'web', destinations: ['main', 'lake'] }],
+    destinations: [
+      { id: 'main', type: 'webhooks', settings: { webhooks: [{ url: 'https://hooks.example.com/main' }] } },
+      { id: 'lake', type: 'kafka', settings: { topic: 'analytics.events' } },
+    ],
+  });
+  const planned = (value: string) => routed(planCall(record(value, { headers: { 'source-id': 'web' } }), withLake, () => NOW));
+
+  it('is addressed as Kafka in integrations, and the delivery records carry the call type', () => {
+    const r = planned('{"type":"identify","userId":"u-1","messageId":"m-1","integrations":{"Webhooks":false}}');
+    expect(targets(r)).toEqual([NAMES.deliveries('lake')]);
+    expect(text(r.headers).type).toBe('identify');
+    const off = planned('{"type":"track","event":"E","userId":"u-1","messageId":"m-2","integrations":{"Kafka":false}}');
+    expect(targets(off)).toEqual([NAMES.deliveries('main')]);
+    // Only calls routed to a Kafka destination carry it.
+    expect(text(off.headers).type).toBeUndefined();
+  });
+});

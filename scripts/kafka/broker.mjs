@@ -92,6 +92,9 @@ function serverProperties({ port, controllerPort, dataDir }) {
     'offsets.topic.num.partitions=8',
     'transaction.state.log.replication.factor=1',
     'transaction.state.log.min.isr=1',
+    // NOTE: a killed process's open transaction ends once its timeout passed and this check
+    // runs (10 s by default): checked every second, its partitions wait ~10 s, not ~20 s (docs/kafka.md#transactions).
+    'transaction.abort.timed.out.transaction.cleanup.interval.ms=1000',
     'share.coordinator.state.topic.replication.factor=1',
     'share.coordinator.state.topic.min.isr=1',
     'group.initial.rebalance.delay.ms=0',

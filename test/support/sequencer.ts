@@ -7,19 +7,22 @@ import { BaseSequencer } from 'vitest/node';
 import type { TestSpecification } from 'vitest/node';
 
 /**
- * The 25 slowest integration files, slowest first (a full run on this 2-core machine,
- * 2026-12-02, after the child processes moved to dist/; under load, so the order is
- * rough): each starts brokers, daemons or CLI processes of its own, builds the Go
+ * The slowest integration files, slowest first (a full run on this 2-core machine,
+ * 2026-12-02, after the child processes moved to dist/; the first six from a quiet
+ * clean-clone run, where deliver-kafka-kill, 142 s, started last and ended the run): each starts brokers, daemons or CLI processes of its own, builds the Go
  * receiver example (a fresh Go build cache: some 30 s of CPU), or waits out timers it is
  * there to check. A file missing here only starts later; re-measure with
  * `npx vitest run --reporter=json --outputFile=times.json` when the list looks stale.
  */
 export const SLOW_FILES: readonly string[] = [
-  'test/integration/npm-start.test.ts',
+  'test/integration/deliver-kafka-kill.test.ts',
   'test/integration/chaos-short.test.ts',
+  'test/integration/router-exactly-once.test.ts',
+  'test/integration/destination-lifecycle.test.ts',
+  'test/integration/npm-start.test.ts',
+  'test/integration/deliver-kafka.test.ts',
   'test/integration/receiver-examples.test.ts',
   'test/integration/cli-dead-letters.test.ts',
-  'test/integration/destination-lifecycle.test.ts',
   'test/integration/producer-broker-restart.test.ts',
   'test/integration/topics-at-scale.test.ts',
   'test/integration/partition-stream-restart.test.ts',

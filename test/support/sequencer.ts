@@ -9,9 +9,10 @@ import type { TestSpecification } from 'vitest/node';
 /**
  * The slowest integration files, slowest first (a full run on this 2-core machine,
  * 2026-12-02, after the child processes moved to dist/; the first six from a quiet
- * clean-clone run, where deliver-kafka-kill, 142 s, started last and ended the run): each starts brokers, daemons or CLI processes of its own, builds the Go
- * receiver example (a fresh Go build cache: some 30 s of CPU), or waits out timers it is
- * there to check. A file missing here only starts later; re-measure with
+ * clean-clone run, where deliver-kafka-kill, 142 s, started last and ended the run):
+ * each starts brokers, daemons or CLI processes of its own, builds the Go receiver
+ * example (a fresh Go build cache: some 30 s of CPU), or waits out timers it is there
+ * to check. A file missing here only starts later; re-measure with
  * `npx vitest run --reporter=json --outputFile=times.json` when the list looks stale.
  */
 export const SLOW_FILES: readonly string[] = [

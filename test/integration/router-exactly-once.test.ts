@@ -47,7 +47,7 @@ describe('exactly once between Switchyard\'s own topics (Kafka transactions)', (
     const prefix = randomPrefix();
     const names = topicNames(prefix);
     const file = writeConfigFile({
-      kafka: { brokers: testBrokers(), clientId: randomName('eos'), topicPrefix: prefix, partitions: PARTITIONS },
+      kafka: { brokers: testBrokers(), clientId: randomName('eos'), topicPrefix: prefix, partitions: PARTITIONS, transactions: true },
       admin: { port: 0, host: '127.0.0.1' },
       router: { dedupeWindow: '0' },
       sources: [{ id: 'web', destinations: ['main'] }],
@@ -110,7 +110,7 @@ describe('exactly once between Switchyard\'s own topics (Kafka transactions)', (
     const prefix = randomPrefix();
     const names = topicNames(prefix);
     const file = writeConfigFile({
-      kafka: { brokers: testBrokers(), clientId: randomName('eos-abort'), topicPrefix: prefix, partitions: 1 },
+      kafka: { brokers: testBrokers(), clientId: randomName('eos-abort'), topicPrefix: prefix, partitions: 1, transactions: true },
       admin: { port: 0, host: '127.0.0.1' },
       sources: [{ id: 'web', destinations: ['hooks'] }],
       destinations: [{ id: 'hooks', type: 'webhooks', settings: { webhooks: [{ url: receiver.url('/abort') }] } }],

@@ -132,8 +132,10 @@ interface TransactionHost {
   transactionalId: string;
   producer: PlatformaticProducer;
   wire: Wire;
-  /** The transaction ended (committed, aborted or dropped): the producer may open the next. */
-  ended(): void;
+  /** The transaction ended: the producer may open the next; `failed`: it did not commit. */
+  ended(failed: boolean): void;
+  /** The transaction's commit failed (after it ended here): the next begins on a new producer. */
+  failed(): void;
 }
 
 type LibraryTransaction = Awaited<ReturnType<PlatformaticProducer['beginTransaction']>>;
@@ -219,9 +221,9 @@ class OpenTransaction implements Transaction {
   }
 
   /** Ends the transaction here; false when nothing was written (dropped locally: the broker refuses an EndTxn of an empty one). */
-  private async end(): Promise<boolean> {
+  private async end(failed: boolean): Promise<boolean> {
     this.ended = true;
-    this.host.ended();
+    this.host.ended(failed);
     if (this.written) return true;
     await this.inner.cancel();
     return false;
@@ -229,17 +231,18 @@ class OpenTransaction implements Transaction {
 
   async commit(): Promise<void> {
     this.live('commit');
-    if (!(await this.end())) return;
+    if (!(await this.end(false))) return;
     try {
       await this.inner.commit();
     } catch (error) {
+      this.host.failed();
       await this.abortQuietly();
       throw fencedError(this.transactionalId, error);
     }
   }
 
   async abort(): Promise<void> {
-    if (this.ended || !(await this.end())) return;
+    if (this.ended || !(await this.end(true))) return;
     try {
       await this.inner.abort();
     } catch (error) {
@@ -264,6 +267,75 @@ class OpenTransaction implements Transaction {
 export function createTransactionalProducer(client: KafkaClient, options: TransactionalProducerOptions): TransactionalProducer {
   const { transactionalId } = options;
   const timeoutMs = options.transactionTimeoutMs ?? DEFAULT_TRANSACTION_TIMEOUT_MS;
+  const wire = new Wire(client.settings, client.clientId);
+  let open: OpenTransaction | undefined;
+  /** Set when a transaction did not commit: the next begin() starts on a new producer. */
+  let replace = false;
+
+  const fenced = (error: unknown): unknown => fencedError(transactionalId, error);
+  const newHost = (): TransactionHost => ({
+    transactionalId,
+    producer: libraryProducer(client, transactionalId, timeoutMs),
+    wire,
+    ended: (failed) => {
+      open = undefined;
+      if (failed) replace = true;
+    },
+    failed: () => (replace = true),
+  });
+  let host = newHost();
+
+  /**
+   * NOTE: after a transaction that did not commit, the library's producer may be left
+   * with an epoch the broker has moved past (it aborted the transaction on its timeout
+   * during a broker stop) or with sequence numbers it no longer takes: every later
+   * transaction was refused as fenced and the router stopped routing (chaos harness,
+   * a 4.3 s broker stop). A new producer registers the id again (InitProducerId),
+   * which bumps the epoch and ends whatever the old one left open.
+   */
+  const renewed = (): TransactionHost => {
+    if (!replace) return host;
+    replace = false;
+    const old = host.producer;
+    void old.close().catch(() => undefined);
+    host = newHost();
+    return host;
+  };
+
+  return {
+    transactionalId,
+    async connect() {
+      // NOTE: beginTransaction registers the id (InitProducerId) the first time; nothing is
+      // written, so the transaction is dropped locally (an EndTxn of an empty one is refused).
+      const inner = await host.producer.beginTransaction().catch((error: unknown) => {
+        if (isFenced(error)) throw fenced(error);
+        throw new Error(
+          `could not register the Kafka transactional id "${transactionalId}": the cluster needs its transaction state log (transaction.state.log.replication.factor no larger than the brokers it has) and, with ACLs, Write and Describe on the TransactionalId prefix of this deployment (docs/kafka.md#transactions); or set kafka.transactions to false`,
+          { cause: error },
+        );
+      });
+      await inner.cancel();
+    },
+    async begin() {
+      if (open !== undefined) throw new Error(`a transaction of "${transactionalId}" is already open; one at a time per producer (GroupedTransactions shares one)`);
+      const current = renewed();
+      const inner = await current.producer.beginTransaction().catch((error: unknown) => {
+        replace = true;
+        throw fenced(error);
+      });
+      open = new OpenTransaction(inner, current);
+      return open;
+    },
+    async close() {
+      await open?.abort().catch(() => undefined);
+      await host.producer.close();
+      await wire.close();
+    },
+  };
+}
+
+/** @platformatic/kafka's transactional producer (idempotent, acks=all) for `transactionalId`. */
+function libraryProducer(client: KafkaClient, transactionalId: string, timeoutMs: number): PlatformaticProducer {
   // NOTE: `timeout` is both the produce request's ack timeout and the transaction timeout
   // InitProducerId registers (@platformatic/kafka); requests keep the port's own timeout.
   const producer = new PlatformaticProducer({
@@ -280,40 +352,7 @@ export function createTransactionalProducer(client: KafkaClient, options: Transa
     partitioner: compatibilityPartitioner,
   });
   guardSendMetadata(producer);
-  const wire = new Wire(client.settings, client.clientId);
-  let open: OpenTransaction | undefined;
-
-  const fenced = (error: unknown): unknown => fencedError(transactionalId, error);
-  const host: TransactionHost = { transactionalId, producer, wire, ended: () => (open = undefined) };
-
-  return {
-    transactionalId,
-    async connect() {
-      // NOTE: beginTransaction registers the id (InitProducerId) the first time; nothing is
-      // written, so the transaction is dropped locally (an EndTxn of an empty one is refused).
-      const inner = await producer.beginTransaction().catch((error: unknown) => {
-        if (isFenced(error)) throw fenced(error);
-        throw new Error(
-          `could not register the Kafka transactional id "${transactionalId}": the cluster needs its transaction state log (transaction.state.log.replication.factor no larger than the brokers it has) and, with ACLs, Write and Describe on the TransactionalId prefix of this deployment (docs/kafka.md#transactions); or set kafka.transactions to false`,
-          { cause: error },
-        );
-      });
-      await inner.cancel();
-    },
-    async begin() {
-      if (open !== undefined) throw new Error(`a transaction of "${transactionalId}" is already open; one at a time per producer (GroupedTransactions shares one)`);
-      const inner = await producer.beginTransaction().catch((error: unknown) => {
-        throw fenced(error);
-      });
-      open = new OpenTransaction(inner, host);
-      return open;
-    },
-    async close() {
-      await open?.abort().catch(() => undefined);
-      await producer.close();
-      await wire.close();
-    },
-  };
+  return producer;
 }
 
 async function coordinator(wire: Wire, key: string, keyType: (typeof COORDINATOR_OF)[keyof typeof COORDINATOR_OF]): Promise<number> {

@@ -244,8 +244,8 @@ export function createRouterService(deps: RouterDeps): Service {
 const TRANSACTION_OPEN_MS = 20;
 
 /**
- * The router's transactional producer and commit policy (kafka.transactions, off by
- * default for a known defect; docs/kafka.md#transactions). One transactional id per router process,
+ * The router's transactional producer and commit policy (kafka.transactions, on by
+ * default; docs/kafka.md#transactions). One transactional id per router process,
  * `<groupPrefix>router.<random>`: zombies are fenced by the group's generation
  * (TxnOffsetCommit, KIP-447), not by the id, so the id need not follow the partitions;
  * the prefix is the deployment's (one TransactionalId ACL per deployment).

@@ -18,7 +18,7 @@ export interface KafkaConfig {
   replicationFactor: number;
   ssl?: boolean | Record<string, unknown>;
   sasl?: { mechanism: SaslMechanism; username: string; password: string };
-  /** Read-process-write between Switchyard's own topics in Kafka transactions (docs/kafka.md#transactions); absent: false (opt-in: see docs/kafka.md#transactions for the known defect). */
+  /** Read-process-write between Switchyard's own topics in Kafka transactions (docs/kafka.md#transactions); absent: true. */
   transactions?: boolean;
 }
 
@@ -97,6 +97,6 @@ export const kafkaSchema = strictObject({
   partitions: field(checkInt(1, 100_000)).prefault(12),
   replicationFactor: field(checkInt(1, 1_000)).prefault(1),
   ssl: field(checkSsl).optional(),
-  transactions: field(checkBoolean).prefault(false),
+  transactions: field(checkBoolean).prefault(true),
   sasl: saslSchema.optional(),
 });

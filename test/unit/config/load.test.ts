@@ -182,7 +182,7 @@ describe('defaults', () => {
   it('fills every section left out', () => {
     const config = loaded(parseConfigText(SOURCE, FILE, {}));
     expect(config).toEqual({
-      kafka: { brokers: ['localhost:9092'], clientId: 'switchyard', topicPrefix: 'switchyard.', partitions: 12, replicationFactor: 1, transactions: false },
+      kafka: { brokers: ['localhost:9092'], clientId: 'switchyard', topicPrefix: 'switchyard.', partitions: 12, replicationFactor: 1, transactions: true },
       gateway: { port: 8080, host: '0.0.0.0' },
       admin: { port: 9464, host: '127.0.0.1', allowedHosts: [] },
       delivery: {

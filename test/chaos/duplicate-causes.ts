@@ -55,3 +55,56 @@ export function duplicateCauses(deliveries: Iterable<readonly number[]>, faults:
       .map(([cause, { gap, after }]) => [cause, { count: gap.length, medianGapMs: median(gap), medianAfterFaultMs: median(after) }]),
   );
 }
+
+/** A duplicated event at one URL: the instants of its 2xx answers (ms since the epoch) and how many records of it its destination's topics hold. */
+export interface DuplicatedEvent {
+  answeredAt: readonly number[];
+  /** Records of the event in `deliveries.<id>`: more than one is a copy routed twice. */
+  deliveryRecords: number;
+  /** Records of the event in the destination's retry tiers: one per attempt the deliverer took for failed. */
+  retryRecords: number;
+}
+
+/**
+ * Duplicates by how they came about, from the topics rather than by timing alone:
+ * - `routed twice`: the event has more records in `deliveries.<id>` than one, each
+ *   delivered: a copy written by the router or a client's retry through the gateway
+ *   (what transactions and the dedupe window remove, docs/kafka.md#transactions);
+ * - `answer not taken`: no more 2xx answers than records (the delivery record and its
+ *   retry records): a receiver answered 2xx to an attempt the deliverer took for failed
+ *   (its timeout fired first, or the answer was cut), and the next attempt delivered
+ *   again. HTTP forces these;
+ * - `redelivered <fault>`: more 2xx answers than records, so one record was sent
+ *   twice: the deliverer sent it again after it lost the record's progress, put down
+ *   to the last fault before the extra answer (as duplicateCauses does), `none` when
+ *   none was in the window.
+ * One count per 2xx answer past the first.
+ */
+export function duplicateMechanisms(events: Iterable<DuplicatedEvent>, faults: readonly FaultRecord[]): Record<string, number> {
+  const starts = [...faults].sort((a, b) => a.startedAtMs - b.startedAtMs);
+  const counts = new Map<string, number>();
+  const add = (mechanism: string, n: number): void => {
+    if (n > 0) counts.set(mechanism, (counts.get(mechanism) ?? 0) + n);
+  };
+  for (const event of events) {
+    const answers = [...event.answeredAt].sort((a, b) => a - b);
+    let extra = answers.length - 1;
+    if (extra <= 0) continue;
+    const routedTwice = Math.min(extra, Math.max(0, event.deliveryRecords - 1));
+    add('routed twice', routedTwice);
+    extra -= routedTwice;
+    const records = Math.max(1, event.deliveryRecords) + event.retryRecords;
+    const redone = Math.max(0, answers.length - records);
+    add('answer not taken', extra - Math.min(extra, redone));
+    // The extra answers past the records' count are the latest ones: each is put down to the fault before it.
+    for (const at of answers.slice(answers.length - Math.min(extra, redone))) {
+      let before: FaultRecord | undefined;
+      for (const record of starts) {
+        if (record.startedAtMs > at) break;
+        before = record;
+      }
+      add(`redelivered ${before !== undefined && at - before.startedAtMs <= CAUSE_WINDOW_MS ? causeOf(before) : 'none'}`, 1);
+    }
+  }
+  return Object.fromEntries([...counts].sort((a, b) => b[1] - a[1]));
+}

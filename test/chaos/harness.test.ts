@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { deletionDestinations, deletionSources, expectedDeleteBody } from './deletions.js';
 import { normalizeReceivedBody, renderExpectedBody } from './expected-body.js';
-import { duplicateCauses } from './duplicate-causes.js';
+import { duplicateCauses, duplicateMechanisms } from './duplicate-causes.js';
 import { planFaults } from './faults.js';
 import type { FaultRecord } from './faults.js';
 import { parseChaosArgs, PROFILES } from './profiles.js';
@@ -236,6 +236,29 @@ describe('duplicate causes', () => {
 
   it('puts a duplicate before any fault down to none', () => {
     expect(duplicateCauses([[1_000, 2_000]], faults)).toEqual({ none: { count: 1, medianGapMs: 1_000, medianAfterFaultMs: 0 } });
+  });
+});
+
+describe('duplicate mechanisms', () => {
+  const faults: FaultRecord[] = [
+    { fault: { kind: 'kill', atMs: 0, role: 'deliverer', downMs: 0 }, startedAtMs: 10_000, endedAtMs: 11_000 },
+    { fault: { kind: 'reload', atMs: 0 }, startedAtMs: 30_000, endedAtMs: 31_000 },
+  ];
+
+  it('tells a copy routed twice, an answer the deliverer did not take, and a record sent twice apart', () => {
+    expect(
+      duplicateMechanisms(
+        [
+          { answeredAt: [5_000, 5_100], deliveryRecords: 2, retryRecords: 0 }, // two records in deliveries.<id>
+          { answeredAt: [12_000, 13_000], deliveryRecords: 1, retryRecords: 1 }, // a 2xx, then its retry delivered
+          { answeredAt: [9_000, 12_000], deliveryRecords: 1, retryRecords: 0 }, // one record answered twice, after the kill
+          { answeredAt: [31_000, 30_500, 32_000], deliveryRecords: 1, retryRecords: 1 }, // one of each, after the reload
+          { answeredAt: [1_000], deliveryRecords: 1, retryRecords: 3 }, // no duplicate
+          { answeredAt: [100_000, 200_000], deliveryRecords: 1, retryRecords: 0 }, // long after every fault
+        ],
+        faults,
+      ),
+    ).toEqual({ 'answer not taken': 2, 'routed twice': 1, 'redelivered kill deliverer': 1, 'redelivered reload': 1, 'redelivered none': 1 });
   });
 });
 

@@ -39,6 +39,8 @@ export interface ChaosReceiver {
   problemCount(): number;
   readonly failuresServed: Map<Failure | 'outage', number>;
   requests(): number;
+  /** Events of the requests received and not yet answered (or closed): at a deliverer's SIGKILL, those it cannot know arrived. */
+  eventsInFlight(): number;
   lastRequestAt(): number;
   /** Until `untilMs`, every request gets a 503 (a receiver outage). */
   outageUntil(untilMs: number): void;
@@ -135,6 +137,7 @@ export async function startChaosReceiver(options: ReceiverOptions): Promise<Chao
   const sockets = new Set<Socket>();
   let problemCount = 0;
   let requests = 0;
+  let eventsInFlight = 0;
   let lastRequestAt = 0;
   let outageUntil = 0;
 
@@ -250,6 +253,8 @@ export async function startChaosReceiver(options: ReceiverOptions): Promise<Chao
       arrived(received.key, text);
       return received;
     });
+    eventsInFlight += key.length;
+    res.once('close', () => (eventsInFlight -= key.length));
     if (Date.now() < outageUntil) {
       failuresServed.set('outage', (failuresServed.get('outage') ?? 0) + 1);
       res.writeHead(503);
@@ -307,6 +312,7 @@ export async function startChaosReceiver(options: ReceiverOptions): Promise<Chao
     problemCount: () => problemCount,
     failuresServed,
     requests: () => requests,
+    eventsInFlight: () => eventsInFlight,
     lastRequestAt: () => lastRequestAt,
     outageUntil(untilMs) {
       outageUntil = untilMs;

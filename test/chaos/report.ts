@@ -36,6 +36,12 @@ export function formatReport(report: ChaosReport): string {
         .map(([cause, c]) => `${cause} ${c.count} (median ${c.medianAfterFaultMs} ms after it, ${c.medianGapMs} ms after the first 2xx)`)
         .join(', ') || 'none'
     }`,
+    `duplicates by how they came about (from the topics): ${
+      Object.entries(report.duplicateMechanisms ?? {})
+        .map(([mechanism, n]) => `${mechanism} ${n}`)
+        .join(', ') || 'none'
+    }`,
+    avoidableLine(report),
     `per-user order (ordering: user; no event of a user first delivered before an earlier one): ${
       Object.entries(report.userOrder)
         .map(([destination, o]) => `${destination}: ${o.checked} events of ${o.users} users checked, ${o.violationCount} out of order`)
@@ -86,4 +92,19 @@ export function formatReport(report: ChaosReport): string {
   ];
   if (listed.length > 0) lines.push('', 'findings (first ones):', ...listed);
   return lines.join('\n');
+}
+
+/**
+ * The duplicates Switchyard could have avoided (copies routed twice, a record sent again
+ * after a reload) against those HTTP forces: a record sent again after a deliverer's kill
+ * is within the events in flight then (docs/webhooks.md#duplicates).
+ */
+function avoidableLine(report: ChaosReport): string {
+  const mechanisms = report.duplicateMechanisms ?? {};
+  const avoidable = (mechanisms['routed twice'] ?? 0) + (mechanisms['redelivered reload'] ?? 0);
+  const afterKills = mechanisms['redelivered kill deliverer'] ?? 0;
+  const kills = report.delivererKills ?? [];
+  const open = kills.reduce((sum, k) => sum + k.openEvents, 0);
+  const justAnswered = kills.reduce((sum, k) => sum + k.answeredInSecondBefore, 0);
+  return `duplicates of copies routed twice or records sent again after a reload: ${avoidable} (target 0); records sent again after the deliverer's ${kills.length} SIGKILL(s): ${afterKills}, against ${open + justAnswered} events in flight then (${open} in open requests, ${justAnswered} answered 2xx in the second before)`;
 }

@@ -38,7 +38,7 @@ import type { ClusterSettings } from './topology.js';
 import type { Topology } from './topology.js';
 import { checkUserOrder } from './user-order.js';
 import type { UserOrderResult } from './user-order.js';
-import { duplicateCauses } from './duplicate-causes.js';
+import { duplicateCauses, duplicateMechanisms } from './duplicate-causes.js';
 import type { DuplicateCause } from './duplicate-causes.js';
 import { judge } from './verdict.js';
 import type { Arrivals, Kept, Observations, Verdict } from './verdict.js';
@@ -95,6 +95,14 @@ export interface ChaosReport {
    * answered twice is the deliverer sending it again.
    */
   duplicateTrails: { key: string; destination: string; answeredAtMs: number[]; stops: TrailStop[] }[];
+  /** Every followed duplicate by how it came about (duplicate-causes.ts `duplicateMechanisms`). */
+  duplicateMechanisms: Record<string, number>;
+  /**
+   * The deliverer's SIGKILLs and what HTTP leaves unknown at each: the events of requests
+   * the receivers held open, and those answered 2xx in the second before (their commit may
+   * not have reached the broker). Duplicates of a deliverer's kill stay within their sum.
+   */
+  delivererKills: { atMs: number; openEvents: number; answeredInSecondBefore: number }[];
   /** Per destination with `ordering: user`: its receiver's first deliveries checked against the order of its topic (user-order.ts). */
   userOrder: Record<string, UserOrderResult>;
   /**
@@ -215,6 +223,8 @@ interface ChaosRun {
   settings?: Omit<ClusterSettings, 'adminPort'>;
   /** Config reloads so far. */
   reloads: number;
+  /** The deliverer's SIGKILLs: when, and the events of the requests the receivers held open then. */
+  delivererKills: { atMs: number; openEvents: number }[];
 }
 
 export async function runChaos(input: ChaosProfile, log: Log): Promise<ChaosReport> {
@@ -248,6 +258,7 @@ export async function runChaos(input: ChaosProfile, log: Log): Promise<ChaosRepo
     fuzzStats: emptyFuzzStats(),
     gatewayUrl: '',
     reloads: 0,
+    delivererKills: [],
     deletionStats: emptyDeletionStats(),
   };
   let sampler: NodeJS.Timeout | undefined;
@@ -278,7 +289,7 @@ export async function runChaos(input: ChaosProfile, log: Log): Promise<ChaosRepo
   );
   await run.tap?.close().catch(() => undefined);
   const trails = verdict.lost.length > 0 ? await followTrails(run, verdict) : {};
-  const duplicateTrails = await followDuplicates(run);
+  const duplicates = await followDuplicates(run, faultRecords);
   const userOrder = await checkOrderedDestinations(run);
   for (const receiver of run.receivers.values()) await receiver.close();
   // The broker's own log goes with the roles' (its folder is removed with the broker).
@@ -307,7 +318,9 @@ export async function runChaos(input: ChaosProfile, log: Log): Promise<ChaosRepo
     timings: { loadMs, drainMs: drained.drainMs, drainAfterLastFaultMs: drained.drainAfterLastFaultMs, totalMs: Date.now() - startedAt },
     notDrained: drained.behind,
     trails,
-    duplicateTrails,
+    duplicateTrails: duplicates.trails,
+    duplicateMechanisms: duplicates.mechanisms,
+    delivererKills: run.delivererKills,
     userOrder,
     tierRecords,
   });
@@ -492,7 +505,10 @@ async function driveLoadAndFaults(run: ChaosRun): Promise<{ loadStartedAt: numbe
   });
 
   const faultsDone = runFaults(faults, loadStartedAt, {
-    kill: (role) => run.roles.get(role)!.kill(),
+    kill: (role) => {
+      if (role === 'deliverer') run.delivererKills.push({ atMs: Date.now(), openEvents: [...run.receivers.values()].reduce((sum, r) => sum + r.eventsInFlight(), 0) });
+      return run.roles.get(role)!.kill();
+    },
     restart: (role) => run.roles.get(role)!.start(),
     stopBroker: () => run.broker!.stopProcess(),
     startBroker: () => run.broker!.startProcess(),
@@ -591,38 +607,55 @@ async function followTrails(run: ChaosRun, verdict: Verdict): Promise<Record<str
   }
 }
 
-/** How many duplicated events `followDuplicates` follows through the topics. */
+/** How many duplicated events the report prints with their trails. */
 const DUPLICATE_SAMPLE = 40;
+/** How many duplicated events `followDuplicates` follows through the topics (all of them, up to this). */
+const DUPLICATES_FOLLOWED = 5_000;
 
-/** For a sample of the events answered 2xx twice at one URL, every record of them in the topics (see ChaosReport.duplicateTrails). */
-async function followDuplicates(run: ChaosRun): Promise<ChaosReport['duplicateTrails']> {
-  if (run.broker === undefined) return [];
-  const sample: { key: string; destination: string; answeredAtMs: number[] }[] = [];
+/**
+ * Every event answered 2xx twice at one URL (load calls, up to DUPLICATES_FOLLOWED), with
+ * every record of it in the calls topic and its destination's topics: how each came about
+ * (duplicateMechanisms), and a sample spread over the run for the report (ChaosReport.duplicateTrails).
+ */
+async function followDuplicates(run: ChaosRun, faultRecords: readonly FaultRecord[]): Promise<{ trails: ChaosReport['duplicateTrails']; mechanisms: Record<string, number> }> {
+  if (run.broker === undefined) return { trails: [], mechanisms: {} };
+  const all: { key: string; destination: string; answeredAt: number[] }[] = [];
   for (const destination of run.topology.destinations) {
     for (const name of destination.receivers) {
       for (const [key, seen] of run.receivers.get(name)!.arrivals) {
         const at = seen.deliveredAt ?? [];
-        if (at.length > 1 && !key.startsWith('trace:')) sample.push({ key, destination: destination.id, answeredAtMs: at.map((t) => t - at[0]!) });
+        if (at.length > 1 && !key.startsWith('trace:')) all.push({ key, destination: destination.id, answeredAt: at });
       }
     }
   }
-  // Spread over the run: every n-th one.
-  const step = Math.max(1, Math.floor(sample.length / DUPLICATE_SAMPLE));
-  const picked = sample.filter((_, i) => i % step === 0).slice(0, DUPLICATE_SAMPLE);
-  if (picked.length === 0) return [];
-  run.say(`following ${picked.length} of ${sample.length} duplicated events through the topics`);
+  const followed = all.slice(0, DUPLICATES_FOLLOWED);
+  if (followed.length === 0) return { trails: [], mechanisms: {} };
+  run.say(`following ${followed.length} of ${all.length} duplicated events through the topics`);
   const { names } = run;
-  const destinations = [...new Set(picked.map((p) => p.destination))];
-  const topics = [
-    names.calls,
-    ...destinations.flatMap((d) => [names.deliveries(d), ...run.profile.delivery.retryTiers.map((tier) => names.retry(d, tier)), names.dlq(d)]),
-  ];
+  const destinations = [...new Set(followed.map((p) => p.destination))];
+  const retryTopics = (d: string) => run.profile.delivery.retryTiers.map((tier) => names.retry(d, tier));
+  const topics = [names.calls, ...destinations.flatMap((d) => [names.deliveries(d), ...retryTopics(d), names.dlq(d)])];
   try {
-    const found = await findTrails(run.broker.brokers, topics, new Set(picked.map((p) => p.key)), (messageId, traceId) => run.ledger.keyOf(messageId, traceId));
-    return picked.map((p) => ({ ...p, stops: (found.get(p.key) ?? []).filter((stop) => stop.topic === names.calls || stop.topic.startsWith(names.deliveries(p.destination))) }));
+    const found = await findTrails(run.broker.brokers, topics, new Set(followed.map((p) => p.key)), (messageId, traceId) => run.ledger.keyOf(messageId, traceId));
+    const traced = followed.map((p) => ({ ...p, stops: (found.get(p.key) ?? []).filter((stop) => stop.topic === names.calls || stop.topic.startsWith(names.deliveries(p.destination))) }));
+    const mechanisms = duplicateMechanisms(
+      traced.map((p) => ({
+        answeredAt: p.answeredAt,
+        deliveryRecords: p.stops.filter((s) => s.topic === names.deliveries(p.destination)).length,
+        retryRecords: p.stops.filter((s) => retryTopics(p.destination).includes(s.topic)).length,
+      })),
+      faultRecords,
+    );
+    // Spread over the run: every n-th one.
+    const step = Math.max(1, Math.floor(traced.length / DUPLICATE_SAMPLE));
+    const trails = traced
+      .filter((_, i) => i % step === 0)
+      .slice(0, DUPLICATE_SAMPLE)
+      .map(({ answeredAt, ...p }) => ({ ...p, answeredAtMs: answeredAt.map((t) => t - answeredAt[0]!) }));
+    return { trails, mechanisms };
   } catch (error) {
     run.say(`could not follow the duplicates: ${String(error)}`);
-    return [];
+    return { trails: [], mechanisms: {} };
   }
 }
 
@@ -687,6 +720,8 @@ function buildReport(parts: {
   notDrained: string[];
   trails: Record<string, TrailStop[]>;
   duplicateTrails: ChaosReport['duplicateTrails'];
+  duplicateMechanisms: Record<string, number>;
+  delivererKills: readonly { atMs: number; openEvents: number }[];
   userOrder: Record<string, UserOrderResult>;
   tierRecords: ChaosReport['retryTierRecords'];
 }): ChaosReport {
@@ -763,6 +798,14 @@ function buildReport(parts: {
     ),
     trails: parts.trails,
     duplicateTrails: parts.duplicateTrails,
+    duplicateMechanisms: parts.duplicateMechanisms,
+    delivererKills: parts.delivererKills.map((kill) => ({
+      ...kill,
+      answeredInSecondBefore: [...parts.receivers.values()].reduce(
+        (sum, r) => sum + [...r.arrivals.values()].reduce((n, a) => n + (a.deliveredAt ?? []).filter((t) => t > kill.atMs - 1_000 && t <= kill.atMs).length, 0),
+        0,
+      ),
+    })),
     retryTierRecords: parts.tierRecords,
     userOrder: parts.userOrder,
   };

@@ -1,5 +1,5 @@
 // `npm run bench -- e2e [--calls 30000] [--dests 3] [--rounds 3] [--partitions 6]
-//   [--pipelines single-hop,two-hop,two-hop-kafkajs,switchyard] [--calls-written before] [--batch N] [--cpu-prof-dir DIR]`
+//   [--pipelines single-hop,two-hop,two-hop-kafkajs,switchyard,switchyard-at-least-once] [--calls-written before] [--batch N] [--cpu-prof-dir DIR]`
 // (or standalone: `tsx bench/e2e.ts ...`)
 //
 // The whole pipeline, calls in Kafka → webhooks received, against the hand-written
@@ -16,7 +16,11 @@
 //               image runs them: `npm run build` after changing src/), each its own
 //               process, on a config of N webhook destinations (one URL each, a shared
 //               secret: signed requests) fed by one source, every other setting the
-//               shipped default (docs/configuration.md).
+//               shipped default (docs/configuration.md);
+//   switchyard-at-least-once  the same with `kafka.transactions: false` and
+//               `router.dedupeWindow: 0`: the router writes, then commits, and routes every
+//               copy. Against `switchyard`: what exactly once between Switchyard's own
+//               topics costs (docs/kafka.md#transactions).
 //
 // The bare hops run on @platformatic/kafka, the project's client (the library's
 // defaults: fetch sizes, waits, a plain producer), each process's messages taken as
@@ -84,7 +88,7 @@ import type { ReceiverProcess, Running } from './support.js';
 import { CONNECTIONS_PER_DESTINATION, kafkajsInstalled } from './bare/hops.js';
 import type { BareSpec } from './bare/hops.js';
 
-const PIPELINES = ['single-hop', 'two-hop', 'single-hop-kafkajs', 'two-hop-kafkajs', 'switchyard'] as const;
+const PIPELINES = ['single-hop', 'two-hop', 'single-hop-kafkajs', 'two-hop-kafkajs', 'switchyard', 'switchyard-at-least-once'] as const;
 type Pipeline = (typeof PIPELINES)[number];
 const DEFAULT_PIPELINES: readonly Pipeline[] = ['single-hop', 'two-hop', 'two-hop-kafkajs', 'switchyard'];
 /** The bare hops' processes: plain Node (its type stripping), no tsx and nothing of src/ to load. */
@@ -242,8 +246,10 @@ async function startPipeline(setup: Setup, pipeline: Pipeline, tag: string, topi
   // What a user writes: brokers, one topic prefix per round (the rounds' isolation) and
   // the partitions of the bench's shape; the sources and destinations. Nothing else:
   // the shipped defaults for the rest (log level, retry tiers, concurrency, timeouts).
+  const atLeastOnce = pipeline === 'switchyard-at-least-once';
   const config = {
-    kafka: { brokers: brokers.split(','), topicPrefix: prefix, partitions: setup.partitions },
+    kafka: { brokers: brokers.split(','), topicPrefix: prefix, partitions: setup.partitions, ...(atLeastOnce ? { transactions: false } : {}) },
+    ...(atLeastOnce ? { router: { dedupeWindow: '0' } } : {}),
     sources: [{ id: 'web', writeKey: 'bench-e2e-write-key', destinations }],
     destinations: destinations.map((id, i) => ({
       id,
@@ -330,7 +336,7 @@ export async function main(args: string[]): Promise<void> {
     log('kafkajs is not installed (no dependency of the project): the *-kafkajs rows are skipped. `npm install --no-save kafkajs@2.2.4` brings them back');
     pipelines = pipelines.filter((p) => !p.endsWith('-kafkajs'));
   }
-  if (pipelines.includes('switchyard')) assertBuildIsFresh();
+  if (pipelines.some((p) => p.startsWith('switchyard'))) assertBuildIsFresh();
 
   const broker = await startOrReuseBroker();
   const receiver = await startReceiverProcess(RECEIVER_SOURCE);
@@ -440,6 +446,9 @@ function report(rounds: Round[], pipelines: Pipeline[], options: { calls: number
     if (has('switchyard') && has('two-hop')) out.push(`ratio switchyard/two-hop: ${ratio('switchyard', 'two-hop')} (target ≥ 0.9× events/s)`);
     if (has('switchyard') && has('two-hop-kafkajs')) out.push(`ratio switchyard/two-hop-kafkajs (the peers' reference): ${ratio('switchyard', 'two-hop-kafkajs')}`);
     if (has('switchyard') && has('single-hop')) out.push(`ratio switchyard/single-hop: ${ratio('switchyard', 'single-hop')}`);
+    if (has('switchyard') && has('switchyard-at-least-once')) {
+      out.push(`ratio switchyard/switchyard-at-least-once: ${ratio('switchyard', 'switchyard-at-least-once')} (the cost of transactions and the dedupe window; target ≥ 0.9×)`);
+    }
     if (has('two-hop') && has('two-hop-kafkajs')) out.push(`  the bare two-hop on @platformatic/kafka vs on kafkajs: ${ratio('two-hop', 'two-hop-kafkajs')}`);
     if (has('two-hop') && has('single-hop')) out.push(`  the design's second hop, bare (two-hop/single-hop): ${ratio('two-hop', 'single-hop')}`);
   }

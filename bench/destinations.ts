@@ -302,6 +302,22 @@ interface RunResult {
   note?: string;
 }
 
+/**
+ * Where the deliverer's memory is, from its own metrics: the records it holds
+ * (`switchyard_deliverer_buffered_bytes` / `_records`), the V8 heap used and
+ * allocated, and memory outside the heap (buffers): for the backlog's progress lines.
+ */
+async function memoryBreakdown(adminPort: number): Promise<string> {
+  const text = await fetch(`http://127.0.0.1:${adminPort}/metrics`).then((r) => r.text(), () => '');
+  const value = (name: string): number => {
+    let sum = 0;
+    for (const line of text.split('\n')) if (line.startsWith(`${name} `) || line.startsWith(`${name}{`)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+    return sum;
+  };
+  const mb = (bytes: number) => Math.round(bytes / 1048576);
+  return `held ${value('switchyard_deliverer_buffered_records')} records ${mb(value('switchyard_deliverer_buffered_bytes'))} MB; heap used ${mb(value('nodejs_heap_size_used_bytes'))} of ${mb(value('nodejs_heap_size_total_bytes'))} MB, external ${mb(value('nodejs_external_memory_bytes'))} MB`;
+}
+
 /** `switchyard_delivery_attempts_total` of the admin port, summed by outcome. */
 async function attemptOutcomes(adminPort: number): Promise<Record<string, number>> {
   const text = await fetch(`http://127.0.0.1:${adminPort}/metrics`).then((r) => r.text(), () => '');
@@ -335,6 +351,8 @@ interface RunOptions {
   waves: number;
   /** delivery.retryTiers: each is one more topic per destination that the deliverer reads. */
   tiers: readonly string[];
+  /** delivery.bufferBudget; '' for the shipped default. */
+  bufferBudget: string;
 }
 
 /** concurrencyPerDestination at D destinations: the same requests at once at every D, at least one per destination. */
@@ -360,6 +378,8 @@ interface DelivererSetup {
   /** settings.batch.maxEvents of every destination; 0: no batches. */
   batch: number;
   concurrencyPerDestination: number;
+  /** delivery.bufferBudget; '' for the shipped default. */
+  bufferBudget: string;
 }
 
 /** D destinations' topics made on the broker, a producer, and the deliverer's config; stop() deletes them. */
@@ -388,7 +408,7 @@ async function prepare(setup: DelivererSetup, d: number, urlOf: (id: string) => 
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-bench-dest-'));
   const config = {
     kafka: { brokers: setup.brokers.split(','), clientId: `bench-dest-${run}`, topicPrefix: prefix, partitions: setup.partitions },
-    delivery: { timeout: setup.timeout, retryTiers: [...setup.tiers], maxRetryWindow: '1h', concurrencyPerDestination: setup.concurrencyPerDestination },
+    delivery: { timeout: setup.timeout, retryTiers: [...setup.tiers], maxRetryWindow: '1h', concurrencyPerDestination: setup.concurrencyPerDestination, ...(setup.bufferBudget !== '' ? { bufferBudget: setup.bufferBudget } : {}) },
     sources: [{ id: 'web' }], // a config needs a source; this bench only delivers
     destinations: ids.map((id) => ({
       id,
@@ -626,7 +646,7 @@ async function runBacklog(options: BacklogOptions): Promise<BacklogResult> {
     for (let waited = 0; waited < options.slowS; waited += 10) {
       await sleep(Math.min(10, options.slowS - waited) * 1000);
       if (deliverer.child.exitCode !== null || deliverer.child.signalCode !== null) throw new Error(`backlog D=${d}: the deliverer exited (${deliverer.child.signalCode ?? deliverer.child.exitCode}) in the slow phase: ${deliverer.output().slice(-1500)}`);
-      log(`backlog D=${d} × ${perDestination}: slow phase, ${Math.min(options.slowS, waited + 10)} of ${options.slowS} s after ready: RSS ${rssMb(pid)} MB (peak ${Math.round(peak)}), ${(await stats()).unique} of ${expected} delivered`);
+      log(`backlog D=${d} × ${perDestination}: slow phase, ${Math.min(options.slowS, waited + 10)} of ${options.slowS} s after ready: RSS ${rssMb(pid)} MB (peak ${Math.round(peak)}; ${await memoryBreakdown(deliverer.adminPort)}), ${(await stats()).unique} of ${expected} delivered`);
     }
     const slowPeakMb = Math.max(peak, processMemoryMb(pid)?.rss ?? 0);
     const slowHwmMb = processMemoryMb(pid)?.peak ?? Number.NaN;
@@ -640,7 +660,7 @@ async function runBacklog(options: BacklogOptions): Promise<BacklogResult> {
       const { unique } = await stats();
       if (performance.now() >= nextProgress) {
         nextProgress += 10_000;
-        log(`backlog D=${d} × ${perDestination}: fast phase, ${Math.round((performance.now() - fastStart) / 1000)} s: RSS ${rssMb(pid)} MB, ${unique} of ${expected} delivered`);
+        log(`backlog D=${d} × ${perDestination}: fast phase, ${Math.round((performance.now() - fastStart) / 1000)} s: RSS ${rssMb(pid)} MB (${await memoryBreakdown(deliverer!.adminPort)}), ${unique} of ${expected} delivered`);
       }
       return unique >= expected;
     }, 30 * 60_000);
@@ -715,6 +735,7 @@ export async function main(args: string[]): Promise<void> {
     slow: 60,
     'slow-delay': 2000,
     'idle-window': 30,
+    'buffer-budget': '',
   });
   const scenarios = options.scenarios.split(',');
   const unknownScenarios = scenarios.filter((name) => !(SCENARIOS as readonly string[]).includes(name));
@@ -749,6 +770,7 @@ export async function main(args: string[]): Promise<void> {
     cpuProfDir: options['cpu-prof-dir'],
     waves: options.waves,
     tiers: options.tiers.split(','),
+    bufferBudget: options['buffer-budget'],
   };
   const withReceiver = async (healthy: number, hanging: number, d: number): Promise<RunResult> => {
     const receiver = await startReceiver();

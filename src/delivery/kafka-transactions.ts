@@ -4,6 +4,8 @@
 // consumer of the topic that reads committed data sees each event once, across SIGKILLs,
 // rebalances and broker restarts: a transaction that did not commit left neither the
 // records nor the offsets, so the next owner of the partition writes them again, once.
+// With `kafka.transactions: true` the deliverer's moves to a retry tier or the
+// dead-letter topic go the same way (retry-or-dead-letter.ts), in the same transactions.
 //
 // The offsets are the commit the deliverer's ledger would make once these events are
 // finished: the first unfinished offset and the `sy1:` metadata of the finished ones

@@ -18,6 +18,12 @@
 // deliverer whose partitions moved to another member cannot commit (its transaction
 // aborts, the new owner writes the events). After the transaction, the lane finishes the
 // events in the ledger as any others; its own commit names the same point or a later one.
+// NOTE: a window is left (docs/kafka.md#transactions): a ledger commit whose snapshot
+// predates these events and that the coordinator stores after this transaction's
+// TxnOffsetCommit wins when the transaction commits (the offset stored last is kept),
+// until the ledger's next commit, which names the events once the lane finished them.
+// Closing it means no ledger commit naming a partition between a transaction's offsets
+// of that partition and the lane's finish (a hold in the ledger); not done yet.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { GroupedTransactions, PartitionProgress, createTransactionalProducer, partitionKey } from '../kafka/index.js';

@@ -187,7 +187,11 @@ class DelivererService implements Service, DelivererStatus {
   private producer: RecordProducer | undefined;
   /** The producers of the Kafka destinations' topics, one per cluster (made with the first such lane). */
   private targets: ClusterProducers | undefined;
-  /** The transactions of the Kafka destinations of the same cluster (exactly once; made with the first such lane). */
+  /**
+   * The deliverer's transactions (exactly once; made with the first lane that needs them):
+   * the Kafka destinations' of the same cluster and, with kafka.transactions, every lane's
+   * retry and dead-letter writes.
+   */
   private transactions: { shared: KafkaTransactions; alone: KafkaTransactions } | undefined;
   /** Made at start and kept to the end: the lanes hold it and its ledger. */
   private stream: DeliveryStream | undefined;
@@ -490,7 +494,9 @@ class DelivererService implements Service, DelivererStatus {
     const circuits = new UrlCircuits({ destinationId: id, policy: (overrides) => circuitPolicy(delivery, this.options.circuitBreaker, overrides), gauge: metrics.circuitState, logger });
     const counters = new DeliveryCounters(metrics, id);
     const pace = new RatePace(delivery.maxRetryWindowMs);
-    const next = new RetryOrDeadLetter({ destinationId: id, topics, policy, producer: this.producer!, counters, logger });
+    // With kafka.transactions (read at start), each move to a retry tier or the dead letters commits with the offset it moves (retry-or-dead-letter.ts).
+    const transactions = this.initial.kafka.transactions ? { transactions: this.kafkaTransactions(config) } : {};
+    const next = new RetryOrDeadLetter({ destinationId: id, topics, policy, producer: this.producer!, ...transactions, counters, logger });
     const pool = this.senderFor(config, deliveryJson);
     const stream = this.stream!;
     const sender = pool.sender;
@@ -525,7 +531,7 @@ class DelivererService implements Service, DelivererStatus {
     return this.targets;
   }
 
-  /** The transactions of the Kafka destinations of the same cluster (kafka-transactions.ts), made with the first such lane. */
+  /** The deliverer's transactions (kafka-transactions.ts), made with the first lane that needs them; `delivery.timeout` as then. */
   private kafkaTransactions(config: Config): { shared: KafkaTransactions; alone: KafkaTransactions } {
     const stream = this.stream!;
     const options = {

@@ -4,6 +4,8 @@
 // consumer of the topic that reads committed data sees each event once, across SIGKILLs,
 // rebalances and broker restarts: a transaction that did not commit left neither the
 // records nor the offsets, so the next owner of the partition writes them again, once.
+// With `kafka.transactions: true` the deliverer's moves to a retry tier or the
+// dead-letter topic go the same way (retry-or-dead-letter.ts), in the same transactions.
 //
 // The offsets are the commit the deliverer's ledger would make once these events are
 // finished: the first unfinished offset and the `sy1:` metadata of the finished ones
@@ -16,6 +18,12 @@
 // deliverer whose partitions moved to another member cannot commit (its transaction
 // aborts, the new owner writes the events). After the transaction, the lane finishes the
 // events in the ledger as any others; its own commit names the same point or a later one.
+// NOTE: a window is left (docs/kafka.md#transactions): a ledger commit whose snapshot
+// predates these events and that the coordinator stores after this transaction's
+// TxnOffsetCommit wins when the transaction commits (the offset stored last is kept),
+// until the ledger's next commit, which names the events once the lane finished them.
+// Closing it means no ledger commit naming a partition between a transaction's offsets
+// of that partition and the lane's finish (a hold in the ledger); not done yet.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { GroupedTransactions, PartitionProgress, createTransactionalProducer, partitionKey } from '../kafka/index.js';

@@ -5,8 +5,15 @@
 // destination's dead-letter topic with the reason per URL (envelope.ts); either carries
 // the failed answers so far (attempt-history.ts). The promise resolves once the broker
 // acknowledged that write; only then is the message finished.
+//
+// With `kafka.transactions: true` the write and the deliverer group's offset of the
+// message it moves go in one Kafka transaction (kafka-transactions.ts, as a Kafka
+// destination's records do): a deliverer killed between the write and its commit
+// leaves neither, so the next owner of the partition moves the message once
+// (docs/kafka.md#transactions). Without, the write is acknowledged, then committed by
+// the lane: a crash in between moves the message twice.
 import type { Logger } from 'pino';
-import { HEADER, headerText } from '../kafka/index.js';
+import { HEADER, headerText, isFenced } from '../kafka/index.js';
 import type { InboundRecord, RecordHeaders, RecordProducer } from '../kafka/index.js';
 import type { DeliveryCounters } from './delivery-counters.js';
 import type { PreparedDestination } from './destination-settings.js';
@@ -16,6 +23,8 @@ import type { AttemptAnswer } from './attempt-history.js';
 import type { Envelope } from './envelope.js';
 import { deadLetterHeaders, describeFailures, retryHeaders } from './envelope.js';
 import type { EventSummary, UrlResult } from './fan-out.js';
+import type { KafkaTransactions } from './kafka-transactions.js';
+import { NotAMemberError } from './kafka-transactions.js';
 import { planNextStep } from './retry-schedule.js';
 import type { RetryPolicy } from './retry-schedule.js';
 
@@ -26,6 +35,13 @@ export interface RetryOrDeadLetterOptions {
   policy: RetryPolicy;
   /** The port's producer (acks=all), shared by the deliverer's lanes. */
   producer: RecordProducer;
+  /**
+   * `kafka.transactions: true`: each write goes with the offset of the message it moves
+   * in one transaction (the deliverer's, shared with its Kafka destinations): `shared`
+   * first, `alone` (one write per transaction) for each write whose shared transaction
+   * failed. Absent: the producer's write, then the lane's commit.
+   */
+  transactions?: { shared: KafkaTransactions; alone: KafkaTransactions };
   counters: DeliveryCounters;
   logger: Logger;
 }
@@ -157,7 +173,24 @@ export class RetryOrDeadLetter {
    * a request per event.
    */
   private async write(topic: string, record: InboundRecord, headers: RecordHeaders): Promise<void> {
-    await this.options.producer.send([{ topic, messages: [{ key: record.key, value: record.value, headers }] }]);
+    const records = [{ topic, messages: [{ key: record.key, value: record.value, headers }] }];
+    const { transactions } = this.options;
+    if (transactions === undefined) {
+      await this.options.producer.send(records);
+      return;
+    }
+    // NOTE: a shared transaction fails for every write in it (one record too large for
+    // its topic, a broker hiccup): each is tried again alone at once, so only a write at
+    // fault fails, as a Kafka destination's events are (kafka-sender.ts). A fenced
+    // member, or one between generations, fails at once: its partitions are another
+    // member's now, which moves the message (the lane leaves it unfinished).
+    try {
+      await transactions.shared.write(records, [record]);
+    } catch (error) {
+      if (isFenced(error) || error instanceof NotAMemberError) throw error;
+      this.options.logger.debug({ err: error, topic: record.topic, partition: record.partition, offset: record.offset }, 'a shared transaction of retries and dead letters failed; writing this one in a transaction of its own');
+      await transactions.alone.write(records, [record]);
+    }
   }
 }
 

@@ -315,8 +315,21 @@ export async function readCommitted(topic: string, options: { atLeast: number; s
   }
 }
 
-/** Every committed record of `topic` up to its last stable offset, through the port's wire (no group). */
-async function readCommittedNow(admin: TestAdmin, topic: string, brokers: string[], timeoutMs: number): Promise<ReadMessage[]> {
+/**
+ * Every record of `topic` as a read_uncommitted consumer sees it, up to its high
+ * watermark: aborted transactions' records too (what read committed must never show).
+ */
+export async function readUncommitted(topic: string, brokers = testBrokers()): Promise<ReadMessage[]> {
+  const tk = await createTestKafka(brokers);
+  try {
+    return await readCommittedNow(tk.admin, topic, brokers, 30_000, 0);
+  } finally {
+    await tk.close();
+  }
+}
+
+/** Every committed record of `topic` up to its last stable offset, through the port's wire (no group); with `isolation` 0, every record up to the high watermark. */
+async function readCommittedNow(admin: TestAdmin, topic: string, brokers: string[], timeoutMs: number, isolation: 0 | 1 = 1): Promise<ReadMessage[]> {
   if (!(await admin.listTopics()).includes(topic)) return [];
   const clientId = randomName('reader');
   const wire = new Wire({ brokers, clientId, topicPrefix: '', partitions: 1, replicationFactor: 1 }, clientId);
@@ -331,16 +344,16 @@ async function readCommittedNow(admin: TestAdmin, topic: string, brokers: string
     );
     const asked = layout.partitions.map((p) => ({ topic, partition: p.partition }));
     const lows = await earliestOrLatest(wire, asked, 'earliest');
-    const stable = await earliestOrLatest(wire, asked, 'latest', 1);
+    const stable = await earliestOrLatest(wire, asked, 'latest', isolation);
     const messages: ReadMessage[] = [];
     for (const { partition, leader } of layout.partitions) {
       let at = lows.find((o) => o.partition === partition)!.offset;
       const end = stable.find((o) => o.partition === partition)!.offset;
       while (at < end) {
-        const answer = await wire.fetch(leader, { maxWaitMs: 100, minBytes: 1, maxBytes: 8 << 20, isolation: 1, topics: [{ topic, partitions: [{ partition, offset: at, maxBytes: 8 << 20 }] }] });
+        const answer = await wire.fetch(leader, { maxWaitMs: 100, minBytes: 1, maxBytes: 8 << 20, isolation, topics: [{ topic, partitions: [{ partition, offset: at, maxBytes: 8 << 20 }] }] });
         const part = answer.responses[0]?.partitions[0];
         if (part === undefined || part.errorCode !== 0) throw new Error(`reading ${topic} partition ${partition} at ${at}: error code ${part?.errorCode}`);
-        const { records, next } = decodeRecords(topic, partition, at, part, true);
+        const { records, next } = decodeRecords(topic, partition, at, part, isolation === 1);
         for (const r of records) if (BigInt(r.offset) < end) messages.push(inboundMessage(r));
         if (next <= at) break;
         at = next;

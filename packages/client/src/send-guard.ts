@@ -48,28 +48,30 @@ export function unusableTopics(topics: readonly string[], metadata: SendMetadata
  *
  * NOTE: @platformatic/kafka 2.12's producer takes each topic of a send from its metadata
  * without checking that it is there (upstream platformatic/kafka#109, #69). During a
- * broker restart it read an answer that lacked a topic (or its partitions): a TypeError
- * thrown inside a socket callback, an uncaught exception that ended the router (full
- * chaos profile). This check asks the producer's public `metadata()` for the send's
- * topics and reads the answer itself. The send then reads the same cached entries: the
- * library answers a lookup from its cache while every entry asked for is younger than
- * its `metadataMaxAge`, and with LIBRARY_METADATA_MAX_AGE_MS it does not ask the broker
- * again on its own during a send (with its default, 5 s, an entry that aged during a
- * send's retries was asked again, and that answer read unchecked). The check itself
- * asks the broker every METADATA_REFRESH_MS, as the library did.
+ * broker restart it read an answer that lacked a topic: a TypeError thrown inside a
+ * socket callback, an uncaught exception that ended the router (full chaos profile).
+ * One way the library comes to such an answer: a lookup that asks the broker only for
+ * the topics whose cached entry expired (its `metadataMaxAge`, 5 s by default), while a
+ * concurrent stale-metadata answer drops the cache (clearMetadata), answers the topics
+ * it did not ask for as undefined. This check asks the producer's public `metadata()`
+ * for the send's topics and reads the answer itself; the send then reads the same
+ * cached entries: the library answers a lookup from its cache while every entry asked
+ * for is younger than its `metadataMaxAge`, and with LIBRARY_METADATA_MAX_AGE_MS no
+ * entry expires during a send, so each lookup of the send is answered from the checked
+ * cache or, once the cache was dropped, asks the broker for every topic of the send (a
+ * partial lookup is never made). The check asks the broker every METADATA_REFRESH_MS,
+ * as the library did.
  *
- * NOTE: the window that remains, which the public API cannot close: the library asks
- * the broker again within a send, and reads that answer unchecked, (1) when a produce
- * request failed on the connection (it retries with fresh metadata), (2) when the
- * broker answered that the metadata is stale (NOT_LEADER_OR_FOLLOWER: it drops its
- * cache and asks again), and (3) when its cache was dropped between this check and the
- * send's lookup (another send's case 2 on the same producer). Each asks for every topic
- * of the send, so an answer still read unchecked comes straight from the broker; the
- * crash then needs the broker to answer a topic without its partitions or leaders and
- * without an error code (the library turns an error code into a retriable error), as
- * #69 saw of a starting single-node KRaft broker. Turning the library's retries off
- * (`retries: 0`) would close 1 and 2 but also end the retries of its transaction
- * requests and connections; not done (the repository's docs/kafka.md#the-producers-metadata-check).
+ * NOTE: the window that remains, which the public API cannot close: within a send the
+ * library asks the broker again, and reads that answer unchecked, (1) after a produce
+ * request failed on its connection (it retries with fresh metadata), (2) after a
+ * stale-metadata answer (NOT_LEADER_OR_FOLLOWER: it drops its cache and asks again),
+ * (3) when its cache was dropped between this check and the send's lookup. Each asks
+ * for every topic of the send, so a crash there needs the broker itself to answer a
+ * topic it was asked for without its partitions and without an error code (the library
+ * turns an error code into a retriable error), which the Kafka protocol does not do.
+ * Turning the library's retries off (`retries: 0`) would close 1 and 2 but also end the
+ * retries of its transaction requests and connections; not done (the repository's docs/kafka.md#the-producers-metadata-check).
  */
 export async function checkSendMetadata(producer: MetadataClient, topics: readonly string[]): Promise<void> {
   // NOTE: a copy: the library sorts the array it is given.

@@ -3,12 +3,18 @@
 // @platformatic/kafka producer against the real broker: the check reads the producer's
 // public metadata() and the send then reads the same cached entries, asking the broker
 // nothing of its own; an answer without a topic fails the send, retriably, and drops the
-// producer's cached metadata. docs/kafka.md#the-producers-metadata-check.
+// producer's cached metadata. And the daemon's producers (createProducer, a transaction's
+// send) make the check before each send: with the library's producer inside them answering
+// metadata() without the topic, their send fails and writes nothing.
+// docs/kafka.md#the-producers-metadata-check.
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Producer } from '@platformatic/kafka';
+import { createKafka, createProducer, createTransactionalProducer } from '../../src/kafka/index.js';
+import { silentLogger } from '../../src/observability/logger.js';
 import * as daemonGuard from '../../src/kafka/platformatic-send-guard.js';
 import * as clientGuard from '../../packages/client/src/send-guard.js';
-import { createTestAdmin, randomName, testClientOptions } from '../support/kafka.js';
+import { createTestAdmin, randomName, testBrokers, testClientOptions } from '../support/kafka.js';
 
 const topicA = randomName('check-a');
 const topicB = randomName('check-b');
@@ -92,5 +98,84 @@ describe.each([
   it('passes on the broker\'s answer for a topic that does not exist, as the send would have failed', async () => {
     const { producer: real } = producer(guard.LIBRARY_METADATA_MAX_AGE_MS);
     await expect(guard.checkSendMetadata(real, [randomName('missing')])).rejects.toMatchObject({ message: expect.stringMatching(/^Unknown topic /) });
+  });
+});
+
+/**
+ * The library producers made while `make` runs, found through the library's public
+ * diagnostics channel of client creation (`plt:kafka:instances`).
+ */
+async function producersMadeBy<T>(make: () => Promise<T> | T): Promise<{ made: T; producers: Producer[] }> {
+  const producers: Producer[] = [];
+  const onInstance = (message: unknown) => {
+    const { type, instance } = message as { type: string; instance: unknown };
+    if (type === 'producer') producers.push(instance as Producer);
+  };
+  subscribe('plt:kafka:instances', onInstance);
+  try {
+    return { made: await make(), producers };
+  } finally {
+    unsubscribe('plt:kafka:instances', onInstance);
+  }
+}
+
+/** Makes `producer`'s public metadata() answer without `topic` (as one did during a broker restart); returns the undo. */
+function answerWithout(producer: Producer, topic: string): () => void {
+  const own = producer as unknown as { metadata: daemonGuard.MetadataClient['metadata'] };
+  const original = producer.metadata.bind(producer) as daemonGuard.MetadataClient['metadata'];
+  own.metadata = async (options) => {
+    const answer = await original(options);
+    return { ...answer, topics: new Map([...answer.topics].filter(([name]) => name !== topic)) };
+  };
+  return () => delete (own as { metadata?: unknown }).metadata;
+}
+
+describe("the daemon's producers check the metadata before each send", () => {
+  const kafka = () => createKafka({ brokers: testBrokers(), clientId: randomName('check'), topicPrefix: 'x.', partitions: 1, replicationFactor: 1 }, silentLogger());
+  const record = (n: number) => ({ key: `k-${n}`, value: `v-${n}` });
+  const admin = createTestAdmin();
+  const stored = async (topic: string) => (await admin.fetchTopicOffsets(topic)).reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
+
+  afterAll(async () => {
+    await admin.close();
+  });
+
+  it('createProducer: a send whose metadata lacks its topic fails, retriably, and writes nothing', async () => {
+    const topic = randomName('check-send');
+    await admin.createTopics({ topics: [{ topic, numPartitions: 2 }] });
+    const { made: producer, producers } = await producersMadeBy(() => createProducer(kafka()));
+    expect(producers).toHaveLength(1);
+    try {
+      await producer.connect();
+      await producer.send([{ topic, messages: [record(1)] }]);
+      const undo = answerWithout(producers[0]!, topic);
+      await expect(producer.send([{ topic, messages: [record(2), record(3)] }])).rejects.toMatchObject({ message: expect.stringContaining(`no partition leaders for ${topic} `), retriable: true });
+      expect(producers[0]!.currentMetadata).toBeUndefined();
+      undo();
+      await producer.send([{ topic, messages: [record(4)] }]);
+      expect(await stored(topic)).toBe(2);
+    } finally {
+      await producer.disconnect();
+    }
+  });
+
+  it("a transaction's send whose metadata lacks its topic fails, retriably, and its transaction commits nothing of it", async () => {
+    const topic = randomName('check-txn');
+    await admin.createTopics({ topics: [{ topic, numPartitions: 2 }] });
+    const { made: producer, producers } = await producersMadeBy(() => createTransactionalProducer(kafka(), { transactionalId: randomName('check-txn') }));
+    expect(producers).toHaveLength(1);
+    try {
+      await producer.connect();
+      const transaction = await producer.begin();
+      const undo = answerWithout(producers[0]!, topic);
+      await expect(transaction.send([{ topic, messages: [record(1)] }])).rejects.toMatchObject({ message: expect.stringContaining(`no partition leaders for ${topic} `), retriable: true });
+      undo();
+      await transaction.send([{ topic, messages: [record(2)] }]);
+      await transaction.commit();
+      // The committed record and its commit marker; the refused send wrote nothing.
+      expect(await stored(topic)).toBe(2);
+    } finally {
+      await producer.close();
+    }
   });
 });

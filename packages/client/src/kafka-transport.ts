@@ -9,8 +9,9 @@
  * on Node 20 and @platformatic/kafka 2 needs 22.22+. In the daemon's chaos suite
  * @platformatic/kafka 2.12 threw from a socket callback (an uncaught TypeError in its
  * producer's metadata handling) during a broker restart; the daemon's check of the
- * metadata before each send is made here too (send-guard.ts, this package's copy of it). Their types are used
- * here only inside function bodies, so the package's declarations never mention either.
+ * metadata before each send is made here too (send-guard.ts, this package's copy of
+ * it). Their types are used here only inside function bodies, so the package's
+ * declarations never mention either.
  */
 import { createRequire } from 'node:module';
 import type { ConnectionOptions } from 'node:tls';

@@ -1,12 +1,31 @@
-// A guard for @platformatic/kafka's producer (see guardSendMetadata). The client
-// library has its own copy (packages/client/src/send-guard.ts), so that it builds
-// alone; test/unit/kafka/platformatic-client.test.ts runs the same cases on both.
+// A check of @platformatic/kafka's metadata before each send (see checkSendMetadata),
+// built on the producer's public API only. The client library has its own copy
+// (packages/client/src/send-guard.ts), so that it builds alone;
+// test/unit/kafka/platformatic-client.test.ts runs the same cases on both.
 
 /** The part of a metadata answer a send reads: each topic's partitions and their leaders. */
-interface SendMetadata {
+export interface SendMetadata {
   topics: Map<string, { partitionsCount: number; partitions: ({ leader: number } | undefined)[] } | undefined>;
 }
-type MetadataLookup = (options: { topics?: string[] }, callback: (error: Error | null, metadata?: SendMetadata) => void) => void;
+
+/** What the check uses of a producer: the public `metadata()` and `clearMetadata()` of @platformatic/kafka's clients. */
+export interface MetadataClient {
+  metadata(options: { topics: string[]; metadataMaxAge?: number }): Promise<SendMetadata>;
+  clearMetadata(): void;
+}
+
+/**
+ * How old the cached metadata of a send's topics may be when the check reads it; older
+ * entries are asked of the broker again (the library's own default, 5 s).
+ */
+export const METADATA_REFRESH_MS = 5_000;
+
+/**
+ * The producer option `metadataMaxAge` of every checked producer: how long the library
+ * itself keeps a topic's cached entry before it asks again on its own (1 h: longer than
+ * any send takes; checkSendMetadata's NOTE says why).
+ */
+export const LIBRARY_METADATA_MAX_AGE_MS = 60 * 60_000;
 
 /** The topics of a metadata answer a send cannot use: missing, without partitions, or a partition without a leader. */
 export function unusableTopics(topics: readonly string[], metadata: SendMetadata): string[] {
@@ -19,34 +38,52 @@ export function unusableTopics(topics: readonly string[], metadata: SendMetadata
 }
 
 /**
+ * Resolves when the cluster metadata that a send of `topics` is about to read names each
+ * topic with a leader for every partition; otherwise drops the cached metadata (the next
+ * try asks the broker again) and rejects with a retriable error. Call it right before
+ * `producer.send` (or a transaction's send), on a producer made with
+ * `metadataMaxAge: LIBRARY_METADATA_MAX_AGE_MS`.
+ *
  * NOTE: @platformatic/kafka 2.12's producer takes each topic of a send from its metadata
- * answer without checking that it is there. During a broker restart an answer lacked a
- * topic (or its leaders): `partitionsCount` of undefined threw a TypeError inside a
- * callback, an uncaught exception that ended the router (full chaos profile; upstream
- * platformatic/kafka#109). This wraps the client's own metadata lookup, found by its
- * symbol's name, so that such an answer fails the send with a retriable error, after
- * dropping the cached metadata so that the next try asks the broker again. Returns
- * whether the client had the lookup this guard knows.
+ * without checking that it is there (upstream platformatic/kafka#109, #69). During a
+ * broker restart it read an answer that lacked a topic: a TypeError thrown inside a
+ * socket callback, an uncaught exception that ended the router (full chaos profile).
+ * One way the library comes to such an answer: a lookup that asks the broker only for
+ * the topics whose cached entry expired (its `metadataMaxAge`, 5 s by default), while a
+ * concurrent stale-metadata answer drops the cache (clearMetadata), answers the topics
+ * it did not ask for as undefined. This check asks the producer's public `metadata()`
+ * for the send's topics and reads the answer itself; the send then reads the same
+ * cached entries: the library answers a lookup from its cache while every entry asked
+ * for is younger than its `metadataMaxAge`, and with LIBRARY_METADATA_MAX_AGE_MS no
+ * entry expires during a send, so each lookup of the send is answered from the checked
+ * cache or, once the cache was dropped, asks the broker for every topic of the send (a
+ * partial lookup is never made). The check asks the broker every METADATA_REFRESH_MS,
+ * as the library did.
+ *
+ * NOTE: the window that remains, which the public API cannot close: within a send the
+ * library asks the broker again, and reads that answer unchecked, (1) after a produce
+ * request failed on its connection (it retries with fresh metadata), (2) after a
+ * stale-metadata answer (NOT_LEADER_OR_FOLLOWER: it drops its cache and asks again),
+ * (3) when its cache was dropped between this check and the send's lookup. Each asks
+ * for every topic of the send, so a crash there needs the broker itself to answer a
+ * topic it was asked for without its partitions and without an error code (the library
+ * turns an error code into a retriable error), which the Kafka protocol does not do.
+ * Turning the library's retries off (`retries: 0`) would close 1 and 2 but also end the
+ * retries of its transaction requests and connections; not done (docs/kafka.md#the-producers-metadata-check).
  */
-export function guardSendMetadata(client: object): boolean {
-  let symbol: symbol | undefined;
-  for (let proto: object | null = client; proto !== null && symbol === undefined; proto = Object.getPrototypeOf(proto) as object | null) {
-    symbol = Object.getOwnPropertySymbols(proto).find((s) => s.description === 'plt.kafka.base.metadata');
-  }
-  const target = client as Record<symbol, unknown> & { clearMetadata?: () => void };
-  const lookup = symbol === undefined ? undefined : target[symbol];
-  if (symbol === undefined || typeof lookup !== 'function') return false;
-  target[symbol] = function guardedMetadata(this: unknown, options: { topics?: string[] }, callback: Parameters<MetadataLookup>[1]) {
-    (lookup as MetadataLookup).call(this, options, (error, metadata) => {
-      // NOTE: the transactional producer also asks for metadata without naming topics.
-      const unusable = error === null && metadata !== undefined ? unusableTopics(options.topics ?? [], metadata) : [];
-      if (unusable.length === 0) {
-        callback(error, metadata);
-        return;
-      }
-      target.clearMetadata?.();
-      callback(Object.assign(new Error(`the cluster metadata has no partition leaders for ${unusable.join(', ')} (a broker restarting?); sent again once it has`), { canRetry: true, retriable: true }));
-    });
-  };
-  return true;
+export async function checkSendMetadata(producer: MetadataClient, topics: readonly string[]): Promise<void> {
+  // NOTE: a copy: the library sorts the array it is given.
+  const metadata = await producer.metadata({ topics: [...topics], metadataMaxAge: METADATA_REFRESH_MS });
+  const unusable = unusableTopics(topics, metadata);
+  if (unusable.length === 0) return;
+  producer.clearMetadata();
+  throw Object.assign(new Error(`the cluster metadata has no partition leaders for ${unusable.join(', ')} (a broker restarting?); sent again once it has`), {
+    canRetry: true,
+    retriable: true,
+  });
+}
+
+/** The distinct topics of a send's messages, in order. */
+export function topicsOf(messages: readonly { topic: string }[]): string[] {
+  return [...new Set(messages.map((message) => message.topic))];
 }

@@ -20,7 +20,7 @@ import { compatibilityPartitioner, Producer as PlatformaticProducer } from '@pla
 import { SendTimeoutError } from '../errors.js';
 import type { KafkaClient } from './client.js';
 import { platformaticOptions, toPlatformaticMessages } from './platformatic-client.js';
-import { guardSendMetadata } from './platformatic-send-guard.js';
+import { LIBRARY_METADATA_MAX_AGE_MS, checkSendMetadata, topicsOf } from './platformatic-send-guard.js';
 import { recordBytes } from './records.js';
 import type { OutboundRecord, TopicRecords } from './records.js';
 import { MAX_TOPIC_BYTES_PER_SEND, SendBuffer } from './send-buffer.js';
@@ -101,13 +101,16 @@ export function createProducer(client: KafkaClient, options: ProducerOptions = {
     acks: -1,
     idempotent: options.idempotent === true,
     partitioner: compatibilityPartitioner,
+    metadataMaxAge: LIBRARY_METADATA_MAX_AGE_MS,
   });
-  guardSendMetadata(producer);
   // NOTE: connected from connect() to disconnect(), through broker outages: a failing
   // send says what is wrong (the gateway's health detail), and every replica shares the
   // brokers, so an outage must not make them all unready (gateway-service.ts).
   let isConnected = false;
   const queue = createSendQueue(async (topicMessages) => {
+    // A metadata answer without a topic's leaders (a broker restarting) fails the send,
+    // to be retried, instead of throwing inside the client (platformatic-send-guard.ts).
+    await checkSendMetadata(producer, topicsOf(topicMessages));
     await producer.send({ messages: toPlatformaticMessages(topicMessages) });
   }, options);
   return {

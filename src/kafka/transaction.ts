@@ -15,7 +15,7 @@ import { Producer as PlatformaticProducer, compatibilityPartitioner } from '@pla
 import type { KafkaClient } from './client.js';
 import { errorTypes, isRetriable } from './commit.js';
 import { platformaticOptions, toPlatformaticMessages } from './platformatic-client.js';
-import { guardSendMetadata } from './platformatic-send-guard.js';
+import { LIBRARY_METADATA_MAX_AGE_MS, checkSendMetadata, topicsOf } from './platformatic-send-guard.js';
 import { createSendQueue } from './producer.js';
 import type { RecordProducer } from './producer.js';
 import type { TopicRecords } from './records.js';
@@ -159,6 +159,8 @@ class OpenTransaction implements Transaction {
     private readonly host: TransactionHost,
   ) {
     this.queue = createSendQueue(async (records) => {
+      // As every producer's send (producer.ts): the metadata the send reads is checked first (platformatic-send-guard.ts).
+      await checkSendMetadata(host.producer, topicsOf(records));
       await inner.send({ messages: toPlatformaticMessages(records) });
     });
   }
@@ -350,8 +352,8 @@ function libraryProducer(client: KafkaClient, transactionalId: string, timeoutMs
     producerId: -1n,
     producerEpoch: -1,
     partitioner: compatibilityPartitioner,
+    metadataMaxAge: LIBRARY_METADATA_MAX_AGE_MS,
   });
-  guardSendMetadata(producer);
   return producer;
 }
 

@@ -8,9 +8,10 @@
  * logins only). NOTE: kafkajs first when both are installed, because this package runs
  * on Node 20 and @platformatic/kafka 2 needs 22.22+. In the daemon's chaos suite
  * @platformatic/kafka 2.12 threw from a socket callback (an uncaught TypeError in its
- * producer's metadata handling) during a broker restart; the daemon's guard for that
- * is applied here too (send-guard.ts, this package's copy of it). Their types are used
- * here only inside function bodies, so the package's declarations never mention either.
+ * producer's metadata handling) during a broker restart; the daemon's check of the
+ * metadata before each send is made here too (send-guard.ts, this package's copy of
+ * it). Their types are used here only inside function bodies, so the package's
+ * declarations never mention either.
  */
 import { createRequire } from 'node:module';
 import type { ConnectionOptions } from 'node:tls';
@@ -20,7 +21,7 @@ import type { KafkaConfig, Producer } from 'kafkajs';
 import { MAX_CALL_BYTES } from './call-model.js';
 import type { DebugLog } from './debug.js';
 import { AnalyticsConfigError } from './errors.js';
-import { guardSendMetadata } from './send-guard.js';
+import { LIBRARY_METADATA_MAX_AGE_MS, checkSendMetadata } from './send-guard.js';
 import type { BatchLimits, QueuedCall, SendResult, Transport } from './transport.js';
 
 /** SASL settings, as kafkajs takes them (its built-in mechanisms; @platformatic/kafka is used for plain and scram only). */
@@ -145,12 +146,10 @@ async function connectPlatformatic(lib: typeof Platformatic, options: KafkaTrans
     maxInflights: 1,
     autocreateTopics: false,
     partitioner: lib.compatibilityPartitioner,
+    metadataMaxAge: LIBRARY_METADATA_MAX_AGE_MS,
     ...(options.ssl !== undefined && options.ssl !== false ? { tls: options.ssl === true ? {} : (options.ssl as ConnectionOptions) } : {}),
     ...(sasl !== undefined ? { sasl: { mechanism: sasl.mechanism.toUpperCase() as 'PLAIN', username: sasl.username, password: sasl.password } } : {}),
   });
-  // A metadata answer without the topic's leaders (a broker restarting) fails the send,
-  // to be retried, instead of throwing inside the client (send-guard.ts).
-  guardSendMetadata(producer);
   try {
     await producer.metadata({ topics: [] });
   } catch (err) {
@@ -161,6 +160,9 @@ async function connectPlatformatic(lib: typeof Platformatic, options: KafkaTrans
   const sourceId = Buffer.from(options.sourceId);
   return {
     async send(batch) {
+      // A metadata answer without the topic's leaders (a broker restarting) fails the send,
+      // to be retried, instead of throwing inside the client (send-guard.ts).
+      await checkSendMetadata(producer, [topic]);
       await producer.send({
         messages: batch.map((call) => ({ topic, key: Buffer.from(call.key), value: Buffer.from(call.json), headers: new Map([[header, sourceId]]) })),
       });

@@ -1,10 +1,10 @@
-// The client package keeps its own copy of the guard of a send against metadata that lacks
-// its topics (packages/client/src/send-guard.ts, a copy of src/kafka/platformatic-send-guard.ts),
-// so that it builds alone and its Kafka transport applies the guard the daemon's producers
-// apply. test/unit/kafka/platformatic-client.test.ts checks each copy against the expected
+// The client package keeps its own copy of the check of the metadata a send reads
+// (packages/client/src/send-guard.ts, a copy of src/kafka/platformatic-send-guard.ts), so
+// that it builds alone and its Kafka transport checks its sends as the daemon's producers
+// do. test/unit/kafka/platformatic-client.test.ts checks each copy against the expected
 // answers of a few cases; here the two are compared with each other: on a table of metadata
-// answers that walks every rule of unusableTopics, on generated answers, and on clients
-// whose metadata lookup the guard finds or not, and whose guarded lookup answers each way.
+// answers that walks every rule of unusableTopics, on generated answers, on the options
+// they give the library, and on clients whose public metadata() answers each way.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import * as daemon from '../../../src/kafka/platformatic-send-guard.js';
@@ -39,34 +39,30 @@ const TABLE: [string, string[], Metadata, boolean][] = [
   ['one of three unusable, in the order asked', ['c', 'b', 'a'], answer({ a: leaders(1), b: leaders(-1), c: leaders(2) }), true],
 ];
 
-const kMetadata = Symbol('plt.kafka.base.metadata');
-
-type Callback = (error: Error | null, metadata?: unknown) => void;
-
-/** A client like @platformatic/kafka's: the metadata lookup under the symbol, answering `reply`, counting clearMetadata. */
+/** A client with @platformatic/kafka's public metadata() and clearMetadata(), answering `reply`, counting clearMetadata. */
 function fakeClient(reply: (topics: string[]) => { error: Error | null; metadata?: Metadata }) {
   return {
+    asked: [] as unknown[],
     cleared: 0,
+    metadata(options: { topics: string[]; metadataMaxAge?: number }) {
+      this.asked.push(structuredClone(options));
+      const { error, metadata } = reply(options.topics);
+      return error === null ? Promise.resolve(metadata as Metadata) : Promise.reject(error);
+    },
     clearMetadata() {
       this.cleared += 1;
-    },
-    [kMetadata](options: { topics: string[] }, callback: Callback) {
-      const { error, metadata } = reply(options.topics);
-      callback(error, metadata);
     },
   };
 }
 
-/** What a guarded lookup of `topics` came to, as plain data to compare. */
-async function guardedLookup(guard: typeof daemon.guardSendMetadata, reply: Parameters<typeof fakeClient>[0], topics: string[]) {
+/** What a check of `topics` came to, as plain data to compare. */
+async function checked(check: typeof daemon.checkSendMetadata, reply: Parameters<typeof fakeClient>[0], topics: string[]) {
   const target = fakeClient(reply);
-  const guarded = guard(target);
-  const outcome = await new Promise<unknown>((resolve) => {
-    target[kMetadata]({ topics }, (error, metadata) => {
-      resolve(error === null ? { metadata } : { error: { message: error.message, retriable: (error as { retriable?: unknown }).retriable, canRetry: (error as { canRetry?: unknown }).canRetry } });
-    });
-  });
-  return { guarded, cleared: target.cleared, outcome };
+  const outcome = await check(target, topics).then(
+    () => 'passed',
+    (error: Error & { retriable?: unknown; canRetry?: unknown }) => ({ message: error.message, retriable: error.retriable, canRetry: error.canRetry }),
+  );
+  return { asked: target.asked, cleared: target.cleared, outcome };
 }
 
 describe("the client's send guard agrees with the daemon's", () => {
@@ -94,15 +90,9 @@ describe("the client's send guard agrees with the daemon's", () => {
     );
   });
 
-  it.each([
-    ['the lookup on the client itself', () => fakeClient(() => ({ error: null }))],
-    ['the lookup on a prototype', () => Object.create(fakeClient(() => ({ error: null }))) as object],
-    ['the lookup two prototypes up', () => Object.create(Object.create(fakeClient(() => ({ error: null })))) as object],
-    ['no lookup', () => ({ clearMetadata() {} })],
-    ['a symbol of that name that is not a function', () => ({ [Symbol('plt.kafka.base.metadata')]: 'not a function' })],
-    ['a lookup under another symbol', () => ({ [Symbol('plt.kafka.base.other')]: () => undefined })],
-  ])('finds the lookup, or not, the same: %s', (_what, make) => {
-    expect(client.guardSendMetadata(make())).toBe(daemon.guardSendMetadata(make()));
+  it('gives the library the same options', () => {
+    expect(client.METADATA_REFRESH_MS).toBe(daemon.METADATA_REFRESH_MS);
+    expect(client.LIBRARY_METADATA_MAX_AGE_MS).toBe(daemon.LIBRARY_METADATA_MAX_AGE_MS);
   });
 
   it.each([
@@ -110,10 +100,9 @@ describe("the client's send guard agrees with the daemon's", () => {
     ['an answer lacking a topic', ['a', 'b'], () => ({ error: null, metadata: answer({ a: leaders(1) }) })],
     ['an answer with a partition without a leader', ['a'], () => ({ error: null, metadata: answer({ a: leaders(1, -1) }) })],
     ['an error of the lookup, passed on as it is', ['a'], () => ({ error: Object.assign(new Error('broker gone'), { retriable: false }) })],
-    ['no error and no answer', ['a'], () => ({ error: null })],
-  ])('answers a guarded lookup the same: %s', async (_what, topics, reply) => {
-    const [fromClient, fromDaemon] = await Promise.all([guardedLookup(client.guardSendMetadata, reply, topics), guardedLookup(daemon.guardSendMetadata, reply, topics)]);
-    expect(fromDaemon.guarded).toBe(true);
+  ])('answers a check the same: %s', async (_what, topics, reply) => {
+    const [fromClient, fromDaemon] = await Promise.all([checked(client.checkSendMetadata, reply, topics), checked(daemon.checkSendMetadata, reply, topics)]);
+    expect(fromDaemon.asked).toHaveLength(1);
     expect(fromClient).toEqual(fromDaemon);
   });
 });

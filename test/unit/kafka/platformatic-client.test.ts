@@ -93,11 +93,12 @@ describe('records to and from @platformatic/kafka', () => {
   });
 });
 
-// The client package has its own copy of the guard (so that it builds alone): both run every case.
+// The client package has its own copy of the check (so that it builds alone): both run every case.
+// test/integration/send-metadata-check.test.ts runs it on a real producer and broker.
 describe.each([
   ['the daemon', daemonGuard],
   ['the client package', clientGuard],
-])('the guard of a send against metadata without its topics (%s)', (_who, { guardSendMetadata, unusableTopics }) => {
+])('the check of the metadata a send reads (%s)', (_who, { checkSendMetadata, unusableTopics, METADATA_REFRESH_MS, LIBRARY_METADATA_MAX_AGE_MS }) => {
   const leaders = (...ids: number[]) => ({ partitionsCount: ids.length, partitions: ids.map((leader) => ({ leader })) });
 
   it.each([
@@ -110,32 +111,58 @@ describe.each([
     expect(unusableTopics(['a', 'b'], { topics: new Map(Object.entries(topics)) })).toEqual(unusable);
   });
 
-  it('finds the lookup of the pinned @platformatic/kafka producer', () => {
-    const producer = new Producer({ clientId: 'guard', bootstrapBrokers: ['127.0.0.1:9'] });
-    expect(guardSendMetadata(producer)).toBe(true);
-    expect(guardSendMetadata({})).toBe(false);
-    void producer.close();
-  });
-
-  it('fails a lookup whose answer lacks a topic, with a retriable error, after dropping the cached metadata', async () => {
-    const kMetadata = Symbol('plt.kafka.base.metadata');
-    let answer = new Map([['a', leaders(1)]]);
-    const client = {
+  /** A client with @platformatic/kafka's public metadata() and clearMetadata(), answering from `answer`, recording what it was asked. */
+  function client(answer: () => Map<string, ReturnType<typeof leaders>>) {
+    return {
+      asked: [] as { topics: string[]; metadataMaxAge?: number }[],
       cleared: 0,
+      metadata(options: { topics: string[]; metadataMaxAge?: number }) {
+        this.asked.push({ ...options, topics: [...options.topics] });
+        // As the library does (base.js, #performMetadata): it sorts the array it is given.
+        options.topics.sort();
+        const known = answer();
+        return Promise.resolve({ topics: new Map(options.topics.map((t) => [t, known.get(t)])) });
+      },
       clearMetadata() {
         this.cleared += 1;
       },
-      [kMetadata](options: { topics: string[] }, callback: (error: Error | null, metadata?: unknown) => void) {
-        callback(null, { topics: new Map(options.topics.map((t) => [t, answer.get(t)])) });
-      },
     };
-    expect(guardSendMetadata(client)).toBe(true);
-    const lookup = (topics: string[]) =>
-      new Promise<unknown>((resolve, reject) => client[kMetadata]({ topics }, (error, metadata) => (error ? reject(error) : resolve(metadata))));
-    await expect(lookup(['a', 'b'])).rejects.toMatchObject({ message: expect.stringMatching(/no partition leaders for b/), retriable: true, canRetry: true });
-    expect(client.cleared).toBe(1);
+  }
+
+  it('fails a send whose metadata lacks a topic, with a retriable error, after dropping the cached metadata', async () => {
+    let answer = new Map([['a', leaders(1)]]);
+    const producer = client(() => answer);
+    const topics = ['b', 'a'];
+    await expect(checkSendMetadata(producer, topics)).rejects.toMatchObject({ message: expect.stringMatching(/no partition leaders for b\b/), retriable: true, canRetry: true });
+    expect(producer.cleared).toBe(1);
+    expect(topics).toEqual(['b', 'a']);
     answer = new Map([['a', leaders(1)], ['b', leaders(2)]]);
-    await expect(lookup(['a', 'b'])).resolves.toMatchObject({ topics: expect.any(Map) });
-    expect(client.cleared).toBe(1);
+    await expect(checkSendMetadata(producer, topics)).resolves.toBeUndefined();
+    expect(producer.cleared).toBe(1);
+    // Entries older than the refresh interval are asked of the broker again.
+    expect(producer.asked).toEqual([
+      { topics: ['b', 'a'], metadataMaxAge: METADATA_REFRESH_MS },
+      { topics: ['b', 'a'], metadataMaxAge: METADATA_REFRESH_MS },
+    ]);
+  });
+
+  it('fails a send whose metadata has a partition without a leader, and passes on an error of the lookup as it is', async () => {
+    const producer = client(() => new Map([['a', leaders(1, -1)]]));
+    await expect(checkSendMetadata(producer, ['a'])).rejects.toMatchObject({ retriable: true, canRetry: true });
+    expect(producer.cleared).toBe(1);
+    const failure = Object.assign(new Error('broker gone'), { canRetry: false });
+    const failing = { metadata: () => Promise.reject(failure), clearMetadata: () => undefined };
+    await expect(checkSendMetadata(failing, ['a'])).rejects.toBe(failure);
+  });
+
+  it("fits the pinned @platformatic/kafka producer, whose own cache outlives the check's refresh", () => {
+    const producer = new Producer({ clientId: 'check', bootstrapBrokers: ['127.0.0.1:9'], metadataMaxAge: LIBRARY_METADATA_MAX_AGE_MS });
+    expect(typeof producer.metadata).toBe('function');
+    expect(typeof producer.clearMetadata).toBe('function');
+    expect(LIBRARY_METADATA_MAX_AGE_MS).toBeGreaterThan(10 * METADATA_REFRESH_MS);
+    // Type-checked: the library's producer is what the check takes.
+    const checked: Parameters<typeof checkSendMetadata>[0] = producer;
+    void checked;
+    void producer.close();
   });
 });

@@ -1,6 +1,6 @@
 // The deliverer's commit ledger: when the partition stream's next commit goes out and
-// what it names (src/kafka/stream-progress.ts holds each partition's progress), the
-// tickets of completions, and whether the lanes may start more. Timers and bookkeeping;
+// what it names (stream-progress.ts holds each partition's progress), the tickets of
+// completions, and whether the lanes may start more. Timers and bookkeeping;
 // the stream sends the commits through its `CommitChannel`. The rule it keeps is in
 // docs/webhooks.md#delivery-and-retries: offsets are committed below the oldest
 // unfinished record, within about one commit round trip of completions, with the
@@ -31,7 +31,8 @@
 // not finished: the commit stays below it and the metadata lists what finished above.
 import type { Logger } from 'pino';
 import { commitUntilDone, isGenerationLost } from '../kafka/index.js';
-import type { CommitChannel, PartitionProgress, StreamCommits } from '../kafka/index.js';
+import type { PartitionProgress } from '../kafka/index.js';
+import type { CommitChannel, StreamCommits } from './partition-stream.js';
 
 export interface CommitLedgerSettings {
   groupId: string;

@@ -1,12 +1,13 @@
-// What every runtime of the consumer engine starts from (consumer.ts, partition-stream.ts,
-// scan-topic.ts): the group member's connections (wire.ts), its membership and its
-// fetcher over them, and where each partition of an assignment starts: its commit in
-// the group, else the log's beginning or end. The runtime decides what the records are for.
+// What every runtime of the consumer engine starts from (consumer.ts, scan-topic.ts,
+// src/delivery/partition-stream.ts): the group member's connections (wire.ts), its
+// membership and its fetcher over them, and where each partition of an assignment
+// starts: its commit in the group, else the log's beginning or end. The runtime decides
+// what the records are for.
 import type { Logger } from 'pino';
 import { CONSUMER_HEARTBEAT_INTERVAL_MS, CONSUMER_SESSION_TIMEOUT_MS } from './client.js';
 import type { KafkaClient } from './client.js';
-import { readCommitted } from './committer.js';
-import type { CommittedEntry } from './committer.js';
+import { commitOffsets, readCommitted } from './committer.js';
+import type { CommittedEntry, OffsetCommitEntry } from './committer.js';
 import { Fetcher } from './fetcher.js';
 import type { FetcherEvents, FetcherSettings } from './fetcher.js';
 import { GroupMembership } from './membership.js';
@@ -48,6 +49,11 @@ export class GroupReader {
   async commits(generation: Generation, assigned: readonly AssignedTopic[]): Promise<(CommittedEntry & { topic: string })[]> {
     const committed = await readCommitted(this.wire, generation.coordinator, this.settings.groupId, assigned);
     return committed.flatMap(({ topic, partitions }) => partitions.map((p) => ({ topic, ...p })));
+  }
+
+  /** Commits `entries` in the group for `generation` (committer.ts). */
+  commit(generation: Generation, entries: readonly OffsetCommitEntry[]): Promise<void> {
+    return commitOffsets(this.wire, this.settings.groupId, generation, entries);
   }
 
   /** Where each partition of `assigned` starts: its commit (undefined: committed nothing yet). */

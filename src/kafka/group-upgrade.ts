@@ -5,7 +5,7 @@
 // of the log, which would do every retained record again. The next commit makes it the
 // group's own. Roles that consume in batches carry once, before their member joins
 // (carryGroupCommits); the deliverer's partition stream carries at each assignment
-// (partition-stream.ts, `legacyGroupOf`: each destination's topics have older names of
+// (src/delivery/partition-stream.ts, `legacyGroupOf`: each destination's topics have older names of
 // their own), so a destination enabled again later starts where the old group left it
 // too. Both walk the chains of older groups with LegacyChain (pure).
 import type { Logger } from 'pino';

@@ -17,11 +17,13 @@ export { commitUntilDone, isGenerationLost, isRetriable } from './commit.js';
 export * from './scan-topic.js';
 export * from './read-to-end.js';
 export * from './key-scan.js';
-
-export * from './partition-stream.js';
-export { StreamProgress } from './stream-progress.js';
-export type { CommitSnapshot, PartitionCommit } from './stream-progress.js';
-export { partitionKey } from './partition-key.js';
+export { partitionKey, splitPartitionKey } from './partition-key.js';
+// The consumer engine's parts, for consumers built on them outside the port (docs/kafka.md#the-consumer-engine).
+export { GroupReader, assignedTopics, committedWithin } from './group-reader.js';
+export type { Generation } from './membership.js';
+export { heldBytes } from './fetcher.js';
+export { ForeignAssignment } from './foreign-assignment.js';
+export { findOlderCommits, logCarried } from './group-upgrade.js';
 export * from './offset-progress.js';
 export { describeProduceError, isRecordRefused } from './produce-errors.js';
 export { DEFAULT_TRANSACTION_TIMEOUT_MS, GroupFencedError, GroupedTransactions, TransactionFencedError, createTransactionalProducer, isFenced } from './transaction.js';

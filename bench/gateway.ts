@@ -51,7 +51,6 @@ import { silentLogger } from '../src/observability/logger.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { delivererGroupId, routerGroupId } from '../src/kafka/group-ids.js';
 import {
   Stopwatch,
   benchOptions,
@@ -74,6 +73,7 @@ import {
 } from './support.js';
 import type { BenchAdmin, Broker, ReceiverProcess, Running } from './support.js';
 import { startBare } from './e2e.js';
+import { delivererGroupId, routerGroupId } from '../src/runtime/group-ids.js';
 
 const HERE = fileURLToPath(import.meta.url);
 const WRITE_KEY = 'bench-write-key-0001';

@@ -9,10 +9,11 @@
 // fetch, the hand-over, and the pause and resume of single partitions (a full queue, a
 // retry not yet due) without stopping the fetch loop.
 import type { Logger } from 'pino';
-import { ForeignAssignment, GroupReader, PartitionProgress, assignedTopics, committedWithin, findOlderCommits, heldBytes as heldBytesOf, logCarried, partitionKey as keyOf, splitPartitionKey as splitKey } from '../kafka/index.js';
+import { ForeignAssignment, GroupReader, PartitionProgress, assignedTopics, committedWithin, heldBytes as heldBytesOf, partitionKey as keyOf, splitPartitionKey as splitKey } from '../kafka/index.js';
 import type { Generation, InboundRecord, KafkaAdmin, KafkaClient, TransactionGroupMember } from '../kafka/index.js';
 import { StreamProgress } from './stream-progress.js';
 import type { PartitionCommit } from './stream-progress.js';
+import { findOlderCommits, logCarried } from '../runtime/group-upgrade.js';
 
 /** What the role does with the records; both calls are synchronous (nothing may block the fetch loop). */
 export interface StreamHandler {
@@ -192,7 +193,7 @@ class EnginePartitionStream<L extends StreamCommits> implements PartitionStream<
   /** Commits the broker acknowledged. */
   private acknowledgedCommits = 0;
   private readonly foreign: ForeignAssignment;
-  /** Older groups this principal may not read (group-upgrade.ts): not asked again. */
+  /** Older groups this principal may not read (src/runtime/group-upgrade.ts): not asked again. */
   private readonly unreadableGroups = new Set<string>();
   /** Resolves the start() waiting for the first assignment. */
   private firstJoin: { resolve: () => void; promise: Promise<void> };

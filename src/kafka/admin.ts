@@ -46,7 +46,7 @@ export interface KafkaAdmin extends LagSource {
   committedOffsetsOf(groupId: string, partitions: readonly { topic: string; partitions: readonly number[] }[]): Promise<{ topic: string; partitions: GroupOffset[] }[]>;
   /**
    * Commits offsets with their metadata for a group nobody is a member of (the upgrade
-   * from older group names, group-upgrade.ts). The broker refuses it while the group
+   * from older group names, src/runtime/group-upgrade.ts). The broker refuses it while the group
    * has members: the error's `type` says so (isGroupInUse).
    */
   commitOffsets(groupId: string, commits: readonly { topic: string; partitions: readonly GroupOffset[] }[]): Promise<void>;

@@ -8,8 +8,6 @@ export * from './consumer.js';
 export * from './admin.js';
 export * from './topics.js';
 export * from './topology.js';
-export * from './group-ids.js';
-export { carryGroupCommits, readCommitsAcross } from './group-upgrade.js';
 export * from './headers.js';
 export * from './invalid-record.js';
 export type { TopicSpec } from './ensure-topics.js';
@@ -23,7 +21,6 @@ export { GroupReader, assignedTopics, committedWithin } from './group-reader.js'
 export type { Generation } from './membership.js';
 export { heldBytes } from './fetcher.js';
 export { ForeignAssignment } from './foreign-assignment.js';
-export { findOlderCommits, logCarried } from './group-upgrade.js';
 export * from './offset-progress.js';
 export { describeProduceError, isRecordRefused } from './produce-errors.js';
 export { DEFAULT_TRANSACTION_TIMEOUT_MS, GroupFencedError, GroupedTransactions, TransactionFencedError, createTransactionalProducer, isFenced } from './transaction.js';

@@ -16,7 +16,7 @@ import { MAX_LEDGER_METADATA_CHARS, isDone, ledgerMetadata, markDone } from '../
 import type { OffsetRange, ReplayLedger } from '../delivery/dlq/replay-ledger.js';
 import type { TimeRange } from '../delivery/dlq/dead-letters.js';
 import { inTimeRange } from '../delivery/dlq/dead-letters.js';
-import { HEADER, createAdmin, createProducer, createTopology, headerText, invalidRecord, replayBlockedDryRunGroupId, replayBlockedGroupId, scanTopic } from '../kafka/index.js';
+import { HEADER, createAdmin, createProducer, createTopology, headerText, invalidRecord, scanTopic } from '../kafka/index.js';
 import type { KafkaAdmin, OutboundRecord, RecordProducer, ScannedBatch, ScannedRecord, TopicNames } from '../kafka/index.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import { runAll } from '../runtime/service.js';
@@ -24,6 +24,7 @@ import { planShapedCall } from './plan-call.js';
 import { blockedRecord, violationRecord } from './plan-records.js';
 import { compileRoutingTable } from './routing-table.js';
 import type { RoutingTable } from './routing-table.js';
+import { replayBlockedDryRunGroupId, replayBlockedGroupId } from '../runtime/group-ids.js';
 
 export interface BlockedReplayOptions {
   sourceId: string;

@@ -1,5 +1,5 @@
-// What every runtime of the consumer engine starts from (consumer.ts, scan-topic.ts,
-// src/delivery/partition-stream.ts): the group member's connections (wire.ts), its
+// What every runtime of the consumer engine starts from (consumer.ts,
+// src/delivery/partition-stream.ts, src/delivery/dlq/scan-topic.ts): the group member's connections (wire.ts), its
 // membership and its fetcher over them, and where each partition of an assignment
 // starts: its commit in the group, else the log's beginning or end. The runtime decides
 // what the records are for.

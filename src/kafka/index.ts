@@ -12,7 +12,6 @@ export * from './headers.js';
 export * from './invalid-record.js';
 export type { TopicSpec } from './ensure-topics.js';
 export { commitUntilDone, isGenerationLost, isRetriable } from './commit.js';
-export * from './scan-topic.js';
 export * from './read-to-end.js';
 export * from './key-scan.js';
 export { partitionKey, splitPartitionKey } from './partition-key.js';

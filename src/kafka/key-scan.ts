@@ -8,8 +8,18 @@ import { compatibilityPartitioner } from '@platformatic/kafka';
 import type { KafkaClient } from './client.js';
 import { decodeRecords } from './fetcher.js';
 import type { RawHeaders } from './headers.js';
-import type { ScannedRecord } from './scan-topic.js';
 import { ERROR, KafkaAnswerError, Wire } from './wire.js';
+
+/** A record as a read gives it, here and in the scans of src/delivery/dlq/scan-topic.ts. */
+export interface ScannedRecord {
+  partition: number;
+  offset: bigint;
+  key: Buffer | null;
+  value: Buffer | null;
+  headers: RawHeaders | undefined;
+  /** The record's Kafka timestamp, epoch ms as a decimal string. */
+  timestamp: string;
+}
 
 /** The partition a producer of the port writes `key` to, in a topic of `partitions` partitions. */
 export function partitionOfKey(key: Buffer, partitions: number): number {

@@ -4,8 +4,8 @@
 import type { Logger } from 'pino';
 import type { Config } from '../../config/schema.js';
 import { ReplayLedgerFullError } from '../../errors.js';
-import { createAdmin, createProducer, createTopology, scanTopic } from '../../kafka/index.js';
-import type { KafkaAdmin, OutboundRecord, RecordProducer, ScannedBatch } from '../../kafka/index.js';
+import { createAdmin, createProducer, createTopology } from '../../kafka/index.js';
+import type { KafkaAdmin, OutboundRecord, RecordProducer } from '../../kafka/index.js';
 import type { RoleDeps } from '../../runtime/deps.js';
 import { runAll } from '../../runtime/service.js';
 import { inTimeRange, readDeadLetter } from './dead-letters.js';
@@ -15,6 +15,8 @@ import { MAX_LEDGER_METADATA_CHARS, isDone, ledgerMetadata, markDone, readLedger
 import type { OffsetRange, ReplayLedger } from './replay-ledger.js';
 import { legacyGroupIds, replayDryRunGroupId, replayGroupId } from '../../runtime/group-ids.js';
 import { carryGroupCommits, readCommitsAcross } from '../../runtime/group-upgrade.js';
+import { scanTopic } from './scan-topic.js';
+import type { ScannedBatch } from './scan-topic.js';
 
 export interface ReplayOptions {
   destinationId: string;

@@ -1,5 +1,5 @@
 // The deliverer's consumer, built on the port's consumer engine (docs/kafka.md#the-consumer-engine):
-// fetching decoupled from completion. Where the ordered consumer (src/kafka/consumer.ts)
+// fetching decoupled from completion. Where the ordered consumer (src/runtime/consumer.ts)
 // hands a batch over and waits for it, the stream hands the records over at once (the
 // lanes queue them), fetches on, and is told when each record finished, in any order
 // (stream-progress.ts); when commits go out is the commit ledger's (`StreamCommits`,

@@ -1,8 +1,8 @@
-// What every runtime of the consumer engine starts from (consumer.ts,
-// src/delivery/partition-stream.ts, src/delivery/dlq/scan-topic.ts): the group member's connections (wire.ts), its
-// membership and its fetcher over them, and where each partition of an assignment
-// starts: its commit in the group, else the log's beginning or end. The runtime decides
-// what the records are for.
+// What every runtime of the consumer engine starts from (src/runtime/consumer.ts,
+// src/delivery/partition-stream.ts, src/delivery/dlq/scan-topic.ts): the group member's
+// connections (wire.ts), its membership and its fetcher over them, and where each
+// partition of an assignment starts: its commit in the group, else the log's beginning
+// or end. The runtime decides what the records are for.
 import type { Logger } from 'pino';
 import { CONSUMER_HEARTBEAT_INTERVAL_MS, CONSUMER_SESSION_TIMEOUT_MS } from './client.js';
 import type { KafkaClient } from './client.js';

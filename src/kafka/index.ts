@@ -4,7 +4,6 @@ export type { KafkaClient } from './client.js';
 export * from './records.js';
 export * from './send-buffer.js';
 export * from './producer.js';
-export * from './consumer.js';
 export * from './admin.js';
 export * from './topics.js';
 export * from './topology.js';

@@ -5,15 +5,17 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { NotStartedError } from '../errors.js';
-import { TopicEnsurer, createAdmin, createProducer, startConsumer } from '../kafka/index.js';
+import { TopicEnsurer, createAdmin, createProducer } from '../kafka/index.js';
 import { createCrashLevels } from './crash-levels.js';
-import type { BatchHandler, ConsumerEvents, ConsumerSettings, KafkaAdmin, ProducerOptions, RecordProducer, RunningConsumer, TopicSpec } from '../kafka/index.js';
+import type { KafkaAdmin, ProducerOptions, RecordProducer, TopicSpec } from '../kafka/index.js';
 import { startLagSampler } from '../observability/consumer-lag.js';
 import type { LagGroup, LagSampler } from '../observability/consumer-lag.js';
 import type { RoleDeps } from './deps.js';
 import { onceStop, runAll } from './service.js';
 import type { Service, ServiceHealth } from './service.js';
 import { carryGroupCommits } from './group-upgrade.js';
+import { startConsumer } from './consumer.js';
+import type { BatchHandler, ConsumerEvents, ConsumerSettings, RunningConsumer } from './consumer.js';
 
 /** What the service has connected, handed to the role's hooks. */
 export interface ConsumerContext {

@@ -1,6 +1,5 @@
-// What the port's ordered consumer (consumer.ts) promises a role.
-import type { InboundRecord, TopicRecords } from './records.js';
-import type { GroupedTransactions } from './transaction.js';
+// What the ordered consumer (consumer.ts) promises a role.
+import type { GroupedTransactions, InboundRecord, TopicRecords } from '../kafka/index.js';
 
 /** One fetched batch of one partition, in offset order. */
 export interface RecordBatch {

@@ -18,8 +18,9 @@
 // events in the ledger as any others; its own commit names the same point or a later one.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { GroupedTransactions, PartitionProgress, createTransactionalProducer, partitionKey } from '../kafka/index.js';
+import { PartitionProgress, createTransactionalProducer, partitionKey } from '../kafka/index.js';
 import type { InboundRecord, KafkaClient, TopicRecords, Transaction, TransactionGroupMember, TransactionOffset, TransactionalProducer } from '../kafka/index.js';
+import { GroupedTransactions } from '../runtime/grouped-transactions.js';
 
 export interface KafkaTransactionsOptions {
   kafka: KafkaClient;

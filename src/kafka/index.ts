@@ -21,5 +21,5 @@ export { heldBytes } from './fetcher.js';
 export { ForeignAssignment } from './foreign-assignment.js';
 export * from './offset-progress.js';
 export { describeProduceError, isRecordRefused } from './produce-errors.js';
-export { DEFAULT_TRANSACTION_TIMEOUT_MS, GroupFencedError, GroupedTransactions, TransactionFencedError, createTransactionalProducer, isFenced } from './transaction.js';
+export { DEFAULT_TRANSACTION_TIMEOUT_MS, GroupFencedError, TransactionFencedError, createTransactionalProducer, isFenced } from './transaction.js';
 export type { Transaction, TransactionGroupMember, TransactionOffset, TransactionalProducer, TransactionalProducerOptions } from './transaction.js';

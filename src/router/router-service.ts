@@ -6,7 +6,7 @@
 import type { Config } from '../config/schema.js';
 import type { Logger } from 'pino';
 import { randomBytes } from 'node:crypto';
-import { GroupedTransactions, MAX_TOPIC_BYTES_PER_SEND, createTopology, createTransactionalProducer } from '../kafka/index.js';
+import { MAX_TOPIC_BYTES_PER_SEND, createTopology, createTransactionalProducer } from '../kafka/index.js';
 import type { TopicEnsurer, TopicNames, TransactionalProducer, Topology } from '../kafka/index.js';
 import { createConsumerService } from '../runtime/consumer-service.js';
 import type { RoleDeps } from '../runtime/deps.js';
@@ -24,6 +24,7 @@ import type { RoutingTable } from './routing-table.js';
 import { ShapingErrorLog } from './shaping-errors.js';
 import { groupPrefixOf, legacyGroupIds, routerGroupId } from '../runtime/group-ids.js';
 import type { CommitPolicy, ConsumerSettings, RecordBatch } from '../runtime/consumer.js';
+import { GroupedTransactions } from '../runtime/grouped-transactions.js';
 
 export type { DeletionHook } from './router-batch.js';
 

@@ -1,5 +1,6 @@
 // What the ordered consumer (consumer.ts) promises a role.
-import type { GroupedTransactions, InboundRecord, TopicRecords } from '../kafka/index.js';
+import type { InboundRecord, TopicRecords } from '../kafka/index.js';
+import type { GroupedTransactions } from './grouped-transactions.js';
 
 /** One fetched batch of one partition, in offset order. */
 export interface RecordBatch {

@@ -19,9 +19,10 @@
 // docs/kafka.md#the-consumer-engine draws it.
 import type { Logger } from 'pino';
 import { ForeignAssignment, GroupReader, assignedTopics, commitUntilDone, committedWithin, heldBytes, isFenced, partitionKey as keyOf, offsetAfter, splitPartitionKey } from '../kafka/index.js';
-import type { Generation, GroupedTransactions, InboundRecord, KafkaClient, TransactionGroupMember } from '../kafka/index.js';
+import type { Generation, InboundRecord, KafkaClient, TransactionGroupMember } from '../kafka/index.js';
 import { CommitMerger } from './commit-merger.js';
 import type { BatchHandler, ConsumerEvents, ConsumerSettings, RecordBatch, RunningConsumer } from './consumer-contract.js';
+import type { GroupedTransactions } from './grouped-transactions.js';
 
 export type { BatchHandler, CommitPolicy, ConsumerEvents, ConsumerSettings, RecordBatch, RunningConsumer } from './consumer-contract.js';
 

@@ -45,7 +45,7 @@ import type { Config } from '../src/config/schema.js';
 import { staticConfigStore } from '../src/config/store.js';
 import { createGatewayService } from '../src/gateway/gateway-service.js';
 import { Producer } from '@platformatic/kafka';
-import { createKafka, topicNames } from '../src/kafka/index.js';
+import { createKafka } from '../src/kafka/index.js';
 import { createMetrics } from '../src/observability/metrics.js';
 import { silentLogger } from '../src/observability/logger.js';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -74,6 +74,7 @@ import {
 import type { BenchAdmin, Broker, ReceiverProcess, Running } from './support.js';
 import { startBare } from './e2e.js';
 import { delivererGroupId, routerGroupId } from '../src/runtime/group-ids.js';
+import { topicNames } from '../src/runtime/topics.js';
 
 const HERE = fileURLToPath(import.meta.url);
 const WRITE_KEY = 'bench-write-key-0001';

@@ -8,9 +8,9 @@ import type { Logger } from 'pino';
 import { retryPolicyOf } from '../config/retry-policy.js';
 import type { CircuitBreakerConfig, Config, DestinationConfig } from '../config/schema.js';
 import { TopicsNotCreatedError } from '../errors.js';
-import { DEFAULT_TRANSACTION_TIMEOUT_MS, createAdmin, createProducer, createTopology } from '../kafka/index.js';
+import { DEFAULT_TRANSACTION_TIMEOUT_MS, createAdmin, createProducer } from '../kafka/index.js';
 import { createCrashLevels } from '../runtime/crash-levels.js';
-import type { InboundRecord, KafkaAdmin, RecordProducer, Topology } from '../kafka/index.js';
+import type { InboundRecord, KafkaAdmin, RecordProducer } from '../kafka/index.js';
 import type { LagSampler } from '../observability/consumer-lag.js';
 import { startLagSampler } from '../observability/consumer-lag.js';
 import type { RoleDeps } from '../runtime/deps.js';
@@ -42,6 +42,8 @@ import { USER_AGENT } from '../version.js';
 import { UrlCircuits } from './url-circuits.js';
 import type { UrlStatus } from './url-circuits.js';
 import { delivererGroupId, legacyGroupIds } from '../runtime/group-ids.js';
+import { createTopology } from '../runtime/topology.js';
+import type { Topology } from '../runtime/topology.js';
 
 export interface DelivererTuning {
   /** How often consumer lag and retry queue depth are sampled. */

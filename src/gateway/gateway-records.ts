@@ -2,8 +2,9 @@
 // rejected ones (or the whole refused body) for `calls.invalid`, all with the same headers.
 import type { InvalidReason } from '../calls/index.js';
 import { HEADER, invalidRecord } from '../kafka/index.js';
-import type { OutboundRecord, RecordHeaders, TopicNames, TopicRecords } from '../kafka/index.js';
+import type { OutboundRecord, RecordHeaders, TopicRecords } from '../kafka/index.js';
 import type { AcceptedCall, RejectedCall } from './ingest.js';
+import type { TopicNames } from '../runtime/topics.js';
 
 /**
  * The headers of the records of one request, in `calls` and (with an `error` added)

@@ -2,7 +2,7 @@
 // (plan-call.ts, plan-deletion.ts), its output gathered in a SendBuffer, sent when the
 // next record would not fit and at the end, and marked done once acknowledged.
 import { HEADER, SendBuffer, headerText, recordBytes } from '../kafka/index.js';
-import type { InboundRecord, RecordProducer, TopicNames } from '../kafka/index.js';
+import type { InboundRecord, RecordProducer } from '../kafka/index.js';
 import type { Metrics } from '../observability/metrics.js';
 import { SpanKind, endSpan, formatTraceparent, startHopSpan, tracingActive } from '../observability/tracing.js';
 import type { Span } from '../observability/tracing.js';
@@ -22,6 +22,7 @@ import { RouterTally } from './router-tally.js';
 import type { RoutingTable } from './routing-table.js';
 import type { ShapingErrorLog } from './shaping-errors.js';
 import type { RecordBatch } from '../runtime/consumer.js';
+import type { TopicNames } from '../runtime/topics.js';
 
 /**
  * Called for every deletion request once its delete bodies are acknowledged and

@@ -6,8 +6,8 @@
 import type { Config } from '../config/schema.js';
 import type { Logger } from 'pino';
 import { randomBytes } from 'node:crypto';
-import { MAX_TOPIC_BYTES_PER_SEND, createTopology, createTransactionalProducer } from '../kafka/index.js';
-import type { TopicEnsurer, TopicNames, TransactionalProducer, Topology } from '../kafka/index.js';
+import { MAX_TOPIC_BYTES_PER_SEND, createTransactionalProducer } from '../kafka/index.js';
+import type { TransactionalProducer } from '../kafka/index.js';
 import { createConsumerService } from '../runtime/consumer-service.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import { onceStop } from '../runtime/service.js';
@@ -25,6 +25,9 @@ import { ShapingErrorLog } from './shaping-errors.js';
 import { groupPrefixOf, legacyGroupIds, routerGroupId } from '../runtime/group-ids.js';
 import type { CommitPolicy, ConsumerSettings, RecordBatch } from '../runtime/consumer.js';
 import { GroupedTransactions } from '../runtime/grouped-transactions.js';
+import { createTopology } from '../runtime/topology.js';
+import type { TopicEnsurer, Topology } from '../runtime/topology.js';
+import type { TopicNames } from '../runtime/topics.js';
 
 export type { DeletionHook } from './router-batch.js';
 

@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { NotStartedError } from '../errors.js';
-import { TopicEnsurer, createAdmin, createProducer } from '../kafka/index.js';
+import { createAdmin, createProducer } from '../kafka/index.js';
 import { createCrashLevels } from './crash-levels.js';
 import type { KafkaAdmin, ProducerOptions, RecordProducer, TopicSpec } from '../kafka/index.js';
 import { startLagSampler } from '../observability/consumer-lag.js';
@@ -16,6 +16,7 @@ import type { Service, ServiceHealth } from './service.js';
 import { carryGroupCommits } from './group-upgrade.js';
 import { startConsumer } from './consumer.js';
 import type { BatchHandler, ConsumerEvents, ConsumerSettings, RunningConsumer } from './consumer.js';
+import { TopicEnsurer } from './topology.js';
 
 /** What the service has connected, handed to the role's hooks. */
 export interface ConsumerContext {

@@ -1,6 +1,6 @@
 // `switchyard dlq list --destination ID [--since TIME] [--until TIME] [--limit N]`: reads
 // the dead letters without consuming them.
-import { createAdmin, createTopology } from '../../kafka/index.js';
+import { createAdmin } from '../../kafka/index.js';
 import type { RoleDeps } from '../../runtime/deps.js';
 import { runAll } from '../../runtime/service.js';
 import { OldestLetters, compareByTime, inTimeRange, readDeadLetter } from './dead-letters.js';
@@ -9,6 +9,7 @@ import { isDone } from './replay-ledger.js';
 import { forgetGroup, readReplayLedgers, replayGroups } from './replay.js';
 import { dlqListGroupId } from '../../runtime/group-ids.js';
 import { scanTopic } from './scan-topic.js';
+import { createTopology } from '../../runtime/topology.js';
 
 export interface ListOptions {
   destinationId: string;

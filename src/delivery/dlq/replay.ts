@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../../config/schema.js';
 import { ReplayLedgerFullError } from '../../errors.js';
-import { createAdmin, createProducer, createTopology } from '../../kafka/index.js';
+import { createAdmin, createProducer } from '../../kafka/index.js';
 import type { KafkaAdmin, OutboundRecord, RecordProducer } from '../../kafka/index.js';
 import type { RoleDeps } from '../../runtime/deps.js';
 import { runAll } from '../../runtime/service.js';
@@ -17,6 +17,7 @@ import { legacyGroupIds, replayDryRunGroupId, replayGroupId } from '../../runtim
 import { carryGroupCommits, readCommitsAcross } from '../../runtime/group-upgrade.js';
 import { scanTopic } from './scan-topic.js';
 import type { ScannedBatch } from './scan-topic.js';
+import { createTopology } from '../../runtime/topology.js';
 
 export interface ReplayOptions {
   destinationId: string;

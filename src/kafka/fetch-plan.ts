@@ -65,18 +65,6 @@ export interface PlanInput {
   readonly sharing: number;
 }
 
-/** The input for `leader` from every partition, in one walk (fetch-positions.ts keeps it as it goes). */
-export function planInput(all: readonly PlanPartition[], leader: number): PlanInput {
-  const active: PlanPartition[] = [];
-  const empty: PlanPartition[] = [];
-  let sharing = 0;
-  for (const p of all) {
-    if (p.held > 0 || p.hasRecords !== false) sharing += 1;
-    if (p.leader === leader) (p.hasRecords === false ? empty : active).push(p);
-  }
-  return { active, empty, sharing };
-}
-
 /**
  * The next request to the leader of `input`, or undefined when none of its partitions
  * may be asked for now. `outstanding`: the bytes held by every partition plus what the

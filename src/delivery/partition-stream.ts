@@ -9,8 +9,9 @@
 // fetch, the hand-over, and the pause and resume of single partitions (a full queue, a
 // retry not yet due) without stopping the fetch loop.
 import type { Logger } from 'pino';
-import { ForeignAssignment, GroupReader, PartitionProgress, assignedTopics, committedWithin, heldBytes as heldBytesOf, partitionKey as keyOf, splitPartitionKey as splitKey } from '../kafka/index.js';
+import { GroupReader, PartitionProgress, assignedTopics, committedWithin, heldBytes as heldBytesOf, partitionKey as keyOf, splitPartitionKey as splitKey } from '../kafka/index.js';
 import type { Generation, InboundRecord, KafkaAdmin, KafkaClient, TransactionGroupMember } from '../kafka/index.js';
+import { ForeignAssignment } from '../runtime/foreign-assignment.js';
 import { StreamProgress } from './stream-progress.js';
 import type { PartitionCommit } from './stream-progress.js';
 import { findOlderCommits, logCarried } from '../runtime/group-upgrade.js';
@@ -128,7 +129,7 @@ export interface PartitionStream<L extends StreamCommits = StreamCommits> {
   /**
    * Why the member is not ready although joined: its latest assignment held partitions
    * of topics it does not read (a group id shared with another deployment;
-   * foreign-assignment.ts). Undefined while the assignment is its own.
+   * src/runtime/foreign-assignment.ts). Undefined while the assignment is its own.
    */
   assignmentProblem(): string | undefined;
   /**

@@ -16,7 +16,6 @@ export { partitionKey, splitPartitionKey } from './partition-key.js';
 export { GroupReader, assignedTopics, committedWithin } from './group-reader.js';
 export type { Generation } from './membership.js';
 export { heldBytes } from './fetcher.js';
-export { ForeignAssignment } from './foreign-assignment.js';
 export * from './offset-progress.js';
 export { describeProduceError, isRecordRefused } from './produce-errors.js';
 export { DEFAULT_TRANSACTION_TIMEOUT_MS, GroupFencedError, TransactionFencedError, createTransactionalProducer, isFenced } from './transaction.js';

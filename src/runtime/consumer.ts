@@ -18,9 +18,10 @@
 // - a failed batch drops what is queued and joins again, reading from the commits.
 // docs/kafka.md#the-consumer-engine draws it.
 import type { Logger } from 'pino';
-import { ForeignAssignment, GroupReader, assignedTopics, commitUntilDone, committedWithin, heldBytes, isFenced, partitionKey as keyOf, offsetAfter, splitPartitionKey } from '../kafka/index.js';
+import { GroupReader, assignedTopics, commitUntilDone, committedWithin, heldBytes, isFenced, partitionKey as keyOf, offsetAfter, splitPartitionKey } from '../kafka/index.js';
 import type { Generation, InboundRecord, KafkaClient, TransactionGroupMember } from '../kafka/index.js';
 import { CommitMerger } from './commit-merger.js';
+import { ForeignAssignment } from './foreign-assignment.js';
 import type { BatchHandler, ConsumerEvents, ConsumerSettings, RecordBatch, RunningConsumer } from './consumer-contract.js';
 import type { GroupedTransactions } from './grouped-transactions.js';
 

@@ -6,7 +6,7 @@
 // the failed answers so far (attempt-history.ts). The promise resolves once the broker
 // acknowledged that write; only then is the message finished.
 import type { Logger } from 'pino';
-import { HEADER, headerText } from '../kafka/index.js';
+import { headerText } from '../kafka/index.js';
 import type { InboundRecord, RecordHeaders, RecordProducer } from '../kafka/index.js';
 import type { DeliveryCounters } from './delivery-counters.js';
 import type { PreparedDestination } from './destination-settings.js';
@@ -18,6 +18,7 @@ import { deadLetterHeaders, describeFailures, retryHeaders } from './envelope.js
 import type { EventSummary, UrlResult } from './fan-out.js';
 import { planNextStep } from './retry-schedule.js';
 import type { RetryPolicy } from './retry-schedule.js';
+import { HEADER } from '../runtime/headers.js';
 
 export interface RetryOrDeadLetterOptions {
   destinationId: string;

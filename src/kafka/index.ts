@@ -5,8 +5,6 @@ export * from './records.js';
 export * from './send-buffer.js';
 export * from './producer.js';
 export * from './admin.js';
-export * from './headers.js';
-export * from './invalid-record.js';
 export type { TopicSpec } from './ensure-topics.js';
 export { commitUntilDone, isGenerationLost, isRetriable } from './commit.js';
 export * from './read-to-end.js';

@@ -7,7 +7,7 @@
 import { compatibilityPartitioner } from '@platformatic/kafka';
 import type { KafkaClient } from './client.js';
 import { decodeRecords } from './fetcher.js';
-import type { RawHeaders } from './headers.js';
+import type { RawHeaders } from './records.js';
 import { ERROR, KafkaAnswerError, Wire } from './wire.js';
 
 /** A record as a read gives it, here and in the scans of src/delivery/dlq/scan-topic.ts. */

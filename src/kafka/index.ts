@@ -6,7 +6,7 @@ export * from './send-buffer.js';
 export * from './producer.js';
 export * from './admin.js';
 export type { TopicSpec } from './ensure-topics.js';
-export { commitUntilDone, isGenerationLost, isRetriable } from './commit.js';
+export { errorChain, errorTypes, isGenerationLost, isRetriable } from './commit.js';
 export * from './read-to-end.js';
 export * from './key-scan.js';
 export { partitionKey, splitPartitionKey } from './partition-key.js';
@@ -15,6 +15,5 @@ export { GroupReader, assignedTopics, committedWithin } from './group-reader.js'
 export type { Generation } from './membership.js';
 export { heldBytes } from './fetcher.js';
 export * from './offset-progress.js';
-export { describeProduceError, isRecordRefused } from './produce-errors.js';
 export { DEFAULT_TRANSACTION_TIMEOUT_MS, GroupFencedError, TransactionFencedError, createTransactionalProducer, isFenced } from './transaction.js';
 export type { Transaction, TransactionGroupMember, TransactionOffset, TransactionalProducer, TransactionalProducerOptions } from './transaction.js';

@@ -9,8 +9,8 @@
 //   fetcher's byte budget bounds what waits;
 // - a batch's commit names the record after its last one marked done (past the
 //   fetch's skipped control records when that is the last one fetched), and is retried
-//   until done while the partition is ours (src/kafka/commit.ts); commits of batches that finish
-//   together leave as one request (commit-merger.ts);
+//   until done while the partition is ours (commit-until-done.ts); commits of batches
+//   that finish together leave as one request (commit-merger.ts);
 // - a new generation starts every assigned partition from its last commit, else from
 //   the start `fromBeginning` names; the batches in hand finish and commit for the
 //   generation that gave them (accepted until the next join completes); a group that
@@ -18,12 +18,13 @@
 // - a failed batch drops what is queued and joins again, reading from the commits.
 // docs/kafka.md#the-consumer-engine draws it.
 import type { Logger } from 'pino';
-import { GroupReader, assignedTopics, commitUntilDone, committedWithin, heldBytes, isFenced, partitionKey as keyOf, offsetAfter, splitPartitionKey } from '../kafka/index.js';
+import { GroupReader, assignedTopics, committedWithin, heldBytes, isFenced, partitionKey as keyOf, offsetAfter, splitPartitionKey } from '../kafka/index.js';
 import type { Generation, InboundRecord, KafkaClient, TransactionGroupMember } from '../kafka/index.js';
 import { CommitMerger } from './commit-merger.js';
 import { ForeignAssignment } from './foreign-assignment.js';
 import type { BatchHandler, ConsumerEvents, ConsumerSettings, RecordBatch, RunningConsumer } from './consumer-contract.js';
 import type { GroupedTransactions } from './grouped-transactions.js';
+import { commitUntilDone } from './commit-until-done.js';
 
 export type { BatchHandler, CommitPolicy, ConsumerEvents, ConsumerSettings, RecordBatch, RunningConsumer } from './consumer-contract.js';
 

@@ -1,13 +1,10 @@
 // The fetcher's bookkeeping (fetcher.ts), pure: each partition's position and epoch,
 // the bytes its owner holds, whether it is paused or in a request; which request goes
-// to a leader next (fetch-plan.ts), and whether an answer still counts. An answer
-// counts only for a partition still here with the epoch it was asked with: a partition
-// assigned anew, sought or removed since moves by nothing that was asked before.
-// It keeps each leader's partitions split by whether they are at their end, the bytes
-// held and how many partitions share the budget as they change, so that planning walks
-// only what it may ask for (fetch-plan.ts). test/unit/kafka/fetch-plan.test.ts drives it
-// with random pauses, releases, rebalances and late answers, and checks those against a
-// full walk.
+// to a leader next (fetch-plan.ts), and whether an answer still counts (only for a
+// partition still here with the epoch it was asked with). It keeps each leader's
+// partitions split by whether they are at their end, and the budget's sums, as they
+// change, so that planning walks only what it may ask for; fetch-plan.test.ts checks
+// that against a full walk under random pauses, releases, rebalances and late answers.
 import { planFetch } from './fetch-plan.js';
 import type { FetchPlan, PlanInput, PlanPartition, PlanSettings } from './fetch-plan.js';
 
@@ -79,10 +76,6 @@ export class FetchPositions {
   inputOf(leader: number, withEmpty: boolean): PlanInput {
     const mine = this.byLeader.get(leader);
     return { active: mine === undefined ? [] : [...mine.active], empty: mine === undefined || !withEmpty ? [] : [...mine.empty], sharing: this.sharing };
-  }
-
-  get size(): number {
-    return this.partitions.size;
   }
 
   /** A new partition at `position`; false when it is here already (the caller seeks it). */

@@ -16,7 +16,6 @@ import type { InboundRecord, RecordHeaders } from './records.js';
 import { ERROR, errorName } from './wire.js';
 import type { FetchAnswerPartition, Wire } from './wire.js';
 
-
 /** A record's share of the budget: its bytes plus what holding it costs besides (objects, strings). */
 export function heldBytes(record: InboundRecord): number {
   let size = 600 + (record.key?.length ?? 0) + (record.value?.length ?? 0);
@@ -107,10 +106,6 @@ export class Fetcher {
     this.partitions.remove(keyOf(topic, partition));
   }
 
-  has(topic: string, partition: number): boolean {
-    return this.partitions.get(keyOf(topic, partition)) !== undefined;
-  }
-
   /** The partition's position (the next offset it will fetch). */
   position(topic: string, partition: number): bigint | undefined {
     return this.partitions.get(keyOf(topic, partition))?.position;
@@ -151,23 +146,6 @@ export class Fetcher {
     }
   }
 
-  /** The bytes held by the owner, and how many partitions hold some. */
-  holding(): { bytes: number; partitions: number } {
-    let bytes = 0;
-    let partitions = 0;
-    for (const p of this.partitions.values()) {
-      bytes += p.held;
-      if (p.held > 0) partitions += 1;
-    }
-    return { bytes, partitions };
-  }
-
-  /** Whether the fetcher waits on nothing but the broker: no partition paused. */
-  anyPaused(): boolean {
-    for (const p of this.partitions.values()) if (p.paused) return true;
-    return false;
-  }
-
   async stop(): Promise<void> {
     this.running = false;
     this.wakeAll();
@@ -193,10 +171,7 @@ export class Fetcher {
     }
     for (const leader of new Set([...this.partitions.values()].map((p) => p.leader))) {
       if (leader < 0 || this.loops.has(leader)) continue;
-      this.loops.set(
-        leader,
-        this.runLeader(leader).finally(() => this.loops.delete(leader)),
-      );
+      this.loops.set(leader, this.runLeader(leader).finally(() => this.loops.delete(leader)));
     }
     this.wakeAll();
   }

@@ -1,10 +1,8 @@
-// The consumer engine's membership: one member of a consumer group (eager rebalance
-// protocol, as every client of the port had it): find the coordinator, join, sync,
-// heartbeat, leave, and a generation per assignment. The member gives its partitions
-// up before every new join (`revoking`: the owner commits what finished while the
-// generation still holds), and hears of each new assignment (`assigned`). Its leader
-// spreads each topic's partitions over the members that subscribe to it (assignPartitions).
-// docs/kafka.md#the-consumer-engine draws it beside the fetcher and the committer.
+// The consumer engine's membership (docs/kafka.md#the-consumer-engine): one member of a
+// consumer group, eager rebalance protocol: find the coordinator, join, sync, heartbeat,
+// leave, a generation per assignment. The member gives its partitions up before every
+// new join (`revoking`: the owner commits what finished while the generation still
+// holds). Its leader spreads each topic's partitions over the members that read it.
 import { decodeConsumerProtocolAssignment, decodeConsumerProtocolSubscription, encodeConsumerProtocolAssignment, encodeConsumerProtocolSubscription } from '@platformatic/kafka';
 import type { Logger } from 'pino';
 import { ERROR, KafkaAnswerError } from './wire.js';
@@ -50,9 +48,7 @@ export interface MembershipEvents {
 const PROTOCOLS = ['roundrobin', 'RoundRobinAssigner'] as const;
 
 /** The backoff of a failed join: 200 ms doubling up to 5 s. */
-function backoff(attempt: number): number {
-  return Math.min(5_000, 200 * 2 ** Math.min(attempt, 5));
-}
+const backoff = (attempt: number): number => Math.min(5_000, 200 * 2 ** Math.min(attempt, 5));
 
 /**
  * The leader's assignment: every partition of each topic to one of the members that
@@ -144,12 +140,8 @@ export class GroupMembership {
     while (this.running) {
       try {
         const joined = await this.joinOnce();
-        if (!joined) {
-          attempt = 0;
-          continue;
-        }
         attempt = 0;
-        await this.beat();
+        if (joined) await this.beat();
       } catch (error) {
         const wait = backoff(attempt++);
         this.coordinator = undefined;
@@ -205,10 +197,7 @@ export class GroupMembership {
     return true;
   }
 
-  /**
-   * Whether an error code of a join or sync calls for another join at once (true), or
-   * for none (false: no error). Any other code is thrown (the loop waits, then joins).
-   */
+  /** Whether a join's or sync's error code calls for another join at once (false: no error); any other code is thrown (the loop waits, then joins). */
   private retryJoin(errorCode: number, what: string): boolean {
     switch (errorCode) {
       case ERROR.NONE:
@@ -224,10 +213,8 @@ export class GroupMembership {
       case ERROR.COORDINATOR_NOT_AVAILABLE:
       case ERROR.COORDINATOR_LOAD_IN_PROGRESS:
         this.coordinator = undefined;
-        throw new KafkaAnswerError(errorCode, `${what} consumer group ${this.settings.groupId}`);
-      default:
-        throw new KafkaAnswerError(errorCode, `${what} consumer group ${this.settings.groupId}`);
     }
+    throw new KafkaAnswerError(errorCode, `${what} consumer group ${this.settings.groupId}`);
   }
 
   private async findCoordinator(): Promise<number> {
@@ -267,10 +254,7 @@ export class GroupMembership {
     }));
   }
 
-  /**
-   * Heartbeats until the generation ends: a rebalance, a lost membership, new topics,
-   * leave(), or no answer for a whole session.
-   */
+  /** Heartbeats until the generation ends: a rebalance, a lost membership, new topics, leave(), or no answer for a whole session. */
   private async beat(): Promise<void> {
     const { groupId, heartbeatIntervalMs, sessionTimeoutMs } = this.settings;
     let lastAnswer = Date.now();

@@ -9,6 +9,7 @@
 // generation id, member id and group instance id (KIP-447: the group coordinator refuses
 // the offsets of a member the group has moved past, so a zombie's transaction cannot
 // commit) and the commit's metadata (the `sy1:` runs of offset-progress.ts).
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Producer as PlatformaticProducer, compatibilityPartitioner } from '@platformatic/kafka';
 import type { KafkaClient } from './client.js';
 import { errorTypes, isRetriable } from './commit.js';
@@ -159,12 +160,8 @@ class OpenTransaction implements Transaction {
     });
   }
 
-  private get transactionalId(): string {
-    return this.host.transactionalId;
-  }
-
   private live(what: string): void {
-    if (this.ended) throw new Error(`cannot ${what}: the transaction of "${this.transactionalId}" has already ended (a bug in the caller)`);
+    if (this.ended) throw new Error(`cannot ${what}: the transaction of "${this.host.transactionalId}" has already ended (a bug in the caller)`);
   }
 
   async send(records: readonly TopicRecords[]): Promise<void> {
@@ -174,7 +171,7 @@ class OpenTransaction implements Transaction {
     try {
       await this.queue.send(records);
     } catch (error) {
-      throw fencedError(this.transactionalId, error);
+      throw fencedError(this.host.transactionalId, error);
     }
   }
 
@@ -193,12 +190,8 @@ class OpenTransaction implements Transaction {
       });
       this.groups.add(member.groupId);
     }
-    const topics = new Map<string, { partition: number; offset: bigint; metadata: string | null }[]>();
-    for (const o of offsets) {
-      let list = topics.get(o.topic);
-      if (list === undefined) topics.set(o.topic, (list = []));
-      list.push({ partition: o.partition, offset: o.offset, metadata: o.metadata });
-    }
+    const topics = new Map<string, TransactionOffset[]>();
+    for (const o of offsets) topics.set(o.topic, [...(topics.get(o.topic) ?? []), o]);
     let node = member.coordinator;
     await retrying(`committing the offsets of group "${member.groupId}" in the transaction of "${transactionalId}"`, async () => {
       node ??= await coordinator(wire, member.groupId, COORDINATOR_OF.group);
@@ -232,7 +225,7 @@ class OpenTransaction implements Transaction {
       await this.inner.commit();
     } catch (error) {
       await this.abortQuietly();
-      throw fencedError(this.transactionalId, error);
+      throw fencedError(this.host.transactionalId, error);
     }
   }
 
@@ -337,8 +330,4 @@ async function retrying(what: string, request: () => Promise<number>): Promise<v
     if (!again || attempt >= ATTEMPTS) throw new KafkaAnswerError(code, what);
     await sleep(RETRY_MS);
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

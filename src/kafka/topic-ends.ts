@@ -7,6 +7,7 @@
 // NOTE: @platformatic/kafka's Admin cannot do the last one: alterConsumerGroupOffsets
 // drops the metadata, which holds the committer's progress (offset-progress.ts).
 import type { PartitionEnds } from '../observability/consumer-lag.js';
+import { commitOffsets } from './committer.js';
 import { ERROR, KafkaAnswerError } from './wire.js';
 import type { Wire } from './wire.js';
 
@@ -19,11 +20,7 @@ const PARTITIONS_PER_OFFSET_FETCH = 2_000;
 const LATEST = -1n;
 const EARLIEST = -2n;
 
-/**
- * NOTE: read committed: the "high watermark" of a partition
- * with an open transaction is its last stable offset, what a consumer of the port can
- * read up to, so a lag never counts records nobody can read yet.
- */
+/** NOTE: read committed: the high watermark of a partition with an open transaction is its last stable offset, so a lag never counts records nobody can read yet. */
 const READ_COMMITTED = 1;
 
 export interface TopicEnds {
@@ -35,10 +32,9 @@ export interface TopicEnds {
   /** The group's commits (offset, metadata) of exactly these partitions, with no metadata request. */
   committedOffsets(groupId: string, partitions: readonly { topic: string; partitions: readonly number[] }[]): Promise<GroupCommits>;
   /**
-   * Commits offsets and metadata for a group that has no member (generation -1, no
-   * member id: what Kafka calls a simple consumer's commit). The broker refuses it while
-   * the group has members (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION or REBALANCE_IN_PROGRESS:
-   * a KafkaAnswerError of that `type`).
+   * Commits offsets and metadata for a group that has no member (generation -1: a simple
+   * consumer's commit). The broker refuses it while the group has members (a
+   * KafkaAnswerError of type UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION or REBALANCE_IN_PROGRESS).
    */
   commitOffsets(groupId: string, commits: GroupCommits): Promise<void>;
 }
@@ -82,21 +78,9 @@ export function createTopicEnds(wire: Wire): TopicEnds {
       return commits;
     },
     async commitOffsets(groupId, commits) {
-      const topics = commits.filter((t) => t.partitions.length > 0);
-      if (topics.length === 0) return;
-      const nodeId = await coordinatorOf(groupId);
-      const answer = await wire.offsetCommit(
-        nodeId,
-        groupId,
-        -1,
-        '',
-        topics.map((t) => ({ topic: t.topic, partitions: t.partitions.map((p) => ({ partition: p.partition, offset: BigInt(p.offset), metadata: p.metadata })) })),
-      );
-      for (const t of answer.topics) {
-        for (const p of t.partitions) {
-          if (p.errorCode !== ERROR.NONE) throw new KafkaAnswerError(p.errorCode, `committing the offsets of consumer group "${groupId}" (partition ${p.partitionIndex} of topic "${t.name}")`);
-        }
-      }
+      const entries = commits.flatMap(({ topic, partitions }) => partitions.map((p) => ({ topic, ...p })));
+      if (entries.length === 0) return;
+      await commitOffsets(wire, groupId, { coordinator: await coordinatorOf(groupId), id: -1, memberId: '' }, entries);
     },
   };
 }
@@ -148,9 +132,7 @@ function partitionsByLeader(
     const perLeader = new Map<number, number[]>();
     for (const { partition, leader } of metadata.partitions) {
       if (leader < 0) throw new Error(`partition ${partition} of topic "${topic}" has no leader right now; its log ends are asked again at the next sample`);
-      const list = perLeader.get(leader);
-      if (list === undefined) perLeader.set(leader, [partition]);
-      else list.push(partition);
+      perLeader.set(leader, [...(perLeader.get(leader) ?? []), partition]);
     }
     for (const [leader, partitions] of perLeader) {
       const list = byLeader.get(leader);

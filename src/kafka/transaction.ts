@@ -191,7 +191,11 @@ class OpenTransaction implements Transaction {
       this.groups.add(member.groupId);
     }
     const topics = new Map<string, TransactionOffset[]>();
-    for (const o of offsets) topics.set(o.topic, [...(topics.get(o.topic) ?? []), o]);
+    for (const o of offsets) {
+      const list = topics.get(o.topic);
+      if (list === undefined) topics.set(o.topic, [o]);
+      else list.push(o);
+    }
     let node = member.coordinator;
     await retrying(`committing the offsets of group "${member.groupId}" in the transaction of "${transactionalId}"`, async () => {
       node ??= await coordinator(wire, member.groupId, COORDINATOR_OF.group);

@@ -41,10 +41,9 @@ export function isGenerationLost(error: unknown): boolean {
 }
 
 /**
- * Whether another try may succeed: the runtimes mark such errors of their own
- * `retriable`, wire.ts and @platformatic/kafka `canRetry` (on the error, a cause or an
- * aggregated error); a
- * timeout of either is one too. Anything else is not.
+ * Whether another try may succeed: errors marked `retriable` (the runtimes') or
+ * `canRetry` (wire.ts's, @platformatic/kafka's), on the error, a cause or an aggregated
+ * error, and the client's timeouts and network errors. Anything else is not.
  */
 export function isRetriable(error: unknown): boolean {
   return errorChain(error).some((e) => {

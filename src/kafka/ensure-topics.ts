@@ -8,12 +8,10 @@ export interface TopicSpec {
   compacted?: boolean;
 }
 
-// NOTE: right after a create, a busy broker can answer metadata requests for the new
-// topics with UNKNOWN_TOPIC_OR_PARTITION or LEADER_NOT_AVAILABLE (a client's own wait
-// for leaders, as kafkajs's createTopics had, gives up on the first). A produce that races
-// the leader election fails with errors a client's bounded retries may not outlast
-// (with the idempotent producer we once used it tripped OUT_OF_ORDER_SEQUENCE_NUMBER).
-// So the wait for leaders is done here, patiently, until each new partition's leader answers.
+// NOTE: right after a create, a busy broker can answer metadata for the new topics with
+// UNKNOWN_TOPIC_OR_PARTITION or LEADER_NOT_AVAILABLE, and a produce that races the leader
+// election fails with errors a client's bounded retries may not outlast. So the wait for
+// leaders is done here, patiently, until each new partition's leader answers.
 const LEADER_WAIT_MS = 30_000;
 const LEADER_POLL_MS = 100;
 

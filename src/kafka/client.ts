@@ -1,16 +1,11 @@
-// The connection configuration every role is handed (KafkaClient): the port makes its
-// producers, consumers and admin clients on @platformatic/kafka from it
-// (platformatic-client.ts holds the connection options they share).
+// The connection configuration every role is handed (KafkaClient), from which the port
+// makes its producers, consumers and admin clients (platformatic-client.ts).
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 
 export type KafkaSettings = Config['kafka'];
 
-/**
- * A connection configuration to the cluster (no connection of its own): what the
- * composition root hands every role, from which the port makes producers, consumers
- * and admin clients. Opaque outside src/kafka/.
- */
+/** A connection configuration to the cluster (no connection of its own); opaque outside src/kafka/. */
 export interface KafkaClient {
   readonly settings: KafkaSettings;
   readonly logger: Logger;
@@ -39,12 +34,9 @@ export function isKafkaClientError(error: unknown): boolean {
  * How long a consumer group waits for a member that stopped heartbeating before it
  * hands that member's partitions to the others, for every consumer of the port.
  *
- * NOTE: kafkajs's default is 30 s, so after a SIGKILL (or an OOM kill) the router's or
- * a destination's partitions stalled for 30 s: the replacement cannot join until the
- * dead member's session expires (found by the chaos harness). 10 s with a heartbeat
- * every 3 s keeps that stall short and still rides out a couple of lost heartbeats
- * (the broker's floor, group.min.session.timeout.ms, is 6 s by default). The membership
- * heartbeats on a timer of its own, whatever the batches do (membership.ts).
+ * NOTE: with kafkajs's 30 s, a SIGKILL stalled the dead member's partitions for 30 s
+ * (chaos harness). 10 s, a heartbeat every 3 s on the membership's own timer, keeps that
+ * short and rides out a couple of lost heartbeats (the broker's floor is 6 s).
  */
 export const CONSUMER_SESSION_TIMEOUT_MS = 10_000;
 export const CONSUMER_HEARTBEAT_INTERVAL_MS = 3_000;

@@ -1,17 +1,10 @@
 // What a failed Kafka request says: the broker's error names, whether the member's
 // generation is over, whether another try may succeed.
 
-/**
- * Broker answers that mean this member's generation is over: its commit can never
- * succeed; the member rejoins the group and reads again from the last commit.
- */
+/** Answers that mean the member's generation is over: its commit can never succeed; it rejoins and reads from the last commit. */
 const GENERATION_LOST = new Set(['REBALANCE_IN_PROGRESS', 'ILLEGAL_GENERATION', 'UNKNOWN_MEMBER_ID', 'FENCED_INSTANCE_ID']);
 
-/**
- * An error and the errors it wraps: its `cause` chain and, for an aggregate (how
- * @platformatic/kafka reports a request that failed on several tries or brokers), its
- * `errors`; a few levels deep.
- */
+/** An error and those it wraps, a few levels deep: its `cause` chain and an aggregate's `errors` (@platformatic/kafka's retries). */
 export function errorChain(error: unknown): object[] {
   const found: object[] = [];
   const walk = (e: unknown, depth: number): void => {

@@ -125,11 +125,7 @@ export class FetchPositions {
     return total;
   }
 
-  /**
-   * The next request to `leader` (planFetch), its partitions marked in flight; undefined
-   * when none may be asked for now. The leader's partitions are walked least recently
-   * asked first, so the budget that runs short goes to the others next time.
-   */
+  /** The next request to `leader` (planFetch), its partitions in flight; walked least recently asked first, so a short budget goes to the others next time. */
   send(leader: number, pollEmpty: boolean): SentRequest | undefined {
     const plan = planFetch(this.inputOf(leader, pollEmpty), this.settings, this.outstanding(), pollEmpty);
     if (plan === undefined) return undefined;
@@ -163,11 +159,7 @@ export class FetchPositions {
     for (const { partition, epoch } of asked) if (partition.epoch === epoch) partition.inFlight = false;
   }
 
-  /**
-   * A counted answer of `p` asked at `from`: decoded up to `next`, `held` bytes handed
-   * over, the log ending at `end`. Returns whether it was truncated (nothing came although
-   * the log holds more: a batch larger than the partition's limit; asked for alone next).
-   */
+  /** A counted answer of `p` asked at `from`, decoded up to `next`, the log ending at `end`: whether it was truncated (asked for alone next). */
   answered(p: FetchPartition, from: bigint, next: bigint, end: bigint, held: number): boolean {
     p.alone = next === from && end > from;
     p.position = next;

@@ -78,11 +78,7 @@ export class GroupReader {
   }
 }
 
-/**
- * The fetch of a group member that reads committed transactions' records only
- * (docs/kafka.md#the-consumer-engine) within `budgetBytes`: no partition's share and no
- * answer larger than the budget.
- */
+/** The fetch of a member that reads committed records only, within `budgetBytes` (no share and no answer larger). */
 export function committedWithin(budgetBytes: number, limits: { partitionBytes: number; requestBytes: number; pollWaitMs(): number; emptyPollMs: number; minBytes?: number }): FetcherSettings {
   const { partitionBytes, requestBytes, pollWaitMs, emptyPollMs, minBytes = 1 } = limits;
   return { isolation: 1, budgetBytes, maxPartitionBytes: Math.min(partitionBytes, budgetBytes), maxRequestBytes: Math.min(requestBytes, budgetBytes), pollWaitMs, emptyPollMs, minBytes };

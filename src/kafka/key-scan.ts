@@ -70,10 +70,9 @@ const EARLIEST = -2;
 const ISOLATION = 1;
 
 /**
- * Bytes of one fetch (one partition). NOTE: large, so that a window of 100,000 records
- * takes a few dozen requests, yet each answer is decoded in one piece, so bounded: a
- * trace served on a role's admin port holds that process's event loop for as long as one
- * answer takes to decode (docs/benchmarks.md#figures-behind-the-code).
+ * Bytes of one fetch (one partition). NOTE: large, so a window of 100,000 records takes
+ * a few dozen requests; bounded, since a trace on a role's admin port holds its event
+ * loop while one answer decodes (docs/benchmarks.md#figures-behind-the-code).
  */
 const PARTITION_FETCH_BYTES = 4 * 1024 * 1024;
 

@@ -39,12 +39,7 @@ export interface MembershipEvents {
   trouble?(error: Error, retryInMs: number): void;
 }
 
-/**
- * The protocols the member offers: both round-robin names in use by the port's earlier
- * clients (kafkajs's and @platformatic/kafka's), so that members of an older release and
- * of this one form one group during a rolling upgrade. Either one's assignment is
- * assignPartitions' whoever leads.
- */
+/** Both round-robin names of the port's earlier clients (kafkajs's, @platformatic/kafka's): old and new members form one group during a rolling upgrade. */
 const PROTOCOLS = ['roundrobin', 'RoundRobinAssigner'] as const;
 
 /** The backoff of a failed join: 200 ms doubling up to 5 s. */
@@ -232,9 +227,8 @@ export class GroupMembership {
     const wanted = [...new Set([...subscriptions.values()].flat())];
     const counts = new Map<string, number>();
     // NOTE: a topic just made may be missing from the metadata for a moment: asked again
-    // (up to about 2 s) rather than assigned without its partitions. An assignment without
-    // them and the next one with them took the partitions away from their member and gave
-    // them back: records in flight then were delivered again (a destination added by a reload).
+    // (up to about 2 s), since an assignment without its partitions and the next with them
+    // moved them away and back, and records in flight were delivered again.
     for (let attempt = 0; wanted.length > 0; attempt++) {
       const metadata = await this.wire.metadata(wanted);
       let missing = 0;

@@ -93,12 +93,9 @@ export function toPlatformaticMessage(topic: string, record: OutboundRecord): Me
  * The records of one send in this client's shape, in order.
  *
  * NOTE: the router adds the same record object to every destination's topic; in a send
- * to several topics it is converted once (its key, value, headers Map, timestamp and key
- * hash shared by the copies: this client only reads them), not once per topic: each
- * conversion makes a headers Map and a Buffer per header name, and the router writes
- * four headers to three or more topics per call. A send to one topic (the gateway's)
- * converts each record directly: there the lookup table only costs (measured with
- * `npm run bench -- gateway`).
+ * to several topics it is converted once, its parts and key hash shared by the copies
+ * (this client only reads them), not once per topic. A send to one topic (the gateway's)
+ * converts each record directly: there the lookup only costs (`npm run bench -- gateway`).
  */
 export function toPlatformaticMessages(records: readonly TopicRecords[]): MessageToProduce[] {
   const messages: MessageToProduce[] = [];

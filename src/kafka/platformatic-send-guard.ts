@@ -20,13 +20,11 @@ export function unusableTopics(topics: readonly string[], metadata: SendMetadata
 
 /**
  * NOTE: @platformatic/kafka 2.12's producer takes each topic of a send from its metadata
- * answer without checking that it is there. During a broker restart an answer lacked a
- * topic (or its leaders): `partitionsCount` of undefined threw a TypeError inside a
- * callback, an uncaught exception that ended the router (full chaos profile; upstream
- * platformatic/kafka#109). This wraps the client's own metadata lookup, found by its
- * symbol's name, so that such an answer fails the send with a retriable error, after
- * dropping the cached metadata so that the next try asks the broker again. Returns
- * whether the client had the lookup this guard knows.
+ * answer unchecked: during a broker restart an answer lacking a topic (or its leaders)
+ * threw a TypeError inside a callback, an uncaught exception that ended the router
+ * (chaos harness; platformatic/kafka#109). This wraps the client's metadata lookup,
+ * found by its symbol's name: such an answer fails the send with a retriable error and
+ * drops the cached metadata. Returns whether the client had the lookup.
  */
 export function guardSendMetadata(client: object): boolean {
   let symbol: symbol | undefined;

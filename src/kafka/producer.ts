@@ -34,21 +34,14 @@ export interface ProducerOptions {
   maxTopicBytesPerSend?: number;
   /** How long the broker may take to acknowledge one request (the produce request's timeout). Default 30 s. */
   ackTimeoutMs?: number;
-  /**
-   * An idempotent producer (the broker drops a retried batch it already stored). Only for
-   * a Kafka destination's topic (src/delivery/kafka-sender.ts), where a duplicate is a
-   * record a consumer reads twice; every other role keeps the default, false (see below).
-   */
+  /** An idempotent producer: only for a Kafka destination's topic (src/delivery/kafka-sender.ts); every other writer keeps false (see below). */
   idempotent?: boolean;
 }
 
 export interface SendOptions {
   /** Fail with SendTimeoutError when not acknowledged within this long (a send still waiting is then never sent). */
   timeoutMs?: number;
-  /**
-   * A request of its own, merged with no other send: a broker's refusal of the request
-   * (a record too large for the topic) is then the refusal of these records alone.
-   */
+  /** A request of its own, merged with no other: the broker's refusal (a record too large) is then these records' alone. */
   alone?: boolean;
 }
 
@@ -74,15 +67,12 @@ export type SendRequest = (records: TopicRecords[]) => Promise<void>;
  * Java client do (murmur2, sign bit masked), so a user's calls land on the same
  * partition whichever client wrote them. NOT idempotent.
  *
- * NOTE: not idempotent because an idempotent producer can acknowledge records it never
- * wrote. kafkajs's did: when a produce request failed after the broker stored it (a
- * broker restart cuts the connection before the answer), it rolled its sequence numbers
- * back, and the next request reused them for other records; the broker took it for a
- * duplicate of the stored batch, answered success, and wrote nothing. The chaos harness
- * lost acknowledged calls that way, and a producer also got stuck on
- * OUT_OF_ORDER_SEQUENCE_NUMBER for good after a restart (test/integration/
- * producer-broker-restart.test.ts). Without idempotence a retry can only write a record
- * twice, which the contract allows (receivers dedupe on messageId); it never loses one.
+ * NOTE: an idempotent producer can acknowledge records it never wrote. kafkajs's did:
+ * after a request failed that the broker had stored (a restart cut the connection), it
+ * rolled its sequence numbers back and reused them for other records, which the broker
+ * took for duplicates: answered success, wrote nothing (the chaos harness lost
+ * acknowledged calls; test/integration/producer-broker-restart.test.ts). Without
+ * idempotence a retry can only write a record twice, which the contract allows.
  *
  * NOTE: this client connects on first use; `connect()` asks for the cluster's metadata
  * so that a broker that cannot be reached fails the start.

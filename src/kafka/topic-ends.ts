@@ -1,11 +1,9 @@
-// The log ends (high and low watermarks) of many topics, a group's commits of many
-// partitions, and commits with metadata for a group nobody is a member of, in a few
-// requests (wire.ts). At 1,000 destinations the deliverer's group reads 3,000–5,000
-// topics: asked per topic, every lag sample was 10,000 requests, and the admin's
-// per-topic offset reads timed out. Here each partition leader is asked once per end
-// for all of its partitions, and the group's coordinator once per 2,000 partitions.
-// NOTE: @platformatic/kafka's Admin cannot do the last one: alterConsumerGroupOffsets
-// drops the metadata, which holds the committer's progress (offset-progress.ts).
+// The log ends of many topics, a group's commits of many partitions, and commits with
+// metadata for a group nobody is a member of, in a few requests (wire.ts). NOTE: at
+// 1,000 destinations the deliverer reads 3,000–5,000 topics: asked per topic, every lag
+// sample was 10,000 requests. Here each leader is asked once per end, the coordinator
+// once per 2,000 partitions. (@platformatic/kafka's alterConsumerGroupOffsets drops the
+// metadata, which holds the tracker's progress.)
 import type { PartitionEnds } from '../observability/consumer-lag.js';
 import { commitOffsets } from './committer.js';
 import { ERROR, KafkaAnswerError } from './wire.js';
@@ -24,10 +22,7 @@ const EARLIEST = -2n;
 const READ_COMMITTED = 1;
 
 export interface TopicEnds {
-  /**
-   * Every partition's ends of each topic. NOTE: a topic the broker does not know fails
-   * the whole call (UNKNOWN_TOPIC_OR_PARTITION, retriable): callers sample topics they made.
-   */
+  /** Every partition's ends of each topic. NOTE: a topic the broker does not know fails the whole call (retriable): callers ask for topics they made. */
   partitionEnds(topics: readonly string[]): Promise<Map<string, PartitionEnds[]>>;
   /** The group's commits (offset, metadata) of exactly these partitions, with no metadata request. */
   committedOffsets(groupId: string, partitions: readonly { topic: string; partitions: readonly number[] }[]): Promise<GroupCommits>;
@@ -115,11 +110,7 @@ async function listEnds(wire: Wire, topics: readonly string[]): Promise<Map<stri
   return ends;
 }
 
-/**
- * Each leader's share of `topics`, so that one ListOffsets request per leader and end
- * asks for all of them. A topic the metadata answer refused, or a partition without a
- * leader yet, fails the call (ensure-topics.ts waits on both after a create).
- */
+/** Each leader's share of `topics`; a topic the metadata refused, or a partition without a leader yet, fails the call (ensure-topics.ts waits on both). */
 function partitionsByLeader(
   topics: readonly string[],
   found: ReadonlyMap<string, { errorCode: number; partitions: readonly { partition: number; leader: number }[] }>,

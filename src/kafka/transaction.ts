@@ -1,14 +1,9 @@
-// Kafka transactions for read-process-write between Switchyard's own topics
-// (docs/kafka.md#transactions): a transactional producer per transactional id, whose
-// transaction holds records and a consumer group's offsets, committed or aborted
-// together (src/runtime/grouped-transactions.ts lets several batches share one).
-//
-// The records go out through @platformatic/kafka's transactional producer (idempotent,
-// acks=all). The offsets go out as raw calls (wire.ts: AddOffsetsToTxn, TxnOffsetCommit
-// v3) because they carry what the library's `addOffset` cannot: the consumer engine's
-// generation id, member id and group instance id (KIP-447: the group coordinator refuses
-// the offsets of a member the group has moved past, so a zombie's transaction cannot
-// commit) and the commit's metadata (the `sy1:` runs of offset-progress.ts).
+// Kafka transactions between Switchyard's own topics (docs/kafka.md#transactions): a
+// transactional producer whose transaction holds records and a consumer group's offsets,
+// committed or aborted together. The records go out through @platformatic/kafka's
+// transactional producer; the offsets as raw calls (wire.ts), because they carry what the
+// library's `addOffset` cannot: the member's generation and ids (KIP-447: the coordinator
+// refuses a zombie's offsets) and the commit's metadata.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Producer as PlatformaticProducer, compatibilityPartitioner } from '@platformatic/kafka';
 import type { KafkaClient } from './client.js';
@@ -39,11 +34,7 @@ export interface TransactionOffset {
   metadata: string | null;
 }
 
-/**
- * Another producer with the same transactional id started (it fenced this one), or the
- * broker aborted this producer's transaction because it outlived the transaction
- * timeout. The transaction is aborted; the next `begin()` starts with a new epoch.
- */
+/** Another producer with this transactional id started, or the transaction outlived its timeout: it is aborted; the next `begin()` starts a new epoch. */
 export class TransactionFencedError extends Error {
   constructor(transactionalId: string, cause: unknown) {
     super(
@@ -54,11 +45,7 @@ export class TransactionFencedError extends Error {
   }
 }
 
-/**
- * The consumer group refused the transaction's offsets: the member's generation is over
- * (a rebalance moved its partitions to another member), so this member is a zombie and
- * its transaction must abort (KIP-447). Its input is read again by the partitions' owner.
- */
+/** The group refused the transaction's offsets: the member's generation is over (a zombie, KIP-447), so its transaction aborts and the partitions' owner reads its input again. */
 export class GroupFencedError extends Error {
   readonly type: string;
   constructor(
@@ -109,10 +96,7 @@ export interface TransactionalProducerOptions {
 
 export interface TransactionalProducer {
   readonly transactionalId: string;
-  /**
-   * Registers the transactional id with its coordinator (InitProducerId): an earlier
-   * producer with this id is fenced and its open transaction aborted.
-   */
+  /** Registers the transactional id (InitProducerId): an earlier producer with this id is fenced, its open transaction aborted. */
   connect(): Promise<void>;
   /** Opens a transaction (one at a time per producer). */
   begin(): Promise<Transaction>;
@@ -143,11 +127,9 @@ class OpenTransaction implements Transaction {
   private readonly groups = new Set<string>();
 
   /**
-   * NOTE: the transaction's sends leave one request at a time, those that wait merged
-   * (producer.ts's batching policy): @platformatic/kafka 2.12 adds a send's partitions
-   * to the transaction with a deduplicated AddPartitionsToTxn, so a second send in
-   * flight with other partitions waited for the first one's request and never added its
-   * own; the broker refused its records (TRANSACTION_ABORTABLE).
+   * NOTE: one request at a time, those that wait merged (producer.ts): @platformatic/kafka
+   * 2.12 deduplicates AddPartitionsToTxn, so a second send in flight never added its own
+   * partitions, and the broker refused its records (TRANSACTION_ABORTABLE).
    */
   private readonly queue: Pick<RecordProducer, 'send'>;
 
@@ -264,10 +246,8 @@ export function createTransactionalProducer(client: KafkaClient, options: Transa
     timeout: timeoutMs,
     idempotent: true,
     transactionalId,
-    // NOTE: -1/-1 asks InitProducerId for the id's current producer, whatever it is (a
-    // restart of this process, an earlier one). The client's default, 0/0, names a
-    // producer that is not the id's, and the broker answers PRODUCER_FENCED: a
-    // transactional id used before could never be used again.
+    // NOTE: -1/-1 asks InitProducerId for the id's current producer, whatever it is; the
+    // client's default, 0/0, is answered PRODUCER_FENCED for an id used before.
     producerId: -1n,
     producerEpoch: -1,
     partitioner: compatibilityPartitioner,

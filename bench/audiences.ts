@@ -17,7 +17,7 @@ import vm from 'node:vm';
 import { parseCallBytes } from '../src/calls/index.js';
 import type { Config } from '../src/config/schema.js';
 import { staticConfigStore } from '../src/config/store.js';
-import { audiencesGroupId, createKafka, createProducer, createTopology, topicNames } from '../src/kafka/index.js';
+import { createKafka, createProducer } from '../src/kafka/index.js';
 import type { KafkaClient, OutboundRecord } from '../src/kafka/index.js';
 import { createMetrics } from '../src/observability/metrics.js';
 import { silentLogger } from '../src/observability/logger.js';
@@ -34,6 +34,9 @@ import { SeenPairCache } from '../src/audiences/seen-cache.js';
 import { createSeenFollower } from '../src/audiences/seen-follower.js';
 import { Stopwatch, benchOptions, createBenchAdmin, formatTable, isEntryPoint, loadBenchConfig, log, recordsIn, runMain, startOrReuseBroker, waitForDrained } from './support.js';
 import type { BenchAdmin } from './support.js';
+import { audiencesGroupId } from '../src/runtime/group-ids.js';
+import { createTopology } from '../src/runtime/topology.js';
+import { topicNames } from '../src/runtime/topics.js';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;

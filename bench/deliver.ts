@@ -29,7 +29,7 @@ import { createDelivererService } from '../src/delivery/deliverer-service.js';
 import type { DelivererTuning } from '../src/delivery/deliverer-service.js';
 import { Consumer } from '@platformatic/kafka';
 import type { Message } from '@platformatic/kafka';
-import { createAdmin, createKafka, createProducer, topicNames } from '../src/kafka/index.js';
+import { createAdmin, createKafka, createProducer } from '../src/kafka/index.js';
 import type { KafkaClient } from '../src/kafka/index.js';
 import { silentLogger } from '../src/observability/logger.js';
 import { createMetrics } from '../src/observability/metrics.js';
@@ -49,6 +49,7 @@ import {
   startReceiverProcess,
   trackBody,
 } from './support.js';
+import { topicNames } from '../src/runtime/topics.js';
 
 const SECRET = 'bench-secret';
 

@@ -59,8 +59,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { MessageToProduce } from '@platformatic/kafka';
-import { delivererGroupId, routerGroupId } from '../src/kafka/group-ids.js';
-import { topicNames } from '../src/kafka/index.js';
 import {
   assertBuildIsFresh,
   batchOption,
@@ -87,6 +85,8 @@ import {
 import type { ReceiverProcess, Running } from './support.js';
 import { CONNECTIONS_PER_DESTINATION, kafkajsInstalled } from './bare/hops.js';
 import type { BareSpec } from './bare/hops.js';
+import { delivererGroupId, routerGroupId } from '../src/runtime/group-ids.js';
+import { topicNames } from '../src/runtime/topics.js';
 
 const PIPELINES = ['single-hop', 'two-hop', 'single-hop-kafkajs', 'two-hop-kafkajs', 'switchyard', 'switchyard-at-least-once'] as const;
 type Pipeline = (typeof PIPELINES)[number];

@@ -45,13 +45,12 @@ import type { Config } from '../src/config/schema.js';
 import { staticConfigStore } from '../src/config/store.js';
 import { createGatewayService } from '../src/gateway/gateway-service.js';
 import { Producer } from '@platformatic/kafka';
-import { createKafka, topicNames } from '../src/kafka/index.js';
+import { createKafka } from '../src/kafka/index.js';
 import { createMetrics } from '../src/observability/metrics.js';
 import { silentLogger } from '../src/observability/logger.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { delivererGroupId, routerGroupId } from '../src/kafka/group-ids.js';
 import {
   Stopwatch,
   benchOptions,
@@ -74,6 +73,8 @@ import {
 } from './support.js';
 import type { BenchAdmin, Broker, ReceiverProcess, Running } from './support.js';
 import { startBare } from './e2e.js';
+import { delivererGroupId, routerGroupId } from '../src/runtime/group-ids.js';
+import { topicNames } from '../src/runtime/topics.js';
 
 const HERE = fileURLToPath(import.meta.url);
 const WRITE_KEY = 'bench-write-key-0001';

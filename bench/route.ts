@@ -65,13 +65,16 @@ import { SeenPairCache } from '../src/audiences/seen-cache.js';
 import { createSeenFollower } from '../src/audiences/seen-follower.js';
 import type { Config } from '../src/config/schema.js';
 import { staticConfigStore } from '../src/config/store.js';
-import { createAdmin, createKafka, createProducer, createTopology, startConsumer, topicNames } from '../src/kafka/index.js';
+import { createAdmin, createKafka, createProducer } from '../src/kafka/index.js';
 import type { KafkaAdmin, KafkaClient, OutboundRecord, TopicRecords } from '../src/kafka/index.js';
 import { createMetrics } from '../src/observability/metrics.js';
 import { silentLogger } from '../src/observability/logger.js';
 import { ROUTER_TUNING, createRouterService, routerConsumerSettings, routerGroupId } from '../src/router/router-service.js';
 import type { RouterTuning } from '../src/router/router-service.js';
 import { Stopwatch, benchOptions, formatTable, loadBenchConfig, log, recordsIn, startOrReuseBroker, waitForDrained } from './support.js';
+import { startConsumer } from '../src/runtime/consumer.js';
+import { createTopology } from '../src/runtime/topology.js';
+import { topicNames } from '../src/runtime/topics.js';
 
 const DESTINATIONS = ['d1', 'd2', 'd3'];
 const FANOUT_HEADER = 'bench-fanout';

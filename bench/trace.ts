@@ -20,11 +20,12 @@ import { Admin } from '@platformatic/kafka';
 import type { Config } from '../src/config/schema.js';
 import { staticConfigStore } from '../src/config/store.js';
 import { delivererGroupId } from '../src/delivery/deliverer-service.js';
-import { createAdmin, createKafka, createKeyReader, createProducer, createTopology, partitionOfKey } from '../src/kafka/index.js';
+import { createAdmin, createKafka, createKeyReader, createProducer, partitionOfKey } from '../src/kafka/index.js';
 import type { KafkaAdmin, KafkaClient, OutboundRecord } from '../src/kafka/index.js';
 import { silentLogger } from '../src/observability/logger.js';
 import { traceUser } from '../src/trace/trace.js';
 import { Stopwatch, benchOptions, deliveryMessage, formatTable, loadBenchConfig, log, startOrReuseBroker } from './support.js';
+import { createTopology } from '../src/runtime/topology.js';
 
 const HOUR = 3_600_000;
 /** Records per produce request, and requests in flight, while filling: the fill is not what is measured. */

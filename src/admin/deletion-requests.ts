@@ -1,6 +1,7 @@
-import { createProducer, topicNames } from '../kafka/index.js';
+import { createProducer } from '../kafka/index.js';
 import type { KafkaClient, RecordProducer } from '../kafka/index.js';
 import type { DeletionHandler } from './deletions.js';
+import { topicNames } from '../runtime/topics.js';
 
 /**
  * Writes admin-API deletion requests to `<prefix>deletions`, keyed by userId,

@@ -8,11 +8,12 @@ import type { Config } from '../config/schema.js';
 import { destinationTopics } from '../delivery/destination-topics.js';
 import { readReplayLedgers, replayGroups } from '../delivery/dlq/replay.js';
 import type { ReplayLedger } from '../delivery/dlq/replay-ledger.js';
-import { createTopology, delivererGroupId } from '../kafka/index.js';
 import type { KafkaAdmin } from '../kafka/index.js';
 import { topicLag } from '../observability/consumer-lag.js';
 import type { CommittedOffset, PartitionEnds } from '../observability/consumer-lag.js';
 import type { KafkaFigures } from './destination-health.js';
+import { delivererGroupId } from '../runtime/group-ids.js';
+import { createTopology } from '../runtime/topology.js';
 
 /** Each configured destination's figures; a topic that does not exist yet counts as empty. */
 export async function readKafkaFigures(admin: KafkaAdmin, config: Config): Promise<Map<string, KafkaFigures>> {

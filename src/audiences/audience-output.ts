@@ -2,10 +2,11 @@
 // audience-service.ts (deliveries acknowledged first, then the changelogs), and what
 // it reports of it: metrics and log lines.
 import type { Logger } from 'pino';
-import type { AudienceTopicNames, OutboundRecord, RecordProducer, TopicNames, TopicRecords } from '../kafka/index.js';
+import type { OutboundRecord, RecordProducer, TopicRecords } from '../kafka/index.js';
 import { userHashForLog } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { DeletionDone, EngineOutput, PartitionState } from './engine.js';
+import type { AudienceTopicNames, TopicNames } from '../runtime/topics.js';
 
 export interface AudienceOutputContext {
   names: TopicNames;

@@ -2,7 +2,7 @@
 // restored from the changelogs when assigned, updated by batches and sweeps that run
 // one after the other per partition.
 import type { Logger } from 'pino';
-import type { AudienceTopicNames, KafkaClient, RecordBatch } from '../kafka/index.js';
+import type { KafkaClient } from '../kafka/index.js';
 import type { Metrics } from '../observability/metrics.js';
 import { publish } from './audience-output.js';
 import type { AudienceOutputContext } from './audience-output.js';
@@ -10,6 +10,8 @@ import { applyRecords, createPartitionState, dueProfiles, loadProfile, loadUserS
 import type { EngineOutput, PartitionState } from './engine.js';
 import { restoreChangelog } from './restore.js';
 import type { AudienceSet } from './rules.js';
+import type { RecordBatch } from '../runtime/consumer.js';
+import type { AudienceTopicNames } from '../runtime/topics.js';
 
 export interface AudiencePartitionsOptions {
   kafka: KafkaClient;

@@ -17,7 +17,6 @@
 // written profiles already cover, which are skipped. Nothing is lost either way.
 import type { Config } from '../config/schema.js';
 import { TopicLayoutError } from '../errors.js';
-import { audiencesGroupId, createTopology, legacyGroupIds } from '../kafka/index.js';
 import { createConsumerService } from '../runtime/consumer-service.js';
 import type { ConsumerContext } from '../runtime/consumer-service.js';
 import type { RoleDeps } from '../runtime/deps.js';
@@ -27,6 +26,8 @@ import { AudiencePartitions } from './audience-partitions.js';
 import { audienceEraseMessage } from './records.js';
 import { compileAudiences } from './rules.js';
 import type { AudienceSet } from './rules.js';
+import { audiencesGroupId, legacyGroupIds } from '../runtime/group-ids.js';
+import { createTopology } from '../runtime/topology.js';
 
 export interface AudienceServiceOptions {
   /**

@@ -2,11 +2,11 @@
 // and destination, and the delete bodies of a deletion request.
 import { createHash } from 'node:crypto';
 import { renderAudienceIdentify, renderDeleteBody } from '../calls/index.js';
-import { freshDeliveryHeaders } from '../kafka/index.js';
 import { deliveryKey, dropMemberships, identityOf, isMember, membershipOf, ruleInputs, seenByAny, setMembership } from './profile.js';
 import type { Profile } from './profile.js';
 import { evaluateRule } from './rules.js';
 import type { AudienceSet, CompiledAudience } from './rules.js';
+import { freshDeliveryHeaders } from '../runtime/headers.js';
 
 export interface Transition {
   audience: CompiledAudience;

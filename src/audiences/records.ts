@@ -14,9 +14,9 @@
 import type { Call } from '../calls/index.js';
 import type { OutboundRecord } from '../kafka/index.js';
 
-// The topics' names live with every other topic's in the port (src/kafka/topology.ts).
-export { audienceTopicNames } from '../kafka/index.js';
-export type { AudienceTopicNames } from '../kafka/index.js';
+// The topics' names live with every other topic's (src/runtime/topics.ts).
+export { audienceTopicNames } from '../runtime/topics.js';
+export type { AudienceTopicNames } from '../runtime/topics.js';
 
 /** A valid call, reduced to what audiences and deletions need. */
 export interface CallRecord {

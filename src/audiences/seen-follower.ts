@@ -10,14 +10,17 @@
 //
 // Until the first fetch, and after a crash of its consumer, the cache holds nothing
 // and every call's pair is written (more records, never a pair missed).
-import { createProducer, seenFollowerGroupId, startConsumer } from '../kafka/index.js';
+import { createProducer } from '../kafka/index.js';
 import { createCrashLevels } from '../runtime/crash-levels.js';
-import type { ConsumerEvents, ConsumerSettings, RecordBatch, RecordProducer, RunningConsumer } from '../kafka/index.js';
+import type { RecordProducer } from '../kafka/index.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import { onceStop, runAll } from '../runtime/service.js';
 import type { Service, ServiceHealth } from '../runtime/service.js';
 import { audienceSeenMessage, audienceTopicNames } from './records.js';
 import type { SeenPairCache } from './seen-cache.js';
+import { seenFollowerGroupId } from '../runtime/group-ids.js';
+import { startConsumer } from '../runtime/consumer.js';
+import type { ConsumerEvents, ConsumerSettings, RecordBatch, RunningConsumer } from '../runtime/consumer.js';
 
 /**
  * NOTE: the deletion's time is the timestamp of the `user.sources` record that

@@ -1,6 +1,6 @@
 // The deliverer's commit ledger: when the partition stream's next commit goes out and
-// what it names (src/kafka/stream-progress.ts holds each partition's progress), the
-// tickets of completions, and whether the lanes may start more. Timers and bookkeeping;
+// what it names (stream-progress.ts holds each partition's progress), the tickets of
+// completions, and whether the lanes may start more. Timers and bookkeeping;
 // the stream sends the commits through its `CommitChannel`. The rule it keeps is in
 // docs/webhooks.md#delivery-and-retries: offsets are committed below the oldest
 // unfinished record, within about one commit round trip of completions, with the
@@ -30,8 +30,10 @@
 // holds back (a later event of a user whose earlier one waits for its retry) is simply
 // not finished: the commit stays below it and the metadata lists what finished above.
 import type { Logger } from 'pino';
-import { commitUntilDone, isGenerationLost } from '../kafka/index.js';
-import type { CommitChannel, PartitionProgress, StreamCommits } from '../kafka/index.js';
+import { isGenerationLost } from '../kafka/index.js';
+import type { PartitionProgress } from '../kafka/index.js';
+import type { CommitChannel, StreamCommits } from './partition-stream.js';
+import { commitUntilDone } from '../runtime/commit-until-done.js';
 
 export interface CommitLedgerSettings {
   groupId: string;
@@ -212,7 +214,7 @@ export class CommitLedger implements StreamCommits {
   /**
    * Before leaving: waits for the round under way (at most a second: its broker may not
    * answer), then commits what finished, until done while
-   * still a member (commit.ts).
+   * still a member (src/runtime/commit-until-done.ts).
    */
   async flush(): Promise<void> {
     await Promise.race([this.round?.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);

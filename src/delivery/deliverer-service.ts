@@ -8,9 +8,9 @@ import type { Logger } from 'pino';
 import { retryPolicyOf } from '../config/retry-policy.js';
 import type { CircuitBreakerConfig, Config, DestinationConfig } from '../config/schema.js';
 import { TopicsNotCreatedError } from '../errors.js';
-import { DEFAULT_TRANSACTION_TIMEOUT_MS, createAdmin, createProducer, createTopology, delivererGroupId, legacyGroupIds } from '../kafka/index.js';
+import { DEFAULT_TRANSACTION_TIMEOUT_MS, createAdmin, createProducer } from '../kafka/index.js';
 import { createCrashLevels } from '../runtime/crash-levels.js';
-import type { InboundRecord, KafkaAdmin, RecordProducer, Topology } from '../kafka/index.js';
+import type { InboundRecord, KafkaAdmin, RecordProducer } from '../kafka/index.js';
 import type { LagSampler } from '../observability/consumer-lag.js';
 import { startLagSampler } from '../observability/consumer-lag.js';
 import type { RoleDeps } from '../runtime/deps.js';
@@ -41,6 +41,9 @@ import { TokenSource, TokenSources } from './token-source.js';
 import { USER_AGENT } from '../version.js';
 import { UrlCircuits } from './url-circuits.js';
 import type { UrlStatus } from './url-circuits.js';
+import { delivererGroupId, legacyGroupIds } from '../runtime/group-ids.js';
+import { createTopology } from '../runtime/topology.js';
+import type { Topology } from '../runtime/topology.js';
 
 export interface DelivererTuning {
   /** How often consumer lag and retry queue depth are sampled. */
@@ -116,8 +119,8 @@ export function circuitPolicy(
   return { ...policy, coolDownMs: Math.min(policy.coolDownMs, maxCoolDownMs), maxCoolDownMs, trackedLeaseMs: 2 * delivery.timeoutMs + 1_000 };
 }
 
-/** The deliverer's consumer group (`<groupPrefix>deliverer`), one for every destination: named in src/kafka/group-ids.ts. */
-export { delivererGroupId } from '../kafka/index.js';
+/** The deliverer's consumer group (`<groupPrefix>deliverer`), one for every destination: named in src/runtime/group-ids.ts. */
+export { delivererGroupId } from '../runtime/group-ids.js';
 
 /** The group a destination had before one group served them all (`<clientId>-deliverer-<id>`): its commits seed an upgrade. */
 export const legacyDelivererGroupId = legacyGroupIds.delivererOfDestination;
@@ -453,7 +456,7 @@ class DelivererService implements Service, DelivererStatus {
       },
       revoke: (topic: string, partition: number) => this.laneOfTopic.get(topic)?.lane.revoke(topic, partition) ?? [],
     };
-    // The names older versions gave the group, most recent first (src/kafka/group-ids.ts).
+    // The names older versions gave the group, most recent first (src/runtime/group-ids.ts).
     const legacyGroupOf = (topic: string): readonly string[] => {
       const running = this.laneOfTopic.get(topic);
       return running === undefined ? [] : [legacyGroupIds.deliverer(this.initial), legacyDelivererGroupId(this.initial, running.id)].filter((group) => group !== this.groupId);

@@ -1,8 +1,9 @@
-// The deliverer's partition stream: the port's stream (src/kafka/partition-stream.ts)
-// with the deliverer's commit ledger (commit-ledger.ts) and fetch waits (fetch-wait.ts).
+// The deliverer's partition stream (partition-stream.ts) with its commit ledger
+// (commit-ledger.ts) and fetch waits (fetch-wait.ts).
 import type { Logger } from 'pino';
-import { createPartitionStream } from '../kafka/index.js';
-import type { KafkaClient, PartitionStream, PartitionStreamSettings, StreamEvents, StreamHandler } from '../kafka/index.js';
+import type { KafkaClient } from '../kafka/index.js';
+import { createPartitionStream } from './partition-stream.js';
+import type { PartitionStream, PartitionStreamSettings, StreamEvents, StreamHandler } from './partition-stream.js';
 import { CommitLedger } from './commit-ledger.js';
 import { fetchWait } from './fetch-wait.js';
 import type { FetchWaitSettings } from './fetch-wait.js';

@@ -1,6 +1,6 @@
 import type { RetryTier } from '../config/schema.js';
 import { parseDuration } from '../config/duration.js';
-import type { TopicNames } from '../kafka/index.js';
+import type { TopicNames } from '../runtime/topics.js';
 
 export interface DestinationTopics {
   main: string;

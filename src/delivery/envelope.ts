@@ -2,10 +2,11 @@
 // to the dead-letter topic and back (docs/kafka.md). Pure: read once per message, written
 // for retries, dead letters and replays.
 import { formatTimestamp, parseTimestamp } from '../calls/index.js';
-import { HEADER, freshDeliveryHeaders, headerText } from '../kafka/index.js';
+import { headerText } from '../kafka/index.js';
 import type { RawHeaders, RecordHeaders } from '../kafka/index.js';
 import { ATTEMPT_HISTORY_HEADER, historyHeader } from './attempt-history.js';
 import type { AttemptAnswer } from './attempt-history.js';
+import { HEADER, freshDeliveryHeaders } from '../runtime/headers.js';
 
 export interface Envelope {
   /** Attempts already made (`attempt`; 0 from the router and after a replay). */

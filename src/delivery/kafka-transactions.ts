@@ -26,8 +26,9 @@
 // of that partition and the lane's finish (a hold in the ledger); not done yet.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { GroupedTransactions, PartitionProgress, createTransactionalProducer, partitionKey } from '../kafka/index.js';
+import { PartitionProgress, createTransactionalProducer, partitionKey } from '../kafka/index.js';
 import type { InboundRecord, KafkaClient, TopicRecords, Transaction, TransactionGroupMember, TransactionOffset, TransactionalProducer } from '../kafka/index.js';
+import { GroupedTransactions } from '../runtime/grouped-transactions.js';
 
 export interface KafkaTransactionsOptions {
   kafka: KafkaClient;

@@ -12,7 +12,7 @@ import type { RatePace } from './rate-pace.js';
 import type { RetryTierWait } from './retry-tier-wait.js';
 import type { UrlCircuits } from './url-circuits.js';
 
-/** The stream's side a lane uses (src/kafka/partition-stream.ts): the fetch of its partitions. */
+/** The stream's side a lane uses (partition-stream.ts): the fetch of its partitions. */
 export interface LaneStream {
   pause(topic: string, partition: number, resumeAt?: number): void;
   resume(topic: string, partition: number): void;

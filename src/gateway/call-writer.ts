@@ -5,9 +5,10 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { NotStartedError } from '../errors.js';
 import { createAdmin, createProducer } from '../kafka/index.js';
-import type { KafkaClient, RecordProducer, TopicRecords, Topology } from '../kafka/index.js';
+import type { KafkaClient, RecordProducer, TopicRecords } from '../kafka/index.js';
 import { sendCalls } from './send-calls.js';
 import type { SendOutcome } from './send-calls.js';
+import type { Topology } from '../runtime/topology.js';
 
 export interface CallWriter {
   /** Creates `calls` and `calls.invalid` if missing, then connects the producer. */

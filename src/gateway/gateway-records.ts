@@ -1,9 +1,11 @@
 // What the gateway writes for one request (pure): the accepted calls for `calls`, the
 // rejected ones (or the whole refused body) for `calls.invalid`, all with the same headers.
 import type { InvalidReason } from '../calls/index.js';
-import { HEADER, invalidRecord } from '../kafka/index.js';
-import type { OutboundRecord, RecordHeaders, TopicNames, TopicRecords } from '../kafka/index.js';
+import type { OutboundRecord, RecordHeaders, TopicRecords } from '../kafka/index.js';
 import type { AcceptedCall, RejectedCall } from './ingest.js';
+import type { TopicNames } from '../runtime/topics.js';
+import { HEADER } from '../runtime/headers.js';
+import { invalidRecord } from '../runtime/invalid-record.js';
 
 /**
  * The headers of the records of one request, in `calls` and (with an `error` added)

@@ -11,7 +11,6 @@
  * the client send again (duplicates, never loss).
  */
 import { randomUUID } from 'node:crypto';
-import { createTopology } from '../kafka/index.js';
 import { SourceLimiter } from '../limits/source-limits.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import type { Service, ServiceHealth } from '../runtime/service.js';
@@ -26,6 +25,7 @@ import type { RequestContext } from './request-handler.js';
 import { createResponder } from './responder.js';
 import { FIRST_REQUEST_TIMEOUT_MS } from '../runtime/connection-guard.js';
 import { authorizeHeader } from './write-key.js';
+import { createTopology } from '../runtime/topology.js';
 
 export interface GatewayOptions {
   /** The gateway's clock (epoch ms): `receivedAt` and the skew correction. Tests pin it. */

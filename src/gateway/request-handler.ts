@@ -12,7 +12,6 @@ import type { Config, SourceLimitsConfig } from '../config/schema.js';
 import type { ConfigStore } from '../config/store.js';
 import { retryAfterSeconds } from '../limits/source-limits.js';
 import type { LimitVerdict, SourceLimiter } from '../limits/source-limits.js';
-import type { TopicNames } from '../kafka/index.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Span } from '../observability/tracing.js';
 import { successBody } from './answers.js';
@@ -26,6 +25,7 @@ import type { BodyPace } from './request-body.js';
 import type { Responder } from './responder.js';
 import type { Route } from './routes.js';
 import { UNKNOWN_WRITE_KEY, sourceIdForWriteKey } from './write-key.js';
+import type { TopicNames } from '../runtime/topics.js';
 
 /** What serving a request needs from the gateway. */
 export interface RequestContext {

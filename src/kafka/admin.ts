@@ -1,8 +1,6 @@
 // The admin side of the port: topic creation, partition counts, offsets, on
-// @platformatic/kafka's Admin where its public methods do the job, and on the raw calls of
-// wire.ts where they cannot (commits with metadata for a group nobody is a member of;
-// log ends and commits of thousands of partitions in a few requests: topic-ends.ts). It
-// is the consumer-lag sampler's LagSource (src/observability/consumer-lag.ts).
+// @platformatic/kafka's Admin where its public methods do the job, else on wire.ts's raw
+// calls (topic-ends.ts). It is the consumer-lag sampler's LagSource.
 import { Admin } from '@platformatic/kafka';
 import type { CommittedOffset, LagSource, PartitionEnds } from '../observability/consumer-lag.js';
 import type { KafkaClient } from './client.js';
@@ -26,11 +24,7 @@ export interface GroupOffset extends CommittedOffset {
 export interface KafkaAdmin extends LagSource {
   connect(): Promise<void>;
   disconnect(): Promise<void>;
-  /**
-   * Creates the topics that do not exist yet (new ones get `layout`), in requests the
-   * broker accepts at any scale, and waits for their leaders; returns the created ones.
-   * Throws TopicsNotCreatedError naming those it could not create (the others are made).
-   */
+  /** Creates the missing topics with `layout` and waits for their leaders (ensure-topics.ts); returns the created ones. */
   ensureTopics(specs: readonly TopicSpec[], layout: TopicLayout): Promise<string[]>;
   /** How many partitions each topic has (0 for a topic that does not exist). */
   partitionCounts(topics: readonly string[]): Promise<Map<string, number>>;
@@ -39,16 +33,9 @@ export interface KafkaAdmin extends LagSource {
   committedOffsets(groupId: string, topics: readonly string[]): Promise<{ topic: string; partitions: GroupOffset[] }[]>;
   /** The log ends of many topics, one request per leader and end (topic-ends.ts). */
   partitionEndsOf(topics: readonly string[]): Promise<Map<string, PartitionEnds[]>>;
-  /**
-   * The group's commits of exactly these partitions, one request per 2,000 partitions and
-   * no metadata requests (what a member reads at each join: thousands of partitions).
-   */
+  /** The group's commits of exactly these partitions: one request per 2,000 partitions, no metadata request. */
   committedOffsetsOf(groupId: string, partitions: readonly { topic: string; partitions: readonly number[] }[]): Promise<{ topic: string; partitions: GroupOffset[] }[]>;
-  /**
-   * Commits offsets with their metadata for a group nobody is a member of (the upgrade
-   * from older group names, group-upgrade.ts). The broker refuses it while the group
-   * has members: the error's `type` says so (isGroupInUse).
-   */
+  /** Commits offsets with metadata for a group nobody is a member of (src/runtime/group-upgrade.ts); refused while it has members (isGroupInUse). */
   commitOffsets(groupId: string, commits: readonly { topic: string; partitions: readonly GroupOffset[] }[]): Promise<void>;
   /** Removes consumer groups (their commits); a group still in use is refused by the broker. */
   deleteGroups(groupIds: readonly string[]): Promise<void>;
@@ -142,11 +129,9 @@ export function isGroupInUse(error: unknown): boolean {
 const TRANSIENT_TRIES = 5;
 
 /**
- * `call`, again (up to five tries, 0.2 s, 0.4 s … apart) while it fails with an error a
- * second try may not have (isRetriable).
- * NOTE: a coordinator that moved or was still loading on a busy broker (NOT_COORDINATOR,
- * COORDINATOR_LOAD_IN_PROGRESS) failed `switchyard dlq list` where the next try would
- * have answered; each try here asks which broker coordinates the group again.
+ * `call`, again (up to five tries, 0.2 s, 0.4 s … apart) while its error is retriable.
+ * NOTE: a coordinator moving or loading on a busy broker failed `switchyard dlq list`
+ * where the next try would have answered; each try asks for the coordinator again.
  */
 export async function retryingTransient<T>(call: () => Promise<T>, sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))): Promise<T> {
   for (let attempt = 1; ; attempt++) {

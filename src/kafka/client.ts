@@ -1,18 +1,11 @@
-// The connection configuration every role is handed (KafkaClient): the port makes its
-// producers, consumers and admin clients on @platformatic/kafka from it
-// (platformatic-client.ts holds the connection options they share).
+// The connection configuration every role is handed (KafkaClient), from which the port
+// makes its producers, consumers and admin clients (platformatic-client.ts).
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 
 export type KafkaSettings = Config['kafka'];
 
-export { CONSUMER_HEARTBEAT_INTERVAL_MS, CONSUMER_SESSION_TIMEOUT_MS } from './group-session.js';
-
-/**
- * A connection configuration to the cluster (no connection of its own): what the
- * composition root hands every role, from which the port makes producers, consumers
- * and admin clients. Opaque outside src/kafka/.
- */
+/** A connection configuration to the cluster (no connection of its own); opaque outside src/kafka/. */
 export interface KafkaClient {
   readonly settings: KafkaSettings;
   readonly logger: Logger;
@@ -37,3 +30,13 @@ export function isKafkaClientError(error: unknown): boolean {
   return error.name === 'KafkaAnswerError' || (typeof code === 'string' && code.startsWith('PLT_KFK_'));
 }
 
+/**
+ * How long a consumer group waits for a member that stopped heartbeating before it
+ * hands that member's partitions to the others, for every consumer of the port.
+ *
+ * NOTE: with kafkajs's 30 s, a SIGKILL stalled the dead member's partitions for 30 s
+ * (chaos harness). 10 s, a heartbeat every 3 s on the membership's own timer, keeps that
+ * short and rides out a couple of lost heartbeats (the broker's floor is 6 s).
+ */
+export const CONSUMER_SESSION_TIMEOUT_MS = 10_000;
+export const CONSUMER_HEARTBEAT_INTERVAL_MS = 3_000;

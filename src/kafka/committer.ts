@@ -1,8 +1,7 @@
-// The consumer engine's committer: a group's offsets with their metadata (the offset
-// tracker's `sy1:` runs, offset-progress.ts), in one OffsetCommit per call, for the
-// generation that finished the records, so that a member whose generation ended can
-// never move the group's position (the broker answers ILLEGAL_GENERATION). A commit
-// never goes out without its metadata. Also the read of a group's commits.
+// The consumer engine's committer: a group's offsets with their metadata (offset-progress.ts's
+// `sy1:` runs), one OffsetCommit per call, for the generation that finished the records:
+// a member whose generation ended can never move the group's position (the broker
+// answers ILLEGAL_GENERATION). Also the read of a group's commits.
 import type { Generation } from './membership.js';
 import { ERROR, KafkaAnswerError } from './wire.js';
 import type { Wire } from './wire.js';

@@ -8,20 +8,16 @@ export interface TopicSpec {
   compacted?: boolean;
 }
 
-// NOTE: right after a create, a busy broker can answer metadata requests for the new
-// topics with UNKNOWN_TOPIC_OR_PARTITION or LEADER_NOT_AVAILABLE (a client's own wait
-// for leaders, as kafkajs's createTopics had, gives up on the first). A produce that races
-// the leader election fails with errors a client's bounded retries may not outlast
-// (with the idempotent producer we once used it tripped OUT_OF_ORDER_SEQUENCE_NUMBER).
-// So the wait for leaders is done here, patiently, until each new partition's leader answers.
+// NOTE: right after a create, a busy broker can answer metadata for the new topics with
+// UNKNOWN_TOPIC_OR_PARTITION or LEADER_NOT_AVAILABLE, and a produce that races the leader
+// election fails with errors a client's bounded retries may not outlast. So the wait for
+// leaders is done here, patiently, until each new partition's leader answers.
 const LEADER_WAIT_MS = 30_000;
 const LEADER_POLL_MS = 100;
 
 /**
- * Partitions per CreateTopics request, at most (a topic with more goes alone).
- * NOTE: a KRaft controller refuses a request that makes more than 10,000 partitions
- * (PolicyViolationException "Excessively large number of partitions per request",
- * apache/kafka KAFKA-17870): 1,000 destinations of 4 topics at `partitions: 3` made
+ * Partitions per CreateTopics request, at most (a larger topic goes alone). NOTE: a KRaft
+ * controller refuses more than 10,000 per request (KAFKA-17870): 1,000 destinations made
  * the deliverer exit at start. Half the limit keeps each request's leader wait short.
  */
 export const MAX_PARTITIONS_PER_CREATE = 5_000;
@@ -110,12 +106,10 @@ export interface TopicMaker {
 }
 
 /**
- * Creates the topics that do not exist yet, in requests of at most
- * MAX_PARTITIONS_PER_CREATE partitions, trying again what the broker refuses as
- * transient, and waits until every partition of each request's topics has a leader.
- * Existing topics are left alone (their partition count is the operator's business once
- * created). Returns the topics it created; when some could not be, throws
- * TopicsNotCreatedError naming them, once the others are made.
+ * Creates the topics that do not exist yet (existing ones are left alone), in requests of
+ * at most MAX_PARTITIONS_PER_CREATE partitions, trying again what the broker refuses as
+ * transient, and waits for every new partition's leader. Returns the created topics;
+ * throws TopicsNotCreatedError naming those it could not make, once the others are.
  */
 export async function ensureTopics(
   maker: TopicMaker,
@@ -181,10 +175,9 @@ async function waitForLeaders(maker: TopicMaker, topics: string[]): Promise<void
         return t !== undefined && t.errorCode === ERROR.NONE && t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0);
       });
       if (led) {
-        // A leader in the metadata can still refuse requests for a moment (KRaft
-        // publishes it before the partition is loaded); asking it for the offsets
-        // is the same check a produce would meet. NOTE: one request per leader
-        // (topic-ends.ts), not two per topic: thousands of topics at scale.
+        // NOTE: a leader in the metadata can still refuse requests for a moment (KRaft
+        // publishes it before the partition is loaded): asked for the offsets, one
+        // request per leader (topic-ends.ts), it meets the check a produce would.
         await maker.partitionEnds(topics);
         return;
       }

@@ -1,18 +1,14 @@
-// The fetcher's planning (fetcher.ts): which partitions of one leader the next fetch
-// asks for, and how many bytes each may bring. Pure, so the rules are tested alone
-// (test/unit/kafka/fetch-plan.test.ts, with random pauses and answers):
+// The fetcher's planning (fetcher.ts), pure: which partitions of one leader the next
+// fetch asks for, and how many bytes each may bring (docs/kafka.md#the-consumer-engine):
 // - a partition that is paused, or whose last answer is still out, is left out;
-// - the process-wide budget is shared: a partition that holds its fair share (the
-//   budget over the partitions that hold or have records) is left out until the owner
-//   releases some, so one stuck destination never takes the whole budget;
-// - a partition whose last answer was truncated (its first record batch larger than
-//   its limit) is asked for alone: the broker returns the first batch of a request whole;
-// - partitions known to be empty (their end reached) ride along only every
-//   `emptyPollMs` (a long poll on the broker when nothing else is asked): they are not
-//   walked between, so work per fetch follows the partitions that have records;
-// - the walk goes in the order given: least recently asked first (fetch-positions.ts),
-//   so none starves when the budget runs short.
-// docs/kafka.md#the-consumer-engine says how the budget is sized.
+// - a partition that holds its fair share of the process-wide budget (the budget over
+//   the partitions that hold or have records) is left out until the owner releases
+//   some, so one stuck destination never takes the whole budget;
+// - a partition whose last answer was truncated (its first record batch larger than its
+//   limit) is asked for alone: the broker returns the first batch of a request whole;
+// - partitions at their end ride along only every `emptyPollMs` (a long poll when
+//   nothing else is asked), not walked between;
+// - the walk goes least recently asked first (fetch-positions.ts), so none starves.
 
 export interface PlanPartition {
   readonly key: string;
@@ -63,18 +59,6 @@ export interface PlanInput {
   readonly empty: readonly PlanPartition[];
   /** How many partitions of every leader hold or may have records (the fair share's divisor). */
   readonly sharing: number;
-}
-
-/** The input for `leader` from every partition, in one walk (fetch-positions.ts keeps it as it goes). */
-export function planInput(all: readonly PlanPartition[], leader: number): PlanInput {
-  const active: PlanPartition[] = [];
-  const empty: PlanPartition[] = [];
-  let sharing = 0;
-  for (const p of all) {
-    if (p.held > 0 || p.hasRecords !== false) sharing += 1;
-    if (p.leader === leader) (p.hasRecords === false ? empty : active).push(p);
-  }
-  return { active, empty, sharing };
 }
 
 /**

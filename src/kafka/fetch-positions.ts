@@ -1,13 +1,10 @@
 // The fetcher's bookkeeping (fetcher.ts), pure: each partition's position and epoch,
 // the bytes its owner holds, whether it is paused or in a request; which request goes
-// to a leader next (fetch-plan.ts), and whether an answer still counts. An answer
-// counts only for a partition still here with the epoch it was asked with: a partition
-// assigned anew, sought or removed since moves by nothing that was asked before.
-// It keeps each leader's partitions split by whether they are at their end, the bytes
-// held and how many partitions share the budget as they change, so that planning walks
-// only what it may ask for (fetch-plan.ts). test/unit/kafka/fetch-plan.test.ts drives it
-// with random pauses, releases, rebalances and late answers, and checks those against a
-// full walk.
+// to a leader next (fetch-plan.ts), and whether an answer still counts (only for a
+// partition still here with the epoch it was asked with). It keeps each leader's
+// partitions split by whether they are at their end, and the budget's sums, as they
+// change, so that planning walks only what it may ask for; fetch-plan.test.ts checks
+// that against a full walk under random pauses, releases, rebalances and late answers.
 import { planFetch } from './fetch-plan.js';
 import type { FetchPlan, PlanInput, PlanPartition, PlanSettings } from './fetch-plan.js';
 
@@ -81,10 +78,6 @@ export class FetchPositions {
     return { active: mine === undefined ? [] : [...mine.active], empty: mine === undefined || !withEmpty ? [] : [...mine.empty], sharing: this.sharing };
   }
 
-  get size(): number {
-    return this.partitions.size;
-  }
-
   /** A new partition at `position`; false when it is here already (the caller seeks it). */
   add(key: string, topic: string, partition: number, position: bigint, held: number): boolean {
     if (this.partitions.has(key)) return false;
@@ -132,11 +125,7 @@ export class FetchPositions {
     return total;
   }
 
-  /**
-   * The next request to `leader` (planFetch), its partitions marked in flight; undefined
-   * when none may be asked for now. The leader's partitions are walked least recently
-   * asked first, so the budget that runs short goes to the others next time.
-   */
+  /** The next request to `leader` (planFetch), its partitions in flight; walked least recently asked first, so a short budget goes to the others next time. */
   send(leader: number, pollEmpty: boolean): SentRequest | undefined {
     const plan = planFetch(this.inputOf(leader, pollEmpty), this.settings, this.outstanding(), pollEmpty);
     if (plan === undefined) return undefined;
@@ -170,11 +159,7 @@ export class FetchPositions {
     for (const { partition, epoch } of asked) if (partition.epoch === epoch) partition.inFlight = false;
   }
 
-  /**
-   * A counted answer of `p` asked at `from`: decoded up to `next`, `held` bytes handed
-   * over, the log ending at `end`. Returns whether it was truncated (nothing came although
-   * the log holds more: a batch larger than the partition's limit; asked for alone next).
-   */
+  /** A counted answer of `p` asked at `from`, decoded up to `next`, the log ending at `end`: whether it was truncated (asked for alone next). */
   answered(p: FetchPartition, from: bigint, next: bigint, end: bigint, held: number): boolean {
     p.alone = next === from && end > from;
     p.position = next;

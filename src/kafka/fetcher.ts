@@ -1,11 +1,9 @@
-// The consumer engine's fetcher: owns each assigned partition's fetch position, asks
-// each leader for the partitions that have room (fetch-plan.ts: a process-wide byte
-// budget, fair shares, truncated answers asked for alone, partitions at their end
-// polled less often), one request per leader at a time, and hands the records over.
-// Every request carries each partition's epoch: an answer that comes back after the
-// partition was assigned anew, sought or revoked moves nothing (the fencing
-// docs/kafka.md#the-consumer-engine describes). Control batches of transactions are
-// skipped, and aborted transactions' records too when reading committed data.
+// The consumer engine's fetcher (docs/kafka.md#the-consumer-engine): owns each assigned
+// partition's fetch position, asks each leader for the partitions that have room
+// (fetch-plan.ts), one request per leader at a time, and hands the records over. An
+// answer that comes back after its partition was assigned anew, sought or revoked moves
+// nothing (fetch-positions.ts's epochs). Control batches are skipped, and aborted
+// transactions' records when reading committed data.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { PlanSettings } from './fetch-plan.js';
@@ -15,7 +13,6 @@ import type { FetchPartition as Partition } from './fetch-positions.js';
 import type { InboundRecord, RecordHeaders } from './records.js';
 import { ERROR, errorName } from './wire.js';
 import type { FetchAnswerPartition, Wire } from './wire.js';
-
 
 /** A record's share of the budget: its bytes plus what holding it costs besides (objects, strings). */
 export function heldBytes(record: InboundRecord): number {
@@ -42,11 +39,7 @@ export interface FetcherSettings extends Omit<PlanSettings, 'minPartitionBytes'>
 }
 
 export interface FetcherEvents {
-  /**
-   * Records of one partition, in offset order, none handed over before in this epoch;
-   * `next` is where the partition's position now stands (past skipped control records).
-   * Synchronous: it runs in the fetch loop.
-   */
+  /** Records of one partition, in offset order, new in this epoch; `next`: the position now (past skipped control records). Synchronous. */
   records(topic: string, partition: number, records: InboundRecord[], from: bigint, next: bigint): void;
   /** The position was out of the log's range (retention removed it): it moved to `to`. */
   reset(topic: string, partition: number, from: bigint, to: bigint): void;
@@ -107,10 +100,6 @@ export class Fetcher {
     this.partitions.remove(keyOf(topic, partition));
   }
 
-  has(topic: string, partition: number): boolean {
-    return this.partitions.get(keyOf(topic, partition)) !== undefined;
-  }
-
   /** The partition's position (the next offset it will fetch). */
   position(topic: string, partition: number): bigint | undefined {
     return this.partitions.get(keyOf(topic, partition))?.position;
@@ -151,23 +140,6 @@ export class Fetcher {
     }
   }
 
-  /** The bytes held by the owner, and how many partitions hold some. */
-  holding(): { bytes: number; partitions: number } {
-    let bytes = 0;
-    let partitions = 0;
-    for (const p of this.partitions.values()) {
-      bytes += p.held;
-      if (p.held > 0) partitions += 1;
-    }
-    return { bytes, partitions };
-  }
-
-  /** Whether the fetcher waits on nothing but the broker: no partition paused. */
-  anyPaused(): boolean {
-    for (const p of this.partitions.values()) if (p.paused) return true;
-    return false;
-  }
-
   async stop(): Promise<void> {
     this.running = false;
     this.wakeAll();
@@ -193,10 +165,7 @@ export class Fetcher {
     }
     for (const leader of new Set([...this.partitions.values()].map((p) => p.leader))) {
       if (leader < 0 || this.loops.has(leader)) continue;
-      this.loops.set(
-        leader,
-        this.runLeader(leader).finally(() => this.loops.delete(leader)),
-      );
+      this.loops.set(leader, this.runLeader(leader).finally(() => this.loops.delete(leader)));
     }
     this.wakeAll();
   }
@@ -302,11 +271,9 @@ export class Fetcher {
   }
 
   /**
-   * Lets I/O run once the hand-over of an answer has kept the event loop
-   * HAND_OVER_TURN_MS. NOTE: one answer brings up to 16 MB, at 1,000 destinations
-   * hundreds of partitions' worth: until its hand-over ended, no request the lanes
-   * started could open its connection, no answer was read and nothing was committed
-   * (docs/benchmarks.md#figures-behind-the-code).
+   * Lets I/O run once a hand-over has kept the event loop HAND_OVER_TURN_MS. NOTE: one
+   * answer brings up to 16 MB; until its hand-over ended, no request could connect, no
+   * answer was read, nothing committed (docs/benchmarks.md#figures-behind-the-code).
    */
   private async handOverTurn(): Promise<void> {
     if (performance.now() - this.turnStartedAt < HAND_OVER_TURN_MS) return;

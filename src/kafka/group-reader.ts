@@ -1,12 +1,13 @@
-// What every runtime of the consumer engine starts from (consumer.ts, partition-stream.ts,
-// scan-topic.ts): the group member's connections (wire.ts), its membership and its
-// fetcher over them, and where each partition of an assignment starts: its commit in
-// the group, else the log's beginning or end. The runtime decides what the records are for.
+// What every runtime of the consumer engine starts from (src/runtime/consumer.ts,
+// src/delivery/partition-stream.ts, src/delivery/dlq/scan-topic.ts): the group member's
+// connections (wire.ts), its membership and its fetcher over them, and where each
+// partition of an assignment starts: its commit in the group, else the log's beginning
+// or end. The runtime decides what the records are for.
 import type { Logger } from 'pino';
 import { CONSUMER_HEARTBEAT_INTERVAL_MS, CONSUMER_SESSION_TIMEOUT_MS } from './client.js';
 import type { KafkaClient } from './client.js';
-import { readCommitted } from './committer.js';
-import type { CommittedEntry } from './committer.js';
+import { commitOffsets, readCommitted } from './committer.js';
+import type { CommittedEntry, OffsetCommitEntry } from './committer.js';
 import { Fetcher } from './fetcher.js';
 import type { FetcherEvents, FetcherSettings } from './fetcher.js';
 import { GroupMembership } from './membership.js';
@@ -50,6 +51,11 @@ export class GroupReader {
     return committed.flatMap(({ topic, partitions }) => partitions.map((p) => ({ topic, ...p })));
   }
 
+  /** Commits `entries` in the group for `generation` (committer.ts). */
+  commit(generation: Generation, entries: readonly OffsetCommitEntry[]): Promise<void> {
+    return commitOffsets(this.wire, this.settings.groupId, generation, entries);
+  }
+
   /** Where each partition of `assigned` starts: its commit (undefined: committed nothing yet). */
   async committedPositions(generation: Generation, assigned: readonly AssignedTopic[]): Promise<Map<string, bigint>> {
     const positions = new Map<string, bigint>();
@@ -72,11 +78,7 @@ export class GroupReader {
   }
 }
 
-/**
- * The fetch of a group member that reads committed transactions' records only
- * (docs/kafka.md#the-consumer-engine) within `budgetBytes`: no partition's share and no
- * answer larger than the budget.
- */
+/** The fetch of a member that reads committed records only, within `budgetBytes` (no share and no answer larger). */
 export function committedWithin(budgetBytes: number, limits: { partitionBytes: number; requestBytes: number; pollWaitMs(): number; emptyPollMs: number; minBytes?: number }): FetcherSettings {
   const { partitionBytes, requestBytes, pollWaitMs, emptyPollMs, minBytes = 1 } = limits;
   return { isolation: 1, budgetBytes, maxPartitionBytes: Math.min(partitionBytes, budgetBytes), maxRequestBytes: Math.min(requestBytes, budgetBytes), pollWaitMs, emptyPollMs, minBytes };

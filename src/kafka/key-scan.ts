@@ -1,15 +1,24 @@
-// One key's records in a window of time, read without a consumer group: the partition
-// the key's hash picks in each topic (murmur2 with the sign bit masked, as every producer
-// of the port, kafkajs and the Java client hash it), the offsets at the window's bounds
-// (ListOffsets by timestamp), and a read of just that partition between them. Nothing is
-// written to the cluster: no group joins, no commits. `switchyard trace` reads with it
-// (src/trace/trace.ts).
+// One key's records in a window of time, read without a consumer group (`switchyard
+// trace`, the router's dedupe read-back): the partition the key's hash picks in each
+// topic (as every producer of the port hashes it), the offsets at the window's bounds
+// (ListOffsets by timestamp), and a read of just that partition between them. Nothing
+// is written to the cluster.
 import { compatibilityPartitioner } from '@platformatic/kafka';
 import type { KafkaClient } from './client.js';
 import { decodeRecords } from './fetcher.js';
-import type { RawHeaders } from './headers.js';
-import type { ScannedRecord } from './scan-topic.js';
+import type { RawHeaders } from './records.js';
 import { ERROR, KafkaAnswerError, Wire } from './wire.js';
+
+/** A record as a read gives it, here and in the scans of src/delivery/dlq/scan-topic.ts. */
+export interface ScannedRecord {
+  partition: number;
+  offset: bigint;
+  key: Buffer | null;
+  value: Buffer | null;
+  headers: RawHeaders | undefined;
+  /** The record's Kafka timestamp, epoch ms as a decimal string. */
+  timestamp: string;
+}
 
 /** The partition a producer of the port writes `key` to, in a topic of `partitions` partitions. */
 export function partitionOfKey(key: Buffer, partitions: number): number {
@@ -57,26 +66,21 @@ export interface KeyReader {
 /** ListOffsets timestamps for the log end and the log start. */
 const LATEST = -1;
 const EARLIEST = -2;
-/**
- * Read committed, as the consumers that route and deliver read (docs/kafka.md#transactions):
- * a trace, and the router's read-back of its dedupe memory, never count a record of an
- * open or aborted transaction; the log's end is the last stable offset.
- */
+/** Read committed (docs/kafka.md#transactions): a record of an open or aborted transaction never counts; the log's end is the last stable offset. */
 const ISOLATION = 1;
 
 /**
- * Bytes of one fetch (one partition). NOTE: large, so that a window of 100,000 records
- * takes a few dozen requests, yet each answer is decoded in one piece, so bounded: a
- * trace served on a role's admin port holds that process's event loop for as long as one
- * answer takes to decode (docs/benchmarks.md#figures-behind-the-code).
+ * Bytes of one fetch (one partition). NOTE: large, so a window of 100,000 records takes
+ * a few dozen requests; bounded, since a trace on a role's admin port holds its event
+ * loop while one answer decodes (docs/benchmarks.md#figures-behind-the-code).
  */
 const PARTITION_FETCH_BYTES = 4 * 1024 * 1024;
 
 /**
- * Partitions read at once. NOTE: more than one, so that the broker can serve one partition
- * while this process decodes another's answer; few, so that a trace over many
- * destinations does not flood the broker. (Reading one partition in pieces side by side
- * was tried: on the trace bench, on a 2-core machine under load, it gained nothing.)
+ * Partitions read at once. NOTE: more than one, so that the broker serves one while this
+ * process decodes another's answer; few, so that a trace over many destinations does not
+ * flood the broker. (Reading one partition in pieces side by side gained nothing on the
+ * trace bench.)
  */
 const READS_AT_ONCE = 4;
 

@@ -1,10 +1,8 @@
-// The consumer engine's membership: one member of a consumer group (eager rebalance
-// protocol, as every client of the port had it): find the coordinator, join, sync,
-// heartbeat, leave, and a generation per assignment. The member gives its partitions
-// up before every new join (`revoking`: the owner commits what finished while the
-// generation still holds), and hears of each new assignment (`assigned`). Its leader
-// spreads each topic's partitions over the members that subscribe to it (assignPartitions).
-// docs/kafka.md#the-consumer-engine draws it beside the fetcher and the committer.
+// The consumer engine's membership (docs/kafka.md#the-consumer-engine): one member of a
+// consumer group, eager rebalance protocol: find the coordinator, join, sync, heartbeat,
+// leave, a generation per assignment. The member gives its partitions up before every
+// new join (`revoking`: the owner commits what finished while the generation still
+// holds). Its leader spreads each topic's partitions over the members that read it.
 import { decodeConsumerProtocolAssignment, decodeConsumerProtocolSubscription, encodeConsumerProtocolAssignment, encodeConsumerProtocolSubscription } from '@platformatic/kafka';
 import type { Logger } from 'pino';
 import { ERROR, KafkaAnswerError } from './wire.js';
@@ -41,18 +39,11 @@ export interface MembershipEvents {
   trouble?(error: Error, retryInMs: number): void;
 }
 
-/**
- * The protocols the member offers: both round-robin names in use by the port's earlier
- * clients (kafkajs's and @platformatic/kafka's), so that members of an older release and
- * of this one form one group during a rolling upgrade. Either one's assignment is
- * assignPartitions' whoever leads.
- */
+/** Both round-robin names of the port's earlier clients (kafkajs's, @platformatic/kafka's): old and new members form one group during a rolling upgrade. */
 const PROTOCOLS = ['roundrobin', 'RoundRobinAssigner'] as const;
 
 /** The backoff of a failed join: 200 ms doubling up to 5 s. */
-function backoff(attempt: number): number {
-  return Math.min(5_000, 200 * 2 ** Math.min(attempt, 5));
-}
+const backoff = (attempt: number): number => Math.min(5_000, 200 * 2 ** Math.min(attempt, 5));
 
 /**
  * The leader's assignment: every partition of each topic to one of the members that
@@ -144,12 +135,8 @@ export class GroupMembership {
     while (this.running) {
       try {
         const joined = await this.joinOnce();
-        if (!joined) {
-          attempt = 0;
-          continue;
-        }
         attempt = 0;
-        await this.beat();
+        if (joined) await this.beat();
       } catch (error) {
         const wait = backoff(attempt++);
         this.coordinator = undefined;
@@ -205,10 +192,7 @@ export class GroupMembership {
     return true;
   }
 
-  /**
-   * Whether an error code of a join or sync calls for another join at once (true), or
-   * for none (false: no error). Any other code is thrown (the loop waits, then joins).
-   */
+  /** Whether a join's or sync's error code calls for another join at once (false: no error); any other code is thrown (the loop waits, then joins). */
   private retryJoin(errorCode: number, what: string): boolean {
     switch (errorCode) {
       case ERROR.NONE:
@@ -224,10 +208,8 @@ export class GroupMembership {
       case ERROR.COORDINATOR_NOT_AVAILABLE:
       case ERROR.COORDINATOR_LOAD_IN_PROGRESS:
         this.coordinator = undefined;
-        throw new KafkaAnswerError(errorCode, `${what} consumer group ${this.settings.groupId}`);
-      default:
-        throw new KafkaAnswerError(errorCode, `${what} consumer group ${this.settings.groupId}`);
     }
+    throw new KafkaAnswerError(errorCode, `${what} consumer group ${this.settings.groupId}`);
   }
 
   private async findCoordinator(): Promise<number> {
@@ -245,9 +227,8 @@ export class GroupMembership {
     const wanted = [...new Set([...subscriptions.values()].flat())];
     const counts = new Map<string, number>();
     // NOTE: a topic just made may be missing from the metadata for a moment: asked again
-    // (up to about 2 s) rather than assigned without its partitions. An assignment without
-    // them and the next one with them took the partitions away from their member and gave
-    // them back: records in flight then were delivered again (a destination added by a reload).
+    // (up to about 2 s), since an assignment without its partitions and the next with them
+    // moved them away and back, and records in flight were delivered again.
     for (let attempt = 0; wanted.length > 0; attempt++) {
       const metadata = await this.wire.metadata(wanted);
       let missing = 0;
@@ -267,10 +248,7 @@ export class GroupMembership {
     }));
   }
 
-  /**
-   * Heartbeats until the generation ends: a rebalance, a lost membership, new topics,
-   * leave(), or no answer for a whole session.
-   */
+  /** Heartbeats until the generation ends: a rebalance, a lost membership, new topics, leave(), or no answer for a whole session. */
   private async beat(): Promise<void> {
     const { groupId, heartbeatIntervalMs, sessionTimeoutMs } = this.settings;
     let lastAnswer = Date.now();

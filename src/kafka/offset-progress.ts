@@ -1,24 +1,18 @@
-// Offset bookkeeping for a partition whose records finish in any order. Pure (no I/O):
-// the commit names the offset after the contiguous finished prefix, and the offsets
-// finished ABOVE it travel in the commit's metadata (the technique of Confluent's
-// Parallel Consumer), so a member that takes the partition over after a crash skips
-// them and redoes only what was in flight.
+// The offset tracker, pure: for a partition whose records finish in any order, the
+// commit names the first unfinished offset and the offsets finished above it travel in
+// the commit's metadata (as Confluent's Parallel Consumer does), so a member that takes
+// the partition over skips them and redoes only what was in flight.
 
-/**
- * The broker refuses a commit whose metadata is longer than
- * `offset.metadata.max.bytes` (4096 by default). The encoding stays below this, with
- * room to spare for a broker set lower than the default but not below 1 KiB.
- */
+/** Below the broker's `offset.metadata.max.bytes` (4096 by default), with room for a broker set lower, down to 1 KiB. */
 export const MAX_METADATA_CHARS = 1_000;
 
 /** Marks metadata written by this codec; other writers' metadata (a plain commit has none) decodes to nothing. */
 const VERSION = 'sy1:';
 
 /**
- * Encodes the finished offsets above `base` (ascending, every one > base) as runs:
- * `gap.length` pairs in base 36, each gap counted from the end of the previous run
- * (from `base` for the first). Runs that do not fit in `maxChars` are left out:
- * skipping fewer records after a takeover is a duplicate, never a loss.
+ * The finished offsets above `base` (ascending) as runs `gap.length` in base 36, each gap
+ * from the end of the run before (docs/kafka.md#the-deliverers-commits). Runs past
+ * `maxChars` are left out: a duplicate after a takeover, never a loss.
  */
 export function encodeFinished(base: bigint, finished: readonly bigint[], maxChars = MAX_METADATA_CHARS): string {
   if (finished.length === 0) return '';
@@ -72,10 +66,7 @@ export interface CommitPoint {
   metadata: string;
 }
 
-/**
- * One partition's progress: every offset below `base` is finished, and so are those
- * in `above`. Starts from a commit (offset and metadata) and moves as records finish.
- */
+/** One partition's progress: every offset below `base` is finished, and those in `above`; starts from a commit and its metadata. */
 export class PartitionProgress {
   private base: bigint;
   private readonly above = new Set<bigint>();
@@ -106,10 +97,7 @@ export class PartitionProgress {
     while (this.above.delete(this.base)) this.base += 1n;
   }
 
-  /**
-   * The partition starts at `offset` instead (an older group's commit, a log start
-   * after retention): what lies below counts as finished.
-   */
+  /** The partition starts at `offset` instead (an older group's commit, a log start after retention): what lies below counts as finished. */
   startAt(offset: string): void {
     const o = BigInt(offset);
     if (o <= this.base) return;

@@ -1,10 +1,10 @@
 // The @platformatic/kafka side of the port: the connection options every producer,
-// consumer, admin client and Wire made on it shares, and the record conversions both
-// ways. Only src/kafka/ imports it.
+// consumer, admin client and Wire made on it shares, and the conversion of the records
+// it writes. Only src/kafka/ imports it.
 import { compatibilityPartitioner } from '@platformatic/kafka';
-import type { BaseOptions, Message, MessageToProduce, SASLOptions } from '@platformatic/kafka';
+import type { BaseOptions, MessageToProduce, SASLOptions } from '@platformatic/kafka';
 import type { KafkaSettings } from './client.js';
-import type { InboundRecord, OutboundRecord, RecordHeaders, TopicRecords } from './records.js';
+import type { OutboundRecord, TopicRecords } from './records.js';
 
 const SASL_MECHANISMS = { plain: 'PLAIN', 'scram-sha-256': 'SCRAM-SHA-256', 'scram-sha-512': 'SCRAM-SHA-512' } as const;
 
@@ -93,12 +93,9 @@ export function toPlatformaticMessage(topic: string, record: OutboundRecord): Me
  * The records of one send in this client's shape, in order.
  *
  * NOTE: the router adds the same record object to every destination's topic; in a send
- * to several topics it is converted once (its key, value, headers Map, timestamp and key
- * hash shared by the copies: this client only reads them), not once per topic: each
- * conversion makes a headers Map and a Buffer per header name, and the router writes
- * four headers to three or more topics per call. A send to one topic (the gateway's)
- * converts each record directly: there the lookup table only costs (measured with
- * `npm run bench -- gateway`).
+ * to several topics it is converted once, its parts and key hash shared by the copies
+ * (this client only reads them), not once per topic. A send to one topic (the gateway's)
+ * converts each record directly: there the lookup only costs (`npm run bench -- gateway`).
  */
 export function toPlatformaticMessages(records: readonly TopicRecords[]): MessageToProduce[] {
   const messages: MessageToProduce[] = [];
@@ -125,29 +122,4 @@ export function toPlatformaticMessages(records: readonly TopicRecords[]): Messag
     }
   }
   return messages;
-}
-
-/** A record read, as the port hands it to roles (offset and timestamp as decimal strings, headers as an object). */
-export function fromPlatformaticMessage(message: Message): InboundRecord {
-  let headers: RecordHeaders | undefined;
-  const entries = message.headerEntries;
-  if (entries.length > 0) {
-    headers = {};
-    for (const [rawName, value] of entries) {
-      const name = rawName.toString();
-      const known = headers[name];
-      if (known === undefined) headers[name] = value;
-      else if (Array.isArray(known)) known.push(value);
-      else headers[name] = [known, value];
-    }
-  }
-  return {
-    topic: message.topic,
-    partition: message.partition,
-    offset: message.offset.toString(),
-    key: message.key ?? null,
-    value: message.value ?? null,
-    headers,
-    timestamp: message.timestamp.toString(),
-  };
 }

@@ -1,21 +1,15 @@
-// The port's producer: every role writes through it, with ONE batching policy and ONE
-// size cap (send-buffer.ts), acks=all.
+// The port's producer: every role writes through it, acks=all, with ONE batching policy
+// and ONE size cap (send-buffer.ts). Up to `maxConcurrentSends` sends (default one) are
+// in flight at once; sends that arrive meanwhile wait and leave together, merged per
+// topic, when a send finishes. At low load a send leaves at the end of the event loop's
+// turn it was made in, with the others of that turn (no timer: no added delay). A send
+// over the cap (per topic) goes out as several requests, one after the other, so each
+// topic's order is kept.
 //
-// The policy: up to `maxConcurrentSends` sends (default one) are in flight at once; sends that
-// arrive meanwhile wait and leave together, merged per topic, when a send finishes.
-// At low load every send leaves at the end of the event loop's turn it was made in,
-// with the others made in that turn (no timer: no added delay). A send larger than
-// the cap (per topic) goes out as several requests, one after the other, so the order
-// of each topic's records is kept.
-//
-// NOTE: each send still resolves only after the request that carried it was
-// acknowledged (acks=all), so "done after the ack" holds for every caller. A merged
-// request that fails fails every send in it; some of its records may have been
-// stored, and the callers' retries then make duplicates (allowed). A send that times
-// out while still waiting here is taken out and never sent, so that a timeout before
-// sending means "not written".
-//
-// The requests go out through @platformatic/kafka (createProducer below).
+// NOTE: each send resolves only once the request that carried it was acknowledged. A
+// merged request that fails fails every send in it (the callers' retries may then make
+// duplicates: allowed). A send that times out while still waiting here is never sent:
+// a timeout before sending means "not written".
 import { compatibilityPartitioner, Producer as PlatformaticProducer } from '@platformatic/kafka';
 import { SendTimeoutError } from '../errors.js';
 import type { KafkaClient } from './client.js';
@@ -29,33 +23,25 @@ export interface ProducerOptions {
   /**
    * Sends in flight at once; further sends wait and are merged. Default 1.
    *
-   * NOTE: the client sends one request at a time on a broker's connection
-   * (maxInflights 1: platformatic-client.ts). A second
-   * send handed to them only waits there, as a request of its own after the first;
-   * waiting here, all that arrive meanwhile leave together as one request: fewer produce
-   * requests and less broker CPU per event under a steady load of single-event POSTs
-   * (gateway bench; docs/benchmarks.md#figures-behind-the-code).
+   * NOTE: the client sends one request at a time per broker (maxInflights 1:
+   * platformatic-client.ts), so a second send handed to it only waits there as a request
+   * of its own; waiting here, all that arrive meanwhile leave as one request: fewer
+   * produce requests and less broker CPU per event under a steady load of single-event
+   * POSTs (gateway bench; docs/benchmarks.md#figures-behind-the-code).
    */
   maxConcurrentSends?: number;
   /** The cap on one request's bytes per topic (tests and the benchmark lower it). Default MAX_TOPIC_BYTES_PER_SEND. */
   maxTopicBytesPerSend?: number;
   /** How long the broker may take to acknowledge one request (the produce request's timeout). Default 30 s. */
   ackTimeoutMs?: number;
-  /**
-   * An idempotent producer (the broker drops a retried batch it already stored). Only for
-   * a Kafka destination's topic (src/delivery/kafka-sender.ts), where a duplicate is a
-   * record a consumer reads twice; every other role keeps the default, false (see below).
-   */
+  /** An idempotent producer: only for a Kafka destination's topic (src/delivery/kafka-sender.ts); every other writer keeps false (see below). */
   idempotent?: boolean;
 }
 
 export interface SendOptions {
   /** Fail with SendTimeoutError when not acknowledged within this long (a send still waiting is then never sent). */
   timeoutMs?: number;
-  /**
-   * A request of its own, merged with no other send: a broker's refusal of the request
-   * (a record too large for the topic) is then the refusal of these records alone.
-   */
+  /** A request of its own, merged with no other: the broker's refusal (a record too large) is then these records' alone. */
   alone?: boolean;
 }
 
@@ -77,20 +63,16 @@ export { SendTimeoutError };
 export type SendRequest = (records: TopicRecords[]) => Promise<void>;
 
 /**
- * The port's producer on @platformatic/kafka: acks=all (-1), one request in flight per
- * broker (platformatic-client.ts), so that a retried request cannot overtake a later
- * one, keys hashed as kafkajs and the Java client do (murmur2, sign bit masked), so a
- * user's calls land on the same partition whichever client wrote them. NOT idempotent.
+ * The port's producer on @platformatic/kafka: acks=all, keys hashed as kafkajs and the
+ * Java client do (murmur2, sign bit masked), so a user's calls land on the same
+ * partition whichever client wrote them. NOT idempotent.
  *
- * NOTE: not idempotent because an idempotent producer can acknowledge records it never
- * wrote. kafkajs's did: when a produce request failed after the broker stored it (a
- * broker restart cuts the connection before the answer), it rolled its sequence numbers
- * back, and the next request reused them for other records; the broker took it for a
- * duplicate of the stored batch, answered success, and wrote nothing. The chaos harness
- * lost acknowledged calls that way, and a producer also got stuck on
- * OUT_OF_ORDER_SEQUENCE_NUMBER for good after a restart (test/integration/
- * producer-broker-restart.test.ts). Without idempotence a retry can only write a record
- * twice, which the contract allows (receivers dedupe on messageId); it never loses one.
+ * NOTE: an idempotent producer can acknowledge records it never wrote. kafkajs's did:
+ * after a request failed that the broker had stored (a restart cut the connection), it
+ * rolled its sequence numbers back and reused them for other records, which the broker
+ * took for duplicates: answered success, wrote nothing (the chaos harness lost
+ * acknowledged calls; test/integration/producer-broker-restart.test.ts). Without
+ * idempotence a retry can only write a record twice, which the contract allows.
  *
  * NOTE: this client connects on first use; `connect()` asks for the cluster's metadata
  * so that a broker that cannot be reached fails the start.

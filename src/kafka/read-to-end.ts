@@ -21,12 +21,7 @@ export interface ReadToEndOptions {
   stallTimeoutMs: number;
 }
 
-/**
- * Reads each partition up to the high watermark it had when the read started.
- * Partitions that are empty finish at once, without a fetch. Throws for a
- * partition the topic does not have. No group joins: the fetcher reads the
- * partitions from their beginning (fetcher.ts).
- */
+/** Reads each partition from its beginning up to the high watermark it had when the read started (an empty one finishes at once); no group joins. Throws for a partition the topic does not have. */
 export async function readToEnd(client: KafkaClient, options: ReadToEndOptions): Promise<void> {
   const { topic } = options;
   const wire = new Wire(client.settings, client.clientId);

@@ -6,11 +6,10 @@ import type { OutboundRecord, TopicRecords } from './records.js';
 /**
  * The most bytes one send puts into one topic.
  *
- * NOTE: a produce request carries all records of one partition in one record batch, and the
- * broker refuses a batch over `message.max.bytes` (1 MiB by default) with
- * RECORD_TOO_LARGE, which would be retried forever. A partition gets at most its
- * topic's share, so capping the topic caps every partition, whatever the keys. The
- * margin covers the per-record and per-batch framing that `recordBytes` leaves out.
+ * NOTE: a produce request carries a partition's records in one batch, and the broker
+ * refuses one over `message.max.bytes` (1 MiB by default) with RECORD_TOO_LARGE, retried
+ * forever. Capping the topic caps each of its partitions; the margin covers the framing
+ * `recordBytes` leaves out.
  */
 export const MAX_TOPIC_BYTES_PER_SEND = 900_000;
 

@@ -1,12 +1,11 @@
-// The log ends (high and low watermarks) of many topics, a group's commits of many
-// partitions, and commits with metadata for a group nobody is a member of, in a few
-// requests (wire.ts). At 1,000 destinations the deliverer's group reads 3,000–5,000
-// topics: asked per topic, every lag sample was 10,000 requests, and the admin's
-// per-topic offset reads timed out. Here each partition leader is asked once per end
-// for all of its partitions, and the group's coordinator once per 2,000 partitions.
-// NOTE: @platformatic/kafka's Admin cannot do the last one: alterConsumerGroupOffsets
-// drops the metadata, which holds the committer's progress (offset-progress.ts).
+// The log ends of many topics, a group's commits of many partitions, and commits with
+// metadata for a group nobody is a member of, in a few requests (wire.ts). NOTE: at
+// 1,000 destinations the deliverer reads 3,000–5,000 topics: asked per topic, every lag
+// sample was 10,000 requests. Here each leader is asked once per end, the coordinator
+// once per 2,000 partitions. (@platformatic/kafka's alterConsumerGroupOffsets drops the
+// metadata, which holds the tracker's progress.)
 import type { PartitionEnds } from '../observability/consumer-lag.js';
+import { commitOffsets } from './committer.js';
 import { ERROR, KafkaAnswerError } from './wire.js';
 import type { Wire } from './wire.js';
 
@@ -19,26 +18,18 @@ const PARTITIONS_PER_OFFSET_FETCH = 2_000;
 const LATEST = -1n;
 const EARLIEST = -2n;
 
-/**
- * NOTE: read committed: the "high watermark" of a partition
- * with an open transaction is its last stable offset, what a consumer of the port can
- * read up to, so a lag never counts records nobody can read yet.
- */
+/** NOTE: read committed: the high watermark of a partition with an open transaction is its last stable offset, so a lag never counts records nobody can read yet. */
 const READ_COMMITTED = 1;
 
 export interface TopicEnds {
-  /**
-   * Every partition's ends of each topic. NOTE: a topic the broker does not know fails
-   * the whole call (UNKNOWN_TOPIC_OR_PARTITION, retriable): callers sample topics they made.
-   */
+  /** Every partition's ends of each topic. NOTE: a topic the broker does not know fails the whole call (retriable): callers ask for topics they made. */
   partitionEnds(topics: readonly string[]): Promise<Map<string, PartitionEnds[]>>;
   /** The group's commits (offset, metadata) of exactly these partitions, with no metadata request. */
   committedOffsets(groupId: string, partitions: readonly { topic: string; partitions: readonly number[] }[]): Promise<GroupCommits>;
   /**
-   * Commits offsets and metadata for a group that has no member (generation -1, no
-   * member id: what Kafka calls a simple consumer's commit). The broker refuses it while
-   * the group has members (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION or REBALANCE_IN_PROGRESS:
-   * a KafkaAnswerError of that `type`).
+   * Commits offsets and metadata for a group that has no member (generation -1: a simple
+   * consumer's commit). The broker refuses it while the group has members (a
+   * KafkaAnswerError of type UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION or REBALANCE_IN_PROGRESS).
    */
   commitOffsets(groupId: string, commits: GroupCommits): Promise<void>;
 }
@@ -82,21 +73,9 @@ export function createTopicEnds(wire: Wire): TopicEnds {
       return commits;
     },
     async commitOffsets(groupId, commits) {
-      const topics = commits.filter((t) => t.partitions.length > 0);
-      if (topics.length === 0) return;
-      const nodeId = await coordinatorOf(groupId);
-      const answer = await wire.offsetCommit(
-        nodeId,
-        groupId,
-        -1,
-        '',
-        topics.map((t) => ({ topic: t.topic, partitions: t.partitions.map((p) => ({ partition: p.partition, offset: BigInt(p.offset), metadata: p.metadata })) })),
-      );
-      for (const t of answer.topics) {
-        for (const p of t.partitions) {
-          if (p.errorCode !== ERROR.NONE) throw new KafkaAnswerError(p.errorCode, `committing the offsets of consumer group "${groupId}" (partition ${p.partitionIndex} of topic "${t.name}")`);
-        }
-      }
+      const entries = commits.flatMap(({ topic, partitions }) => partitions.map((p) => ({ topic, ...p })));
+      if (entries.length === 0) return;
+      await commitOffsets(wire, groupId, { coordinator: await coordinatorOf(groupId), id: -1, memberId: '' }, entries);
     },
   };
 }
@@ -131,11 +110,7 @@ async function listEnds(wire: Wire, topics: readonly string[]): Promise<Map<stri
   return ends;
 }
 
-/**
- * Each leader's share of `topics`, so that one ListOffsets request per leader and end
- * asks for all of them. A topic the metadata answer refused, or a partition without a
- * leader yet, fails the call (ensure-topics.ts waits on both after a create).
- */
+/** Each leader's share of `topics`; a topic the metadata refused, or a partition without a leader yet, fails the call (ensure-topics.ts waits on both). */
 function partitionsByLeader(
   topics: readonly string[],
   found: ReadonlyMap<string, { errorCode: number; partitions: readonly { partition: number; leader: number }[] }>,
@@ -148,9 +123,7 @@ function partitionsByLeader(
     const perLeader = new Map<number, number[]>();
     for (const { partition, leader } of metadata.partitions) {
       if (leader < 0) throw new Error(`partition ${partition} of topic "${topic}" has no leader right now; its log ends are asked again at the next sample`);
-      const list = perLeader.get(leader);
-      if (list === undefined) perLeader.set(leader, [partition]);
-      else list.push(partition);
+      perLeader.set(leader, [...(perLeader.get(leader) ?? []), partition]);
     }
     for (const [leader, partitions] of perLeader) {
       const list = byLeader.get(leader);

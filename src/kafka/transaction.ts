@@ -1,16 +1,10 @@
-// Kafka transactions for read-process-write between Switchyard's own topics
-// (docs/kafka.md#transactions): a transactional producer per transactional id, whose
-// transaction holds records and a consumer group's offsets, committed or aborted
-// together; and GroupedTransactions, which lets the batches in hand share one
-// transaction so that its cost (AddPartitionsToTxn, TxnOffsetCommit, EndTxn, the
-// markers) is paid once per group of batches, not per batch.
-//
-// The records go out through @platformatic/kafka's transactional producer (idempotent,
-// acks=all). The offsets go out as raw calls (wire.ts: AddOffsetsToTxn, TxnOffsetCommit
-// v3) because they carry what the library's `addOffset` cannot: the consumer engine's
-// generation id, member id and group instance id (KIP-447: the group coordinator refuses
-// the offsets of a member the group has moved past, so a zombie's transaction cannot
-// commit) and the commit's metadata (the `sy1:` runs of offset-progress.ts).
+// Kafka transactions between Switchyard's own topics (docs/kafka.md#transactions): a
+// transactional producer whose transaction holds records and a consumer group's offsets,
+// committed or aborted together. The records go out through @platformatic/kafka's
+// transactional producer; the offsets as raw calls (wire.ts), because they carry what the
+// library's `addOffset` cannot: the member's generation and ids (KIP-447: the coordinator
+// refuses a zombie's offsets) and the commit's metadata.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Producer as PlatformaticProducer, compatibilityPartitioner } from '@platformatic/kafka';
 import type { KafkaClient } from './client.js';
 import { errorTypes, isRetriable } from './commit.js';
@@ -40,11 +34,7 @@ export interface TransactionOffset {
   metadata: string | null;
 }
 
-/**
- * Another producer with the same transactional id started (it fenced this one), or the
- * broker aborted this producer's transaction because it outlived the transaction
- * timeout. The transaction is aborted; the next `begin()` starts with a new epoch.
- */
+/** Another producer with this transactional id started, or the transaction outlived its timeout: it is aborted; the next `begin()` starts a new epoch. */
 export class TransactionFencedError extends Error {
   constructor(transactionalId: string, cause: unknown) {
     super(
@@ -55,11 +45,7 @@ export class TransactionFencedError extends Error {
   }
 }
 
-/**
- * The consumer group refused the transaction's offsets: the member's generation is over
- * (a rebalance moved its partitions to another member), so this member is a zombie and
- * its transaction must abort (KIP-447). Its input is read again by the partitions' owner.
- */
+/** The group refused the transaction's offsets: the member's generation is over (a zombie, KIP-447), so its transaction aborts and the partitions' owner reads its input again. */
 export class GroupFencedError extends Error {
   readonly type: string;
   constructor(
@@ -110,10 +96,7 @@ export interface TransactionalProducerOptions {
 
 export interface TransactionalProducer {
   readonly transactionalId: string;
-  /**
-   * Registers the transactional id with its coordinator (InitProducerId): an earlier
-   * producer with this id is fenced and its open transaction aborted.
-   */
+  /** Registers the transactional id (InitProducerId): an earlier producer with this id is fenced, its open transaction aborted. */
   connect(): Promise<void>;
   /** Opens a transaction (one at a time per producer). */
   begin(): Promise<Transaction>;
@@ -146,11 +129,9 @@ class OpenTransaction implements Transaction {
   private readonly groups = new Set<string>();
 
   /**
-   * NOTE: the transaction's sends leave one request at a time, those that wait merged
-   * (producer.ts's batching policy): @platformatic/kafka 2.12 adds a send's partitions
-   * to the transaction with a deduplicated AddPartitionsToTxn, so a second send in
-   * flight with other partitions waited for the first one's request and never added its
-   * own; the broker refused its records (TRANSACTION_ABORTABLE).
+   * NOTE: one request at a time, those that wait merged (producer.ts): @platformatic/kafka
+   * 2.12 deduplicates AddPartitionsToTxn, so a second send in flight never added its own
+   * partitions, and the broker refused its records (TRANSACTION_ABORTABLE).
    */
   private readonly queue: Pick<RecordProducer, 'send'>;
 
@@ -165,12 +146,8 @@ class OpenTransaction implements Transaction {
     });
   }
 
-  private get transactionalId(): string {
-    return this.host.transactionalId;
-  }
-
   private live(what: string): void {
-    if (this.ended) throw new Error(`cannot ${what}: the transaction of "${this.transactionalId}" has already ended (a bug in the caller)`);
+    if (this.ended) throw new Error(`cannot ${what}: the transaction of "${this.host.transactionalId}" has already ended (a bug in the caller)`);
   }
 
   async send(records: readonly TopicRecords[]): Promise<void> {
@@ -180,7 +157,7 @@ class OpenTransaction implements Transaction {
     try {
       await this.queue.send(records);
     } catch (error) {
-      throw fencedError(this.transactionalId, error);
+      throw fencedError(this.host.transactionalId, error);
     }
   }
 
@@ -199,11 +176,11 @@ class OpenTransaction implements Transaction {
       });
       this.groups.add(member.groupId);
     }
-    const topics = new Map<string, { partition: number; offset: bigint; metadata: string | null }[]>();
+    const topics = new Map<string, TransactionOffset[]>();
     for (const o of offsets) {
-      let list = topics.get(o.topic);
-      if (list === undefined) topics.set(o.topic, (list = []));
-      list.push({ partition: o.partition, offset: o.offset, metadata: o.metadata });
+      const list = topics.get(o.topic);
+      if (list === undefined) topics.set(o.topic, [o]);
+      else list.push(o);
     }
     let node = member.coordinator;
     await retrying(`committing the offsets of group "${member.groupId}" in the transaction of "${transactionalId}"`, async () => {
@@ -239,7 +216,7 @@ class OpenTransaction implements Transaction {
     } catch (error) {
       this.host.failed();
       await this.abortQuietly();
-      throw fencedError(this.transactionalId, error);
+      throw fencedError(this.host.transactionalId, error);
     }
   }
 
@@ -263,8 +240,6 @@ class OpenTransaction implements Transaction {
     });
   }
 }
-
-
 
 export function createTransactionalProducer(client: KafkaClient, options: TransactionalProducerOptions): TransactionalProducer {
   const { transactionalId } = options;
@@ -319,7 +294,7 @@ export function createTransactionalProducer(client: KafkaClient, options: Transa
       await inner.cancel();
     },
     async begin() {
-      if (open !== undefined) throw new Error(`a transaction of "${transactionalId}" is already open; one at a time per producer (GroupedTransactions shares one)`);
+      if (open !== undefined) throw new Error(`a transaction of "${transactionalId}" is already open; one at a time per producer (src/runtime/grouped-transactions.ts shares one)`);
       const current = renewed();
       const inner = await current.producer.beginTransaction().catch((error: unknown) => {
         replace = true;
@@ -345,10 +320,8 @@ function libraryProducer(client: KafkaClient, transactionalId: string, timeoutMs
     timeout: timeoutMs,
     idempotent: true,
     transactionalId,
-    // NOTE: -1/-1 asks InitProducerId for the id's current producer, whatever it is (a
-    // restart of this process, an earlier one). The client's default, 0/0, names a
-    // producer that is not the id's, and the broker answers PRODUCER_FENCED: a
-    // transactional id used before could never be used again.
+    // NOTE: -1/-1 asks InitProducerId for the id's current producer, whatever it is; the
+    // client's default, 0/0, is answered PRODUCER_FENCED for an id used before.
     producerId: -1n,
     producerEpoch: -1,
     partitioner: compatibilityPartitioner,
@@ -381,114 +354,5 @@ async function retrying(what: string, request: () => Promise<number>): Promise<v
     const again = code === ERROR.CONCURRENT_TRANSACTIONS || isRetriableCode(code);
     if (!again || attempt >= ATTEMPTS) throw new KafkaAnswerError(code, what);
     await sleep(RETRY_MS);
-  }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-export interface GroupedTransactionsOptions {
-  /** How long a transaction takes in new work after it opened; later work waits for the next one. Default 100 ms. */
-  maxOpenMs?: number;
-}
-
-interface Round {
-  transaction: Promise<Transaction>;
-  holders: number;
-  accepting: boolean;
-  failure: unknown;
-  ended: Promise<void>;
-  end(error?: unknown): void;
-}
-
-/**
- * Work of several callers (the router's batches in hand) in one transaction at a time:
- * `within(work)` runs `work` inside the open transaction (or the next one), and
- * resolves once that transaction committed, or rejects once it aborted (any one
- * work's failure aborts the whole transaction: every work in it rejects and is
- * redone by its caller). A transaction stops taking new work once one of its works
- * finished, or `maxOpenMs` after it opened; it commits once all its works finished.
- */
-export class GroupedTransactions {
-  private current: Round | undefined;
-  /** The end of the last round (the producer holds one transaction at a time). */
-  private previous: Promise<void> = Promise.resolve();
-  private readonly maxOpenMs: number;
-
-  constructor(
-    private readonly producer: TransactionalProducer,
-    options: GroupedTransactionsOptions = {},
-  ) {
-    this.maxOpenMs = options.maxOpenMs ?? 100;
-  }
-
-  async within<T>(work: (transaction: Transaction) => Promise<T>): Promise<T> {
-    const round = this.join();
-    let result: T | undefined;
-    try {
-      const transaction = await round.transaction;
-      result = await work(transaction);
-    } catch (error) {
-      round.failure ??= error;
-    } finally {
-      round.accepting = false;
-      round.holders -= 1;
-      if (round.holders === 0) void this.finish(round);
-    }
-    await round.ended;
-    return result as T;
-  }
-
-  private join(): Round {
-    const open = this.current;
-    if (open !== undefined && open.accepting) {
-      open.holders += 1;
-      return open;
-    }
-    let end!: (error?: unknown) => void;
-    const ended = new Promise<void>((resolve, reject) => {
-      end = (error) => (error === undefined ? resolve() : reject(error));
-    });
-    const before = this.previous;
-    const round: Round = {
-      transaction: before.then(() => this.producer.begin()),
-      holders: 1,
-      accepting: true,
-      failure: undefined,
-      ended,
-      end,
-    };
-    // Every work awaits `ended`; this handler only keeps an unobserved rejection quiet.
-    ended.catch(() => undefined);
-    round.transaction.catch(() => undefined);
-    this.previous = ended.catch(() => undefined);
-    this.current = round;
-    setTimeout(() => {
-      round.accepting = false;
-    }, this.maxOpenMs).unref();
-    return round;
-  }
-
-  private async finish(round: Round): Promise<void> {
-    if (this.current === round) this.current = undefined;
-    let transaction: Transaction;
-    try {
-      transaction = await round.transaction;
-    } catch (error) {
-      round.end(round.failure ?? error);
-      return;
-    }
-    if (round.failure !== undefined) {
-      await transaction.abort().catch(() => undefined);
-      round.end(round.failure);
-      return;
-    }
-    try {
-      await transaction.commit();
-      round.end();
-    } catch (error) {
-      round.end(error);
-    }
   }
 }

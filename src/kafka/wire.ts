@@ -1,9 +1,7 @@
-// The one file that speaks Kafka's protocol itself: the consumer engine's requests
-// (membership, fetch, offsets) through @platformatic/kafka's exported API functions and
-// connection pool, each at one fixed version every broker since Kafka 2.7 answers.
-// test/integration/wire-contract.test.ts holds them to the pinned version. An error
-// code inside an answer is returned with the answer, never thrown: the caller decides
-// what each code means (docs/kafka.md#the-consumer-engine).
+// The one file that speaks Kafka's protocol itself, through @platformatic/kafka's
+// exported API functions, each at one fixed version every broker since Kafka 2.7 answers
+// (test/integration/wire-contract.test.ts holds them to the pinned version). An error
+// code inside an answer is returned with it, never thrown: the caller decides.
 import {
   ConnectionPool,
   ResponseError,
@@ -78,10 +76,7 @@ export function isRetriableCode(code: number): boolean {
   return known?.canRetry === true;
 }
 
-/**
- * An error answer of a request as an Error whose `type` is the protocol's name (what
- * isGroupInUse reads) and `canRetry` the protocol's word on another try (what isRetriable reads).
- */
+/** An error answer as an Error: `type` the protocol's name (isGroupInUse), `canRetry` its word on another try (isRetriable). */
 export class KafkaAnswerError extends Error {
   readonly type: string;
   readonly canRetry: boolean;
@@ -159,12 +154,10 @@ async function call<T>(request: () => Promise<T>): Promise<T> {
 }
 
 /**
- * The connections of one engine client: to the bootstrap brokers, the coordinators and
- * the leaders.
- * NOTE: fetches go on connections of their own. A broker answers the requests of one
- * connection in order, so a commit or heartbeat sent behind a fetch that waits for
- * records (up to its wait) waited as long: commits slowed, and a deliverer killed then
- * redid more than its requests in flight (test/integration/deliver-flaky-kill.test.ts).
+ * The connections of one engine client. NOTE: fetches go on connections of their own:
+ * a broker answers one connection's requests in order, so a commit or heartbeat behind
+ * a fetch waiting for records waited as long, and a deliverer killed then redid more than
+ * its requests in flight (test/integration/deliver-flaky-kill.test.ts).
  */
 export class Wire {
   private readonly pool: ConnectionPool;
@@ -279,12 +272,7 @@ export class Wire {
     );
   }
 
-  /**
-   * The group's committed offsets (with metadata) of these partitions. With `requireStable`,
-   * a partition whose offset a transaction still holds pending answers
-   * UNSTABLE_OFFSET_COMMIT until that transaction ends (KIP-447), so a new owner never
-   * starts from an offset a committing transaction is about to move.
-   */
+  /** The group's committed offsets (with metadata); with `requireStable`, one a transaction holds pending answers UNSTABLE_OFFSET_COMMIT until it ends (KIP-447). */
   async offsetFetch(nodeId: number, groupId: string, topics: readonly { topic: string; partitions: readonly number[] }[], requireStable = false): Promise<OffsetFetchAnswer> {
     const connection = await this.node(nodeId);
     return call(() => offsetFetchV7.api.async(connection, [{ groupId, topics: topics.map((t) => ({ name: t.topic, partitionIndexes: [...t.partitions] })) }], requireStable));
@@ -297,12 +285,7 @@ export class Wire {
     return answer.errorCode;
   }
 
-  /**
-   * Commits offsets (with metadata) inside the open transaction of `transactionalId`, to
-   * the group's coordinator `nodeId`, for the member `memberId` of generation
-   * `generationId`: the coordinator refuses them (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID,
-   * FENCED_INSTANCE_ID) from a member the group has moved past (KIP-447's fence).
-   */
+  /** Commits offsets inside the open transaction, for the member of a generation: refused from a member the group has moved past (KIP-447's fence). */
   async txnOffsetCommit(
     nodeId: number,
     transaction: { transactionalId: string; producerId: bigint; producerEpoch: number },

@@ -13,9 +13,9 @@
 //    the next owner (at least once, never lost).
 import type { AutoDisableConfig, Config } from '../config/schema.js';
 import type { ConfigStore } from '../config/store.js';
-import { createAdmin, createProducer, startConsumer } from '../kafka/index.js';
+import { createAdmin, createProducer } from '../kafka/index.js';
 import { createCrashLevels } from '../runtime/crash-levels.js';
-import type { ConsumerEvents, OutboundRecord, RecordBatch, RecordProducer, RunningConsumer } from '../kafka/index.js';
+import type { OutboundRecord, RecordProducer } from '../kafka/index.js';
 import type { HttpSender } from '../delivery/http-sender.js';
 import { createHttpSender } from '../delivery/http-sender.js';
 import type { RoleDeps } from '../runtime/deps.js';
@@ -29,6 +29,8 @@ import { deadLetterReportKey, deadLetterReportRecord, instanceName, operationsGr
 import type { DeadLetterReport } from './state-records.js';
 import { SAMPLE_SIZE } from '../observability/dead-letter-tap.js';
 import type { DestinationStates } from './state-follower.js';
+import { startConsumer } from '../runtime/consumer.js';
+import type { ConsumerEvents, RecordBatch, RunningConsumer } from '../runtime/consumer.js';
 
 /**
  * A minute's dead letters are summed up this many ticks after it ended: by then every pod

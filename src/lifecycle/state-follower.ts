@@ -5,9 +5,9 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { ConfigStore } from '../config/store.js';
-import { createAdmin, startConsumer } from '../kafka/index.js';
+import { createAdmin } from '../kafka/index.js';
 import { createCrashLevels } from '../runtime/crash-levels.js';
-import type { ConsumerEvents, KafkaClient, RecordBatch, RunningConsumer } from '../kafka/index.js';
+import type { KafkaClient } from '../kafka/index.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Service, ServiceHealth } from '../runtime/service.js';
 import { onceStop } from '../runtime/service.js';
@@ -15,6 +15,8 @@ import { LIFECYCLE_STATES } from './lifecycle-state.js';
 import { readStateRecord, stateFollowerGroupId, stateTopic } from './state-records.js';
 import { StateView } from './state-view.js';
 import type { OperationEvent } from './state-view.js';
+import { startConsumer } from '../runtime/consumer.js';
+import type { ConsumerEvents, RecordBatch, RunningConsumer } from '../runtime/consumer.js';
 
 /**
  * NOTE: with no record for this long after the first fetch, the follower counts as caught

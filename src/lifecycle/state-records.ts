@@ -8,12 +8,12 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Config } from '../config/schema.js';
-import { groupPrefixOf } from '../kafka/index.js';
 import type { OutboundRecord } from '../kafka/index.js';
 import { parseAttemptReport } from './auto-disable.js';
 import type { AttemptReport } from './auto-disable.js';
 import { parseTransitionRequest } from './lifecycle-state.js';
 import type { TransitionRequest } from './lifecycle-state.js';
+import { groupPrefixOf } from '../runtime/group-ids.js';
 
 /** `<prefix>destinations.state`: every destination's lifecycle, read by every process. */
 export function stateTopic(config: Pick<Config, 'kafka'>): string {

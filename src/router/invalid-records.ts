@@ -1,5 +1,5 @@
 // Why a record goes to `<prefix>calls.invalid` (the reason label and the `error`
-// header's text); the record itself is written by src/kafka/invalid-record.ts.
+// header's text); the record itself is written by src/runtime/invalid-record.ts.
 import type { InvalidReason } from '../calls/index.js';
 
 /** A record as the router consumed it: the port's inbound record. */
@@ -28,8 +28,8 @@ export function invalid(reason: InvalidRecordReason, error: string): InvalidOutc
   return { kind: 'invalid', reason, error };
 }
 
-/** The record for `calls.invalid`: one writer for the router and the gateway (src/kafka/invalid-record.ts). */
-export { invalidRecord } from '../kafka/index.js';
+/** The record for `calls.invalid`: one writer for the router and the gateway (src/runtime/invalid-record.ts). */
+export { invalidRecord } from '../runtime/invalid-record.js';
 
 /** The invalid outcome for an exception thrown while handling a record: a bug, but never a crash or a loss. */
 export function internalError(what: string, error: unknown): InvalidOutcome {

@@ -1,10 +1,10 @@
 // What the router writes for a call that violates its source's tracking plan
 // (docs/tracking-plans.md#records): one record on `violations`, and, when the plan
 // blocked the call, the call as received on `calls.blocked` with its violations. Pure.
-import { HEADER } from '../kafka/index.js';
 import type { InboundRecord, OutboundRecord } from '../kafka/index.js';
 import type { Violation } from '../tracking-plans/index.js';
 import type { RoutedCall } from './plan-call.js';
+import { HEADER } from '../runtime/headers.js';
 
 /** Header of a `calls.blocked` record: the JSON list of the call's violations. */
 export const VIOLATIONS_HEADER = 'violations';

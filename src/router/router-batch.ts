@@ -1,8 +1,8 @@
 // One batch of `calls` or `deletions` as the router handles it: each record planned
 // (plan-call.ts, plan-deletion.ts), its output gathered in a SendBuffer, sent when the
 // next record would not fit and at the end, and marked done once acknowledged.
-import { HEADER, SendBuffer, headerText, recordBytes } from '../kafka/index.js';
-import type { InboundRecord, RecordBatch, RecordProducer, TopicNames } from '../kafka/index.js';
+import { SendBuffer, headerText, recordBytes } from '../kafka/index.js';
+import type { InboundRecord, RecordProducer } from '../kafka/index.js';
 import type { Metrics } from '../observability/metrics.js';
 import { SpanKind, endSpan, formatTraceparent, startHopSpan, tracingActive } from '../observability/tracing.js';
 import type { Span } from '../observability/tracing.js';
@@ -21,6 +21,9 @@ import { blockedRecord, violationEventLabel, violationRecord } from './plan-reco
 import { RouterTally } from './router-tally.js';
 import type { RoutingTable } from './routing-table.js';
 import type { ShapingErrorLog } from './shaping-errors.js';
+import type { RecordBatch } from '../runtime/consumer.js';
+import type { TopicNames } from '../runtime/topics.js';
+import { HEADER } from '../runtime/headers.js';
 
 /**
  * Called for every deletion request once its delete bodies are acknowledged and

@@ -6,8 +6,8 @@
 import type { Config } from '../config/schema.js';
 import type { Logger } from 'pino';
 import { randomBytes } from 'node:crypto';
-import { GroupedTransactions, MAX_TOPIC_BYTES_PER_SEND, createTopology, createTransactionalProducer, groupPrefixOf, legacyGroupIds, routerGroupId } from '../kafka/index.js';
-import type { CommitPolicy, ConsumerSettings, RecordBatch, TopicEnsurer, TopicNames, TransactionalProducer, Topology } from '../kafka/index.js';
+import { MAX_TOPIC_BYTES_PER_SEND, createTransactionalProducer } from '../kafka/index.js';
+import type { TransactionalProducer } from '../kafka/index.js';
 import { createConsumerService } from '../runtime/consumer-service.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import { onceStop } from '../runtime/service.js';
@@ -22,6 +22,12 @@ import type { DeletionHook, RouterBatchContext } from './router-batch.js';
 import { compileRoutingTable } from './routing-table.js';
 import type { RoutingTable } from './routing-table.js';
 import { ShapingErrorLog } from './shaping-errors.js';
+import { groupPrefixOf, legacyGroupIds, routerGroupId } from '../runtime/group-ids.js';
+import type { CommitPolicy, ConsumerSettings, RecordBatch } from '../runtime/consumer.js';
+import { GroupedTransactions } from '../runtime/grouped-transactions.js';
+import { createTopology } from '../runtime/topology.js';
+import type { TopicEnsurer, Topology } from '../runtime/topology.js';
+import type { TopicNames } from '../runtime/topics.js';
 
 export type { DeletionHook } from './router-batch.js';
 
@@ -83,8 +89,8 @@ export interface RouterDeps extends RoleDeps {
   tuning?: Partial<RouterTuning>;
 }
 
-/** The router's consumer group (`<groupPrefix>router`): named with every other group in src/kafka/group-ids.ts. */
-export { routerGroupId } from '../kafka/index.js';
+/** The router's consumer group (`<groupPrefix>router`): named with every other group in src/runtime/group-ids.ts. */
+export { routerGroupId } from '../runtime/group-ids.js';
 
 /** The router's topics and routing table, following config reloads. */
 class RouterConfig {

@@ -3,11 +3,11 @@
 // destinations with their topic and shaping (JSONata compiled here, once per config
 // version), and track filters as sets.
 import type { Config } from '../config/schema.js';
-import type { TopicNames } from '../kafka/index.js';
 import { compileShaping } from '../shaping/index.js';
 import type { Shaping } from '../shaping/index.js';
 import { compilePlan } from '../tracking-plans/index.js';
 import type { CompiledPlan, SourcePlan } from '../tracking-plans/index.js';
+import type { TopicNames } from '../runtime/topics.js';
 
 /** The destination's name in a call's `integrations` (the seed: "Webhooks"). */
 export const WEBHOOKS_CATALOG_NAME = 'Webhooks';

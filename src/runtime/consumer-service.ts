@@ -5,14 +5,18 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { NotStartedError } from '../errors.js';
-import { TopicEnsurer, carryGroupCommits, createAdmin, createProducer, startConsumer } from '../kafka/index.js';
+import { createAdmin, createProducer } from '../kafka/index.js';
 import { createCrashLevels } from './crash-levels.js';
-import type { BatchHandler, ConsumerEvents, ConsumerSettings, KafkaAdmin, ProducerOptions, RecordProducer, RunningConsumer, TopicSpec } from '../kafka/index.js';
+import type { KafkaAdmin, ProducerOptions, RecordProducer, TopicSpec } from '../kafka/index.js';
 import { startLagSampler } from '../observability/consumer-lag.js';
 import type { LagGroup, LagSampler } from '../observability/consumer-lag.js';
 import type { RoleDeps } from './deps.js';
 import { onceStop, runAll } from './service.js';
 import type { Service, ServiceHealth } from './service.js';
+import { carryGroupCommits } from './group-upgrade.js';
+import { startConsumer } from './consumer.js';
+import type { BatchHandler, ConsumerEvents, ConsumerSettings, RunningConsumer } from './consumer.js';
+import { TopicEnsurer } from './topology.js';
 
 /** What the service has connected, handed to the role's hooks. */
 export interface ConsumerContext {
@@ -34,7 +38,7 @@ export interface ConsumerServiceOptions {
   /**
    * The names the consumer's group had in older versions, most recent first: before it
    * joins, the group takes their commits for the partitions it never committed
-   * (src/kafka/group-upgrade.ts), so an upgrade neither redoes nor skips anything.
+   * (src/runtime/group-upgrade.ts), so an upgrade neither redoes nor skips anything.
    */
   upgradeFrom?: readonly string[];
   /** The topics to create before anything starts, from the topology. */

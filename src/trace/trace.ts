@@ -10,8 +10,8 @@ import { retryPolicyOfId } from '../config/retry-policy.js';
 import type { ConfigStore } from '../config/store.js';
 import { delivererGroupId } from '../delivery/deliverer-service.js';
 import { destinationTopics } from '../delivery/destination-topics.js';
-import { createAdmin, createKeyReader, createTopology, isKafkaClientError, partitionOfKey } from '../kafka/index.js';
-import type { KafkaAdmin, KafkaClient, KeyReader, KeyRecords, TopicNames } from '../kafka/index.js';
+import { createAdmin, createKeyReader, isKafkaClientError, partitionOfKey } from '../kafka/index.js';
+import type { KafkaAdmin, KafkaClient, KeyReader, KeyRecords } from '../kafka/index.js';
 import { compileRoutingTable } from '../router/routing-table.js';
 import { stagesByMessage } from './delivery-stages.js';
 import type { PartitionCommit, ReadTopic } from './delivery-stages.js';
@@ -23,6 +23,8 @@ import type { TraceQuery } from './trace-query.js';
 import { NOT_CONNECTED, tracedCalls } from './traced-calls.js';
 import type { TracedCall, Window } from './traced-calls.js';
 import { retentionNote } from './trace-notes.js';
+import { createTopology } from '../runtime/topology.js';
+import type { TopicNames } from '../runtime/topics.js';
 
 export interface TraceDeps {
   /** The filter reasons come from this config's rules as it is now (the running config, in a daemon). */

@@ -7,7 +7,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAdmin, createKafka } from '../../src/kafka/index.js';
 import type { KafkaAdmin } from '../../src/kafka/index.js';
-import { topicNames } from '../../src/kafka/topics.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { buildIfStale } from '../support/cli-command.js';
 import { topicLag } from '../../src/observability/consumer-lag.js';
@@ -42,6 +41,7 @@ import { duplicateCauses, duplicateMechanisms } from './duplicate-causes.js';
 import type { DuplicateCause } from './duplicate-causes.js';
 import { judge } from './verdict.js';
 import type { Arrivals, Kept, Observations, Verdict } from './verdict.js';
+import { topicNames } from '../../src/runtime/topics.js';
 
 export interface RoleSummary {
   role: RoleName;

@@ -3,13 +3,13 @@
 // and no user is announced twice with a different messageId (a re-sync): a change
 // written twice around the crash carries the same messageId, for receivers to drop.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { topicNames } from '../../src/kafka/index.js';
 import { topicLag } from '../../src/observability/consumer-lag.js';
 import { audienceTopicNames } from '../../src/audiences/records.js';
 import { killAll, startDaemon, startRole, writeConfigFile } from '../support/daemon.js';
 import type { Daemon } from '../support/daemon.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import { waitFor } from '../support/wait-for.js';
+import { topicNames } from '../../src/runtime/topics.js';
 
 const PARTITIONS = 3;
 const USERS = 3_000;

@@ -5,7 +5,6 @@
 // the partitions; a deletion request erases the user's audience state.
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { topicNames } from '../../src/kafka/index.js';
 import { topicLag } from '../../src/observability/consumer-lag.js';
 import { audienceTopicNames } from '../../src/audiences/records.js';
 import { startRole, writeConfigFile } from '../support/daemon.js';
@@ -13,6 +12,7 @@ import type { Daemon } from '../support/daemon.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import type { ReadMessage } from '../support/kafka.js';
 import { waitFor } from '../support/wait-for.js';
+import { topicNames } from '../../src/runtime/topics.js';
 
 type TestKafka = Awaited<ReturnType<typeof createTestKafka>>;
 

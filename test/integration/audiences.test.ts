@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseCallBytes } from '../../src/calls/index.js';
 import type { Config } from '../../src/config/schema.js';
-import { createKafka, topicNames } from '../../src/kafka/index.js';
+import { createKafka } from '../../src/kafka/index.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import type { Metrics } from '../../src/observability/metrics.js';
@@ -17,6 +17,7 @@ import { mutableStore, testConfig } from '../support/config.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import type { ReadMessage } from '../support/kafka.js';
 import { waitFor } from '../support/wait-for.js';
+import { topicNames } from '../../src/runtime/topics.js';
 
 type TestKafka = Awaited<ReturnType<typeof createTestKafka>>;
 

@@ -5,7 +5,6 @@
 // the next restart). Now the batch commits once the broker is back.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDelivererService, delivererGroupId } from '../../src/delivery/deliverer-service.js';
-import { topicNames } from '../../src/kafka/index.js';
 import { topicLag } from '../../src/observability/consumer-lag.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import type { Service } from '../../src/runtime/service.js';
@@ -17,6 +16,7 @@ import type { Receiver } from '../support/receiver.js';
 import { waitFor } from '../support/wait-for.js';
 import { startDedicatedBroker } from '../support/dedicated-broker.js';
 import type { DedicatedBroker } from '../support/dedicated-broker.js';
+import { topicNames } from '../../src/runtime/topics.js';
 
 const EVENTS = 5;
 /** How long the receiver holds each request: long enough to stop the broker meanwhile. */

@@ -13,16 +13,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitOffsets, readCommitted } from '../../src/kafka/committer.js';
 import { Fetcher } from '../../src/kafka/fetcher.js';
 import type { FetcherSettings } from '../../src/kafka/fetcher.js';
-import { createAdmin, createKafka, encodeFinished, startConsumer } from '../../src/kafka/index.js';
+import { createAdmin, createKafka, encodeFinished } from '../../src/kafka/index.js';
 import { createDeliveryStream } from '../../src/delivery/delivery-stream.js';
 import type { DeliveryStream } from '../../src/delivery/delivery-stream.js';
-import type { InboundRecord, KafkaAdmin, RecordBatch, RunningConsumer } from '../../src/kafka/index.js';
+import type { InboundRecord, KafkaAdmin } from '../../src/kafka/index.js';
 import { Wire } from '../../src/kafka/wire.js';
 import type { FetchAnswer, FetchAsk } from '../../src/kafka/wire.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { testConfig } from '../support/config.js';
 import { randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import { waitFor } from '../support/wait-for.js';
+import { startConsumer } from '../../src/runtime/consumer.js';
+import type { RecordBatch, RunningConsumer } from '../../src/runtime/consumer.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 

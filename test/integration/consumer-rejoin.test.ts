@@ -13,11 +13,12 @@
 //   keeps must still be handed over.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKafka, startConsumer } from '../../src/kafka/index.js';
-import type { BatchHandler, ConsumerEvents, ConsumerSettings, RecordBatch, RunningConsumer } from '../../src/kafka/index.js';
+import { createKafka } from '../../src/kafka/index.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import { waitFor } from '../support/wait-for.js';
+import { startConsumer } from '../../src/runtime/consumer.js';
+import type { BatchHandler, ConsumerEvents, ConsumerSettings, RecordBatch, RunningConsumer } from '../../src/runtime/consumer.js';
 
 type TestKafka = Awaited<ReturnType<typeof createTestKafka>>;
 

@@ -1,11 +1,12 @@
 // The port's consumer runtime (consumer-platformatic.ts on @platformatic/kafka) on a real broker: what a role marks done is committed, what it
 // does not is read again.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKafka, startConsumer } from '../../src/kafka/index.js';
-import type { CommitPolicy, RecordBatch, RunningConsumer } from '../../src/kafka/index.js';
+import { createKafka } from '../../src/kafka/index.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import { waitFor } from '../support/wait-for.js';
+import { startConsumer } from '../../src/runtime/consumer.js';
+import type { CommitPolicy, RecordBatch, RunningConsumer } from '../../src/runtime/consumer.js';
 
 type TestKafka = Awaited<ReturnType<typeof createTestKafka>>;
 

@@ -7,12 +7,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { createKafka } from '../../src/kafka/client.js';
-import { startConsumer } from '../../src/kafka/consumer.js';
-import type { RecordBatch, RunningConsumer } from '../../src/kafka/consumer.js';
-import { GroupedTransactions, createTransactionalProducer } from '../../src/kafka/transaction.js';
+import { createTransactionalProducer } from '../../src/kafka/transaction.js';
 import type { TransactionalProducer } from '../../src/kafka/transaction.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import { waitFor } from '../support/wait-for.js';
+import { startConsumer } from '../../src/runtime/consumer.js';
+import type { RecordBatch, RunningConsumer } from '../../src/runtime/consumer.js';
+import { GroupedTransactions } from '../../src/runtime/grouped-transactions.js';
 
 /** The consumers' log lines (the zombie's refusal is one). */
 const lines: { msg?: string; err?: { type?: string; message?: string } }[] = [];

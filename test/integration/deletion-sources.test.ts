@@ -10,11 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { audienceTopicNames } from '../../src/audiences/records.js';
 import { TICK_MS } from '../../src/audiences/seen-cache.js';
 import { FOUND_MARGIN_MS } from '../../src/audiences/seen-follower.js';
-import { topicNames } from '../../src/kafka/index.js';
 import { killAll, startRole, writeConfigFile } from '../support/daemon.js';
 import type { Daemon } from '../support/daemon.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import { waitFor } from '../support/wait-for.js';
+import { topicNames } from '../../src/runtime/topics.js';
 
 type TestKafka = Awaited<ReturnType<typeof createTestKafka>>;
 

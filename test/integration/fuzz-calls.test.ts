@@ -9,7 +9,6 @@ import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config/schema.js';
-import { topicNames } from '../../src/kafka/index.js';
 import { topicLag } from '../../src/observability/consumer-lag.js';
 import { planCall } from '../../src/router/plan-call.js';
 import { compileRoutingTable } from '../../src/router/routing-table.js';
@@ -26,6 +25,7 @@ import { startRole, writeConfigFile } from '../support/daemon.js';
 import type { Daemon } from '../support/daemon.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import { waitFor } from '../support/wait-for.js';
+import { topicNames } from '../../src/runtime/topics.js';
 
 const topology = chaosTopology({ failingShare: 0 });
 const PARTITIONS = 3;

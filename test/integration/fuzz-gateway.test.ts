@@ -12,7 +12,6 @@ import { MAX_CALL_BYTES, parseCallBytes, routingKey } from '../../src/calls/inde
 import { ingest } from '../../src/gateway/ingest.js';
 import { parseJsonBody } from '../../src/gateway/request-body.js';
 import { matchRoute } from '../../src/gateway/routes.js';
-import { topicNames } from '../../src/kafka/index.js';
 import { expectedBodyWithPlaceholders } from '../chaos/expected-body.js';
 import { readGatewayRequest } from '../chaos/fuzz-feed.js';
 import { fuzzRequest, fuzzRequests } from '../chaos/fuzz-inputs.js';
@@ -25,6 +24,7 @@ import type { Arrivals, Expectation, Kept } from '../chaos/verdict.js';
 import { startRole, writeConfigFile } from '../support/daemon.js';
 import type { Daemon } from '../support/daemon.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
+import { topicNames } from '../../src/runtime/topics.js';
 
 const topology = chaosTopology({ failingShare: 0 });
 const WRITE_KEY = topology.fuzzSource.writeKey!;

@@ -5,11 +5,11 @@
 // again to a new gateway, whatever its first answer was. Each call's delivery record is
 // written once; the copies are counted by the router.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { topicNames } from '../../src/kafka/index.js';
 import { killAll, startRole, writeConfigFile } from '../support/daemon.js';
 import type { Daemon } from '../support/daemon.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import { waitFor } from '../support/wait-for.js';
+import { topicNames } from '../../src/runtime/topics.js';
 
 const WRITE_KEY = 'wk-retry-0001';
 const BATCHES = 200;

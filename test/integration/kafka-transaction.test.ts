@@ -10,11 +10,12 @@ import type { KafkaClient } from '../../src/kafka/client.js';
 import { decodeRecords } from '../../src/kafka/fetcher.js';
 import { GroupMembership } from '../../src/kafka/membership.js';
 import type { Generation } from '../../src/kafka/membership.js';
-import { GroupFencedError, GroupedTransactions, TransactionFencedError, createTransactionalProducer } from '../../src/kafka/transaction.js';
+import { GroupFencedError, TransactionFencedError, createTransactionalProducer } from '../../src/kafka/transaction.js';
 import type { TransactionGroupMember, TransactionalProducer } from '../../src/kafka/transaction.js';
 import { ERROR, Wire } from '../../src/kafka/wire.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import { waitFor } from '../support/wait-for.js';
+import { GroupedTransactions } from '../../src/runtime/grouped-transactions.js';
 
 type TestKafka = Awaited<ReturnType<typeof createTestKafka>>;
 

@@ -2,12 +2,12 @@
 // `switchyard router` child process is SIGKILLed while it routes 10,000 calls, a new
 // one finishes the job, and every call's messageId is in the delivery topic.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { topicNames } from '../../src/kafka/index.js';
 import { topicLag } from '../../src/observability/consumer-lag.js';
 import { killAll, startDaemon, startRole, writeConfigFile } from '../support/daemon.js';
 import type { Daemon } from '../support/daemon.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import { waitFor } from '../support/wait-for.js';
+import { topicNames } from '../../src/runtime/topics.js';
 
 const CALLS = 10_000;
 const PARTITIONS = 3;

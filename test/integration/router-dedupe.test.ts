@@ -5,7 +5,7 @@
 // call without a messageId of its own is never taken for a copy.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config/schema.js';
-import { createKafka, topicNames } from '../../src/kafka/index.js';
+import { createKafka } from '../../src/kafka/index.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import type { Metrics } from '../../src/observability/metrics.js';
 import { silentLogger } from '../../src/observability/logger.js';
@@ -15,6 +15,7 @@ import type { Service } from '../../src/runtime/service.js';
 import { testConfig, testRoleDeps } from '../support/config.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import { waitFor } from '../support/wait-for.js';
+import { topicNames } from '../../src/runtime/topics.js';
 
 const call = (userId: string, id: string | undefined, n = 1) =>
   `{"type":"track","userId":"${userId}",${id === undefined ? '' : `"messageId":"${id}",`}"timestamp":"2026-05-01T12:00:00.000Z","event":"Order Completed","properties":{"n":${n}}}`;

@@ -6,13 +6,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { createKafka } from '../../src/kafka/client.js';
-import { createTransactionalProducer, topicNames } from '../../src/kafka/index.js';
+import { createTransactionalProducer } from '../../src/kafka/index.js';
 import { killAll, startDaemon, startRole, writeConfigFile } from '../support/daemon.js';
 import type { Daemon } from '../support/daemon.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import { staysQuiet, startReceiver } from '../support/receiver.js';
 import type { Receiver } from '../support/receiver.js';
 import { waitFor } from '../support/wait-for.js';
+import { topicNames } from '../../src/runtime/topics.js';
 
 const PARTITIONS = 3;
 const KILLS = 10;

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../src/config/load.js';
 import { watchedConfigStore } from '../../src/config/store.js';
 import type { ConfigStore } from '../../src/config/store.js';
-import { createKafka, topicNames } from '../../src/kafka/index.js';
+import { createKafka } from '../../src/kafka/index.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { createRouterService } from '../../src/router/router-service.js';
@@ -12,6 +12,7 @@ import type { Service } from '../../src/runtime/service.js';
 import { writeConfigFile } from '../support/daemon.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import { waitFor } from '../support/wait-for.js';
+import { topicNames } from '../../src/runtime/topics.js';
 
 const T0 = '2026-05-01T12:00:00.000Z';
 const hook = (name: string) => ({ type: 'webhooks', settings: { webhooks: [{ url: `https://hooks.example.com/${name}` }] } });

@@ -8,11 +8,11 @@ import { audienceTopicNames } from '../../src/audiences/records.js';
 import { SeenPairCache } from '../../src/audiences/seen-cache.js';
 import { createRouterService, routerGroupId } from '../../src/router/router-service.js';
 import type { Service } from '../../src/runtime/service.js';
-import { topicNames } from '../../src/kafka/index.js';
 import { topicLag } from '../../src/observability/consumer-lag.js';
 import { testConfig, testRoleDeps } from '../support/config.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import { waitFor } from '../support/wait-for.js';
+import { topicNames } from '../../src/runtime/topics.js';
 
 type TestKafka = Awaited<ReturnType<typeof createTestKafka>>;
 

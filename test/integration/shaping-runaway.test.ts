@@ -8,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminServer } from '../../src/admin/admin-server.js';
 import type { AdminServer } from '../../src/admin/admin-server.js';
 import type { Config } from '../../src/config/schema.js';
-import { topicNames } from '../../src/kafka/index.js';
 import { topicLag } from '../../src/observability/consumer-lag.js';
 import type { Metrics } from '../../src/observability/metrics.js';
 import { createRouterService, routerGroupId } from '../../src/router/router-service.js';
@@ -16,6 +15,7 @@ import type { Service } from '../../src/runtime/service.js';
 import { testConfig, testRoleDeps } from '../support/config.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import { waitFor } from '../support/wait-for.js';
+import { topicNames } from '../../src/runtime/topics.js';
 
 const CALLS = 8;
 /** 4,000 words of 4 letters, out of order: with the rest, a call of about 28 KB (under the 32 KB a call may take). */

@@ -7,7 +7,6 @@ import { createHash, createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROLE_FACTORIES } from '../../src/cli/roles.js';
 import type { Config } from '../../src/config/schema.js';
-import { topicNames } from '../../src/kafka/index.js';
 import { topicLag } from '../../src/observability/consumer-lag.js';
 import type { Metrics } from '../../src/observability/metrics.js';
 import { createRouterService, routerGroupId } from '../../src/router/router-service.js';
@@ -17,6 +16,7 @@ import { createTestKafka, randomName, randomPrefix, testBrokers } from '../suppo
 import { startReceiver } from '../support/receiver.js';
 import type { ReceivedRequest, Receiver } from '../support/receiver.js';
 import { waitFor } from '../support/wait-for.js';
+import { topicNames } from '../../src/runtime/topics.js';
 
 const SECRET = 'shaping-secret-7d1e';
 const N = 200;

@@ -8,7 +8,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROLE_FACTORIES } from '../../src/cli/roles.js';
 import type { Config } from '../../src/config/schema.js';
-import { topicNames } from '../../src/kafka/index.js';
 import { topicLag } from '../../src/observability/consumer-lag.js';
 import type { Metrics } from '../../src/observability/metrics.js';
 import { runBlockedReplay } from '../../src/cli/operator-commands.js';
@@ -21,6 +20,7 @@ import { createTestKafka, randomName, randomPrefix, testBrokers } from '../suppo
 import { startReceiver } from '../support/receiver.js';
 import type { Receiver } from '../support/receiver.js';
 import { waitFor } from '../support/wait-for.js';
+import { topicNames } from '../../src/runtime/topics.js';
 
 const T0 = '2026-05-01T12:00:00.000Z';
 const MODES = ['observe', 'omit', 'block'] as const;

@@ -1,8 +1,10 @@
 // A commit channel for a commit ledger without a broker (src/delivery/commit-ledger.ts):
 // each commit request waits until the test answers it, fails it, or lets it return
 // without the broker's acknowledgement (as kafkajs did from a runner that was not running).
-import { partitionKey, StreamProgress } from '../../src/kafka/index.js';
-import type { CommitChannel, PartitionCommit } from '../../src/kafka/index.js';
+import { partitionKey } from '../../src/kafka/index.js';
+import type { CommitChannel } from '../../src/delivery/partition-stream.js';
+import { StreamProgress } from '../../src/delivery/stream-progress.js';
+import type { PartitionCommit } from '../../src/delivery/stream-progress.js';
 
 export interface CommitRequest {
   offsets: PartitionCommit[];

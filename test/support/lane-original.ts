@@ -42,7 +42,7 @@ import { countBits } from '../../src/delivery/url-circuits.js';
 import type { Admitted, UrlCircuits } from '../../src/delivery/url-circuits.js';
 import { UserOrder } from '../../src/delivery/user-order.js';
 
-/** The stream's side a lane uses (src/kafka/partition-stream.ts): the fetch of its partitions. */
+/** The stream's side a lane uses (src/delivery/partition-stream.ts): the fetch of its partitions. */
 export interface LaneStream {
   pause(topic: string, partition: number, resumeAt?: number): void;
   resume(topic: string, partition: number): void;

@@ -12,7 +12,7 @@ export interface KafkaConfig {
   brokers: string[];
   clientId: string;
   topicPrefix: string;
-  /** Starts every consumer group id; absent: `topicPrefix` (src/kafka/group-ids.ts). */
+  /** Starts every consumer group id; absent: `topicPrefix` (src/runtime/group-ids.ts). */
   groupPrefix?: string;
   partitions: number;
   replicationFactor: number;

@@ -1,12 +1,15 @@
 // `switchyard dlq list --destination ID [--since TIME] [--until TIME] [--limit N]`: reads
 // the dead letters without consuming them.
-import { createAdmin, createTopology, dlqListGroupId, scanTopic } from '../../kafka/index.js';
+import { createAdmin } from '../../kafka/index.js';
 import type { RoleDeps } from '../../runtime/deps.js';
 import { runAll } from '../../runtime/service.js';
 import { OldestLetters, compareByTime, inTimeRange, readDeadLetter } from './dead-letters.js';
 import type { DeadLetter, LetterPosition, TimeRange } from './dead-letters.js';
 import { isDone } from './replay-ledger.js';
 import { forgetGroup, readReplayLedgers, replayGroups } from './replay.js';
+import { dlqListGroupId } from '../../runtime/group-ids.js';
+import { scanTopic } from './scan-topic.js';
+import { createTopology } from '../../runtime/topology.js';
 
 export interface ListOptions {
   destinationId: string;

@@ -4,8 +4,8 @@
 import type { Logger } from 'pino';
 import type { Config } from '../../config/schema.js';
 import { ReplayLedgerFullError } from '../../errors.js';
-import { carryGroupCommits, createAdmin, createProducer, createTopology, legacyGroupIds, readCommitsAcross, replayDryRunGroupId, replayGroupId, scanTopic } from '../../kafka/index.js';
-import type { KafkaAdmin, OutboundRecord, RecordProducer, ScannedBatch } from '../../kafka/index.js';
+import { createAdmin, createProducer } from '../../kafka/index.js';
+import type { KafkaAdmin, OutboundRecord, RecordProducer } from '../../kafka/index.js';
 import type { RoleDeps } from '../../runtime/deps.js';
 import { runAll } from '../../runtime/service.js';
 import { inTimeRange, readDeadLetter } from './dead-letters.js';
@@ -13,6 +13,11 @@ import type { DeadLetter, TimeRange } from './dead-letters.js';
 import { replayHeaders } from '../envelope.js';
 import { MAX_LEDGER_METADATA_CHARS, isDone, ledgerMetadata, markDone, readLedger } from './replay-ledger.js';
 import type { OffsetRange, ReplayLedger } from './replay-ledger.js';
+import { legacyGroupIds, replayDryRunGroupId, replayGroupId } from '../../runtime/group-ids.js';
+import { carryGroupCommits, readCommitsAcross } from '../../runtime/group-upgrade.js';
+import { scanTopic } from './scan-topic.js';
+import type { ScannedBatch } from './scan-topic.js';
+import { createTopology } from '../../runtime/topology.js';
 
 export interface ReplayOptions {
   destinationId: string;
@@ -32,8 +37,8 @@ export interface ReplayOptions {
   stallTimeoutMs?: number | undefined;
 }
 
-/** The replay's consumer group (`<groupPrefix>replay.<destination id>`): named in src/kafka/group-ids.ts. */
-export { replayGroupId } from '../../kafka/index.js';
+/** The replay's consumer group (`<groupPrefix>replay.<destination id>`): named in src/runtime/group-ids.ts. */
+export { replayGroupId } from '../../runtime/group-ids.js';
 
 /**
  * The replay group of a destination, then the name older versions gave it: a partition

@@ -9,7 +9,7 @@ import {
   audienceTopicNames,
   decodeAudienceRecord,
 } from '../../../src/audiences/records.js';
-import { createTopology } from '../../../src/kafka/topology.js';
+import { createTopology } from '../../../src/runtime/topology.js';
 
 const RECEIVED = Date.UTC(2026, 4, 1, 12);
 

@@ -5,7 +5,7 @@ import { stringify } from 'yaml';
 import { parseConfigText } from '../../../src/config/load.js';
 import { retryPolicyOf, retryPolicyOfId } from '../../../src/config/retry-policy.js';
 import type { Config } from '../../../src/config/schema.js';
-import { createTopology } from '../../../src/kafka/index.js';
+import { createTopology } from '../../../src/runtime/topology.js';
 
 const FILE = 'test.yaml';
 const S = 1000;

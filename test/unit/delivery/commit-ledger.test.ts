@@ -3,7 +3,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CommitLedger } from '../../../src/delivery/commit-ledger.js';
 import { PartitionProgress, decodeFinished } from '../../../src/kafka/index.js';
-import type { PartitionCommit } from '../../../src/kafka/index.js';
+import type { PartitionCommit } from '../../../src/delivery/stream-progress.js';
 import { silentLogger } from '../../../src/observability/logger.js';
 import { fakeCommitChannel } from '../../support/commit-channel.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { consumedTopics, destinationTopics } from '../../../src/delivery/destination-topics.js';
-import { topicNames } from '../../../src/kafka/topics.js';
+import { topicNames } from '../../../src/runtime/topics.js';
 
 const names = topicNames('sy.');
 const tiers = [

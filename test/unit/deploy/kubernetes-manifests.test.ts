@@ -11,8 +11,8 @@ import { parseAllDocuments } from 'yaml';
 import { loadConfigFile } from '../../../src/config/load.js';
 import type { Config } from '../../../src/config/schema.js';
 import { delivererGroupId } from '../../../src/delivery/deliverer-service.js';
-import { topicNames } from '../../../src/kafka/topics.js';
 import { routerGroupId } from '../../../src/router/router-service.js';
+import { topicNames } from '../../../src/runtime/topics.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..', '..');
 const BASE = resolve(ROOT, 'deploy/kubernetes/base');

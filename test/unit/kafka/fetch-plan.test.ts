@@ -4,8 +4,8 @@
 // rebalances, failed and late answers (fast-check).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { planFetch, planInput } from '../../../src/kafka/fetch-plan.js';
-import type { PlanPartition, PlanSettings } from '../../../src/kafka/fetch-plan.js';
+import { planFetch } from '../../../src/kafka/fetch-plan.js';
+import type { PlanInput, PlanPartition, PlanSettings } from '../../../src/kafka/fetch-plan.js';
 import { FetchPositions } from '../../../src/kafka/fetch-positions.js';
 import type { AskedPartition, FetchPartition, SentRequest } from '../../../src/kafka/fetch-positions.js';
 
@@ -18,6 +18,18 @@ function part(key: string, fields: Partial<PlanPartition> = {}): PlanPartition {
 const SETTINGS: PlanSettings = { budgetBytes: 64 * KB, maxPartitionBytes: 16 * KB, maxRequestBytes: 48 * KB, minPartitionBytes: KB };
 /** Five partitions with records share 80 KB: 16 KB each. */
 const FIVE = { ...SETTINGS, budgetBytes: 80 * KB };
+/** The input for `leader` from every partition, in one walk: what FetchPositions keeps as it goes, walked afresh (the tests' reference). */
+function planInput(all: readonly PlanPartition[], leader: number): PlanInput {
+  const active: PlanPartition[] = [];
+  const empty: PlanPartition[] = [];
+  let sharing = 0;
+  for (const p of all) {
+    if (p.held > 0 || p.hasRecords !== false) sharing += 1;
+    if (p.leader === leader) (p.hasRecords === false ? empty : active).push(p);
+  }
+  return { active, empty, sharing };
+}
+
 /** The plan for `leader` from every partition, walked once (what FetchPositions keeps as it goes). */
 const planOf = (all: readonly PlanPartition[], leader: number, settings: PlanSettings, outstanding: number, pollEmpty: boolean) => planFetch(planInput(all, leader), settings, outstanding, pollEmpty);
 const keys = (plan: ReturnType<typeof planFetch>) => plan?.partitions.map((p) => `${p.key}=${p.maxBytes / KB}`);

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Producer } from '@platformatic/kafka';
-import type { Message } from '@platformatic/kafka';
-import { fromPlatformaticMessage, platformaticOptions, toPlatformaticMessage, toPlatformaticMessages } from '../../../src/kafka/platformatic-client.js';
+import { platformaticOptions, toPlatformaticMessage, toPlatformaticMessages } from '../../../src/kafka/platformatic-client.js';
 import * as daemonGuard from '../../../src/kafka/platformatic-send-guard.js';
 import * as clientGuard from '../../../packages/client/src/send-guard.js';
 import { javaPartition } from '../../support/java-partitioner.js';
@@ -69,27 +68,6 @@ describe('records to and from @platformatic/kafka', () => {
 
   it('refuses a repeated header rather than keep one of its values', () => {
     expect(() => toPlatformaticMessage('calls', { value: 'x', headers: { h: ['a', 'b'] } })).toThrow(/header h .*several values/);
-  });
-
-  it('reads offsets and timestamps as decimal strings, repeated headers as arrays', () => {
-    const message = {
-      topic: 'calls',
-      partition: 3,
-      offset: 9_007_199_254_740_993n,
-      timestamp: 1_700_000_000_123n,
-      key: Buffer.from('k'),
-      value: Buffer.from('v'),
-      headers: new Map(),
-      headerEntries: [
-        [Buffer.from('source-id'), Buffer.from('web')],
-        [Buffer.from('h'), Buffer.from('1')],
-        [Buffer.from('h'), Buffer.from('2')],
-      ],
-    } as unknown as Message;
-    const record = fromPlatformaticMessage(message);
-    expect(record).toMatchObject({ topic: 'calls', partition: 3, offset: '9007199254740993', timestamp: '1700000000123', key: Buffer.from('k'), value: Buffer.from('v') });
-    expect(record.headers).toEqual({ 'source-id': Buffer.from('web'), h: [Buffer.from('1'), Buffer.from('2')] });
-    expect(fromPlatformaticMessage({ ...message, headerEntries: [], key: undefined, value: undefined } as unknown as Message)).toMatchObject({ key: null, value: null, headers: undefined });
   });
 });
 

@@ -3,10 +3,10 @@
 import { stringify } from 'yaml';
 import { parseConfigText } from '../../../src/config/load.js';
 import type { Config } from '../../../src/config/schema.js';
-import { topicNames } from '../../../src/kafka/index.js';
 import type { InboundRecord } from '../../../src/router/invalid-records.js';
 import { compileRoutingTable } from '../../../src/router/routing-table.js';
 import type { RoutingTable } from '../../../src/router/routing-table.js';
+import { topicNames } from '../../../src/runtime/topics.js';
 
 export const PREFIX = 'unit.';
 export const NAMES = topicNames(PREFIX);

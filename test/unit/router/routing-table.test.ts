@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createTopology } from '../../../src/kafka/topology.js';
 import { compileRoutingTable } from '../../../src/router/routing-table.js';
 import { BASE_CONFIG, loadConfig, NAMES } from './fixtures.js';
+import { createTopology } from '../../../src/runtime/topology.js';
 
 describe('routing table', () => {
   const config = loadConfig({ ...BASE_CONFIG, delivery: { retryTiers: ['10s', '1m'] } });

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { deadLetterHeaders, retryHeaders } from '../../../src/delivery/envelope.js';
-import { encodeFinished, freshDeliveryHeaders } from '../../../src/kafka/index.js';
+import { encodeFinished } from '../../../src/kafka/index.js';
 import type { RecordHeaders, ScannedRecord } from '../../../src/kafka/index.js';
 import { finishedBy, stagesByMessage } from '../../../src/trace/delivery-stages.js';
+import { freshDeliveryHeaders } from '../../../src/runtime/headers.js';
 
 const T0 = Date.UTC(2026, 4, 1, 12);
 

@@ -1,7 +1,7 @@
 // What a failed produce says, for a Kafka destination's attempt (src/delivery/kafka-sender.ts):
 // whether the broker refused the records themselves (no later try can write them), and
 // the broker's error names for people.
-import { errorChain, errorTypes } from './commit.js';
+import { errorChain, errorTypes } from '../kafka/index.js';
 
 /** Broker answers that refuse the record itself: too large, or not a record the topic takes. */
 const RECORD_REFUSED = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE', 'INVALID_RECORD', 'CORRUPT_MESSAGE', 'INVALID_TIMESTAMP']);

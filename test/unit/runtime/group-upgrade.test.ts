@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LegacyChain, uncommitted } from '../../../src/kafka/group-upgrade.js';
+import { LegacyChain, uncommitted } from '../../../src/runtime/group-upgrade.js';
 
 type Commit = { offset: string; metadata: string | null };
 /** What each older group answers: topic → partition → its commit. */

@@ -1,25 +1,11 @@
-// Reads a topic from a consumer group's position up to offsets fixed in advance (the
-// high watermarks when an operator command started), so a command ends even while new
-// records arrive. Commits only what the caller commits.
+// The reader of `dlq list` and `replay` (and of `replay --blocked`, src/router/replay-blocked.ts):
+// reads a topic from a consumer group's position up to offsets fixed in advance (the
+// high watermarks when the command started), so a command ends even while new records
+// arrive. Commits only what the caller commits. Built on the port's consumer engine
+// (docs/kafka.md#the-consumer-engine).
 import pino from 'pino';
-import type { KafkaClient } from './client.js';
-import { commitOffsets } from './committer.js';
-import { heldBytes } from './fetcher.js';
-import { GroupReader } from './group-reader.js';
-import type { RawHeaders } from './headers.js';
-import type { Generation } from './membership.js';
-import { partitionKey } from './partition-key.js';
-import type { InboundRecord } from './records.js';
-
-export interface ScannedRecord {
-  partition: number;
-  offset: bigint;
-  key: Buffer | null;
-  value: Buffer | null;
-  headers: RawHeaders | undefined;
-  /** The record's Kafka timestamp, epoch ms as a decimal string. */
-  timestamp: string;
-}
+import { GroupReader, heldBytes, partitionKey } from '../../kafka/index.js';
+import type { Generation, InboundRecord, KafkaClient, RawHeaders, ScannedRecord } from '../../kafka/index.js';
 
 export interface ScannedBatch {
   partition: number;
@@ -186,7 +172,7 @@ class Scan {
           records,
           commit: async (offset, metadata) => {
             if (generation === undefined) throw new Error(`the scan of ${topic} lost its consumer group generation; run the command again`);
-            await commitOffsets(this.reader.wire, this.options.groupId, generation, [{ topic, partition: item.partition, offset: offset.toString(), metadata }]);
+            await this.reader.commit(generation, [{ topic, partition: item.partition, offset: offset.toString(), metadata }]);
           },
         });
       } catch (error) {

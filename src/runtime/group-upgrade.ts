@@ -5,13 +5,12 @@
 // of the log, which would do every retained record again. The next commit makes it the
 // group's own. Roles that consume in batches carry once, before their member joins
 // (carryGroupCommits); the deliverer's partition stream carries at each assignment
-// (partition-stream.ts, `legacyGroupOf`: each destination's topics have older names of
-// their own), so a destination enabled again later starts where the old group left it
-// too. Both walk the chains of older groups with LegacyChain (pure).
+// (src/delivery/partition-stream.ts, `legacyGroupOf`: each destination's topics have
+// older names of their own), so a destination enabled again later starts where the old
+// group left it too. Both walk the chains of older groups with LegacyChain (pure).
 import type { Logger } from 'pino';
-import { isGroupInUse, isGroupNotAuthorized } from './admin.js';
-import type { GroupOffset, KafkaAdmin } from './admin.js';
-import { partitionKey as keyOf } from './partition-key.js';
+import { isGroupInUse, isGroupNotAuthorized, partitionKey as keyOf } from '../kafka/index.js';
+import type { GroupOffset, KafkaAdmin } from '../kafka/index.js';
 
 type GroupCommits = readonly { topic: string; partitions: readonly GroupOffset[] }[];
 

@@ -1,6 +1,6 @@
-// The port's consumer for roles that work in order (the router, the audiences, the
-// seen follower): a group member on the consumer engine (membership.ts, fetcher.ts,
-// committer.ts) that hands the role batches of records and commits what the role
+// The ordered consumer, for roles that work in order (the router, the audiences, the
+// seen follower, the destination state's followers): a group member on the port's
+// consumer engine (src/kafka/: membership, fetcher, committer) that hands the role batches of records and commits what the role
 // marked done. Roles never commit themselves.
 //
 // - records are queued per partition as they arrive; a partition whose queue is not
@@ -9,8 +9,8 @@
 //   fetcher's byte budget bounds what waits;
 // - a batch's commit names the record after its last one marked done (past the
 //   fetch's skipped control records when that is the last one fetched), and is retried
-//   until done while the partition is ours (commit.ts); commits of batches that finish
-//   together leave as one request (commit-merger.ts);
+//   until done while the partition is ours (commit-until-done.ts); commits of batches
+//   that finish together leave as one request (commit-merger.ts);
 // - a new generation starts every assigned partition from its last commit, else from
 //   the start `fromBeginning` names; the batches in hand finish and commit for the
 //   generation that gave them (accepted until the next join completes); a group that
@@ -18,20 +18,13 @@
 // - a failed batch drops what is queued and joins again, reading from the commits.
 // docs/kafka.md#the-consumer-engine draws it.
 import type { Logger } from 'pino';
-import type { KafkaClient } from './client.js';
-import { commitUntilDone } from './commit.js';
+import { GroupReader, assignedTopics, committedWithin, heldBytes, isFenced, partitionKey as keyOf, offsetAfter, splitPartitionKey } from '../kafka/index.js';
+import type { Generation, InboundRecord, KafkaClient, TransactionGroupMember } from '../kafka/index.js';
 import { CommitMerger } from './commit-merger.js';
-import { commitOffsets } from './committer.js';
-import type { BatchHandler, ConsumerEvents, ConsumerSettings, RecordBatch, RunningConsumer } from './consumer-contract.js';
-import { heldBytes } from './fetcher.js';
-import { partitionKey as keyOf, splitPartitionKey } from './partition-key.js';
 import { ForeignAssignment } from './foreign-assignment.js';
-import { assignedTopics, committedWithin, GroupReader } from './group-reader.js';
-import type { Generation } from './membership.js';
-import { offsetAfter } from './records.js';
-import { isFenced } from './transaction.js';
-import type { GroupedTransactions, TransactionGroupMember } from './transaction.js';
-import type { InboundRecord } from './records.js';
+import type { BatchHandler, ConsumerEvents, ConsumerSettings, RecordBatch, RunningConsumer } from './consumer-contract.js';
+import type { GroupedTransactions } from './grouped-transactions.js';
+import { commitUntilDone } from './commit-until-done.js';
 
 export type { BatchHandler, CommitPolicy, ConsumerEvents, ConsumerSettings, RecordBatch, RunningConsumer } from './consumer-contract.js';
 
@@ -124,9 +117,7 @@ class BatchRuntime {
     this.commits = new CommitMerger(async (offsets) => {
       const generation = generationOf();
       if (generation === undefined) throw Object.assign(new Error(`offsets of group ${settings.groupId} not committed: between generations`), { retriable: true });
-      await commitOffsets(
-        this.reader.wire,
-        settings.groupId,
+      await this.reader.commit(
         generation,
         offsets.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset.toString(), metadata: null })),
       );

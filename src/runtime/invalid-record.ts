@@ -2,8 +2,8 @@
 // headers, timestamp) plus an `error` header that says what is wrong and what to do.
 // The one writer of such records: the router (records it consumed) and the gateway
 // (calls and bodies it refused) both build them here.
+import type { OutboundRecord, RecordHeaders } from '../kafka/index.js';
 import { HEADER } from './headers.js';
-import type { OutboundRecord, RecordHeaders } from './records.js';
 
 /** A record as it came, or as it would have gone to `calls`. */
 export interface OriginalRecord {

@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  audiencesGroupId,
-  delivererGroupId,
-  dlqListGroupId,
-  groupPrefixOf,
-  legacyGroupIds,
-  replayDryRunGroupId,
-  replayGroupId,
-  routerGroupId,
-  seenFollowerGroupId,
-} from '../../../src/kafka/group-ids.js';
-import type { GroupNaming } from '../../../src/kafka/group-ids.js';
+import { audiencesGroupId, delivererGroupId, dlqListGroupId, groupPrefixOf, legacyGroupIds, replayDryRunGroupId, replayGroupId, routerGroupId, seenFollowerGroupId } from '../../../src/runtime/group-ids.js';
+import type { GroupNaming } from '../../../src/runtime/group-ids.js';
 
 const naming = (kafka: { topicPrefix: string; groupPrefix?: string }): GroupNaming => ({ kafka: { clientId: 'switchyard', ...kafka } });
 

@@ -8,7 +8,7 @@
 // NOTE: with one commit per batch, a router keeping up with a steady stream committed
 // once per partition per fetch, as many commit requests as produce requests (gateway
 // bench, steady row; figures in docs/benchmarks.md#figures-behind-the-code).
-import { partitionKey } from './partition-key.js';
+import { partitionKey } from '../kafka/index.js';
 
 /** A partition's next offset to read, as the client commits it. */
 export interface PartitionCommit {

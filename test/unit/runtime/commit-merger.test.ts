@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CommitMerger, newestPerPartition } from '../../../src/kafka/commit-merger.js';
-import type { PartitionCommit } from '../../../src/kafka/commit-merger.js';
+import { CommitMerger, newestPerPartition } from '../../../src/runtime/commit-merger.js';
+import type { PartitionCommit } from '../../../src/runtime/commit-merger.js';
 
 const at = (topic: string, partition: number, offset: number): PartitionCommit => ({ topic, partition, offset: BigInt(offset), leaderEpoch: 0 });
 

@@ -2,8 +2,7 @@
 // topics they read and write, and a `TopicEnsurer` creates the missing ones.
 import { retryPolicyOf } from '../config/retry-policy.js';
 import type { Config, RetryTier } from '../config/schema.js';
-import type { KafkaAdmin } from './admin.js';
-import type { TopicSpec } from './ensure-topics.js';
+import type { KafkaAdmin, TopicSpec } from '../kafka/index.js';
 import { audienceTopicNames, topicNames } from './topics.js';
 import type { AudienceTopicNames, TopicNames } from './topics.js';
 

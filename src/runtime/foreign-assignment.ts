@@ -8,12 +8,6 @@
 // its own again (docs/operations.md#share-a-cluster).
 import type { Logger } from 'pino';
 
-/** The topics of `assigned` that are not in `subscribed`, sorted. */
-export function foreignTopics(assigned: Iterable<string>, subscribed: Iterable<string>): string[] {
-  const own = new Set(subscribed);
-  return [...new Set([...assigned].filter((topic) => !own.has(topic)))].sort();
-}
-
 /** Tracks whether the member's latest assignment was its own, and logs each change. */
 export class ForeignAssignment {
   private topics: readonly string[] = [];

@@ -1,28 +1,20 @@
-// The port's second consumer kind: fetching decoupled from completion. Where
-// consumer.ts hands the role a batch and waits for it, a partition stream hands the
-// records over at once (the role queues them), fetches on, and lets the role say when
-// each record finished, in any order (its progress: stream-progress.ts); when commits
-// go out is the role's commit ledger's (`StreamCommits`, for the deliverer
-// src/delivery/commit-ledger.ts). The stream keeps the group membership and the
-// assignment (each partition's progress read from its last commit and metadata, so a
-// member that takes a partition over skips what finished and a crash redoes only what
-// was in flight), the fetch, the hand-over, and the pause and resume of single
-// partitions (a full queue, a retry not yet due) without stopping the fetch loop.
+// The deliverer's consumer, built on the port's consumer engine (docs/kafka.md#the-consumer-engine):
+// fetching decoupled from completion. Where the ordered consumer (src/runtime/consumer.ts)
+// hands a batch over and waits for it, the stream hands the records over at once (the
+// lanes queue them), fetches on, and is told when each record finished, in any order
+// (stream-progress.ts); when commits go out is the commit ledger's (`StreamCommits`,
+// commit-ledger.ts). The stream keeps the group membership and the assignment (each
+// partition's progress read from its last commit and metadata, so a member that takes a
+// partition over skips what finished and a crash redoes only what was in flight), the
+// fetch, the hand-over, and the pause and resume of single partitions (a full queue, a
+// retry not yet due) without stopping the fetch loop.
 import type { Logger } from 'pino';
-import type { KafkaAdmin } from './admin.js';
-import type { KafkaClient } from './client.js';
-import { partitionKey as keyOf, splitPartitionKey as splitKey } from './partition-key.js';
-import { commitOffsets } from './committer.js';
-import { heldBytes as heldBytesOf } from './fetcher.js';
-import { ForeignAssignment } from './foreign-assignment.js';
-import { assignedTopics, committedWithin, GroupReader } from './group-reader.js';
-import { findOlderCommits, logCarried } from './group-upgrade.js';
-import type { Generation } from './membership.js';
-import type { TransactionGroupMember } from './transaction.js';
-import { PartitionProgress } from './offset-progress.js';
-import type { InboundRecord } from './records.js';
+import { GroupReader, PartitionProgress, assignedTopics, committedWithin, heldBytes as heldBytesOf, partitionKey as keyOf, splitPartitionKey as splitKey } from '../kafka/index.js';
+import type { Generation, InboundRecord, KafkaAdmin, KafkaClient, TransactionGroupMember } from '../kafka/index.js';
+import { ForeignAssignment } from '../runtime/foreign-assignment.js';
 import { StreamProgress } from './stream-progress.js';
 import type { PartitionCommit } from './stream-progress.js';
+import { findOlderCommits, logCarried } from '../runtime/group-upgrade.js';
 
 /** What the role does with the records; both calls are synchronous (nothing may block the fetch loop). */
 export interface StreamHandler {
@@ -137,7 +129,7 @@ export interface PartitionStream<L extends StreamCommits = StreamCommits> {
   /**
    * Why the member is not ready although joined: its latest assignment held partitions
    * of topics it does not read (a group id shared with another deployment;
-   * foreign-assignment.ts). Undefined while the assignment is its own.
+   * src/runtime/foreign-assignment.ts). Undefined while the assignment is its own.
    */
   assignmentProblem(): string | undefined;
   /**
@@ -202,7 +194,7 @@ class EnginePartitionStream<L extends StreamCommits> implements PartitionStream<
   /** Commits the broker acknowledged. */
   private acknowledgedCommits = 0;
   private readonly foreign: ForeignAssignment;
-  /** Older groups this principal may not read (group-upgrade.ts): not asked again. */
+  /** Older groups this principal may not read (src/runtime/group-upgrade.ts): not asked again. */
   private readonly unreadableGroups = new Set<string>();
   /** Resolves the start() waiting for the first assignment. */
   private firstJoin: { resolve: () => void; promise: Promise<void> };
@@ -255,7 +247,7 @@ class EnginePartitionStream<L extends StreamCommits> implements PartitionStream<
       send: async (offsets) => {
         const generation = this.reader.membership.current();
         if (generation === undefined) throw Object.assign(new Error(`offsets of group ${groupId} not committed: between generations`), { retriable: true });
-        await commitOffsets(this.reader.wire, groupId, generation, offsets);
+        await this.reader.commit(generation, offsets);
         this.acknowledgedCommits += 1;
       },
       acknowledged: () => this.acknowledgedCommits,

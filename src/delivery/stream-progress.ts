@@ -1,9 +1,9 @@
 // The partition stream's offsets (partition-stream.ts): each assigned partition's
-// progress (offset-progress.ts) and which partitions moved since their last commit
-// (dirty). Partitions and offsets only: when a commit goes out and what the role's work
-// waits for is the role's (the deliverer's commit ledger, src/delivery/commit-ledger.ts).
-import type { PartitionProgress } from './offset-progress.js';
-import { splitPartitionKey } from './partition-key.js';
+// progress (src/kafka/offset-progress.ts) and which partitions moved since their last
+// commit (dirty). Partitions and offsets only: when a commit goes out and what the lanes
+// wait for is the commit ledger's (commit-ledger.ts).
+import { splitPartitionKey } from '../kafka/index.js';
+import type { PartitionProgress } from '../kafka/index.js';
 
 /** One partition's entry of a commit request: the first unfinished offset, and the finished ones above it. */
 export interface PartitionCommit {

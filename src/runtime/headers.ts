@@ -1,4 +1,6 @@
-import type { RecordHeaders } from './records.js';
+// The headers of Switchyard's records (docs/kafka.md#headers): their names, and the one
+// writer of a fresh delivery's.
+import type { HeaderValue, RawHeaders } from '../kafka/index.js';
 
 /** Kafka header names of docs/kafka.md. */
 export const HEADER = {
@@ -16,27 +18,6 @@ export const HEADER = {
   // The call's type, on the delivery records of calls routed to a Kafka destination (its records carry it on).
   type: 'type',
 } as const;
-
-/** Headers as read (the port's RecordHeaders; the older name, kept for its readers). */
-export type RawHeaders = RecordHeaders;
-
-/** One header as a string; records read give Buffers (or arrays when repeated). */
-export function headerText(headers: RawHeaders | undefined, name: string): string | undefined {
-  const value = headers?.[name];
-  if (value === undefined) return undefined;
-  const first = Array.isArray(value) ? value[0] : value;
-  if (first === undefined) return undefined;
-  return typeof first === 'string' ? first : first.toString('utf8');
-}
-
-/** A header value as written: the producer takes either; a Buffer made once is not encoded again per record. */
-export type HeaderValue = Buffer | string;
-
-/** The first value of a header as it came (Buffer or string), for passing it on unchanged. */
-export function headerValue(headers: RawHeaders | undefined, name: string): HeaderValue | undefined {
-  const value = headers?.[name];
-  return Array.isArray(value) ? value[0] : value;
-}
 
 /** What a delivery that no one has attempted yet says about itself (docs/kafka.md). */
 export interface FreshDelivery<V extends HeaderValue> {

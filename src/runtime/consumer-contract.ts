@@ -1,6 +1,6 @@
-// What the port's ordered consumer (consumer.ts) promises a role.
-import type { InboundRecord, TopicRecords } from './records.js';
-import type { GroupedTransactions } from './transaction.js';
+// What the ordered consumer (consumer.ts) promises a role.
+import type { InboundRecord, TopicRecords } from '../kafka/index.js';
+import type { GroupedTransactions } from './grouped-transactions.js';
 
 /** One fetched batch of one partition, in offset order. */
 export interface RecordBatch {

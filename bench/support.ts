@@ -341,7 +341,7 @@ const server = http.createServer((req, res) => {
 /** The repository's root (dist/cli/main.js is there once built). */
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 /** The Node flags of every process the benches start as the product runs: the image's (Dockerfile). */
-export const NODE_FLAGS = ['--max-semi-space-size=64', ...(process.env.BENCH_EXTRA_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
+export const NODE_FLAGS = process.env.BENCH_NODE_FLAGS !== undefined ? process.env.BENCH_NODE_FLAGS.split(' ').filter(Boolean) : ['--max-semi-space-size=64'];
 
 let cpuProfileDir: string | undefined;
 

@@ -44,32 +44,13 @@ export function unusableTopics(topics: readonly string[], metadata: SendMetadata
  * `producer.send` (or a transaction's send), on a producer made with
  * `metadataMaxAge: LIBRARY_METADATA_MAX_AGE_MS`.
  *
- * NOTE: @platformatic/kafka 2.12's producer takes each topic of a send from its metadata
- * without checking that it is there (upstream platformatic/kafka#109, #69). During a
- * broker restart it read an answer that lacked a topic: a TypeError thrown inside a
- * socket callback, an uncaught exception that ended the router (full chaos profile).
- * One way the library comes to such an answer: a lookup that asks the broker only for
- * the topics whose cached entry expired (its `metadataMaxAge`, 5 s by default), while a
- * concurrent stale-metadata answer drops the cache (clearMetadata), answers the topics
- * it did not ask for as undefined. This check asks the producer's public `metadata()`
- * for the send's topics and reads the answer itself; the send then reads the same
- * cached entries: the library answers a lookup from its cache while every entry asked
- * for is younger than its `metadataMaxAge`, and with LIBRARY_METADATA_MAX_AGE_MS no
- * entry expires during a send, so each lookup of the send is answered from the checked
- * cache or, once the cache was dropped, asks the broker for every topic of the send (a
- * partial lookup is never made). The check asks the broker every METADATA_REFRESH_MS,
- * as the library did.
- *
- * NOTE: the window that remains, which the public API cannot close: within a send the
- * library asks the broker again, and reads that answer unchecked, (1) after a produce
- * request failed on its connection (it retries with fresh metadata), (2) after a
- * stale-metadata answer (NOT_LEADER_OR_FOLLOWER: it drops its cache and asks again),
- * (3) when its cache was dropped between this check and the send's lookup. Each asks
- * for every topic of the send, so a crash there needs the broker itself to answer a
- * topic it was asked for without its partitions and without an error code (the library
- * turns an error code into a retriable error), which the Kafka protocol does not do.
- * Turning the library's retries off (`retries: 0`) would close 1 and 2 but also end the
- * retries of its transaction requests and connections; not done (docs/kafka.md#the-producers-metadata-check).
+ * NOTE: @platformatic/kafka 2.12's producer reads each topic of a send from its metadata
+ * unchecked (upstream platformatic/kafka#109): during a broker restart an answer that
+ * lacked a topic threw a TypeError inside a socket callback, which ended the router.
+ * With LIBRARY_METADATA_MAX_AGE_MS no cached entry expires during a send, so the send
+ * reads the entries checked here, or asks for all its topics once the cache was
+ * dropped. What stays unchecked (the library's own retries within a send) is in
+ * docs/kafka.md#the-producers-metadata-check.
  */
 export async function checkSendMetadata(producer: MetadataClient, topics: readonly string[]): Promise<void> {
   // NOTE: a copy: the library sorts the array it is given.

@@ -227,6 +227,27 @@ describe('Kafka transactions (src/kafka/transaction.ts)', () => {
     expect((await readCommittedValues()).values.slice(before.values.length)).toEqual(committed);
   });
 
+  it('a plain commit made while a transaction holds offsets of the same partition: which one the group keeps', async () => {
+    const groupId = randomName('txn-vs-plain');
+    const { next } = joinGroup(groupId);
+    const generation = await next();
+    const member = memberOf(groupId, generation);
+    const plain = async (offset: bigint) => {
+      const answer = await wire.offsetCommit(generation.coordinator, groupId, generation.id, generation.memberId, [{ topic: input, partitions: [{ partition: 0, offset, metadata: null }] }]);
+      expect(answer.topics[0]!.partitions[0]!.errorCode).toBe(ERROR.NONE);
+    };
+    await plain(3n);
+    const producer = producerFor();
+    const t = await producer.begin();
+    await t.send([{ topic: output, messages: [{ key: 'p', value: 'plain-race' }] }]);
+    await t.sendOffsets(member, [{ topic: input, partition: 0, offset: 5n, metadata: null }]);
+    await plain(10n);
+    await t.commit();
+    const kept = await committedOffset(groupId, 0);
+    console.log('KEPT', kept.offset);
+    expect(kept.offset).toBe(10n);
+  });
+
   it('GroupedTransactions: works that overlap share one transaction; one failing aborts it for all', async () => {
     const producer = producerFor();
     const grouped = new GroupedTransactions(producer, { maxOpenMs: 1_000 });

@@ -32,7 +32,7 @@ export interface DeliveryConfig {
 }
 
 /** `delivery.bufferBudget`: the default keeps a deliverer inside its shipped 768Mi limit with margin (docs/operations.md#memory). */
-export const DEFAULT_BUFFER_BUDGET = 128 * 1024 * 1024;
+export const DEFAULT_BUFFER_BUDGET = 64 * 1024 * 1024;
 const MIN_BUFFER_BUDGET = 8 * 1024 * 1024;
 const MAX_BUFFER_BUDGET = 16 * 1024 * 1024 * 1024;
 

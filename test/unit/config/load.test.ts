@@ -104,7 +104,7 @@ describe('config/example.yaml', () => {
       ],
       maxRetryWindowMs: 14_400_000,
       concurrencyPerDestination: 64,
-      bufferBudgetBytes: 128 * 1024 * 1024,
+      bufferBudgetBytes: 64 * 1024 * 1024,
       blockPrivateNetworks: false,
     });
     expect(config.sources).toEqual([
@@ -195,7 +195,7 @@ describe('defaults', () => {
         ],
         maxRetryWindowMs: 4 * 3_600_000,
         concurrencyPerDestination: 64,
-        bufferBudgetBytes: 128 * 1024 * 1024,
+        bufferBudgetBytes: 64 * 1024 * 1024,
         blockPrivateNetworks: false,
       },
       router: { dedupeWindowMs: 3_600_000 },

@@ -317,7 +317,7 @@ class DelivererService implements Service, DelivererStatus {
     this.prepareSettings(enabled, config.delivery);
     // NOTE: the circuit breaker's thresholds apply live (UrlCircuits.follow): a change of them alone restarts no lane.
     // NOTE: the breaker's thresholds apply live, the buffer budget at the next start: neither restarts a lane.
-    const { circuitBreaker: _live, bufferBudgetBytes: _atStart, ...restarting } = config.delivery;
+    const { circuitBreaker: _live, bufferBudgetBytes: _atStart, transactionalMoves: _movesAtStart, ...restarting } = config.delivery;
     const deliveryJson = JSON.stringify(restarting);
     const retryJsons = new Map(enabled.map((d) => [d.id, retryJsonOf(config, d)]));
     const stale = [...this.lanes.values()].filter((running) => !this.settings.has(running.id) || running.deliveryJson !== deliveryJson || running.retryJson !== retryJsons.get(running.id));
@@ -497,8 +497,8 @@ class DelivererService implements Service, DelivererStatus {
     const circuits = new UrlCircuits({ destinationId: id, policy: (overrides) => circuitPolicy(delivery, this.options.circuitBreaker, overrides), gauge: metrics.circuitState, logger });
     const counters = new DeliveryCounters(metrics, id);
     const pace = new RatePace(delivery.maxRetryWindowMs);
-    // With kafka.transactions (read at start), each move to a retry tier or the dead letters commits with the offset it moves (retry-or-dead-letter.ts).
-    const transactions = this.initial.kafka.transactions ? { transactions: this.kafkaTransactions(config) } : {};
+    // With kafka.transactions and delivery.transactionalMoves (read at start), each move to a retry tier or the dead letters commits with the offset it moves (retry-or-dead-letter.ts).
+    const transactions = this.initial.kafka.transactions && this.initial.delivery.transactionalMoves ? { transactions: this.kafkaTransactions(config) } : {};
     const next = new RetryOrDeadLetter({ destinationId: id, topics, policy, producer: this.producer!, ...transactions, counters, logger });
     const pool = this.senderFor(config, deliveryJson);
     const stream = this.stream!;

@@ -1,5 +1,5 @@
 // The deliverer's moves to a retry tier or the dead-letter topic with
-// `kafka.transactions: true` (docs/kafka.md#transactions): each move is written with the
+// `kafka.transactions` and `delivery.transactionalMoves: true` (docs/kafka.md#transactions): each move is written with the
 // offset of the record it moves in one Kafka transaction, so a read_committed reader of
 // the retry topics and the dead letters sees each move once: every attempt number of an
 // event once in its retry tiers, and the event once in the dead letters. Shown with a
@@ -50,7 +50,7 @@ function configFile(prefix: string, window: string): string {
     kafka: { brokers: testBrokers(), clientId: randomName('rtx'), topicPrefix: prefix, partitions: 3, transactions: true },
     admin: { port: 0, host: '127.0.0.1' },
     // NOTE: the circuit breaker kept out of the way: every event is attempted at each due time, so it moves through every tier.
-    delivery: { timeout: '2s', retryTiers: TIERS, maxRetryWindow: window, concurrencyPerDestination: 16, circuitBreaker: { minAttempts: 1_000_000, unanswered: 1_000_000 } },
+    delivery: { timeout: '2s', retryTiers: TIERS, maxRetryWindow: window, concurrencyPerDestination: 16, transactionalMoves: true, circuitBreaker: { minAttempts: 1_000_000, unanswered: 1_000_000 } },
     sources: [{ id: 'web' }],
     destinations: [{ id: 'hooks', type: 'webhooks', settings: { webhooks: [{ url: receiver.url() }] } }],
   });
@@ -110,7 +110,7 @@ async function readMoves(prefix: string, letters: number): Promise<{ retried: Re
   return { retried, dead };
 }
 
-describe('retries and dead letters in transactions (kafka.transactions: true)', () => {
+describe('retries and dead letters in transactions (delivery.transactionalMoves: true)', () => {
   it('moves each failing event once through its retry tiers and once to the dead letters; a move that fails fails no other', { timeout: 120_000 }, async () => {
     const EVENTS = 300;
     const prefix = randomPrefix();

@@ -25,6 +25,12 @@ export interface DeliveryConfig {
   bufferBudgetBytes: number;
   /** Connect only to global unicast addresses (src/network/address-rule.ts). */
   blockPrivateNetworks: boolean;
+  /**
+   * Moves to a retry tier or the dead letters in a Kafka transaction with the offset they
+   * move (with kafka.transactions; docs/kafka.md#transactions). Opt-in: see there for
+   * what it costs. Read at start.
+   */
+  transactionalMoves: boolean;
   /** The circuit breaker's thresholds for every destination (each may override them). */
   circuitBreaker?: CircuitBreakerConfig;
   /** The egress proxy of every destination without its own (docs/webhooks.md#egress-proxy); else HTTPS_PROXY/HTTP_PROXY (load.ts). */
@@ -43,6 +49,7 @@ export const deliverySchema = strictObject({
   concurrencyPerDestination: field(checkInt(1, 100_000)).prefault(64),
   bufferBudget: field(checkSize(MIN_BUFFER_BUDGET, MAX_BUFFER_BUDGET)).prefault(formatSize(DEFAULT_BUFFER_BUDGET)),
   blockPrivateNetworks: field(checkBoolean).prefault(false),
+  transactionalMoves: field(checkBoolean).prefault(false),
   circuitBreaker: circuitBreakerSchema.optional(),
   proxy: proxySchema.optional(),
 }).transform(
@@ -53,6 +60,7 @@ export const deliverySchema = strictObject({
     concurrencyPerDestination: d.concurrencyPerDestination,
     bufferBudgetBytes: d.bufferBudget,
     blockPrivateNetworks: d.blockPrivateNetworks,
+    transactionalMoves: d.transactionalMoves,
     ...(d.circuitBreaker === undefined ? {} : { circuitBreaker: d.circuitBreaker }),
     ...(d.proxy === undefined ? {} : { proxy: d.proxy }),
   }),

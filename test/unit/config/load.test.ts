@@ -105,6 +105,7 @@ describe('config/example.yaml', () => {
       maxRetryWindowMs: 14_400_000,
       concurrencyPerDestination: 64,
       bufferBudgetBytes: 64 * 1024 * 1024,
+        transactionalMoves: false,
       blockPrivateNetworks: false,
     });
     expect(config.sources).toEqual([
@@ -196,6 +197,7 @@ describe('defaults', () => {
         maxRetryWindowMs: 4 * 3_600_000,
         concurrencyPerDestination: 64,
         bufferBudgetBytes: 64 * 1024 * 1024,
+        transactionalMoves: false,
         blockPrivateNetworks: false,
       },
       router: { dedupeWindowMs: 3_600_000 },

@@ -287,7 +287,7 @@ describe('CircuitBreaker', () => {
 });
 
 describe('circuitPolicy', () => {
-  const delivery = (maxRetryWindowMs: number, timeoutMs = 5_000) => ({ timeoutMs, retryTiers: [], maxRetryWindowMs, concurrencyPerDestination: 64, bufferBudgetBytes: 128 * 1024 * 1024, blockPrivateNetworks: false });
+  const delivery = (maxRetryWindowMs: number, timeoutMs = 5_000) => ({ timeoutMs, retryTiers: [], maxRetryWindowMs, concurrencyPerDestination: 64, bufferBudgetBytes: 64 * 1024 * 1024, blockPrivateNetworks: false, transactionalMoves: false });
 
   it.each<[string, number, Partial<CircuitPolicy>, Partial<CircuitPolicy>, Partial<CircuitPolicy>]>([
     ['the documented defaults with the 4 h window', 4 * 3_600_000, {}, {}, { windowMs: 10_000, minAttempts: 20, failureRatio: 0.5, unanswered: 5, coolDownMs: 30_000, maxCoolDownMs: 600_000, probes: 3, trackedLeaseMs: 11_000 }],

@@ -53,10 +53,12 @@ describe('planFetch', () => {
     expect(planOf(all, 1, SETTINGS, 64 * KB, false)).toBeUndefined();
   });
 
-  it('asks for a truncated partition alone, within what the budget has left but at least the minimum', () => {
+  it('asks for a truncated partition alone, within what the budget has left, and not once it is used up', () => {
     const all = [part('a'), part('b', { alone: true }), part('c')];
     expect(planOf(all, 1, SETTINGS, 0, false)).toEqual({ partitions: [{ key: 'b', topic: 'b', partition: 0, maxBytes: 16 * KB }], maxBytes: 16 * KB, polls: false });
-    expect(keys(planOf(all, 1, SETTINGS, 64 * KB, false))).toEqual(['b=1']);
+    expect(keys(planOf(all, 1, SETTINGS, 60 * KB, false))).toEqual(['b=4']);
+    // Its batch comes whole whatever the limit: with the budget used up it waits, and so do the others.
+    expect(planOf(all, 1, SETTINGS, 64 * KB, false)).toBeUndefined();
   });
 
   it('polls partitions at their end only when told to (every emptyPollMs), within one allowance', () => {
@@ -361,10 +363,10 @@ function checkIndex(sim: Sim): void {
   expect(sim.state.outstanding()).toBe(out);
 }
 
-/** Held plus what the requests out may bring, within the budget plus one batch per partition (the broker's whole first batch) and the minimum per leader. */
+/** Held plus what the requests out may bring, within the budget plus, per leader, two batches (the broker's whole first batch of a request, a poll's) and twice the minimum: not one batch per partition. */
 function checkBudget(sim: Sim): void {
   checkIndex(sim);
-  const bound = sim.settings.budgetBytes + sim.logs.size * (sim.maxBatch + sim.settings.minPartitionBytes) + sim.leaders * sim.settings.minPartitionBytes;
+  const bound = sim.settings.budgetBytes + sim.leaders * (2 * sim.maxBatch + 2 * sim.settings.minPartitionBytes);
   expect(sim.state.outstanding()).toBeLessThanOrEqual(bound);
   let held = 0;
   for (const owner of sim.owner.values()) for (const size of owner.handed.values()) held += size;

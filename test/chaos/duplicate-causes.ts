@@ -76,8 +76,9 @@ export interface DuplicatedEvent {
  *   again. HTTP forces these;
  * - `redelivered <fault>`: more 2xx answers than records, so one record was sent
  *   twice: the deliverer sent it again after it lost the record's progress, put down
- *   to the last fault before the extra answer (as duplicateCauses does), `none` when
- *   none was in the window.
+ *   to the first fault between the event's first 2xx and the extra one (the first
+ *   such fault already lost what was not committed; a redelivery can come seconds
+ *   later, after a rejoin, past later faults), `none` when there was none.
  * One count per 2xx answer past the first.
  */
 export function duplicateMechanisms(events: Iterable<DuplicatedEvent>, faults: readonly FaultRecord[]): Record<string, number> {
@@ -96,14 +97,10 @@ export function duplicateMechanisms(events: Iterable<DuplicatedEvent>, faults: r
     const records = Math.max(1, event.deliveryRecords) + event.retryRecords;
     const redone = Math.max(0, answers.length - records);
     add('answer not taken', extra - Math.min(extra, redone));
-    // The extra answers past the records' count are the latest ones: each is put down to the fault before it.
+    // The extra answers past the records' count are the latest ones: each is put down to the first fault since the first answer.
     for (const at of answers.slice(answers.length - Math.min(extra, redone))) {
-      let before: FaultRecord | undefined;
-      for (const record of starts) {
-        if (record.startedAtMs > at) break;
-        before = record;
-      }
-      add(`redelivered ${before !== undefined && at - before.startedAtMs <= CAUSE_WINDOW_MS ? causeOf(before) : 'none'}`, 1);
+      const first = starts.find((record) => record.startedAtMs >= answers[0]! && record.startedAtMs <= at);
+      add(`redelivered ${first !== undefined ? causeOf(first) : 'none'}`, 1);
     }
   }
   return Object.fromEntries([...counts].sort((a, b) => b[1] - a[1]));

@@ -252,13 +252,14 @@ describe('duplicate mechanisms', () => {
           { answeredAt: [5_000, 5_100], deliveryRecords: 2, retryRecords: 0 }, // two records in deliveries.<id>
           { answeredAt: [12_000, 13_000], deliveryRecords: 1, retryRecords: 1 }, // a 2xx, then its retry delivered
           { answeredAt: [9_000, 12_000], deliveryRecords: 1, retryRecords: 0 }, // one record answered twice, after the kill
-          { answeredAt: [31_000, 30_500, 32_000], deliveryRecords: 1, retryRecords: 1 }, // one of each, after the reload
+          { answeredAt: [9_500, 31_000], deliveryRecords: 1, retryRecords: 0 }, // again only after the reload: the kill between lost it first
+          { answeredAt: [31_000, 29_000, 32_000], deliveryRecords: 1, retryRecords: 1 }, // one of each, the reload between
           { answeredAt: [1_000], deliveryRecords: 1, retryRecords: 3 }, // no duplicate
           { answeredAt: [100_000, 200_000], deliveryRecords: 1, retryRecords: 0 }, // long after every fault
         ],
         faults,
       ),
-    ).toEqual({ 'answer not taken': 2, 'routed twice': 1, 'redelivered kill deliverer': 1, 'redelivered reload': 1, 'redelivered none': 1 });
+    ).toEqual({ 'answer not taken': 2, 'routed twice': 1, 'redelivered kill deliverer': 2, 'redelivered reload': 1, 'redelivered none': 1 });
   });
 });
 

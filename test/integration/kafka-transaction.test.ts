@@ -227,7 +227,7 @@ describe('Kafka transactions (src/kafka/transaction.ts)', () => {
     expect((await readCommittedValues()).values.slice(before.values.length)).toEqual(committed);
   });
 
-  it('a plain commit made while a transaction holds offsets of the same partition: which one the group keeps', async () => {
+  it('a plain commit made after a transaction\'s TxnOffsetCommit and before its end is the one the group keeps (docs/kafka.md#transactions: the ledger\'s next commit wins)', async () => {
     const groupId = randomName('txn-vs-plain');
     const { next } = joinGroup(groupId);
     const generation = await next();
@@ -244,7 +244,6 @@ describe('Kafka transactions (src/kafka/transaction.ts)', () => {
     await plain(10n);
     await t.commit();
     const kept = await committedOffset(groupId, 0);
-    console.log('KEPT', kept.offset);
     expect(kept.offset).toBe(10n);
   });
 

@@ -1,18 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isGenerationLost, isRetriable } from '../../../src/kafka/commit.js';
 import { MultipleErrors, NetworkError, ProtocolError, ResponseError, TimeoutError, UserError } from '@platformatic/kafka';
-
-/** The shape of kafkajs's errors: a protocol `type` and a `retriable` flag (true unless said otherwise). */
-class FakeKafkaError extends Error {
-  constructor(
-    message: string,
-    readonly type?: string,
-    options?: { cause?: unknown },
-    readonly retriable = true,
-  ) {
-    super(message, options);
-  }
-}
+import { FakeKafkaError } from '../../support/kafka-error.js';
 
 describe('isGenerationLost and isRetriable', () => {
   it.each([

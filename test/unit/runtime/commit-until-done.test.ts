@@ -1,18 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { commitUntilDone } from '../../../src/runtime/commit-until-done.js';
 import { silentLogger } from '../../../src/observability/logger.js';
-
-/** The shape of kafkajs's errors: a protocol `type` and a `retriable` flag (true unless said otherwise). */
-class FakeKafkaError extends Error {
-  constructor(
-    message: string,
-    readonly type?: string,
-    options?: { cause?: unknown },
-    readonly retriable = true,
-  ) {
-    super(message, options);
-  }
-}
+import { FakeKafkaError } from '../../support/kafka-error.js';
 
 function harness(outcomes: (Error | 'ok')[], owned: () => boolean = () => true) {
   let calls = 0;

@@ -83,10 +83,9 @@ export class KafkaTransactions {
   }
 
   /**
-   * A new transactional producer, with an id of its own. NOTE: after a transaction that
-   * failed, @platformatic/kafka's producer was seen to keep sequence numbers the broker
-   * no longer takes (OUT_OF_ORDER_SEQUENCE_NUMBER on every later send): the failed
-   * producer is closed and the next transaction starts on a fresh one.
+   * A new transactional producer, with an id of its own: at the start, and when a
+   * transaction did not end within the deadline. (After a transaction that failed, the
+   * producer itself starts the next on a new library producer: src/kafka/transaction.ts.)
    */
   private renew(): void {
     const transactionalId = `${this.options.groupId}.kafka-destinations${this.options.alone === true ? '-alone' : ''}.${randomBytes(6).toString('hex')}`;
@@ -136,34 +135,26 @@ export class KafkaTransactions {
       throw error;
     });
     await this.connected;
-    try {
-      await this.grouped.within(async (transaction) => {
-        const member = this.options.member();
-        if (member === undefined) throw new NotAMemberError(this.options.groupId);
-        let round = this.rounds.get(transaction);
-        if (round === undefined) this.rounds.set(transaction, (round = { finishing: new Map(), waiting: [], chain: Promise.resolve() }));
-        for (const { topic, partition, offset } of events) {
-          const key = partitionKey(topic, partition);
-          let entry = round.finishing.get(key);
-          if (entry === undefined) round.finishing.set(key, (entry = { topic, partition, offsets: [] }));
-          entry.offsets.push(offset);
-        }
-        // NOTE: one request of the transaction at a time: concurrent sends into one
-        // transaction were answered TRANSACTION_ABORTABLE by the broker. The writes that
-        // joined meanwhile go together: their records in one send, then the offsets of
-        // every event of the transaction so far in one TxnOffsetCommit.
-        const current = round;
-        const done = new Promise<void>((resolve, reject) => current.waiting.push({ records, done: (error) => (error === undefined ? resolve() : reject(error)) }));
-        if (current.waiting.length === 1) current.chain = current.chain.then(() => this.flush(transaction, member, current));
-        await done;
-      });
-    } catch (error) {
-      if (!(error instanceof NotAMemberError) && this.producer === producer) {
-        this.renew();
-        void producer.close().catch((closing: unknown) => this.options.logger.debug({ err: closing }, 'a failed transactional producer did not close cleanly'));
+    await this.grouped.within(async (transaction) => {
+      const member = this.options.member();
+      if (member === undefined) throw new NotAMemberError(this.options.groupId);
+      let round = this.rounds.get(transaction);
+      if (round === undefined) this.rounds.set(transaction, (round = { finishing: new Map(), waiting: [], chain: Promise.resolve() }));
+      for (const { topic, partition, offset } of events) {
+        const key = partitionKey(topic, partition);
+        let entry = round.finishing.get(key);
+        if (entry === undefined) round.finishing.set(key, (entry = { topic, partition, offsets: [] }));
+        entry.offsets.push(offset);
       }
-      throw error;
-    }
+      // NOTE: one request of the transaction at a time: concurrent sends into one
+      // transaction were answered TRANSACTION_ABORTABLE by the broker. The writes that
+      // joined meanwhile go together: their records in one send, then the offsets of
+      // every event of the transaction so far in one TxnOffsetCommit.
+      const current = round;
+      const done = new Promise<void>((resolve, reject) => current.waiting.push({ records, done: (error) => (error === undefined ? resolve() : reject(error)) }));
+      if (current.waiting.length === 1) current.chain = current.chain.then(() => this.flush(transaction, member, current));
+      await done;
+    });
     for (const { topic, partition, offset } of events) {
       const key = partitionKey(topic, partition);
       let offsets = this.options.committed.get(key);

@@ -42,8 +42,11 @@ export interface MembershipEvents {
 /** Both round-robin names of the port's earlier clients (kafkajs's, @platformatic/kafka's): old and new members form one group during a rolling upgrade. */
 const PROTOCOLS = ['roundrobin', 'RoundRobinAssigner'] as const;
 
-/** The backoff of a failed join: 200 ms doubling up to 5 s. */
-const backoff = (attempt: number): number => Math.min(5_000, 200 * 2 ** Math.min(attempt, 5));
+/**
+ * The backoff of a failed join: 200 ms doubling up to 1 s, so that a member is back
+ * within about a second of its broker (platformatic-client.ts says why).
+ */
+const backoff = (attempt: number): number => Math.min(1_000, 200 * 2 ** Math.min(attempt, 3));
 
 /**
  * The leader's assignment: every partition of each topic to one of the members that

@@ -27,6 +27,20 @@ function harness(outcomes: (Error | 'ok')[], owned: () => boolean = () => true) 
 }
 
 describe('commitUntilDone', () => {
+  it('tries again at most a second apart by default, so that it commits within a second of the broker\'s return', async () => {
+    const refused = new FakeKafkaError('Connection error: connect ECONNREFUSED 127.0.0.1:9092');
+    const sleeps: number[] = [];
+    let calls = 0;
+    await commitUntilDone(
+      async () => {
+        calls += 1;
+        if (calls < 7) throw refused;
+      },
+      { stillOwned: () => true, logger: silentLogger(), what: 'calls partition 0', sleep: async (ms) => void sleeps.push(ms) },
+    );
+    expect(sleeps).toEqual([200, 400, 800, 1_000, 1_000, 1_000]);
+  });
+
   it('commits once when the broker answers', async () => {
     const h = harness(['ok']);
     await h.run;

@@ -8,6 +8,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { PlanSettings } from './fetch-plan.js';
 import { FetchPositions } from './fetch-positions.js';
+import { earliestOrLatest } from './offset-lookup.js';
 import { partitionKey as keyOf } from './partition-key.js';
 import type { FetchPartition as Partition } from './fetch-positions.js';
 import type { InboundRecord, RecordHeaders } from './records.js';
@@ -233,9 +234,9 @@ export class Fetcher {
   private async answerError(p: Partition, code: number): Promise<void> {
     if (code === ERROR.OFFSET_OUT_OF_RANGE) {
       const { position: from, epoch } = p;
-      const earliest = await this.earliest(p).catch(() => undefined);
+      const earliest = await this.listOffset(p, 'earliest');
       if (earliest === undefined) return;
-      const to = from < earliest ? earliest : await this.latest(p).catch(() => undefined);
+      const to = from < earliest ? earliest : await this.listOffset(p, 'latest');
       // NOTE: a seek or a new assignment during the lookups wins: it says where to read from.
       if (to === undefined || this.partitions.get(p.key) !== p || p.epoch !== epoch) return;
       this.partitions.reset(p, to);
@@ -255,19 +256,9 @@ export class Fetcher {
     this.logger.warn({ topic: p.topic, partition: p.partition, error: errorName(code) }, 'fetch of a partition refused; trying again');
   }
 
-  private async earliest(p: Partition): Promise<bigint> {
-    return this.listOffset(p, -2n);
-  }
-
-  private async latest(p: Partition): Promise<bigint> {
-    return this.listOffset(p, -1n);
-  }
-
-  private async listOffset(p: Partition, timestamp: bigint): Promise<bigint> {
-    const answer = await this.wire.listOffsets(p.leader, this.settings.isolation, [{ topic: p.topic, partitions: [{ partition: p.partition, timestamp }] }]);
-    const found = answer.topics[0]?.partitions[0];
-    if (found === undefined || found.errorCode !== ERROR.NONE) throw new Error(`listing offsets of ${p.topic} partition ${p.partition} failed: ${errorName(found?.errorCode ?? -1)}`);
-    return found.offset;
+  private async listOffset(p: Partition, which: 'earliest' | 'latest'): Promise<bigint | undefined> {
+    const [found] = await earliestOrLatest(this.wire, [p], which, this.settings.isolation).catch(() => []);
+    return found?.offset;
   }
 
   /**

@@ -4,8 +4,8 @@
 // and the first bytes of the receiver's answer body. Pure: read when a record is written
 // or traced, never on the way to a 2xx.
 import { formatTimestamp, parseTimestamp } from '../calls/index.js';
-import { headerText } from '../kafka/index.js';
-import type { RawHeaders } from '../kafka/index.js';
+import type { RecordHeaders } from '../kafka/index.js';
+import { headerText } from '../runtime/headers.js';
 import { statusText } from './classify.js';
 import type { AttemptResult } from './classify.js';
 
@@ -138,7 +138,7 @@ export function historyHeader(answers: readonly AttemptAnswer[]): string {
  * as envelope.ts is: an entry that is not one this module wrote is left out, and a header
  * that is not JSON reads as none; the delivery goes on either way.
  */
-export function readAnswers(headers: RawHeaders | undefined): AttemptAnswer[] {
+export function readAnswers(headers: RecordHeaders | undefined): AttemptAnswer[] {
   const text = headerText(headers, ATTEMPT_HISTORY_HEADER);
   if (text === undefined || text === '') return [];
   let parsed: unknown;

@@ -6,7 +6,6 @@
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import type { Logger } from 'pino';
-import { headerText } from '../kafka/index.js';
 import type { InboundRecord } from '../kafka/index.js';
 import { SpanKind, endSpan, outgoingTraceparent, startHopSpan, tracingActive } from '../observability/tracing.js';
 import type { Span } from '../observability/tracing.js';
@@ -21,7 +20,7 @@ import type { RatePace } from './rate-pace.js';
 import { batchBody, batchId, halves, wantsSplit } from './batch.js';
 import type { HeldRetry, NotDelivered, RetryOrDeadLetter } from './retry-or-dead-letter.js';
 import type { Admitted, UrlCircuits } from './url-circuits.js';
-import { HEADER } from '../runtime/headers.js';
+import { HEADER, headerText } from '../runtime/headers.js';
 
 /** What became of one event: the `result` label of `switchyard_deliveries_total`; or, for an ordered destination, its retry waiting in the lane. */
 export type DeliveryResult = 'delivered' | NotDelivered | HeldRetry;

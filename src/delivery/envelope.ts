@@ -2,11 +2,10 @@
 // to the dead-letter topic and back (docs/kafka.md). Pure: read once per message, written
 // for retries, dead letters and replays.
 import { formatTimestamp, parseTimestamp } from '../calls/index.js';
-import { headerText } from '../kafka/index.js';
-import type { RawHeaders, RecordHeaders } from '../kafka/index.js';
+import type { RecordHeaders } from '../kafka/index.js';
 import { ATTEMPT_HISTORY_HEADER, historyHeader } from './attempt-history.js';
 import type { AttemptAnswer } from './attempt-history.js';
-import { HEADER, freshDeliveryHeaders } from '../runtime/headers.js';
+import { HEADER, freshDeliveryHeaders, headerText } from '../runtime/headers.js';
 
 export interface Envelope {
   /** Attempts already made (`attempt`; 0 from the router and after a replay). */
@@ -54,7 +53,7 @@ function recordTimeMs(timestamp: string | undefined): number | undefined {
  * `problems` and read as absent rather than holding back the event (a bad `attempt`
  * counts as 0, a bad `first-attempt-at` starts the window now).
  */
-export function readEnvelope(headers: RawHeaders | undefined, recordTimestamp?: string): Envelope {
+export function readEnvelope(headers: RecordHeaders | undefined, recordTimestamp?: string): Envelope {
   const problems: string[] = [];
   const attemptText = headerText(headers, HEADER.attempt);
   let attemptsMade = 0;

@@ -15,7 +15,7 @@
 // copies of its own retries within one session, not those of a retry tier). Into the
 // same cluster, exactly once: kafka-transactions.ts.
 import type { Logger } from 'pino';
-import { headerText, headerValue, isFenced } from '../kafka/index.js';
+import { isFenced } from '../kafka/index.js';
 import type { InboundRecord, OutboundRecord, RecordHeaders, RecordProducer } from '../kafka/index.js';
 import { SendTimeoutError } from '../errors.js';
 import type { AttemptResult } from './classify.js';
@@ -29,7 +29,7 @@ import type { UrlResult } from './fan-out.js';
 import type { KafkaTransactions } from './kafka-transactions.js';
 import { NotAMemberError } from './kafka-transactions.js';
 import type { RetryOrDeadLetter } from './retry-or-dead-letter.js';
-import { HEADER } from '../runtime/headers.js';
+import { HEADER, headerText, headerValue } from '../runtime/headers.js';
 import { describeProduceError, isRecordRefused } from './produce-errors.js';
 
 /** The producers of the destinations' clusters (deliverer-service.ts owns them). */

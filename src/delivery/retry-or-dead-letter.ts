@@ -13,7 +13,7 @@
 // (docs/kafka.md#transactions). Without, the write is acknowledged, then committed by
 // the lane: a crash in between moves the message twice.
 import type { Logger } from 'pino';
-import { headerText, isFenced } from '../kafka/index.js';
+import { isFenced } from '../kafka/index.js';
 import type { InboundRecord, RecordHeaders, RecordProducer } from '../kafka/index.js';
 import type { DeliveryCounters } from './delivery-counters.js';
 import type { PreparedDestination } from './destination-settings.js';
@@ -27,7 +27,7 @@ import type { KafkaTransactions } from './kafka-transactions.js';
 import { NotAMemberError } from './kafka-transactions.js';
 import { planNextStep } from './retry-schedule.js';
 import type { RetryPolicy } from './retry-schedule.js';
-import { HEADER } from '../runtime/headers.js';
+import { HEADER, headerText } from '../runtime/headers.js';
 
 export interface RetryOrDeadLetterOptions {
   destinationId: string;

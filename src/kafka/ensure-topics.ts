@@ -80,7 +80,7 @@ export function createOutcome(topics: readonly string[], error: unknown): Create
     for (const topic of topics) {
       const answer = byName.get(topic);
       if (answer === undefined) outcome.again.push(topic); // not in the answer: asked again (made meanwhile, it answers TOPIC_ALREADY_EXISTS)
-      else if (answer.errorCode === ERROR.NONE || answer.errorCode === TOPIC_ALREADY_EXISTS) outcome.exist.push(topic);
+      else if (answer.errorCode === ERROR.NONE || answer.errorCode === ERROR.TOPIC_ALREADY_EXISTS) outcome.exist.push(topic);
       else if (isRetriableCode(answer.errorCode)) outcome.again.push(topic);
       else outcome.failed.push({ topic, reason: `${errorName(answer.errorCode)}: ${answer.errorMessage ?? 'refused by the broker'}`, retriable: false });
     }
@@ -89,9 +89,6 @@ export function createOutcome(topics: readonly string[], error: unknown): Create
   if (isRetriable(error)) return { exist: [], again: [...topics], failed: [] };
   return { exist: [], again: [], failed: topics.map((topic) => ({ topic, reason: messageOf(error), retriable: false })) };
 }
-
-/** Created by someone else meanwhile: as good as made. */
-const TOPIC_ALREADY_EXISTS = 36;
 
 /** What ensureTopics needs of the cluster (admin.ts gives it @platformatic/kafka's Admin and wire.ts). */
 export interface TopicMaker {
@@ -182,7 +179,7 @@ async function waitForLeaders(maker: TopicMaker, topics: string[]): Promise<void
         return;
       }
     } catch (error) {
-      if (!isRetriable(error) && !isNoLeaderYet(error)) throw error;
+      if (!isRetriable(error)) throw error;
       lastError = error;
     }
     if (Date.now() > deadline) {
@@ -193,7 +190,3 @@ async function waitForLeaders(maker: TopicMaker, topics: string[]): Promise<void
   }
 }
 
-/** topic-ends.ts says a partition has no leader yet in a plain Error: that is worth waiting for too. */
-function isNoLeaderYet(error: unknown): boolean {
-  return error instanceof Error && error.message.includes('has no leader right now');
-}

@@ -8,6 +8,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { PlanSettings } from './fetch-plan.js';
 import { FetchPositions } from './fetch-positions.js';
+import { earliestOrLatest } from './offset-lookup.js';
 import { partitionKey as keyOf } from './partition-key.js';
 import type { FetchPartition as Partition } from './fetch-positions.js';
 import type { InboundRecord, RecordHeaders } from './records.js';
@@ -201,7 +202,7 @@ export class Fetcher {
           if (!this.partitions.current(entry)) continue; // fenced: assigned anew, sought or revoked meanwhile
           const { partition: p, position } = entry;
           const part = byKey.get(p.key);
-          if (part !== undefined) await this.take(p, position, part);
+          if (part !== undefined) await this.take(p, leader, position, part);
           await this.handOverTurn();
         }
         this.partitions.settled(leader);
@@ -215,17 +216,18 @@ export class Fetcher {
     }
   }
 
-  /** One partition's answer. */
-  private async take(p: Partition, asked: bigint, part: FetchAnswerPartition): Promise<void> {
+  /** One partition's answer (of `leader`'s request): the records within what it may keep (FetchPositions.keepBytes); the position moves to the first one left. */
+  private async take(p: Partition, leader: number, asked: bigint, part: FetchAnswerPartition): Promise<void> {
     if (part.errorCode !== ERROR.NONE) {
       await this.answerError(p, part.errorCode);
       return;
     }
-    const { records, next } = decodeRecords(p.topic, p.partition, asked, part, this.settings.isolation === 1);
+    const { records, next, trimmed } = decodeRecords(p.topic, p.partition, asked, part, this.settings.isolation === 1, this.partitions.keepBytes(p, leader));
     const end = this.settings.isolation === 1 ? part.lastStableOffset : part.highWatermark;
     let held = 0;
     for (const record of records) held += heldBytes(record);
     if (this.partitions.answered(p, asked, next, end, held)) this.logger.debug({ topic: p.topic, partition: p.partition, offset: asked.toString() }, 'record batch larger than its share; fetching the partition alone');
+    if (trimmed) this.logger.debug({ topic: p.topic, partition: p.partition, offset: asked.toString(), next: next.toString() }, 'answer larger than the partition\'s share; the rest is fetched again later');
     if (records.length === 0 && next === asked) return;
     this.events.records(p.topic, p.partition, records, asked, next);
   }
@@ -233,9 +235,9 @@ export class Fetcher {
   private async answerError(p: Partition, code: number): Promise<void> {
     if (code === ERROR.OFFSET_OUT_OF_RANGE) {
       const { position: from, epoch } = p;
-      const earliest = await this.earliest(p).catch(() => undefined);
+      const earliest = await this.listOffset(p, 'earliest');
       if (earliest === undefined) return;
-      const to = from < earliest ? earliest : await this.latest(p).catch(() => undefined);
+      const to = from < earliest ? earliest : await this.listOffset(p, 'latest');
       // NOTE: a seek or a new assignment during the lookups wins: it says where to read from.
       if (to === undefined || this.partitions.get(p.key) !== p || p.epoch !== epoch) return;
       this.partitions.reset(p, to);
@@ -255,19 +257,9 @@ export class Fetcher {
     this.logger.warn({ topic: p.topic, partition: p.partition, error: errorName(code) }, 'fetch of a partition refused; trying again');
   }
 
-  private async earliest(p: Partition): Promise<bigint> {
-    return this.listOffset(p, -2n);
-  }
-
-  private async latest(p: Partition): Promise<bigint> {
-    return this.listOffset(p, -1n);
-  }
-
-  private async listOffset(p: Partition, timestamp: bigint): Promise<bigint> {
-    const answer = await this.wire.listOffsets(p.leader, this.settings.isolation, [{ topic: p.topic, partitions: [{ partition: p.partition, timestamp }] }]);
-    const found = answer.topics[0]?.partitions[0];
-    if (found === undefined || found.errorCode !== ERROR.NONE) throw new Error(`listing offsets of ${p.topic} partition ${p.partition} failed: ${errorName(found?.errorCode ?? -1)}`);
-    return found.offset;
+  private async listOffset(p: Partition, which: 'earliest' | 'latest'): Promise<bigint | undefined> {
+    const [found] = await earliestOrLatest(this.wire, [p], which, this.settings.isolation).catch(() => []);
+    return found?.offset;
   }
 
   /**
@@ -317,9 +309,12 @@ function own(bytes: Buffer | null | undefined): Buffer | null {
 /**
  * The records of one partition's answer at or after `from`, and the position after
  * the last batch (control batches and aborted transactions' records skipped, their
- * offsets passed). Pure.
+ * offsets passed). With `keepBytes`, the records stop (`trimmed`) before the first one
+ * that would take their heldBytes past it, the first record kept whatever its size:
+ * `next` is then that record's offset. Pure.
  */
-export function decodeRecords(topic: string, partition: number, from: bigint, part: FetchAnswerPartition, readCommitted: boolean): { records: InboundRecord[]; next: bigint } {
+export function decodeRecords(topic: string, partition: number, from: bigint, part: FetchAnswerPartition, readCommitted: boolean, keepBytes = Infinity): { records: InboundRecord[]; next: bigint; trimmed: boolean } {
+  let kept = 0;
   const records: InboundRecord[] = [];
   let next = from;
   const aborted = readCommitted ? [...(part.abortedTransactions ?? [])].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : 1)) : [];
@@ -353,17 +348,12 @@ export function decodeRecords(topic: string, partition: number, from: bigint, pa
           else headers[name] = [known, value];
         }
       }
-      records.push({
-        topic,
-        partition,
-        offset: offset.toString(),
-        key: own(r.key),
-        value: own(r.value),
-        headers,
-        timestamp: (batch.firstTimestamp + BigInt(r.timestampDelta)).toString(),
-      });
+      const record: InboundRecord = { topic, partition, offset: offset.toString(), key: own(r.key), value: own(r.value), headers, timestamp: (batch.firstTimestamp + BigInt(r.timestampDelta)).toString() };
+      kept += heldBytes(record);
+      if (kept > keepBytes && records.length > 0) return { records, next: offset, trimmed: true };
+      records.push(record);
     }
     next = after;
   }
-  return { records, next };
+  return { records, next, trimmed: false };
 }

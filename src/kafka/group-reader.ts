@@ -78,6 +78,13 @@ export class GroupReader {
   }
 }
 
+/** A fetcher on connections of its own, for a reader that joins no group (src/audiences/restore.ts); `close` stops it and closes them. */
+export function grouplessFetcher(client: KafkaClient, settings: FetcherSettings, events: FetcherEvents, logger: Logger): { fetcher: Fetcher; close(): Promise<void> } {
+  const wire = new Wire(client.settings, client.clientId);
+  const fetcher = new Fetcher(wire, settings, events, logger);
+  return { fetcher, close: () => fetcher.stop().finally(() => wire.close()) };
+}
+
 /** The fetch of a member that reads committed records only, within `budgetBytes` (no share and no answer larger). */
 export function committedWithin(budgetBytes: number, limits: { partitionBytes: number; requestBytes: number; pollWaitMs(): number; emptyPollMs: number; minBytes?: number }): FetcherSettings {
   const { partitionBytes, requestBytes, pollWaitMs, emptyPollMs, minBytes = 1 } = limits;

@@ -7,11 +7,10 @@ export * from './producer.js';
 export * from './admin.js';
 export type { TopicSpec } from './ensure-topics.js';
 export { errorChain, errorTypes, isGenerationLost, isRetriable } from './commit.js';
-export * from './read-to-end.js';
 export * from './key-scan.js';
 export { partitionKey, splitPartitionKey } from './partition-key.js';
 // The consumer engine's parts, for consumers built on them outside the port (docs/kafka.md#the-consumer-engine).
-export { GroupReader, assignedTopics, committedWithin } from './group-reader.js';
+export { GroupReader, assignedTopics, committedWithin, grouplessFetcher } from './group-reader.js';
 export type { Generation } from './membership.js';
 export { heldBytes } from './fetcher.js';
 export * from './offset-progress.js';

@@ -6,7 +6,8 @@
 import { compatibilityPartitioner } from '@platformatic/kafka';
 import type { KafkaClient } from './client.js';
 import { decodeRecords } from './fetcher.js';
-import type { RawHeaders } from './records.js';
+import { EARLIEST, LATEST, offsetKey, offsetsAt } from './offset-lookup.js';
+import type { RecordHeaders } from './records.js';
 import { ERROR, KafkaAnswerError, Wire } from './wire.js';
 
 /** A record as a read gives it, here and in the scans of src/delivery/dlq/scan-topic.ts. */
@@ -15,7 +16,7 @@ export interface ScannedRecord {
   offset: bigint;
   key: Buffer | null;
   value: Buffer | null;
-  headers: RawHeaders | undefined;
+  headers: RecordHeaders | undefined;
   /** The record's Kafka timestamp, epoch ms as a decimal string. */
   timestamp: string;
 }
@@ -63,9 +64,6 @@ export interface KeyReader {
   close(): Promise<void>;
 }
 
-/** ListOffsets timestamps for the log end and the log start. */
-const LATEST = -1;
-const EARLIEST = -2;
 /** Read committed (docs/kafka.md#transactions): a record of an open or aborted transaction never counts; the log's end is the last stable offset. */
 const ISOLATION = 1;
 
@@ -98,15 +96,7 @@ export function createKeyReader(client: KafkaClient): KeyReader {
     });
   };
   return {
-    async ranges(asks) {
-      const leaders = await leadersOf(asks);
-      const byLeader = new Map<number, KeyWindowAsk[]>();
-      asks.forEach((ask, i) => byLeader.set(leaders[i]!, [...(byLeader.get(leaders[i]!) ?? []), ask]));
-      const answers = await Promise.all([...byLeader].map(([nodeId, mine]) => rangesOf(wire, nodeId, mine)));
-      // In the order asked, whatever the leaders.
-      const found = new Map(answers.flat().map((range) => [`${range.topic}/${range.partition}`, range]));
-      return asks.map((ask) => found.get(`${ask.topic}/${ask.partition}`)!);
-    },
+    ranges: (asks) => rangesOf(wire, asks),
     async read(ranges, key) {
       const leaders = await leadersOf(ranges);
       const results: KeyRecords[] = [];
@@ -126,40 +116,18 @@ export function createKeyReader(client: KafkaClient): KeyReader {
   };
 }
 
-/** One ListOffsets request per distinct timestamp, each naming every partition that asks for it. */
-async function rangesOf(wire: Wire, nodeId: number, asks: readonly KeyWindowAsk[]): Promise<KeyRange[]> {
-  const wanted = new Map<number, KeyWindowAsk[]>();
-  const want = (timestamp: number, ask: KeyWindowAsk) => wanted.set(timestamp, [...(wanted.get(timestamp) ?? []), ask]);
-  for (const ask of asks) {
-    want(EARLIEST, ask);
-    want(LATEST, ask);
-    want(ask.sinceMs, ask);
-    if (ask.untilMs !== undefined) want(ask.untilMs, ask);
-  }
-  const offsets = new Map<string, bigint>(); // `${timestamp}/${topic}/${partition}` → offset (-1: none at or after it)
-  await Promise.all(
-    [...wanted].map(async ([timestamp, mine]) => {
-      const topics = [...new Set(mine.map((a) => a.topic))].map((topic) => ({
-        topic,
-        partitions: mine.filter((a) => a.topic === topic).map((a) => ({ partition: a.partition, timestamp: BigInt(timestamp) })),
-      }));
-      const answer = await wire.listOffsets(nodeId, ISOLATION, topics);
-      for (const t of answer.topics) {
-        for (const p of t.partitions) {
-          if (p.errorCode !== ERROR.NONE) throw new KafkaAnswerError(p.errorCode, `listing offsets of ${t.name} partition ${p.partitionIndex}`);
-          offsets.set(`${timestamp}/${t.name}/${p.partitionIndex}`, p.offset);
-        }
-      }
-    }),
-  );
+/** The offsets at each window's bounds, the log start and the log end (offset-lookup.ts). */
+async function rangesOf(wire: Wire, asks: readonly KeyWindowAsk[]): Promise<KeyRange[]> {
+  const stamps = (ask: KeyWindowAsk) => [EARLIEST, LATEST, BigInt(ask.sinceMs), ...(ask.untilMs === undefined ? [] : [BigInt(ask.untilMs)])];
+  const offsets = await offsetsAt(wire, asks.flatMap((ask) => stamps(ask).map((timestamp) => ({ topic: ask.topic, partition: ask.partition, timestamp }))), ISOLATION);
   return asks.map((ask) => {
-    const at = (timestamp: number) => offsets.get(`${timestamp}/${ask.topic}/${ask.partition}`) ?? -1n;
+    const at = (timestamp: bigint) => offsets.get(offsetKey(ask.topic, ask.partition, timestamp)) ?? -1n;
     const high = at(LATEST);
     const logStart = at(EARLIEST);
     // NOTE: -1 from a timestamp means no record at or after it: the window starts (or ends) at the log end.
     const upTo = (timestamp: number | undefined) => {
       if (timestamp === undefined) return high;
-      const offset = at(timestamp);
+      const offset = at(BigInt(timestamp));
       return offset < 0n ? high : offset;
     };
     const end = upTo(ask.untilMs);
@@ -197,7 +165,7 @@ async function readRange(wire: Wire, nodeId: number, range: KeyRange, key: Buffe
       result.firstTimestampMs ??= Number(r.timestamp);
       result.scanned += 1;
       if (key === null || (r.key !== null && r.key.equals(key))) {
-        result.records.push({ partition, offset, key: r.key, value: r.value, headers: r.headers as RawHeaders | undefined, timestamp: r.timestamp });
+        result.records.push({ partition, offset, key: r.key, value: r.value, headers: r.headers as RecordHeaders | undefined, timestamp: r.timestamp });
       }
     }
     next = decoded.next > end ? end : decoded.next;

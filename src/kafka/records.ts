@@ -57,29 +57,3 @@ function byteLength(data: Buffer | string | null | undefined): number {
   if (data === null || data === undefined) return 0;
   return typeof data === 'string' ? Buffer.byteLength(data) : data.length;
 }
-
-/** The offset after `offset` (Kafka commits name the next record to read). */
-export function offsetAfter(offset: string): string {
-  return (BigInt(offset) + 1n).toString();
-}
-
-/** Headers as read (the port's RecordHeaders; the older name, kept for its readers). */
-export type RawHeaders = RecordHeaders;
-
-/** One header as a string; records read give Buffers (or arrays when repeated). */
-export function headerText(headers: RawHeaders | undefined, name: string): string | undefined {
-  const value = headers?.[name];
-  if (value === undefined) return undefined;
-  const first = Array.isArray(value) ? value[0] : value;
-  if (first === undefined) return undefined;
-  return typeof first === 'string' ? first : first.toString('utf8');
-}
-
-/** A header value as written: the producer takes either; a Buffer made once is not encoded again per record. */
-export type HeaderValue = Buffer | string;
-
-/** The first value of a header as it came (Buffer or string), for passing it on unchanged. */
-export function headerValue(headers: RawHeaders | undefined, name: string): HeaderValue | undefined {
-  const value = headers?.[name];
-  return Array.isArray(value) ? value[0] : value;
-}

@@ -6,6 +6,7 @@
 // metadata, which holds the tracker's progress.)
 import type { PartitionEnds } from '../observability/consumer-lag.js';
 import { commitOffsets } from './committer.js';
+import { EARLIEST, LATEST, offsetKey, offsetsAt } from './offset-lookup.js';
 import { ERROR, KafkaAnswerError } from './wire.js';
 import type { Wire } from './wire.js';
 
@@ -13,13 +14,6 @@ export type GroupCommits = { topic: string; partitions: { partition: number; off
 
 /** Partitions per OffsetFetch request: far below any request size limit, few requests at 1,000 destinations. */
 const PARTITIONS_PER_OFFSET_FETCH = 2_000;
-
-/** ListOffsets timestamps: the next offset to be written (the high watermark), and the log's start. */
-const LATEST = -1n;
-const EARLIEST = -2n;
-
-/** NOTE: read committed: the high watermark of a partition with an open transaction is its last stable offset, so a lag never counts records nobody can read yet. */
-const READ_COMMITTED = 1;
 
 export interface TopicEnds {
   /** Every partition's ends of each topic. NOTE: a topic the broker does not know fails the whole call (retriable): callers ask for topics they made. */
@@ -80,56 +74,24 @@ export function createTopicEnds(wire: Wire): TopicEnds {
   };
 }
 
-/** Every partition's ends of each topic: one ListOffsets request per leader and end. */
+/** Every partition's ends of each topic: one ListOffsets request per leader and end (offset-lookup.ts). A topic the metadata refused fails the call. */
 async function listEnds(wire: Wire, topics: readonly string[]): Promise<Map<string, PartitionEnds[]>> {
   const ends = new Map<string, PartitionEnds[]>();
   if (topics.length === 0) return ends;
-  const { topics: found } = await wire.metadata(topics);
-  const asks = [...partitionsByLeader(topics, found)].map(async ([nodeId, asked]) => {
-    const ask = (timestamp: bigint) => wire.listOffsets(nodeId, READ_COMMITTED, asked.map(({ topic, partitions }) => ({ topic, partitions: partitions.map((partition) => ({ partition, timestamp })) })));
-    const [high, low] = await Promise.all([ask(LATEST), ask(EARLIEST)]);
-    const lows = new Map<string, Map<number, bigint>>();
-    for (const t of low.topics) {
-      const byPartition = new Map<number, bigint>();
-      for (const p of t.partitions) {
-        if (p.errorCode !== ERROR.NONE) throw new KafkaAnswerError(p.errorCode, `listing the log start of partition ${p.partitionIndex} of topic "${t.name}"`);
-        byPartition.set(p.partitionIndex, p.offset);
-      }
-      lows.set(t.name, byPartition);
-    }
-    for (const t of high.topics) {
-      const list = ends.get(t.name) ?? [];
-      for (const p of t.partitions) {
-        if (p.errorCode !== ERROR.NONE) throw new KafkaAnswerError(p.errorCode, `listing the log end of partition ${p.partitionIndex} of topic "${t.name}"`);
-        list.push({ partition: p.partitionIndex, high: p.offset.toString(), low: (lows.get(t.name)?.get(p.partitionIndex) ?? 0n).toString() });
-      }
-      ends.set(t.name, list);
-    }
-  });
-  await Promise.all(asks);
-  return ends;
-}
-
-/** Each leader's share of `topics`; a topic the metadata refused, or a partition without a leader yet, fails the call (ensure-topics.ts waits on both). */
-function partitionsByLeader(
-  topics: readonly string[],
-  found: ReadonlyMap<string, { errorCode: number; partitions: readonly { partition: number; leader: number }[] }>,
-): Map<number, { topic: string; partitions: number[] }[]> {
-  const byLeader = new Map<number, { topic: string; partitions: number[] }[]>();
+  const metadata = await wire.metadata(topics);
+  const asked: { topic: string; partition: number }[] = [];
   for (const topic of topics) {
-    const metadata = found.get(topic);
-    if (metadata === undefined) throw new KafkaAnswerError(ERROR.UNKNOWN_TOPIC_OR_PARTITION, `reading the metadata of topic "${topic}"`);
-    if (metadata.errorCode !== ERROR.NONE) throw new KafkaAnswerError(metadata.errorCode, `reading the metadata of topic "${topic}"`);
-    const perLeader = new Map<number, number[]>();
-    for (const { partition, leader } of metadata.partitions) {
-      if (leader < 0) throw new Error(`partition ${partition} of topic "${topic}" has no leader right now; its log ends are asked again at the next sample`);
-      perLeader.set(leader, [...(perLeader.get(leader) ?? []), partition]);
-    }
-    for (const [leader, partitions] of perLeader) {
-      const list = byLeader.get(leader);
-      if (list === undefined) byLeader.set(leader, [{ topic, partitions }]);
-      else list.push({ topic, partitions });
-    }
+    const found = metadata.topics.get(topic);
+    if (found === undefined || found.errorCode !== ERROR.NONE) throw new KafkaAnswerError(found?.errorCode ?? ERROR.UNKNOWN_TOPIC_OR_PARTITION, `reading the metadata of topic "${topic}"`);
+    for (const { partition } of found.partitions) asked.push({ topic, partition });
   }
-  return byLeader;
+  const at = (timestamp: bigint) => asked.map(({ topic, partition }) => ({ topic, partition, timestamp }));
+  // NOTE: read committed: the high watermark of a partition with an open transaction is its last stable offset, so a lag never counts records nobody can read yet.
+  const offsets = await offsetsAt(wire, [...at(LATEST), ...at(EARLIEST)], 1, metadata);
+  for (const { topic, partition } of asked) {
+    const list = ends.get(topic) ?? [];
+    list.push({ partition, high: (offsets.get(offsetKey(topic, partition, LATEST)) ?? 0n).toString(), low: (offsets.get(offsetKey(topic, partition, EARLIEST)) ?? 0n).toString() });
+    ends.set(topic, list);
+  }
+  return ends;
 }

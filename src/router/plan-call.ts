@@ -5,7 +5,6 @@
 // no metrics, no clock beyond the `nowMs` it is given.
 import { CALL_TYPES, bodyObject, parseCallBytes, renderBody, routingKey, withMessageId } from '../calls/index.js';
 import type { Call, CallType } from '../calls/index.js';
-import { headerText, headerValue } from '../kafka/index.js';
 import type { RecordHeaders } from '../kafka/index.js';
 import { ShapingInput, shape } from '../shaping/index.js';
 import type { Shaped, Shaping } from '../shaping/index.js';
@@ -17,7 +16,7 @@ import { recordMessageId, recordTimestampMs } from './record-ids.js';
 import { decideRoutes, trackFilterAllows } from './routing-rules.js';
 import type { RouteDecision } from './routing-rules.js';
 import type { RouteTarget, RoutingSource, RoutingTable } from './routing-table.js';
-import { HEADER, freshDeliveryHeaders } from '../runtime/headers.js';
+import { HEADER, freshDeliveryHeaders, headerText, headerValue } from '../runtime/headers.js';
 
 export interface RoutedCall {
   kind: 'routed';

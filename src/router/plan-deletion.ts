@@ -3,14 +3,13 @@
 // `calls.invalid`. Pure, like plan-call.ts.
 import { isUtf8 } from 'node:buffer';
 import { parseTimestamp, renderDeleteBody } from '../calls/index.js';
-import { headerValue } from '../kafka/index.js';
 import type { RecordHeaders } from '../kafka/index.js';
 import { internalError, invalid } from './invalid-records.js';
 import type { InboundRecord, InvalidOutcome } from './invalid-records.js';
 import { quote } from './plan-call.js';
 import { recordMessageId, recordTimestampMs } from './record-ids.js';
 import type { RouteTarget, RoutingTable } from './routing-table.js';
-import { HEADER, freshDeliveryHeaders } from '../runtime/headers.js';
+import { HEADER, freshDeliveryHeaders, headerValue } from '../runtime/headers.js';
 
 export interface DeleteTarget {
   target: RouteTarget;

@@ -16,7 +16,7 @@ import { MAX_LEDGER_METADATA_CHARS, isDone, ledgerMetadata, markDone } from '../
 import type { OffsetRange, ReplayLedger } from '../delivery/dlq/replay-ledger.js';
 import type { TimeRange } from '../delivery/dlq/dead-letters.js';
 import { inTimeRange } from '../delivery/dlq/dead-letters.js';
-import { createAdmin, createProducer, headerText } from '../kafka/index.js';
+import { createAdmin, createProducer } from '../kafka/index.js';
 import type { KafkaAdmin, OutboundRecord, RecordProducer, ScannedRecord } from '../kafka/index.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import { runAll } from '../runtime/service.js';
@@ -29,7 +29,7 @@ import { scanTopic } from '../delivery/dlq/scan-topic.js';
 import type { ScannedBatch } from '../delivery/dlq/scan-topic.js';
 import { createTopology } from '../runtime/topology.js';
 import type { TopicNames } from '../runtime/topics.js';
-import { HEADER } from '../runtime/headers.js';
+import { HEADER, headerText } from '../runtime/headers.js';
 import { invalidRecord } from '../runtime/invalid-record.js';
 
 export interface BlockedReplayOptions {

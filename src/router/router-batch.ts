@@ -1,7 +1,7 @@
 // One batch of `calls` or `deletions` as the router handles it: each record planned
 // (plan-call.ts, plan-deletion.ts), its output gathered in a SendBuffer, sent when the
 // next record would not fit and at the end, and marked done once acknowledged.
-import { SendBuffer, headerText, recordBytes } from '../kafka/index.js';
+import { SendBuffer, recordBytes } from '../kafka/index.js';
 import type { InboundRecord, RecordProducer } from '../kafka/index.js';
 import type { Metrics } from '../observability/metrics.js';
 import { SpanKind, endSpan, formatTraceparent, startHopSpan, tracingActive } from '../observability/tracing.js';
@@ -23,7 +23,7 @@ import type { RoutingTable } from './routing-table.js';
 import type { ShapingErrorLog } from './shaping-errors.js';
 import type { RecordBatch } from '../runtime/consumer.js';
 import type { TopicNames } from '../runtime/topics.js';
-import { HEADER } from '../runtime/headers.js';
+import { HEADER, headerText } from '../runtime/headers.js';
 
 /**
  * Called for every deletion request once its delete bodies are acknowledged and

@@ -18,7 +18,7 @@
 // - a failed batch drops what is queued and joins again, reading from the commits.
 // docs/kafka.md#the-consumer-engine draws it.
 import type { Logger } from 'pino';
-import { GroupReader, assignedTopics, committedWithin, heldBytes, isFenced, partitionKey as keyOf, offsetAfter, splitPartitionKey } from '../kafka/index.js';
+import { GroupReader, assignedTopics, committedWithin, heldBytes, isFenced, partitionKey as keyOf, splitPartitionKey } from '../kafka/index.js';
 import type { Generation, InboundRecord, KafkaClient, TransactionGroupMember } from '../kafka/index.js';
 import { CommitMerger } from './commit-merger.js';
 import { ForeignAssignment } from './foreign-assignment.js';
@@ -264,7 +264,7 @@ class BatchRuntime {
     // NOTE: not owned() here: a batch that finishes after stop() began still commits (stop waits for it).
     const stillOurs = () => this.epoch === epoch && this.assigned.has(key);
     if (this.settings.commit.kind === 'none' || done === undefined || !stillOurs()) return;
-    const offset = doneIndex === records.length - 1 && next !== undefined ? next : BigInt(offsetAfter(done.offset));
+    const offset = doneIndex === records.length - 1 && next !== undefined ? next : BigInt(done.offset) + 1n;
     try {
       await commitUntilDone(() => this.commits.commit({ topic, partition, offset, leaderEpoch: -1 }), { stillOwned: stillOurs, logger: this.logger, what: `${topic} partition ${partition}` });
     } catch (error) {
@@ -404,7 +404,7 @@ async function runInTransaction(run: TransactionRun, transactions: GroupedTransa
       await run.handler(view);
       const done = records[doneIndex];
       if (done === undefined) return;
-      const offset = doneIndex === records.length - 1 && run.next !== undefined ? run.next : BigInt(offsetAfter(done.offset));
+      const offset = doneIndex === records.length - 1 && run.next !== undefined ? run.next : BigInt(done.offset) + 1n;
       await transaction.sendOffsets(member, [{ topic, partition, offset, metadata: null }]);
     });
   } catch (error) {

@@ -1,6 +1,6 @@
-// The headers of Switchyard's records (docs/kafka.md#headers): their names, and the one
-// writer of a fresh delivery's.
-import type { HeaderValue, RawHeaders } from '../kafka/index.js';
+// The headers of Switchyard's records (docs/kafka.md#headers): their names, their
+// readers, and the one writer of a fresh delivery's.
+import type { RecordHeaders } from '../kafka/index.js';
 
 /** Kafka header names of docs/kafka.md. */
 export const HEADER = {
@@ -18,6 +18,24 @@ export const HEADER = {
   // The call's type, on the delivery records of calls routed to a Kafka destination (its records carry it on).
   type: 'type',
 } as const;
+
+/** A header value as written: the producer takes either; a Buffer made once is not encoded again per record. */
+export type HeaderValue = Buffer | string;
+
+/** One header as a string; records read give Buffers (or arrays when repeated). */
+export function headerText(headers: RecordHeaders | undefined, name: string): string | undefined {
+  const value = headers?.[name];
+  if (value === undefined) return undefined;
+  const first = Array.isArray(value) ? value[0] : value;
+  if (first === undefined) return undefined;
+  return typeof first === 'string' ? first : first.toString('utf8');
+}
+
+/** The first value of a header as it came (Buffer or string), for passing it on unchanged. */
+export function headerValue(headers: RecordHeaders | undefined, name: string): HeaderValue | undefined {
+  const value = headers?.[name];
+  return Array.isArray(value) ? value[0] : value;
+}
 
 /** What a delivery that no one has attempted yet says about itself (docs/kafka.md). */
 export interface FreshDelivery<V extends HeaderValue> {
@@ -49,8 +67,8 @@ const NOT_ATTEMPTED = Buffer.alloc(0);
  */
 export function freshDeliveryHeaders(fields: FreshDelivery<string>): Record<string, string>;
 export function freshDeliveryHeaders(fields: FreshDelivery<HeaderValue>): Record<string, HeaderValue>;
-export function freshDeliveryHeaders(fields: { carried: RawHeaders }): RawHeaders;
-export function freshDeliveryHeaders(fields: FreshDelivery<HeaderValue> | { carried: RawHeaders }): RawHeaders {
+export function freshDeliveryHeaders(fields: { carried: RecordHeaders }): RecordHeaders;
+export function freshDeliveryHeaders(fields: FreshDelivery<HeaderValue> | { carried: RecordHeaders }): RecordHeaders {
   if ('carried' in fields) return { ...fields.carried, [HEADER.attempt]: '0', [HEADER.firstAttemptAt]: '' };
   const asBytes = typeof fields.messageId !== 'string';
   const headers: Record<string, HeaderValue> = {

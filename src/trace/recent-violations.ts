@@ -3,12 +3,12 @@
 // without a consumer group, counted per source and event. It writes nothing.
 import type { ConfigStore } from '../config/store.js';
 import { KafkaUnavailableError } from '../errors.js';
-import { createAdmin, createKeyReader, headerText, isKafkaClientError } from '../kafka/index.js';
+import { createAdmin, createKeyReader, isKafkaClientError } from '../kafka/index.js';
 import type { KafkaClient, KeyReader } from '../kafka/index.js';
 import { summarizeViolations } from '../tracking-plans/index.js';
 import type { ViolationsDocument } from '../admin/answers.js';
 import { createTopology } from '../runtime/topology.js';
-import { HEADER } from '../runtime/headers.js';
+import { HEADER, headerText } from '../runtime/headers.js';
 
 export interface ViolationsQuery {
   sinceMs: number;

@@ -4,13 +4,12 @@
 // that each connected destination gets the rule that filters it, or none. Pure (a JSONata
 // expression the fast path cannot take makes it wait for JSONata, nothing else).
 import { isPlainObject } from '../calls/index.js';
-import { headerText } from '../kafka/index.js';
 import type { ScannedRecord } from '../kafka/index.js';
 import { planShapedCall } from '../router/plan-call.js';
 import type { RoutingTable } from '../router/routing-table.js';
 import type { Violation } from '../tracking-plans/index.js';
 import type { RoutingVerdict } from './destination-state.js';
-import { HEADER } from '../runtime/headers.js';
+import { HEADER, headerText } from '../runtime/headers.js';
 
 export interface TracedCall {
   /** Null only for an invalid record without a readable `messageId`. */

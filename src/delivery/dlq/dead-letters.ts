@@ -1,10 +1,9 @@
 // What an operator sees of one dead letter (`switchyard dlq list`, `replay`): when it was
 // dead-lettered, its message id, attempts and the reason per URL. Pure.
 import { formatTimestamp, parseTimestamp } from '../../calls/index.js';
-import { headerText } from '../../kafka/index.js';
-import type { RawHeaders } from '../../kafka/index.js';
+import type { RecordHeaders } from '../../kafka/index.js';
 import type { TimeBounds } from '../../config/time-argument.js';
-import { HEADER } from '../../runtime/headers.js';
+import { HEADER, headerText } from '../../runtime/headers.js';
 
 /**
  * Dead-lettering times to keep: `sinceMs <= t < untilMs`; an absent bound is open. The
@@ -36,7 +35,7 @@ export interface DeadLetterRecord {
   partition: number;
   offset: bigint;
   value: Buffer | null;
-  headers: RawHeaders | undefined;
+  headers: RecordHeaders | undefined;
   timestamp: string;
 }
 

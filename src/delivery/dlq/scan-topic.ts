@@ -5,7 +5,7 @@
 // (docs/kafka.md#the-consumer-engine).
 import pino from 'pino';
 import { GroupReader, heldBytes, partitionKey } from '../../kafka/index.js';
-import type { Generation, InboundRecord, KafkaClient, RawHeaders, ScannedRecord } from '../../kafka/index.js';
+import type { Generation, InboundRecord, KafkaClient, RecordHeaders, ScannedRecord } from '../../kafka/index.js';
 
 export interface ScannedBatch {
   partition: number;
@@ -162,7 +162,7 @@ class Scan {
       for (const r of item.records) {
         const offset = BigInt(r.offset);
         if (offset >= end) break;
-        records.push({ partition: item.partition, offset, key: r.key, value: r.value, headers: r.headers as RawHeaders | undefined, timestamp: r.timestamp });
+        records.push({ partition: item.partition, offset, key: r.key, value: r.value, headers: r.headers as RecordHeaders | undefined, timestamp: r.timestamp });
       }
       const generation = this.reader.membership.current();
       let verdict: 'more' | 'stop';

@@ -1,15 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { offsetAfter, recordBytes } from '../../../src/kafka/records.js';
+import { recordBytes } from '../../../src/kafka/records.js';
 import { SendBuffer } from '../../../src/kafka/send-buffer.js';
 import { invalidRecord } from '../../../src/router/invalid-records.js';
 import { record } from '../router/fixtures.js';
-
-describe('which offsets to commit', () => {
-  it('commits the offset after the last record whose writes were acknowledged', () => {
-    expect(offsetAfter('0')).toBe('1');
-    expect(offsetAfter('9007199254740993')).toBe('9007199254740994');
-  });
-});
 
 describe('SendBuffer', () => {
   const message = { key: null, value: Buffer.from('x') };

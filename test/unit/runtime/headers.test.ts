@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { headerValue } from '../../../src/kafka/index.js';
-import { freshDeliveryHeaders } from '../../../src/runtime/headers.js';
+import { freshDeliveryHeaders, headerValue } from '../../../src/runtime/headers.js';
 import { invalidRecord } from '../../../src/runtime/invalid-record.js';
 
 const TRACE = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';

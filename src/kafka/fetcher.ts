@@ -314,13 +314,14 @@ function own(bytes: Buffer | null | undefined): Buffer | null {
   return Buffer.from(bytes);
 }
 
+type AnswerBatch = NonNullable<FetchAnswerPartition['records']>[number];
+
 /**
- * The records of one partition's answer at or after `from`, and the position after
- * the last batch (control batches and aborted transactions' records skipped, their
- * offsets passed). Pure.
+ * Walks the batches of one partition's answer that end at or after `from`, handing over
+ * those a reader keeps (control batches, and aborted transactions' records when reading
+ * committed, left out), and gives back the position after the last batch. Pure.
  */
-export function decodeRecords(topic: string, partition: number, from: bigint, part: FetchAnswerPartition, readCommitted: boolean): { records: InboundRecord[]; next: bigint } {
-  const records: InboundRecord[] = [];
+function walkBatches(from: bigint, part: FetchAnswerPartition, readCommitted: boolean, keep: (batch: AnswerBatch) => void): bigint {
   let next = from;
   const aborted = readCommitted ? [...(part.abortedTransactions ?? [])].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : 1)) : [];
   const abortedProducers = new Set<bigint>();
@@ -338,6 +339,20 @@ export function decodeRecords(topic: string, partition: number, from: bigint, pa
       next = after;
       continue;
     }
+    keep(batch);
+    next = after;
+  }
+  return next;
+}
+
+/**
+ * The records of one partition's answer at or after `from`, and the position after
+ * the last batch (control batches and aborted transactions' records skipped, their
+ * offsets passed). Pure.
+ */
+export function decodeRecords(topic: string, partition: number, from: bigint, part: FetchAnswerPartition, readCommitted: boolean): { records: InboundRecord[]; next: bigint } {
+  const records: InboundRecord[] = [];
+  const next = walkBatches(from, part, readCommitted, (batch) => {
     for (const r of batch.records) {
       const offset = batch.firstOffset + BigInt(r.offsetDelta);
       if (offset < from) continue;
@@ -363,7 +378,22 @@ export function decodeRecords(topic: string, partition: number, from: bigint, pa
         timestamp: (batch.firstTimestamp + BigInt(r.timestampDelta)).toString(),
       });
     }
-    next = after;
-  }
+  });
   return { records, next };
+}
+
+/**
+ * The offsets at or after `from` of the records a reader keeps (read committed: neither
+ * markers nor aborted transactions' records), and the position after the last batch;
+ * nothing of the records copied. Pure.
+ */
+export function recordOffsets(from: bigint, part: FetchAnswerPartition): { offsets: bigint[]; next: bigint } {
+  const offsets: bigint[] = [];
+  const next = walkBatches(from, part, true, (batch) => {
+    for (const r of batch.records) {
+      const offset = batch.firstOffset + BigInt(r.offsetDelta);
+      if (offset >= from) offsets.push(offset);
+    }
+  });
+  return { offsets, next };
 }

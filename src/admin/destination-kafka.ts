@@ -9,11 +9,11 @@ import type { Config } from '../config/schema.js';
 import { destinationTopics } from '../delivery/destination-topics.js';
 import { readReplayLedgers, replayGroups } from '../delivery/dlq/replay.js';
 import type { ReplayLedger } from '../delivery/dlq/replay-ledger.js';
-import type { KafkaAdmin, OffsetSpan, RecordGapReader } from '../kafka/index.js';
-import { topicLag } from '../observability/consumer-lag.js';
+import type { KafkaAdmin, RecordGapReader } from '../kafka/index.js';
+import { topicLag, waitingSpans } from '../observability/consumer-lag.js';
 import type { CommittedOffset, PartitionEnds } from '../observability/consumer-lag.js';
 import type { KafkaFigures } from './destination-health.js';
-import type { CountRecords, RecordCounter } from './record-counts.js';
+import type { CountRecords, OffsetSpan, RecordCounter } from '../observability/record-counts.js';
 import { delivererGroupId } from '../runtime/group-ids.js';
 import { createTopology } from '../runtime/topology.js';
 
@@ -50,22 +50,6 @@ export async function readKafkaFigures(kafka: { admin: KafkaAdmin; gaps: RecordG
       });
     }
     return figures;
-  });
-}
-
-/**
- * Where a retry tier's records wait: from the deliverer group's commit (from the log's
- * start without one, or when retention removed the records it points at) to the end.
- * The same stretch as the lag (consumer-lag.ts's topicLag), counted in records.
- */
-function waitingSpans(topic: string, ends: readonly PartitionEnds[], committed: readonly CommittedOffset[]): OffsetSpan[] {
-  const committedBy = new Map(committed.map((c) => [c.partition, BigInt(c.offset)]));
-  return ends.flatMap((end) => {
-    const low = BigInt(end.low);
-    const high = BigInt(end.high);
-    const done = committedBy.get(end.partition) ?? -1n;
-    const from = done < low ? low : done;
-    return high > from ? [{ topic, partition: end.partition, from, to: high }] : [];
   });
 }
 

@@ -17,8 +17,8 @@ import type { HourFigures, MinuteHistory } from '../observability/minute-history
 import { compareRows, judgeDestination } from './destination-health.js';
 import type { KafkaFigures } from './destination-health.js';
 import { readKafkaFigures } from './destination-kafka.js';
-import { createRecordCounter } from './record-counts.js';
-import type { RecordCounter } from './record-counts.js';
+import { createRecordCounter } from '../observability/record-counts.js';
+import type { RecordCounter } from '../observability/record-counts.js';
 import type { DestinationLifecycle } from '../lifecycle/lifecycle-state.js';
 import type { AnsweredBy, DestinationRow, DestinationsDocument, LifecycleRow, UrlRow } from './answers.js';
 

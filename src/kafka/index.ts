@@ -18,4 +18,4 @@ export * from './offset-progress.js';
 export { DEFAULT_TRANSACTION_TIMEOUT_MS, GroupFencedError, TransactionFencedError, createTransactionalProducer, isFenced } from './transaction.js';
 export type { Transaction, TransactionGroupMember, TransactionOffset, TransactionalProducer, TransactionalProducerOptions } from './transaction.js';
 export { createRecordGapReader } from './record-gaps.js';
-export type { OffsetRun, OffsetSpan, RecordGapReader } from './record-gaps.js';
+export type { RecordGapReader } from './record-gaps.js';

@@ -2,29 +2,14 @@
 // transaction markers (each commit or abort takes an offset) and the records of aborted
 // transactions. Read without a consumer group, nothing written; the records themselves
 // are not copied (only the offsets of their batches are looked at). What counts records
-// by offsets uses it (src/admin/record-counts.ts, docs/admin-api.md#get-v1destinations).
+// by offsets uses it (src/observability/record-counts.ts, docs/admin-api.md#get-v1destinations).
+import type { GapReader, OffsetRun, OffsetSpan } from '../observability/record-counts.js';
 import type { KafkaClient } from './client.js';
 import { recordOffsets } from './fetcher.js';
 import { ERROR, KafkaAnswerError, Wire } from './wire.js';
 
-/** `[from, to)` of one partition. */
-export interface OffsetSpan {
-  topic: string;
-  partition: number;
-  from: bigint;
-  to: bigint;
-}
-
-/** An inclusive range of offsets. */
-export type OffsetRun = readonly [bigint, bigint];
-
-export interface RecordGapReader {
-  /**
-   * Reads each span (read committed) and tells, after each answer, the runs of offsets
-   * it covered that hold no record (in order) and how far the span is read (`readTo`,
-   * at most `to`). Spans of a partition the broker no longer holds fail the read.
-   */
-  read(spans: readonly OffsetSpan[], onRead: (span: OffsetSpan, gaps: OffsetRun[], readTo: bigint) => void): Promise<void>;
+/** A GapReader on its own connections. NOTE: a span of a partition the broker no longer holds (retention) fails the read. */
+export interface RecordGapReader extends GapReader {
   close(): Promise<void>;
 }
 

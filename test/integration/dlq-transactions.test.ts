@@ -8,13 +8,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDestinationsStatus } from '../../src/admin/destinations-status.js';
 import { loadConfigFile } from '../../src/config/load.js';
 import { staticConfigStore } from '../../src/config/store.js';
+import { createDelivererService } from '../../src/delivery/deliverer-service.js';
 import { createAdmin, createKafka, createTransactionalProducer } from '../../src/kafka/index.js';
 import type { KafkaClient, TopicRecords } from '../../src/kafka/index.js';
 import { silentLogger } from '../../src/observability/logger.js';
+import { createMetrics } from '../../src/observability/metrics.js';
 import { replayGroupId } from '../../src/runtime/group-ids.js';
 import { createTopology } from '../../src/runtime/topology.js';
 import { runCli, writeConfigFile } from '../support/daemon.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
+import { startReceiver } from '../support/receiver.js';
+import { waitFor } from '../support/wait-for.js';
 
 const answeredBy = { pod: 'switchyard-router-0', role: 'router', version: '0.1.0', pid: 1, startedAt: '2026-05-01T12:00:00.000Z' };
 const body = (id: string) => `{"version":1,"type":"track","userId":"u-${id}","messageId":"${id}","timestamp":"2026-05-01T12:00:00.000Z","event":"Trial Started","properties":{}}`;
@@ -140,5 +144,70 @@ describe('dead letters written in transactions', () => {
     // A process that starts now reads the whole topics once and finds the same.
     const fresh = createDestinationsStatus({ config: staticConfigStore(config), kafka: client, answeredBy, logger: silentLogger() });
     expect(await figures(fresh)).toEqual({ deadLetters: { kept: 5, notReplayed: 0 }, retryBacklog: [{ tier: '1h', waiting: 3 }], reasons: ['3 events waiting to be retried'] });
+  });
+});
+
+describe('the deliverer moving in transactions (delivery.transactionalMoves: true)', () => {
+  it('dead letters and events waiting in a retry tier are counted as events, in the console and in switchyard_retry_queue_depth', async () => {
+    const prefix = randomPrefix();
+    const gone = await startReceiver();
+    const down = await startReceiver();
+    gone.reply({ status: 400 }); // permanent: dead-lettered at once
+    down.reply({ status: 503 }); // to the retry tier, where it waits an hour
+    const file = writeConfigFile({
+      kafka: { brokers: testBrokers(), clientId: randomName('dlq-txn'), topicPrefix: prefix, partitions: 2, transactions: true },
+      delivery: { retryTiers: ['1h'], transactionalMoves: true, circuitBreaker: { minAttempts: 1_000_000, unanswered: 1_000_000 } },
+      sources: [{ id: 'web' }],
+      destinations: [
+        { id: 'gone', type: 'webhooks', settings: { webhooks: [{ url: gone.url() }] } },
+        { id: 'down', type: 'webhooks', settings: { webhooks: [{ url: down.url() }] } },
+      ],
+    });
+    const loaded = loadConfigFile(file, {});
+    if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
+    const config = loaded.config;
+    const client = createKafka(config.kafka, silentLogger());
+    const metrics = createMetrics({ defaultMetrics: false });
+    const service = createDelivererService({ config: staticConfigStore(config), kafka: client, metrics, logger: silentLogger() }, { sampleIntervalMs: 300 });
+    try {
+      await service.start();
+      await waitFor(() => service.health().ready, { timeoutMs: 60_000, what: 'the deliverer to be ready' });
+      const { names } = createTopology(prefix);
+      const events = (ids: string[]) => ids.map((id) => ({ key: `u-${id}`, value: body(id), headers: { 'source-id': 'web', 'message-id': id, attempt: '0', 'first-attempt-at': '' } }));
+      // One by one, so that the moves are transactions of their own, each with its marker.
+      for (const id of ['g-1', 'g-2', 'g-3']) {
+        await kafka.produce(names.deliveries('gone'), events([id]));
+        await waitFor(() => gone.requests.length >= Number(id.slice(2)), { what: `${id} attempted` });
+      }
+      for (const id of ['w-1', 'w-2', 'w-3', 'w-4']) {
+        await kafka.produce(names.deliveries('down'), events([id]));
+        await waitFor(() => down.requests.length >= Number(id.slice(2)), { what: `${id} attempted` });
+      }
+      const retryTopic = names.retry('down', '1h');
+      const gauge = async (of: 'retryQueueDepth' | 'consumerLag', match: (labels: Record<string, string | number>) => boolean) =>
+        (await metrics[of].get()).values.find((v) => match(v.labels))?.value;
+      await waitFor(async () => (await gauge('retryQueueDepth', (l) => l.destination === 'down' && l.tier === '1h')) === 4, { timeoutMs: 30_000, what: 'a retry queue depth of 4' });
+      // The offsets hold the moves' markers too: the lag of the tier (offsets) is more than its events.
+      expect(await gauge('consumerLag', (l) => l.topic === retryTopic)).toBeGreaterThan(4);
+
+      const status = createDestinationsStatus({ config: staticConfigStore(config), kafka: client, answeredBy, logger: silentLogger(), kafkaTtlMs: 0 });
+      await waitFor(
+        async () => {
+          const doc = await status();
+          return doc.destinations.find((d) => d.id === 'gone')?.deadLetters?.kept === 3;
+        },
+        { what: 'the three dead letters committed' },
+      );
+      const doc = await status();
+      const row = (id: string) => doc.destinations.find((d) => d.id === id)!;
+      expect(row('gone').deadLetters).toEqual({ kept: 3, notReplayed: 3 });
+      expect(row('gone').reasons).toContain('3 dead letters not replayed');
+      expect(row('down').retryBacklog).toEqual([{ tier: '1h', waiting: 4 }]);
+      expect(row('down').reasons).toContain('4 events waiting to be retried');
+    } finally {
+      await service.stop();
+      await gone.close();
+      await down.close();
+    }
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { PartitionGaps, createRecordCounter } from '../../../src/admin/record-counts.js';
-import type { OffsetRun, OffsetSpan } from '../../../src/kafka/index.js';
+import { waitingSpans } from '../../../src/observability/consumer-lag.js';
+import { PartitionGaps, createRecordCounter } from '../../../src/observability/record-counts.js';
+import type { OffsetRun, OffsetSpan } from '../../../src/observability/record-counts.js';
 
 /** Counts by walking every offset: what PartitionGaps must agree with. */
 function naive(holes: ReadonlySet<number>, from: number, to: number): number {
@@ -104,5 +105,26 @@ describe('createRecordCounter', () => {
     await expect(counter.counting(reader, spans, () => 0)).rejects.toThrow('broker away');
     fail = false;
     expect(await counter.counting(reader, spans, (records) => records('t', 0, 0n, 10n))).toBe(9);
+  });
+});
+
+describe('waitingSpans', () => {
+  it('from the commit (the log start without one, or below it) to the end; none for a partition read to its end', () => {
+    const ends = [
+      { partition: 0, low: '0', high: '10' },
+      { partition: 1, low: '5', high: '9' },
+      { partition: 2, low: '0', high: '4' },
+      { partition: 3, low: '0', high: '6' },
+    ];
+    const committed = [
+      { partition: 0, offset: '7' },
+      { partition: 1, offset: '2' },
+      { partition: 2, offset: '4' },
+    ];
+    expect(waitingSpans('t', ends, committed)).toEqual([
+      { topic: 't', partition: 0, from: 7n, to: 10n },
+      { topic: 't', partition: 1, from: 5n, to: 9n },
+      { topic: 't', partition: 3, from: 0n, to: 6n },
+    ]);
   });
 });

@@ -1,16 +1,37 @@
-// How many records a stretch of offsets holds, for the console's figures of a destination
+// How many records a stretch of offsets holds: the console's figures of a destination
 // (docs/admin-api.md#get-v1destinations: dead letters kept and not replayed, the retry
-// backlog). An offset is not a record: a transaction's commit or abort takes one (its
-// marker), and an aborted transaction's records are never read (docs/kafka.md#transactions).
-// So each partition's offsets that hold no record are read once (record-gaps.ts of the
-// Kafka port) and kept as runs; a later ask reads only what was written since.
+// backlog) and `switchyard_retry_queue_depth`. An offset is not a record: a transaction's
+// commit or abort takes one (its marker), and an aborted transaction's records are never
+// read (docs/kafka.md#transactions). So each partition's offsets that hold no record are
+// read once (src/kafka/record-gaps.ts implements the reader) and kept as runs; a later
+// ask reads only what was written since.
 //
 // NOTE: what it costs: the first ask of a partition reads its records once (100,000 dead
 // letters of ~500 bytes: ~50 MB, a few dozen fetches); every later ask reads only the
 // records written since (none: no fetch). It holds 3 numbers per run of offsets without
 // a record (at most one run per transaction: 100,000 transactions, ~2.4 MB), none for
 // a topic written without transactions.
-import type { OffsetRun, OffsetSpan, RecordGapReader } from '../kafka/index.js';
+
+/** `[from, to)` of one partition. */
+export interface OffsetSpan {
+  topic: string;
+  partition: number;
+  from: bigint;
+  to: bigint;
+}
+
+/** An inclusive range of offsets. */
+export type OffsetRun = readonly [bigint, bigint];
+
+/** Where the offsets without a record are read from (the Kafka port's record-gaps.ts). */
+export interface GapReader {
+  /**
+   * Reads each span (read committed) and tells, after each answer, the runs of offsets
+   * it covered that hold no record (in order) and how far the span is read (`readTo`,
+   * at most `to`).
+   */
+  read(spans: readonly OffsetSpan[], onRead: (span: OffsetSpan, gaps: OffsetRun[], readTo: bigint) => void): Promise<void>;
+}
 
 /** The offsets of one partition that hold no record, from `start` up to `end` (what was read). Pure. */
 export class PartitionGaps {
@@ -93,15 +114,15 @@ export interface RecordCounter {
    * Reads what is new in each span (`[from, to)` of a partition: what the caller will
    * count in), then hands `use` the count. Asks run one at a time.
    */
-  counting<T>(reader: Pick<RecordGapReader, 'read'>, spans: readonly OffsetSpan[], use: (records: CountRecords) => T): Promise<T>;
+  counting<T>(reader: GapReader, spans: readonly OffsetSpan[], use: (records: CountRecords) => T): Promise<T>;
 }
 
-/** What was read is kept across asks (the console polls): one counter per process. */
+/** What was read is kept across asks (the console polls, the lag sampler samples): one counter per reader of the figures. */
 export function createRecordCounter(): RecordCounter {
   const partitions = new Map<string, PartitionGaps>();
   const keyOf = (topic: string, partition: number) => `${topic}\u0000${partition}`;
   let queue: Promise<unknown> = Promise.resolve();
-  const follow = async (reader: Pick<RecordGapReader, 'read'>, spans: readonly OffsetSpan[]) => {
+  const follow = async (reader: GapReader, spans: readonly OffsetSpan[]) => {
     const reads: OffsetSpan[] = [];
     const reading = new Map<string, PartitionGaps>();
     for (const span of spans) {

@@ -16,7 +16,7 @@ import { createMetrics } from '../../src/observability/metrics.js';
 import { replayGroupId } from '../../src/runtime/group-ids.js';
 import { createTopology } from '../../src/runtime/topology.js';
 import { runCli, writeConfigFile } from '../support/daemon.js';
-import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
+import { createTestKafka, randomName, randomPrefix, readCommitted, testBrokers } from '../support/kafka.js';
 import { startReceiver } from '../support/receiver.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -184,11 +184,20 @@ describe('the deliverer moving in transactions (delivery.transactionalMoves: tru
         await waitFor(() => down.requests.length >= Number(id.slice(2)), { what: `${id} attempted` });
       }
       const retryTopic = names.retry('down', '1h');
+      expect(await readCommitted(retryTopic, { atLeast: 4 })).toHaveLength(4);
       const gauge = async (of: 'retryQueueDepth' | 'consumerLag', match: (labels: Record<string, string | number>) => boolean) =>
         (await metrics[of].get()).values.find((v) => match(v.labels))?.value;
-      await waitFor(async () => (await gauge('retryQueueDepth', (l) => l.destination === 'down' && l.tier === '1h')) === 4, { timeoutMs: 30_000, what: 'a retry queue depth of 4' });
-      // The offsets hold the moves' markers too: the lag of the tier (offsets) is more than its events.
-      expect(await gauge('consumerLag', (l) => l.topic === retryTopic)).toBeGreaterThan(4);
+      // The offsets hold the moves' markers too: the lag of the tier (offsets) is more than its events, the depth is its events.
+      let seen = {};
+      await waitFor(
+        async () => {
+          seen = { lag: await gauge('consumerLag', (l) => l.topic === retryTopic), depth: await gauge('retryQueueDepth', (l) => l.destination === 'down' && l.tier === '1h') };
+          return ((seen as { lag?: number }).lag ?? 0) > 4 && (seen as { depth?: number }).depth === 4;
+        },
+        { timeoutMs: 20_000, what: 'a sample of the four moves: a lag of more than 4 offsets (the moves and their markers), a depth of 4 events' },
+      ).catch((error: unknown) => {
+        throw new Error(`${(error as Error).message}; last seen ${JSON.stringify(seen)}`);
+      });
 
       const status = createDestinationsStatus({ config: staticConfigStore(config), kafka: client, answeredBy, logger: silentLogger(), kafkaTtlMs: 0 });
       await waitFor(

@@ -10,13 +10,16 @@ import type { ConfigStore } from '../config/store.js';
 import type { DelivererStatus } from '../delivery/deliverer-service.js';
 import type { UrlStatus } from '../delivery/url-circuits.js';
 import { KafkaUnavailableError } from '../errors.js';
-import { createAdmin, isKafkaClientError } from '../kafka/index.js';
+import { createAdmin, createOffsetReader, isKafkaClientError } from '../kafka/index.js';
+import { recordGapReader } from '../observability/record-gaps.js';
 import type { KafkaClient } from '../kafka/index.js';
 import type { RecentDeliveries, RecentFigures, WindowFigures } from '../observability/recent-deliveries.js';
 import type { HourFigures, MinuteHistory } from '../observability/minute-history.js';
 import { compareRows, judgeDestination } from './destination-health.js';
 import type { KafkaFigures } from './destination-health.js';
 import { readKafkaFigures } from './destination-kafka.js';
+import { createRecordCounter } from '../observability/record-counts.js';
+import type { RecordCounter } from '../observability/record-counts.js';
 import type { DestinationLifecycle } from '../lifecycle/lifecycle-state.js';
 import type { AnsweredBy, DestinationRow, DestinationsDocument, LifecycleRow, UrlRow } from './answers.js';
 
@@ -49,9 +52,10 @@ export function createDestinationsStatus(options: DestinationsStatusOptions): ()
   const now = options.nowMs ?? Date.now;
   const ttlMs = options.kafkaTtlMs ?? DEFAULT_KAFKA_TTL_MS;
   let cached: { config: Config; startedMs: number; read: Promise<KafkaRead> } | undefined;
+  const counter = createRecordCounter();
   const kafkaFigures = (config: Config): Promise<KafkaRead> => {
     if (cached === undefined || cached.config !== config || now() - cached.startedMs >= ttlMs) {
-      cached = { config, startedMs: now(), read: readKafka(options, config, now) };
+      cached = { config, startedMs: now(), read: readKafka(options, config, counter, now) };
     }
     return cached.read;
   };
@@ -147,14 +151,16 @@ function notes(options: DestinationsStatusOptions, recent: RecentFigures | undef
   return out;
 }
 
-async function readKafka(options: DestinationsStatusOptions, config: Config, now: () => number): Promise<KafkaRead> {
+async function readKafka(options: DestinationsStatusOptions, config: Config, counter: RecordCounter, now: () => number): Promise<KafkaRead> {
   const admin = createAdmin(options.kafka);
+  const offsets = createOffsetReader(options.kafka);
+  const gaps = recordGapReader(offsets);
   const timeoutMs = options.kafkaTimeoutMs ?? DEFAULT_KAFKA_TIMEOUT_MS;
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new KafkaUnavailableError(`Kafka did not answer within ${timeoutMs / 1000} s`)), timeoutMs);
   });
-  const reading = admin.connect().then(() => readKafkaFigures(admin, config));
+  const reading = admin.connect().then(() => readKafkaFigures({ admin, gaps, counter }, config));
   reading.catch(() => undefined);
   try {
     const figures = await Promise.race([reading, deadline]);
@@ -165,6 +171,6 @@ async function readKafka(options: DestinationsStatusOptions, config: Config, now
     return { ok: false, atMs: now(), error: `${(error as Error).message} (Kafka at ${config.kafka.brokers.join(',')}): lag, retry backlog and dead letters are unknown` };
   } finally {
     clearTimeout(timer);
-    await admin.disconnect().catch(() => undefined);
+    await Promise.all([admin.disconnect().catch(() => undefined), offsets.close().catch(() => undefined)]);
   }
 }

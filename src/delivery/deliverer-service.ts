@@ -8,11 +8,13 @@ import type { Logger } from 'pino';
 import { retryPolicyOf } from '../config/retry-policy.js';
 import type { CircuitBreakerConfig, Config, DestinationConfig } from '../config/schema.js';
 import { TopicsNotCreatedError } from '../errors.js';
-import { DEFAULT_TRANSACTION_TIMEOUT_MS, createAdmin, createProducer } from '../kafka/index.js';
+import { DEFAULT_TRANSACTION_TIMEOUT_MS, createAdmin, createOffsetReader, createProducer } from '../kafka/index.js';
+import { recordGapReader } from '../observability/record-gaps.js';
 import { createCrashLevels } from '../runtime/crash-levels.js';
-import type { InboundRecord, KafkaAdmin, RecordProducer } from '../kafka/index.js';
+import type { InboundRecord, KafkaAdmin, OffsetReader, RecordProducer } from '../kafka/index.js';
 import type { LagSampler } from '../observability/consumer-lag.js';
 import { startLagSampler } from '../observability/consumer-lag.js';
+import { createRecordCounter } from '../observability/record-counts.js';
 import type { RoleDeps } from '../runtime/deps.js';
 import type { Service, ServiceHealth } from '../runtime/service.js';
 import { onceStop, runAll } from '../runtime/service.js';
@@ -202,6 +204,8 @@ class DelivererService implements Service, DelivererStatus {
   private subscribed = false;
   private sender: SharedSender | undefined;
   private lag: LagSampler | undefined;
+  /** Reads the retry tiers' offsets that hold no record, for their queue depth. */
+  private offsetReader: OffsetReader | undefined;
   private unsubscribe: (() => void) | undefined;
   private unwatchBuffered: (() => void) | undefined;
   private reconciling: Promise<void> = Promise.resolve();
@@ -258,6 +262,7 @@ class DelivererService implements Service, DelivererStatus {
       // A reload half-way through would leave a lane behind.
       () => this.reconciling.catch(() => undefined),
       async () => this.lag?.stop(),
+      async () => this.offsetReader?.close(),
       // NOTE: the lanes drain first (each request bounded by delivery.timeout) while the
       // consumer is still a member: its stop then commits what they finished, then leaves.
       () => this.stopAllLanes(),
@@ -591,9 +596,19 @@ class DelivererService implements Service, DelivererStatus {
     for (const { tier } of running.topics.retries) metrics.retryQueueDepth.remove({ destination: running.id, tier: tier.name });
   }
 
-  /** Consumer lag of the group's topics, and from it each retry tier's queue depth. */
+  /**
+   * Consumer lag of the group's topics, and each retry tier's queue depth: the records
+   * waiting in it, offsets that hold none (the markers of transactional moves, aborted
+   * moves) left out (src/observability/record-counts.ts).
+   */
   private startLagSampler(admin: KafkaAdmin): LagSampler {
     const { metrics } = this.deps;
+    const retryOf = (topic: string) => {
+      const running = this.laneOfTopic.get(topic);
+      const retry = running?.topics.retries.find((r) => r.topic === topic);
+      return running !== undefined && retry !== undefined ? { destination: running.id, tier: retry.tier.name } : undefined;
+    };
+    this.offsetReader = createOffsetReader(this.deps.kafka);
     return startLagSampler({
       source: admin,
       metrics,
@@ -603,10 +618,14 @@ class DelivererService implements Service, DelivererStatus {
       // An idle deliverer of many destinations asked for thousands of log ends at every sample
       // for nothing (docs/benchmarks.md#figures-behind-the-code).
       recordsMovedAt: () => this.stream?.recordsMovedAt(),
-      onSample: (_group, topic, value) => {
-        const running = this.laneOfTopic.get(topic);
-        const retry = running?.topics.retries.find((r) => r.topic === topic);
-        if (running !== undefined && retry !== undefined) metrics.retryQueueDepth.set({ destination: running.id, tier: retry.tier.name }, value);
+      records: {
+        of: (topic) => retryOf(topic) !== undefined,
+        counter: createRecordCounter(),
+        reader: recordGapReader(this.offsetReader),
+        onRecords: (_group, topic, waiting) => {
+          const labels = retryOf(topic);
+          if (labels !== undefined) metrics.retryQueueDepth.set(labels, waiting);
+        },
       },
     });
   }

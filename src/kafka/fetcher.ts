@@ -306,16 +306,15 @@ function own(bytes: Buffer | null | undefined): Buffer | null {
   return Buffer.from(bytes);
 }
 
+type AnswerBatch = NonNullable<FetchAnswerPartition['records']>[number];
+
 /**
- * The records of one partition's answer at or after `from`, and the position after
- * the last batch (control batches and aborted transactions' records skipped, their
- * offsets passed). With `keepBytes`, the records stop (`trimmed`) before the first one
- * that would take their heldBytes past it, the first record kept whatever its size:
- * `next` is then that record's offset. Pure.
+ * Walks the batches of one partition's answer that end at or after `from`, handing over
+ * those a reader keeps (control batches, and aborted transactions' records when reading
+ * committed, left out), and gives back the position after the last batch, or the offset
+ * `keep` stopped at (it returns one to end the walk there). Pure.
  */
-export function decodeRecords(topic: string, partition: number, from: bigint, part: FetchAnswerPartition, readCommitted: boolean, keepBytes = Infinity): { records: InboundRecord[]; next: bigint; trimmed: boolean } {
-  let kept = 0;
-  const records: InboundRecord[] = [];
+function walkBatches(from: bigint, part: FetchAnswerPartition, readCommitted: boolean, keep: (batch: AnswerBatch) => bigint | undefined): bigint {
   let next = from;
   const aborted = readCommitted ? [...(part.abortedTransactions ?? [])].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : 1)) : [];
   const abortedProducers = new Set<bigint>();
@@ -333,6 +332,25 @@ export function decodeRecords(topic: string, partition: number, from: bigint, pa
       next = after;
       continue;
     }
+    const stoppedAt = keep(batch);
+    if (stoppedAt !== undefined) return stoppedAt;
+    next = after;
+  }
+  return next;
+}
+
+/**
+ * The records of one partition's answer at or after `from`, and the position after
+ * the last batch (control batches and aborted transactions' records skipped, their
+ * offsets passed). With `keepBytes`, the records stop (`trimmed`) before the first one
+ * that would take their heldBytes past it, the first record kept whatever its size:
+ * `next` is then that record's offset. Pure.
+ */
+export function decodeRecords(topic: string, partition: number, from: bigint, part: FetchAnswerPartition, readCommitted: boolean, keepBytes = Infinity): { records: InboundRecord[]; next: bigint; trimmed: boolean } {
+  let kept = 0;
+  let trimmed = false;
+  const records: InboundRecord[] = [];
+  const next = walkBatches(from, part, readCommitted, (batch) => {
     for (const r of batch.records) {
       const offset = batch.firstOffset + BigInt(r.offsetDelta);
       if (offset < from) continue;
@@ -350,10 +368,30 @@ export function decodeRecords(topic: string, partition: number, from: bigint, pa
       }
       const record: InboundRecord = { topic, partition, offset: offset.toString(), key: own(r.key), value: own(r.value), headers, timestamp: (batch.firstTimestamp + BigInt(r.timestampDelta)).toString() };
       kept += heldBytes(record);
-      if (kept > keepBytes && records.length > 0) return { records, next: offset, trimmed: true };
+      if (kept > keepBytes && records.length > 0) {
+        trimmed = true;
+        return offset;
+      }
       records.push(record);
     }
-    next = after;
-  }
-  return { records, next, trimmed: false };
+    return undefined;
+  });
+  return { records, next, trimmed };
+}
+
+/**
+ * The offsets at or after `from` of the records a reader keeps (read committed: neither
+ * markers nor aborted transactions' records), and the position after the last batch;
+ * nothing of the records copied. Pure.
+ */
+export function recordOffsets(from: bigint, part: FetchAnswerPartition): { offsets: bigint[]; next: bigint } {
+  const offsets: bigint[] = [];
+  const next = walkBatches(from, part, true, (batch) => {
+    for (const r of batch.records) {
+      const offset = batch.firstOffset + BigInt(r.offsetDelta);
+      if (offset >= from) offsets.push(offset);
+    }
+    return undefined;
+  });
+  return { offsets, next };
 }

@@ -16,3 +16,5 @@ export { heldBytes } from './fetcher.js';
 export * from './offset-progress.js';
 export { DEFAULT_TRANSACTION_TIMEOUT_MS, GroupFencedError, TransactionFencedError, createTransactionalProducer, isFenced } from './transaction.js';
 export type { Transaction, TransactionGroupMember, TransactionOffset, TransactionalProducer, TransactionalProducerOptions } from './transaction.js';
+export { createOffsetReader } from './offset-reader.js';
+export type { OffsetReader } from './offset-reader.js';

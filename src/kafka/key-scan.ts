@@ -143,14 +143,7 @@ async function readRange(wire: Wire, nodeId: number, range: KeyRange, key: Buffe
   let next = range.start;
   let empty = 0;
   while (next < end && empty < EMPTY_ANSWERS_TO_GIVE_UP) {
-    const answer = await wire.fetch(nodeId, {
-      isolation: ISOLATION,
-      maxWaitMs: 100,
-      minBytes: 1,
-      maxBytes: PARTITION_FETCH_BYTES,
-      topics: [{ topic, partitions: [{ partition, offset: next, maxBytes: PARTITION_FETCH_BYTES }] }],
-    });
-    const answered = answer.responses.find((t) => t.topicId === topic)?.partitions.find((p) => p.partitionIndex === partition);
+    const answered = await wire.fetchOne(nodeId, topic, partition, next, PARTITION_FETCH_BYTES);
     if (answered === undefined || answered.errorCode !== ERROR.NONE) {
       if (answered !== undefined && answered.errorCode !== ERROR.OFFSET_OUT_OF_RANGE) throw new KafkaAnswerError(answered.errorCode, `reading ${topic} partition ${partition}`);
       empty += 1;

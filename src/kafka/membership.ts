@@ -42,10 +42,7 @@ export interface MembershipEvents {
 /** Both round-robin names of the port's earlier clients (kafkajs's, @platformatic/kafka's): old and new members form one group during a rolling upgrade. */
 const PROTOCOLS = ['roundrobin', 'RoundRobinAssigner'] as const;
 
-/**
- * The backoff of a failed join: 200 ms doubling up to 1 s, so that a member is back
- * within about a second of its broker (platformatic-client.ts says why).
- */
+/** The backoff of a failed join: 200 ms doubling up to 1 s (as the port's requests: platformatic-client.ts). */
 const backoff = (attempt: number): number => Math.min(1_000, 200 * 2 ** Math.min(attempt, 3));
 
 /**
@@ -217,10 +214,8 @@ export class GroupMembership {
 
   private async findCoordinator(): Promise<number> {
     if (this.coordinator !== undefined) return this.coordinator;
-    const found = await this.wire.findCoordinator(this.settings.groupId);
-    if ('errorCode' in found) throw new KafkaAnswerError(found.errorCode, `finding the coordinator of consumer group ${this.settings.groupId}`);
-    this.coordinator = found.nodeId;
-    return found.nodeId;
+    this.coordinator = await this.wire.coordinator(this.settings.groupId, `consumer group ${this.settings.groupId}`);
+    return this.coordinator;
   }
 
   /** The leader's assignment of every member's subscription, encoded for the sync. */

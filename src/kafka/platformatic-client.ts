@@ -9,11 +9,8 @@ import type { OutboundRecord, TopicRecords } from './records.js';
 const SASL_MECHANISMS = { plain: 'PLAIN', 'scram-sha-256': 'SCRAM-SHA-256', 'scram-sha-512': 'SCRAM-SHA-512' } as const;
 
 /**
- * Retry waits: 200 ms doubling up to 1 s, 32 retries (about 30 s in all, what kafkajs's had).
- * NOTE: at most a second apart, so that a request finds a restarted broker within a
- * second of its return. Seen in the chaos harness with waits doubling to 10 s: a reload's
- * topic check and the deliverer's commits came back 6–11 s after the broker, and a
- * deliverer SIGKILLed meanwhile delivered again what it had not committed.
+ * Retry waits: 200 ms doubling up to 1 s, 32 retries (about 30 s in all, what kafkajs's had):
+ * a restarted broker is found within a second (docs/benchmarks.md#figures-behind-the-code).
  */
 const RETRIES = 32;
 const MAX_RETRY_MS = 1_000;

@@ -29,11 +29,7 @@ export interface TopicEnds {
 }
 
 export function createTopicEnds(wire: Wire): TopicEnds {
-  const coordinatorOf = async (groupId: string): Promise<number> => {
-    const found = await wire.findCoordinator(groupId);
-    if ('errorCode' in found) throw new KafkaAnswerError(found.errorCode, `finding the coordinator of consumer group "${groupId}"`);
-    return found.nodeId;
-  };
+  const coordinatorOf = (groupId: string): Promise<number> => wire.coordinator(groupId, `consumer group "${groupId}"`);
   return {
     partitionEnds: (topics) => listEnds(wire, topics),
     async committedOffsets(groupId, partitions) {

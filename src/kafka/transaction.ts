@@ -314,14 +314,9 @@ export function createTransactionalProducer(client: KafkaClient, options: Transa
 }
 
 /**
- * The library's wait before it tries a request again: CONCURRENT_TRANSACTIONS (the
- * previous transaction's markers still being written, a few milliseconds after its
- * EndTxn) is tried again after CONCURRENT_RETRY_MS, doubling; anything else waits as
- * every client's requests do (platformatic-client.ts).
- * NOTE: the first request of each transaction (AddPartitionsToTxn) meets this answer
- * nearly every time when transactions follow each other closely; at the client's
- * 200 ms a transaction of retries took 200 ms to start (the Java client retries it
- * after 20 ms for the same reason).
+ * The library's wait before it asks again: CONCURRENT_TRANSACTIONS, which a transaction
+ * opened just after the last one ended nearly always meets, after CONCURRENT_RETRY_MS,
+ * doubling (docs/benchmarks.md#figures-behind-the-code); anything else as every client.
  */
 export function transactionRetryDelay(client: unknown, operation: string, attempt: number, retries: number, error: unknown): number {
   if (errorTypes(error).includes('CONCURRENT_TRANSACTIONS')) return Math.min(CONCURRENT_RETRY_MS * 2 ** (attempt - 1), 1_000);
@@ -332,7 +327,7 @@ export function transactionRetryDelay(client: unknown, operation: string, attemp
 function libraryProducer(client: KafkaClient, transactionalId: string, timeoutMs: number): PlatformaticProducer {
   // NOTE: `timeout` is both the produce request's ack timeout and the transaction timeout
   // InitProducerId registers (@platformatic/kafka); requests keep the port's own timeout.
-  const producer = new PlatformaticProducer({
+  return new PlatformaticProducer({
     ...platformaticOptions(client.settings, client.clientId),
     timeout: timeoutMs,
     idempotent: true,
@@ -345,7 +340,6 @@ function libraryProducer(client: KafkaClient, transactionalId: string, timeoutMs
     metadataMaxAge: LIBRARY_METADATA_MAX_AGE_MS,
     retryDelay: transactionRetryDelay,
   });
-  return producer;
 }
 
 async function coordinator(wire: Wire, key: string, keyType: (typeof COORDINATOR_OF)[keyof typeof COORDINATOR_OF]): Promise<number> {

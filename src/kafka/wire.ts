@@ -221,6 +221,13 @@ export class Wire {
     return { nodeId: found.nodeId };
   }
 
+  /** The coordinator of `key` (a group by default); an answer other than NONE thrown as KafkaAnswerError naming `what`. */
+  async coordinator(key: string, what: string, keyType: (typeof COORDINATOR_OF)[keyof typeof COORDINATOR_OF] = COORDINATOR_OF.group): Promise<number> {
+    const found = await this.findCoordinator(key, keyType);
+    if ('errorCode' in found) throw new KafkaAnswerError(found.errorCode, `finding the coordinator of ${what}`);
+    return found.nodeId;
+  }
+
   async joinGroup(
     nodeId: number,
     groupId: string,
@@ -326,6 +333,12 @@ export class Wire {
   }
 
   /** One fetch from the leader `nodeId` (no fetch session: every request names its partitions). */
+  /** One partition's answer to a read-committed fetch of `maxBytes` from `offset`, as a read without a group asks (undefined when the answer does not name it). */
+  async fetchOne(nodeId: number, topic: string, partition: number, offset: bigint, maxBytes: number): Promise<FetchAnswerPartition | undefined> {
+    const answer = await this.fetch(nodeId, { isolation: 1, maxWaitMs: 100, minBytes: 1, maxBytes, topics: [{ topic, partitions: [{ partition, offset, maxBytes }] }] });
+    return answer.responses.find((t) => t.topicId === topic)?.partitions.find((p) => p.partitionIndex === partition);
+  }
+
   async fetch(nodeId: number, ask: FetchAsk): Promise<FetchAnswer> {
     const connection = await this.node(nodeId, this.fetchPool);
     return call(() =>

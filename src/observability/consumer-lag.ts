@@ -4,6 +4,7 @@
 // observability does not depend on the Kafka port.
 import type { Logger } from 'pino';
 import type { Metrics } from './metrics.js';
+import type { GapReader, OffsetSpan, RecordCounter } from './record-counts.js';
 
 export interface LagGroup {
   groupId: string;
@@ -52,6 +53,22 @@ export function topicLag(ends: readonly PartitionEnds[], committed: readonly Com
     if (high > from) lag += high - from;
   }
   return Number(lag);
+}
+
+/**
+ * Where a consumer group's records wait in a topic: from its commit (from the log's start
+ * without one, or when retention removed the records it points at) to the end. The
+ * stretch topicLag counts, to be counted in records (record-counts.ts).
+ */
+export function waitingSpans(topic: string, ends: readonly PartitionEnds[], committed: readonly CommittedOffset[]): OffsetSpan[] {
+  const committedBy = new Map(committed.map((c) => [c.partition, BigInt(c.offset)]));
+  return ends.flatMap((end) => {
+    const low = BigInt(end.low);
+    const high = BigInt(end.high);
+    const done = committedBy.get(end.partition) ?? -1n;
+    const from = done < low ? low : done;
+    return high > from ? [{ topic, partition: end.partition, from, to: high }] : [];
+  });
 }
 
 const DEFAULT_QUIET_INTERVAL_MS = 60_000;
@@ -105,8 +122,14 @@ export function startLagSampler(options: {
   groups: () => LagGroup[];
   intervalMs: number;
   logger?: Logger;
-  /** Called with each topic's lag once the gauge is set (the deliverer derives its retry queue depth from it). */
+  /** Called with each topic's lag once the gauge is set. */
   onSample?: (group: LagGroup, topic: string, lag: number) => void;
+  /**
+   * Topics whose waiting records are counted too, offsets that hold none (transaction
+   * markers, aborted records) left out (record-counts.ts), and told to `onRecords` after
+   * each sample: the deliverer's retry queue depth.
+   */
+  records?: RecordsWaiting;
   /** When the consumer last fetched records (epoch ms); undefined when it cannot tell (a partition paused). */
   recordsMovedAt?: () => number | undefined;
   /** How long a quiet, caught-up group goes without a sample at most (default 60 s). */
@@ -129,7 +152,7 @@ export function startLagSampler(options: {
     for (const group of groups) {
       if (stopped) return;
       try {
-        if (!(await sampleGroup(source, group, report))) sample.allCaughtUp = false;
+        if (!(await sampleGroup(source, group, report, options.records))) sample.allCaughtUp = false;
         failures.succeeded();
       } catch (error) {
         sample.allCaughtUp = false;
@@ -167,11 +190,18 @@ export function startLagSampler(options: {
   };
 }
 
+export interface RecordsWaiting {
+  of(topic: string): boolean;
+  counter: RecordCounter;
+  reader: GapReader;
+  onRecords(group: LagGroup, topic: string, waiting: number): void;
+}
+
 /**
- * Samples one group, reporting each topic's lag; true when every one of its topics was
- * found with a lag of 0.
+ * Samples one group, reporting each topic's lag (and the records waiting in the topics
+ * `records` names); true when every one of its topics was found with a lag of 0.
  */
-async function sampleGroup(source: LagSource, group: LagGroup, report: (group: LagGroup, topic: string, lag: number) => void): Promise<boolean> {
+async function sampleGroup(source: LagSource, group: LagGroup, report: (group: LagGroup, topic: string, lag: number) => void, records?: RecordsWaiting): Promise<boolean> {
   // NOTE: one request per broker for every topic when the source can (the deliverer's
   // group reads three to five topics per destination); else one topic after the other.
   // The commits of the partitions found go in one request too: per topic, kafkajs
@@ -186,6 +216,8 @@ async function sampleGroup(source: LagSource, group: LagGroup, report: (group: L
       : await source.committedOffsets(group.groupId, group.topics);
   const byTopic = new Map(committed.map((t) => [t.topic, t.partitions]));
   let caughtUp = true;
+  const counted: string[] = [];
+  const spans: OffsetSpan[] = [];
   for (const topic of group.topics) {
     const ends = many === undefined ? await source.partitionEnds(topic) : many.get(topic);
     if (ends === undefined) {
@@ -195,6 +227,18 @@ async function sampleGroup(source: LagSource, group: LagGroup, report: (group: L
     const lag = topicLag(ends, byTopic.get(topic) ?? []);
     if (lag !== 0) caughtUp = false;
     report(group, topic, lag);
+    if (records?.of(topic) !== true) continue;
+    counted.push(topic);
+    // NOTE: a topic read to its end waits for nothing: no records read.
+    if (lag > 0) spans.push(...waitingSpans(topic, ends, byTopic.get(topic) ?? []));
+  }
+  if (records !== undefined && counted.length > 0) {
+    const waiting = await records.counter.counting(records.reader, spans, (count) => {
+      const byCounted = new Map(counted.map((topic) => [topic, 0]));
+      for (const s of spans) byCounted.set(s.topic, (byCounted.get(s.topic) ?? 0) + count(s.topic, s.partition, s.from, s.to));
+      return byCounted;
+    });
+    for (const [topic, n] of waiting) records.onRecords(group, topic, n);
   }
   return caughtUp;
 }

@@ -183,19 +183,22 @@ class DeadLetterReplay {
   }
 }
 
-interface Selected {
+export interface Selected {
   letter: DeadLetter;
   message: OutboundRecord;
 }
 
 /**
  * The letters of a batch to move (in the range, of the messageId when one is given, not
- * moved before, up to `room`), and the offsets between its records that hold no letter
- * (dealt with too). NOTE: a letter left out by the range or the messageId is not marked:
- * a later replay still moves it (replay-ledger.ts).
+ * moved before, up to `room`), and the offsets of the batch that hold no letter
+ * (transaction markers, aborted records: dealt with too). NOTE: a letter left out by the
+ * range or the messageId is not marked: a later replay still moves it (replay-ledger.ts).
+ * And offsets without a letter are marked only where they join what is dealt with (they
+ * follow a letter moved now or before): otherwise each marker between letters left out
+ * would be a range of its own in the ledger, which holds a few hundred at most.
  */
-function selectLetters(
-  batch: ScannedBatch,
+export function selectLetters(
+  batch: Pick<ScannedBatch, 'records' | 'from' | 'to'>,
   ledger: ReplayLedger,
   which: { range: TimeRange; messageId: string | undefined },
   room: number,
@@ -203,16 +206,24 @@ function selectLetters(
   const { range, messageId } = which;
   const take: Selected[] = [];
   const done: OffsetRange[] = [];
-  let previous: bigint | undefined;
+  let expected = batch.from;
+  // Whether the offset before `expected` is dealt with (by the ledger, or in this batch).
+  let previousDone = expected === 0n || isDone(ledger, expected - 1n);
+  const noLetterUpTo = (offset: bigint) => {
+    if (offset > expected && previousDone) done.push([expected, offset - 1n]);
+  };
   for (const record of batch.records) {
-    if (previous !== undefined && record.offset > previous + 1n) done.push([previous + 1n, record.offset - 1n]);
-    previous = record.offset;
-    if (isDone(ledger, record.offset) || take.length >= room) continue;
+    noLetterUpTo(record.offset);
+    expected = record.offset + 1n;
+    previousDone = isDone(ledger, record.offset);
+    if (previousDone || take.length >= room) continue;
     const letter = readDeadLetter(record);
     if (!inTimeRange(range, letter.deadLetteredAtMs)) continue;
     if (messageId !== undefined && letter.messageId !== messageId) continue;
     take.push({ letter, message: { key: record.key, value: record.value, headers: replayHeaders(record.headers) } });
+    previousDone = true;
   }
+  noLetterUpTo(batch.to);
   return { take, done };
 }
 

@@ -11,6 +11,14 @@ export interface ScannedBatch {
   partition: number;
   /** The records of the batch below the partition's end, in offset order. */
   records: ScannedRecord[];
+  /**
+   * The offsets the batch covers, `[from, to)`: an offset in it that is not one of
+   * `records` holds no record a committed reader sees (a transaction's marker, an
+   * aborted transaction's record, a compacted one). The next batch of the partition
+   * starts at `to`.
+   */
+  from: bigint;
+  to: bigint;
   /** Commits `offset` with `metadata` in the scan's group (only for a group that keeps a position). */
   commit(offset: bigint, metadata: string): Promise<void>;
 }
@@ -41,6 +49,7 @@ export async function scanTopic(client: KafkaClient, options: ScanOptions): Prom
 interface Waiting {
   partition: number;
   records: InboundRecord[];
+  from: bigint;
   next: bigint;
   epoch: number;
 }
@@ -85,8 +94,8 @@ class Scan {
           },
         },
         fetch: {
-          records: (_topic, partition, records, _from, next) => {
-            this.waiting.push({ partition, records, next, epoch: this.epoch });
+          records: (_topic, partition, records, from, next) => {
+            this.waiting.push({ partition, records, from, next, epoch: this.epoch });
             this.work();
           },
           reset: () => undefined,
@@ -170,6 +179,8 @@ class Scan {
         verdict = await this.options.onBatch({
           partition: item.partition,
           records,
+          from: item.from,
+          to: item.next < end ? item.next : end,
           commit: async (offset, metadata) => {
             if (generation === undefined) throw new Error(`the scan of ${topic} lost its consumer group generation; run the command again`);
             await this.reader.commit(generation, [{ topic, partition: item.partition, offset: offset.toString(), metadata }]);

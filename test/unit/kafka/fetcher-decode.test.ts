@@ -3,7 +3,7 @@
 import { IS_CONTROL, IS_TRANSACTIONAL, Reader, createRecordsBatch, readRecordsBatches } from '@platformatic/kafka';
 import type { RecordsBatch } from '@platformatic/kafka';
 import { describe, expect, it } from 'vitest';
-import { decodeRecords, heldBytes } from '../../../src/kafka/fetcher.js';
+import { decodeRecords, heldBytes, recordOffsets } from '../../../src/kafka/fetcher.js';
 import type { FetchAnswerPartition } from '../../../src/kafka/wire.js';
 
 const TOPIC = 'orders';
@@ -146,5 +146,25 @@ describe('decodeRecords', () => {
     const { records } = decodeRecords(TOPIC, 0, 0n, answer([batch(0n, ['v'], { keys: false })]), false);
     expect(records[0]?.key).toBeNull();
     expect(records[0]?.headers).toBeUndefined();
+  });
+});
+
+describe('recordOffsets', () => {
+  it('gives the offsets a committed reader sees (no markers, no aborted records) and the position after the answer, as decodeRecords does', () => {
+    const part = answer(
+      [
+        batch(0n, ['aborted-1', 'aborted-2'], { producerId: 7n, attributes: IS_TRANSACTIONAL }),
+        marker(2n, 7n, false),
+        batch(3n, ['kept-1', 'kept-2'], { producerId: 8n, attributes: IS_TRANSACTIONAL }),
+        marker(5n, 8n, true),
+        batch(6n, ['kept-3'], { producerId: 7n, attributes: IS_TRANSACTIONAL }),
+        marker(7n, 7n, true),
+      ],
+      [{ producerId: 7n, firstOffset: 0n }],
+    );
+    expect(recordOffsets(0n, part)).toEqual({ offsets: [3n, 4n, 6n], next: 8n });
+    // Asked from 4, the broker answers from the batch holding it, and lists no transaction aborted before.
+    const later = answer([batch(3n, ['kept-1', 'kept-2'], { producerId: 8n, attributes: IS_TRANSACTIONAL }), marker(5n, 8n, true), batch(6n, ['kept-3'], { producerId: 7n, attributes: IS_TRANSACTIONAL }), marker(7n, 7n, true)]);
+    expect(recordOffsets(4n, later)).toEqual({ offsets: [4n, 6n], next: 8n });
   });
 });

@@ -380,7 +380,7 @@ describe('what a deliverer kill can redo', () => {
       // Its records not found: not counted, but said.
       { url: 'good', key: 'm-8', answeredAt: [9_000], records: [] },
     ];
-    expect(killExposure(kill, undefined, events)).toMatchObject({ answeredNotCommitted: 4, unplaced: 1, redeliveredNotCommitted: 0, redeliveredCommitted: 0 });
+    expect(killExposure(kill, undefined, events)).toMatchObject({ answeredNotCommitted: 4, unplaced: 1, redeliveredNotCommitted: 0, notCommittedAnsweredForLaterRecord: 0, redeliveredCommitted: 0 });
   });
 
   it('tells a redelivery of an uncommitted record from one of a committed record, which it lists', () => {
@@ -390,11 +390,11 @@ describe('what a deliverer kill can redo', () => {
       { url: 'good', key: 'm-2', answeredAt: [9_000, 12_000], records: [record('deliveries.a', 0, 12, 8_000)] },
       // Answered again after the next kill: put down to that one, not this.
       { url: 'good', key: 'm-3', answeredAt: [9_000, 30_000], records: [record('deliveries.a', 0, 9, 8_000)] },
-      // Answered again for another record (a retry written after the kill): not a redelivery of the record.
-      { url: 'good', key: 'm-4', answeredAt: [9_000, 12_000], records: [record('deliveries.a', 0, 13, 8_000), record('retry.a.1s', 1, 9, 11_000)] },
+      // Uncommitted, answered again for another record (the successor's attempt failed, a retry delivered it): not a redelivery of the record.
+      { url: 'good', key: 'm-4', answeredAt: [9_000, 12_000], records: [record('deliveries.a', 0, 14, 8_000), record('retry.a.1s', 1, 9, 11_000)] },
     ];
     const exposure = killExposure(kill, 20_000, events);
-    expect(exposure).toMatchObject({ answeredNotCommitted: 1, redeliveredNotCommitted: 1, redeliveredCommitted: 1 });
+    expect(exposure).toMatchObject({ answeredNotCommitted: 2, redeliveredNotCommitted: 1, notCommittedAnsweredForLaterRecord: 1, redeliveredCommitted: 1 });
     expect(exposure.committedRedeliveries).toEqual([{ key: 'm-2', url: 'good', topic: 'deliveries.a', partition: 0, offset: '12', answeredAtMs: [9_000, 12_000] }]);
   });
 
@@ -408,6 +408,7 @@ describe('what a deliverer kill can redo', () => {
       answeredNotCommitted,
       unplaced: 0,
       redeliveredNotCommitted: 0,
+      notCommittedAnsweredForLaterRecord: 0,
       redeliveredCommitted: 0,
       committedRedeliveries: [],
     });

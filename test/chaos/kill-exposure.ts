@@ -84,6 +84,13 @@ export interface KillExposure {
   unplaced: number;
   /** Events answered 2xx again for the same record after the kill (before the next kill), whose record was not committed at the kill. */
   redeliveredNotCommitted: number;
+  /**
+   * Events answered 2xx before the kill, not committed then, answered again after it (before
+   * the next kill) for a later record: the successor's attempt at the record failed and a
+   * retry record delivered it (duplicate-causes.ts counts these `answer not taken`, as the
+   * answers do not outnumber the records).
+   */
+  notCommittedAnsweredForLaterRecord: number;
   /** The same, for records committed at the kill: nothing should send those again (at most `REDELIVERIES_LISTED` listed). */
   redeliveredCommitted: number;
   committedRedeliveries: Redelivery[];
@@ -98,7 +105,7 @@ const REDELIVERIES_LISTED = 20;
  * whether its record was committed at the kill.
  */
 export function killExposure(kill: { atMs: number; commits: CommitsAtKill }, nextKillAtMs: number | undefined, events: Iterable<AnsweredEvent>): KillExposure {
-  const out: KillExposure = { answeredNotCommitted: 0, unplaced: 0, redeliveredNotCommitted: 0, redeliveredCommitted: 0, committedRedeliveries: [] };
+  const out: KillExposure = { answeredNotCommitted: 0, unplaced: 0, redeliveredNotCommitted: 0, notCommittedAnsweredForLaterRecord: 0, redeliveredCommitted: 0, committedRedeliveries: [] };
   for (const event of events) {
     let before: number | undefined;
     let after: number | undefined;
@@ -114,7 +121,11 @@ export function killExposure(kill: { atMs: number; commits: CommitsAtKill }, nex
     }
     const committed = committedAt(kill.commits, record);
     if (!committed) out.answeredNotCommitted += 1;
-    if (after === undefined || recordAnswered(event.records, after) !== record) continue;
+    if (after === undefined) continue;
+    if (recordAnswered(event.records, after) !== record) {
+      if (!committed) out.notCommittedAnsweredForLaterRecord += 1;
+      continue;
+    }
     if (!committed) out.redeliveredNotCommitted += 1;
     else {
       out.redeliveredCommitted += 1;

@@ -380,7 +380,7 @@ describe('what a deliverer kill can redo', () => {
       // Its records not found: not counted, but said.
       { url: 'good', key: 'm-8', answeredAt: [9_000], records: [] },
     ];
-    expect(killExposure(kill, undefined, events)).toMatchObject({ answeredNotCommitted: 4, unplaced: 1, redeliveredNotCommitted: 0, notCommittedAnsweredForLaterRecord: 0, redeliveredCommitted: 0 });
+    expect(killExposure(kill, undefined, events)).toMatchObject({ answeredNotCommitted: 4, unplaced: 1, redeliveredNotCommitted: 0, notCommittedAnsweredForLaterRecord: 0, notCommittedNotAnsweredAgain: 4, redeliveredCommitted: 0 });
   });
 
   it('tells a redelivery of an uncommitted record from one of a committed record, which it lists', () => {
@@ -409,6 +409,8 @@ describe('what a deliverer kill can redo', () => {
       unplaced: 0,
       redeliveredNotCommitted: 0,
       notCommittedAnsweredForLaterRecord: 0,
+      notCommittedNotAnsweredAgain: 0,
+      notAnsweredAgain: [],
       redeliveredCommitted: 0,
       committedRedeliveries: [],
     });

@@ -91,6 +91,9 @@ export interface KillExposure {
    * answers do not outnumber the records).
    */
   notCommittedAnsweredForLaterRecord: number;
+  /** Events answered 2xx before the kill, not committed then, and not answered 2xx at that URL again before the next kill (the rest of `answeredNotCommitted`); the first few listed. */
+  notCommittedNotAnsweredAgain: number;
+  notAnsweredAgain: Omit<Redelivery, 'answeredAtMs'>[];
   /** The same, for records committed at the kill: nothing should send those again (at most `REDELIVERIES_LISTED` listed). */
   redeliveredCommitted: number;
   committedRedeliveries: Redelivery[];
@@ -105,7 +108,7 @@ const REDELIVERIES_LISTED = 20;
  * whether its record was committed at the kill.
  */
 export function killExposure(kill: { atMs: number; commits: CommitsAtKill }, nextKillAtMs: number | undefined, events: Iterable<AnsweredEvent>): KillExposure {
-  const out: KillExposure = { answeredNotCommitted: 0, unplaced: 0, redeliveredNotCommitted: 0, notCommittedAnsweredForLaterRecord: 0, redeliveredCommitted: 0, committedRedeliveries: [] };
+  const out: KillExposure = { answeredNotCommitted: 0, unplaced: 0, redeliveredNotCommitted: 0, notCommittedAnsweredForLaterRecord: 0, notCommittedNotAnsweredAgain: 0, notAnsweredAgain: [], redeliveredCommitted: 0, committedRedeliveries: [] };
   for (const event of events) {
     let before: number | undefined;
     let after: number | undefined;
@@ -121,7 +124,13 @@ export function killExposure(kill: { atMs: number; commits: CommitsAtKill }, nex
     }
     const committed = committedAt(kill.commits, record);
     if (!committed) out.answeredNotCommitted += 1;
-    if (after === undefined) continue;
+    if (after === undefined) {
+      if (!committed) {
+        out.notCommittedNotAnsweredAgain += 1;
+        if (out.notAnsweredAgain.length < REDELIVERIES_LISTED) out.notAnsweredAgain.push({ key: event.key, url: event.url, topic: record.topic, partition: record.partition, offset: record.offset.toString() });
+      }
+      continue;
+    }
     if (recordAnswered(event.records, after) !== record) {
       if (!committed) out.notCommittedAnsweredForLaterRecord += 1;
       continue;

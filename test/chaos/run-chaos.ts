@@ -678,7 +678,7 @@ const DUPLICATE_SAMPLE = 40;
 const DUPLICATES_FOLLOWED = 5_000;
 
 /** A deliverer kill with nothing measured (the topics could not be read, or no commits). */
-const NOTHING_EXPOSED: KillExposure = { answeredNotCommitted: 0, unplaced: 0, redeliveredNotCommitted: 0, notCommittedAnsweredForLaterRecord: 0, redeliveredCommitted: 0, committedRedeliveries: [] };
+const NOTHING_EXPOSED: KillExposure = { answeredNotCommitted: 0, unplaced: 0, redeliveredNotCommitted: 0, notCommittedAnsweredForLaterRecord: 0, notCommittedNotAnsweredAgain: 0, notAnsweredAgain: [], redeliveredCommitted: 0, committedRedeliveries: [] };
 
 /**
  * One read of the topics for two questions. Every event answered 2xx twice at one URL
@@ -753,7 +753,7 @@ async function followDuplicates(
     if (kill.commits === undefined) return { ...summaryOf(kill), ...NOTHING_EXPOSED };
     const exposure = killExposure({ atMs: kill.atMs, commits: kill.commits }, run.delivererKills[i + 1]?.atMs, events);
     run.say(
-      `deliverer kill at ${new Date(kill.atMs).toISOString()}: ${kill.openEvents} events in open requests, ${exposure.answeredNotCommitted} answered 2xx but not committed (${exposure.unplaced} not found in the topics); answered again for the same record after it: ${exposure.redeliveredNotCommitted} not committed at the kill, ${exposure.redeliveredCommitted} COMMITTED; not committed and answered again for a later record (its retry): ${exposure.notCommittedAnsweredForLaterRecord}`,
+      `deliverer kill at ${new Date(kill.atMs).toISOString()}: ${kill.openEvents} events in open requests, ${exposure.answeredNotCommitted} answered 2xx but not committed (${exposure.unplaced} not found in the topics); answered again for the same record after it: ${exposure.redeliveredNotCommitted} not committed at the kill, ${exposure.redeliveredCommitted} COMMITTED; not committed and answered again for a later record (its retry): ${exposure.notCommittedAnsweredForLaterRecord}, not answered again: ${exposure.notCommittedNotAnsweredAgain}`,
     );
     return { ...summaryOf(kill), ...exposure };
   });

@@ -112,6 +112,9 @@ export function avoidableLine(report: Pick<ChaosReport, 'duplicateMechanisms' | 
   const unread = kills.filter((k) => !k.commitsRead);
   const unplaced = kills.reduce((sum, k) => sum + k.unplaced, 0);
   const committed = kills.reduce((sum, k) => sum + k.redeliveredCommitted, 0);
+  const sameRecord = kills.reduce((sum, k) => sum + k.redeliveredNotCommitted, 0);
+  const laterRecord = kills.reduce((sum, k) => sum + k.notCommittedAnsweredForLaterRecord, 0);
+  const notAgain = kills.reduce((sum, k) => sum + k.notCommittedNotAnsweredAgain, 0);
   const notes = [
     ...(unread.length > 0 ? [`the commits of ${unread.length} kill(s) could not be read, their answered events not counted: ${unread.map((k) => k.commitsNote ?? '?').join('; ')}`] : []),
     ...(unplaced > 0 ? [`${unplaced} answered event(s) not found in the topics, not counted`] : []),
@@ -121,6 +124,7 @@ export function avoidableLine(report: Pick<ChaosReport, 'duplicateMechanisms' | 
     `duplicates of copies routed twice or records sent again after a reload: ${avoidable} (target 0); ` +
     `records sent again after the deliverer's ${kills.length} SIGKILL(s): ${afterKills}, against ${redoable} events a kill could redo ` +
     `(${open} in open requests, ${notCommitted} answered 2xx but not committed at the kill): ${afterKills <= redoable ? `${afterKills} ≤ ${redoable}` : `${afterKills} > ${redoable}, MORE than a kill can redo`}` +
+    `; of those not committed, answered again at their URL: ${sameRecord} for the same record, ${laterRecord} through a later record (the successor's attempt failed; counted \`answer not taken\` above), ${notAgain} not again (another URL answered first, or dead-lettered)` +
     (notes.length > 0 ? `; ${notes.join('; ')}` : '')
   );
 }

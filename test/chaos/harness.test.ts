@@ -6,6 +6,11 @@ import { deletionDestinations, deletionSources, expectedDeleteBody } from './del
 import { normalizeReceivedBody, renderExpectedBody } from './expected-body.js';
 import { duplicateCauses, duplicateMechanisms } from './duplicate-causes.js';
 import { planFaults } from './faults.js';
+import { commitsAtKill, committedAt, killExposure, recordAnswered } from './kill-exposure.js';
+import type { AnsweredEvent } from './kill-exposure.js';
+import { avoidableLine } from './report.js';
+import type { ChaosReport } from './run-chaos.js';
+import { encodeFinished } from '../../src/kafka/offset-progress.js';
 import type { FaultRecord } from './faults.js';
 import { parseChaosArgs, PROFILES } from './profiles.js';
 import { createRandom } from './random.js';
@@ -330,3 +335,91 @@ describe('per-user order check', () => {
   });
 });
 
+
+describe('what a deliverer kill can redo', () => {
+  // deliveries.a partition 0 committed at 10 with 12 and 13 finished above it; retry partition 1 at 5; partition 2 never committed.
+  const commits = commitsAtKill([
+    { topic: 'deliveries.a', partitions: [{ partition: 0, offset: '10', metadata: encodeFinished(10n, [12n, 13n]) }, { partition: 2, offset: '-1', metadata: null }] },
+    { topic: 'retry.a.1s', partitions: [{ partition: 1, offset: '5', metadata: null }] },
+  ]);
+  const record = (topic: string, partition: number, offset: number, writtenAtMs: number) => ({ topic, partition, offset: BigInt(offset), writtenAtMs });
+
+  it('takes a record as committed below the committed offset or among the finished offsets of the metadata, not otherwise', () => {
+    const at = (offset: number, partition = 0, topic = 'deliveries.a') => committedAt(commits, { topic, partition, offset: BigInt(offset) });
+    expect([9, 10, 11, 12, 13, 14].map((o) => at(o))).toEqual([true, false, false, true, true, false]);
+    expect(at(4, 1, 'retry.a.1s')).toBe(true);
+    expect(at(5, 1, 'retry.a.1s')).toBe(false);
+    expect(at(0, 2)).toBe(false); // no commit at all
+    expect(at(0, 1)).toBe(false); // a partition the group never committed
+  });
+
+  it('puts an answer down to the last record of the event written at or before it', () => {
+    const delivery = record('deliveries.a', 0, 11, 1_000);
+    const retry = record('retry.a.1s', 1, 7, 2_000);
+    expect(recordAnswered([delivery, retry], 1_500)).toBe(delivery);
+    expect(recordAnswered([delivery, retry], 2_000)).toBe(retry);
+    expect(recordAnswered([delivery, retry], 999)).toBeUndefined();
+  });
+
+  it('counts per URL and per event of a batch the answers before the kill whose record was not committed', () => {
+    const kill = { atMs: 10_000, commits };
+    const events: AnsweredEvent[] = [
+      // Two events of one batched request, both uncommitted: two.
+      { url: 'batch', key: 'm-1', answeredAt: [9_000], records: [record('deliveries.a', 0, 11, 8_000)] },
+      { url: 'batch', key: 'm-2', answeredAt: [9_000], records: [record('deliveries.a', 0, 14, 8_000)] },
+      // Committed (below the offset, and finished above it): none.
+      { url: 'good', key: 'm-3', answeredAt: [9_000], records: [record('deliveries.a', 0, 9, 8_000)] },
+      { url: 'good', key: 'm-4', answeredAt: [9_000], records: [record('deliveries.a', 0, 12, 8_000)] },
+      // Answered after the kill only: none.
+      { url: 'good', key: 'm-5', answeredAt: [10_001], records: [record('deliveries.a', 0, 15, 8_000)] },
+      // Answered for its retry record, committed; its delivery record (uncommitted) no longer matters.
+      { url: 'good', key: 'm-6', answeredAt: [9_500], records: [record('deliveries.a', 0, 16, 8_000), record('retry.a.1s', 1, 3, 9_000)] },
+      // Answered at two URLs of one destination, uncommitted: one per URL.
+      { url: 'fan-1', key: 'm-7', answeredAt: [9_900], records: [record('deliveries.a', 2, 0, 9_000)] },
+      { url: 'fan-2', key: 'm-7', answeredAt: [9_901], records: [record('deliveries.a', 2, 0, 9_000)] },
+      // Its records not found: not counted, but said.
+      { url: 'good', key: 'm-8', answeredAt: [9_000], records: [] },
+    ];
+    expect(killExposure(kill, undefined, events)).toMatchObject({ answeredNotCommitted: 4, unplaced: 1, redeliveredNotCommitted: 0, notCommittedAnsweredForLaterRecord: 0, notCommittedNotAnsweredAgain: 4, redeliveredCommitted: 0 });
+  });
+
+  it('tells a redelivery of an uncommitted record from one of a committed record, which it lists', () => {
+    const kill = { atMs: 10_000, commits };
+    const events: AnsweredEvent[] = [
+      { url: 'good', key: 'm-1', answeredAt: [9_000, 12_000], records: [record('deliveries.a', 0, 11, 8_000)] },
+      { url: 'good', key: 'm-2', answeredAt: [9_000, 12_000], records: [record('deliveries.a', 0, 12, 8_000)] },
+      // Answered again after the next kill: put down to that one, not this.
+      { url: 'good', key: 'm-3', answeredAt: [9_000, 30_000], records: [record('deliveries.a', 0, 9, 8_000)] },
+      // Uncommitted, answered again for another record (the successor's attempt failed, a retry delivered it): not a redelivery of the record.
+      { url: 'good', key: 'm-4', answeredAt: [9_000, 12_000], records: [record('deliveries.a', 0, 14, 8_000), record('retry.a.1s', 1, 9, 11_000)] },
+    ];
+    const exposure = killExposure(kill, 20_000, events);
+    expect(exposure).toMatchObject({ answeredNotCommitted: 2, redeliveredNotCommitted: 1, notCommittedAnsweredForLaterRecord: 1, redeliveredCommitted: 1 });
+    expect(exposure.committedRedeliveries).toEqual([{ key: 'm-2', url: 'good', topic: 'deliveries.a', partition: 0, offset: '12', answeredAtMs: [9_000, 12_000] }]);
+  });
+
+  it('prints the redeliveries after the kills beside what the kills could redo, and says when they are more', () => {
+    const kill = (openEvents: number, answeredNotCommitted: number, read = true): ChaosReport['delivererKills'][number] => ({
+      atMs: 0,
+      openEvents,
+      commitsRead: read,
+      commitsReadAfterMs: 100,
+      ...(read ? {} : { commitsNote: 'not read: the broker did not answer within 15000 ms' }),
+      answeredNotCommitted,
+      unplaced: 0,
+      redeliveredNotCommitted: 0,
+      notCommittedAnsweredForLaterRecord: 0,
+      notCommittedNotAnsweredAgain: 0,
+      notAnsweredAgain: [],
+      redeliveredCommitted: 0,
+      committedRedeliveries: [],
+    });
+    const line = (redelivered: number, kills: ChaosReport['delivererKills']) => avoidableLine({ duplicateMechanisms: { 'redelivered kill deliverer': redelivered, 'routed twice': 1 }, delivererKills: kills });
+    expect(line(79, [kill(2, 80)])).toBe(
+      "duplicates of copies routed twice or records sent again after a reload: 1 (target 0); records sent again after the deliverer's 1 SIGKILL(s): 79, against 82 events a kill could redo (2 in open requests, 80 answered 2xx but not committed at the kill): 79 ≤ 82; of those not committed, answered again at their URL: 0 for the same record, 0 through a later record (the successor's attempt failed; counted `answer not taken` above), 0 not again (another URL answered first, or dead-lettered)",
+    );
+    const twoKills = line(5, [kill(1, 2), kill(0, 0, false)]);
+    expect(twoKills).toContain('2 SIGKILL(s): 5, against 3 events a kill could redo (1 in open requests, 2 answered 2xx but not committed at the kill): 5 > 3, MORE than a kill can redo;');
+    expect(twoKills).toContain('; the commits of 1 kill(s) could not be read, their answered events not counted: not read: the broker did not answer within 15000 ms');
+  });
+});

@@ -97,14 +97,34 @@ export function formatReport(report: ChaosReport): string {
 /**
  * The duplicates Switchyard could have avoided (copies routed twice, a record sent again
  * after a reload) against those HTTP forces: a record sent again after a deliverer's kill
- * is within the events in flight then (docs/webhooks.md#duplicates).
+ * is one whose request was open then, or one answered 2xx whose progress the deliverer
+ * group had not committed at the kill (docs/webhooks.md#duplicates). The kills' figures
+ * count load calls per URL, as the redeliveries do.
  */
-function avoidableLine(report: ChaosReport): string {
+export function avoidableLine(report: Pick<ChaosReport, 'duplicateMechanisms' | 'delivererKills'>): string {
   const mechanisms = report.duplicateMechanisms ?? {};
   const avoidable = (mechanisms['routed twice'] ?? 0) + (mechanisms['redelivered reload'] ?? 0);
   const afterKills = mechanisms['redelivered kill deliverer'] ?? 0;
   const kills = report.delivererKills ?? [];
   const open = kills.reduce((sum, k) => sum + k.openEvents, 0);
-  const justAnswered = kills.reduce((sum, k) => sum + k.answeredInSecondBefore, 0);
-  return `duplicates of copies routed twice or records sent again after a reload: ${avoidable} (target 0); records sent again after the deliverer's ${kills.length} SIGKILL(s): ${afterKills}, against ${open + justAnswered} events in flight then (${open} in open requests, ${justAnswered} answered 2xx in the second before)`;
+  const notCommitted = kills.reduce((sum, k) => sum + k.answeredNotCommitted, 0);
+  const redoable = open + notCommitted;
+  const unread = kills.filter((k) => !k.commitsRead);
+  const unplaced = kills.reduce((sum, k) => sum + k.unplaced, 0);
+  const committed = kills.reduce((sum, k) => sum + k.redeliveredCommitted, 0);
+  const sameRecord = kills.reduce((sum, k) => sum + k.redeliveredNotCommitted, 0);
+  const laterRecord = kills.reduce((sum, k) => sum + k.notCommittedAnsweredForLaterRecord, 0);
+  const notAgain = kills.reduce((sum, k) => sum + k.notCommittedNotAnsweredAgain, 0);
+  const notes = [
+    ...(unread.length > 0 ? [`the commits of ${unread.length} kill(s) could not be read, their answered events not counted: ${unread.map((k) => k.commitsNote ?? '?').join('; ')}`] : []),
+    ...(unplaced > 0 ? [`${unplaced} answered event(s) not found in the topics, not counted`] : []),
+    ...(committed > 0 ? [`${committed} event(s) answered again after a kill for a record COMMITTED at it (see delivererKills[].committedRedeliveries)`] : []),
+  ];
+  return (
+    `duplicates of copies routed twice or records sent again after a reload: ${avoidable} (target 0); ` +
+    `records sent again after the deliverer's ${kills.length} SIGKILL(s): ${afterKills}, against ${redoable} events a kill could redo ` +
+    `(${open} in open requests, ${notCommitted} answered 2xx but not committed at the kill): ${afterKills <= redoable ? `${afterKills} ≤ ${redoable}` : `${afterKills} > ${redoable}, MORE than a kill can redo`}` +
+    `; of those not committed, answered again at their URL: ${sameRecord} for the same record, ${laterRecord} through a later record (the successor's attempt failed; counted \`answer not taken\` above), ${notAgain} not again (another URL answered first, or dead-lettered)` +
+    (notes.length > 0 ? `; ${notes.join('; ')}` : '')
+  );
 }

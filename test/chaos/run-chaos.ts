@@ -42,6 +42,9 @@ import type { DuplicateCause } from './duplicate-causes.js';
 import { judge } from './verdict.js';
 import type { Arrivals, Kept, Observations, Verdict } from './verdict.js';
 import { topicNames } from '../../src/runtime/topics.js';
+import { delivererGroupId } from '../../src/runtime/group-ids.js';
+import { commitsAtKill, killExposure } from './kill-exposure.js';
+import type { AnsweredEvent, CommitsAtKill, KillExposure } from './kill-exposure.js';
 
 export interface RoleSummary {
   role: RoleName;
@@ -98,11 +101,16 @@ export interface ChaosReport {
   /** Every followed duplicate by how it came about (duplicate-causes.ts `duplicateMechanisms`). */
   duplicateMechanisms: Record<string, number>;
   /**
-   * The deliverer's SIGKILLs and what HTTP leaves unknown at each: the events of requests
-   * the receivers held open, and those answered 2xx in the second before (their commit may
-   * not have reached the broker). Duplicates of a deliverer's kill stay within their sum.
+   * The deliverer's SIGKILLs and what each can make its successor send again: the events
+   * of requests the receivers held open, and the events (load calls, per URL) answered 2xx
+   * before the kill whose record the deliverer group had not committed then (its commits
+   * read once the process was gone, before the successor started; kill-exposure.ts).
+   * Duplicates of a deliverer's kill stay within their sum. `commitsRead` false: the
+   * commits could not be read (`commitsNote` says why) and the kill counts nothing
+   * answered. `redelivered*`: events answered again for the same record after the kill,
+   * by whether it was committed at the kill (committed: nothing should send it again).
    */
-  delivererKills: { atMs: number; openEvents: number; answeredInSecondBefore: number }[];
+  delivererKills: ({ atMs: number; openEvents: number; commitsRead: boolean; commitsReadAfterMs: number; commitsNote?: string } & KillExposure)[];
   /** Per destination with `ordering: user`: its receiver's first deliveries checked against the order of its topic (user-order.ts). */
   userOrder: Record<string, UserOrderResult>;
   /**
@@ -223,8 +231,20 @@ interface ChaosRun {
   settings?: Omit<ClusterSettings, 'adminPort'>;
   /** Config reloads so far. */
   reloads: number;
-  /** The deliverer's SIGKILLs: when, and the events of the requests the receivers held open then. */
-  delivererKills: { atMs: number; openEvents: number }[];
+  /** The deliverer's SIGKILLs: when, the events of the requests the receivers held open then, and the group's commits before the successor started. */
+  delivererKills: DelivererKill[];
+}
+
+/** A SIGKILL of the deliverer, as the run saw it. */
+interface DelivererKill {
+  atMs: number;
+  openEvents: number;
+  /** The deliverer group's commits once the process was gone, before its successor started (undefined: could not be read). */
+  commits?: CommitsAtKill;
+  /** From the kill to the commits read. */
+  commitsReadAfterMs: number;
+  /** Why the commits are missing, or how long the broker kept them waiting. */
+  commitsNote?: string;
 }
 
 export async function runChaos(input: ChaosProfile, log: Log): Promise<ChaosReport> {
@@ -320,7 +340,7 @@ export async function runChaos(input: ChaosProfile, log: Log): Promise<ChaosRepo
     trails,
     duplicateTrails: duplicates.trails,
     duplicateMechanisms: duplicates.mechanisms,
-    delivererKills: run.delivererKills,
+    delivererKills: duplicates.kills,
     userOrder,
     tierRecords,
   });
@@ -506,10 +526,14 @@ async function driveLoadAndFaults(run: ChaosRun): Promise<{ loadStartedAt: numbe
 
   const faultsDone = runFaults(faults, loadStartedAt, {
     kill: (role) => {
-      if (role === 'deliverer') run.delivererKills.push({ atMs: Date.now(), openEvents: [...run.receivers.values()].reduce((sum, r) => sum + r.eventsInFlight(), 0) });
+      if (role === 'deliverer') run.delivererKills.push({ atMs: Date.now(), openEvents: [...run.receivers.values()].reduce((sum, r) => sum + r.eventsInFlight(), 0), commitsReadAfterMs: 0 });
       return run.roles.get(role)!.kill();
     },
-    restart: (role) => run.roles.get(role)!.start(),
+    restart: async (role) => {
+      // The dead deliverer's commits, before its successor can move them.
+      if (role === 'deliverer') await readCommitsAtKill(run, run.delivererKills.at(-1)!);
+      await run.roles.get(role)!.start();
+    },
     stopBroker: () => run.broker!.stopProcess(),
     startBroker: () => run.broker!.startProcess(),
     outage: (name, untilMs) => run.receivers.get(name)!.outageUntil(untilMs),
@@ -524,6 +548,47 @@ async function driveLoadAndFaults(run: ChaosRun): Promise<{ loadStartedAt: numbe
   } finally {
     clearInterval(progress);
   }
+}
+
+/** How long a kill's restart waits for the deliverer group's commits (the broker may be coming back). */
+const COMMITS_AT_KILL_BOUND_MS = 15_000;
+const COMMITS_TRY_MS = 5_000;
+
+/**
+ * Reads the deliverer group's commits (offsets and their metadata) on every topic it
+ * consumes, once the killed process is gone and before its successor starts: what the
+ * successor will start from. Tries again until the broker answers or
+ * COMMITS_AT_KILL_BOUND_MS passed; the kill then has no commits, and says why.
+ */
+async function readCommitsAtKill(run: ChaosRun, kill: DelivererKill): Promise<void> {
+  const prefix = `chaos-${run.runTag}.`;
+  const groupId = delivererGroupId({ kafka: { clientId: run.clientId, topicPrefix: prefix } });
+  const topics = lagGroups(run.topology, prefix, run.profile.delivery.retryTiers).find((g) => g.groupId === groupId)!.topics;
+  const started = Date.now();
+  let tries = 0;
+  let lastError = '';
+  while (Date.now() - started < COMMITS_AT_KILL_BOUND_MS) {
+    tries += 1;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const committed = await Promise.race([
+        run.admin!.committedOffsets(groupId, topics),
+        new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${COMMITS_TRY_MS} ms`)), COMMITS_TRY_MS))),
+      ]);
+      kill.commits = commitsAtKill(committed);
+      kill.commitsReadAfterMs = Date.now() - kill.atMs;
+      if (tries > 1) kill.commitsNote = `read after ${tries} tries (${lastError})`;
+      return;
+    } catch (error) {
+      lastError = error instanceof Error ? error.message : String(error);
+      await sleep(500);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  kill.commitsReadAfterMs = Date.now() - kill.atMs;
+  kill.commitsNote = `not read: the broker did not answer within ${COMMITS_AT_KILL_BOUND_MS} ms (${tries} tries; ${lastError})`;
+  run.say(`the deliverer group's commits at the kill could not be read: ${kill.commitsNote}`);
 }
 
 interface Drained {
@@ -612,51 +677,98 @@ const DUPLICATE_SAMPLE = 40;
 /** How many duplicated events `followDuplicates` follows through the topics (all of them, up to this). */
 const DUPLICATES_FOLLOWED = 5_000;
 
+/** A deliverer kill with nothing measured (the topics could not be read, or no commits). */
+const NOTHING_EXPOSED: KillExposure = { answeredNotCommitted: 0, unplaced: 0, redeliveredNotCommitted: 0, notCommittedAnsweredForLaterRecord: 0, notCommittedNotAnsweredAgain: 0, notAnsweredAgain: [], redeliveredCommitted: 0, committedRedeliveries: [] };
+
 /**
- * Every event answered 2xx twice at one URL (load calls, up to DUPLICATES_FOLLOWED), with
- * every record of it in the calls topic and its destination's topics: how each came about
- * (duplicateMechanisms), and a sample spread over the run for the report (ChaosReport.duplicateTrails).
+ * One read of the topics for two questions. Every event answered 2xx twice at one URL
+ * (load calls, up to DUPLICATES_FOLLOWED), with every record of it in the calls topic and
+ * its destination's topics: how each came about (duplicateMechanisms), and a sample
+ * spread over the run for the report (ChaosReport.duplicateTrails). And every load call
+ * answered 2xx before a deliverer's kill, placed on its records in its destination's
+ * topic and retry tiers: whether the kill left it uncommitted (ChaosReport.delivererKills).
  */
-async function followDuplicates(run: ChaosRun, faultRecords: readonly FaultRecord[]): Promise<{ trails: ChaosReport['duplicateTrails']; mechanisms: Record<string, number> }> {
-  if (run.broker === undefined) return { trails: [], mechanisms: {} };
+async function followDuplicates(
+  run: ChaosRun,
+  faultRecords: readonly FaultRecord[],
+): Promise<{ trails: ChaosReport['duplicateTrails']; mechanisms: Record<string, number>; kills: ChaosReport['delivererKills'] }> {
+  const killsWithout = (note: string): ChaosReport['delivererKills'] =>
+    run.delivererKills.map((kill) => ({ ...summaryOf(kill), ...NOTHING_EXPOSED, commitsNote: [kill.commitsNote, note].filter((n) => n !== undefined).join('; ') }));
+  if (run.broker === undefined) return { trails: [], mechanisms: {}, kills: killsWithout('the topics were not read') };
   const all: { key: string; destination: string; answeredAt: number[] }[] = [];
+  // Per URL and load call answered 2xx before the last kill of the deliverer: the calls to place on their records.
+  const lastKillAt = Math.max(0, ...run.delivererKills.map((k) => k.atMs));
+  const answered: { url: string; key: string; destination: string; answeredAt: number[] }[] = [];
   for (const destination of run.topology.destinations) {
     for (const name of destination.receivers) {
       for (const [key, seen] of run.receivers.get(name)!.arrivals) {
         const at = seen.deliveredAt ?? [];
-        if (at.length > 1 && !key.startsWith('trace:')) all.push({ key, destination: destination.id, answeredAt: at });
+        if (key.startsWith('trace:')) continue;
+        if (at.length > 1) all.push({ key, destination: destination.id, answeredAt: at });
+        // NOTE: `stray:` keys name no one call: their records cannot be told apart.
+        if (at.length > 0 && at[0]! <= lastKillAt && !key.startsWith('stray:')) answered.push({ url: name, key, destination: destination.id, answeredAt: at });
       }
     }
   }
   const followed = all.slice(0, DUPLICATES_FOLLOWED);
-  if (followed.length === 0) return { trails: [], mechanisms: {} };
-  run.say(`following ${followed.length} of ${all.length} duplicated events through the topics`);
+  if (followed.length === 0 && answered.length === 0) return { trails: [], mechanisms: {}, kills: killsWithout('nothing answered before it') };
+  run.say(`following ${followed.length} of ${all.length} duplicated events, and ${answered.length} answered before the deliverer's last kill, through the topics`);
   const { names } = run;
-  const destinations = [...new Set(followed.map((p) => p.destination))];
   const retryTopics = (d: string) => run.profile.delivery.retryTiers.map((tier) => names.retry(d, tier));
-  const topics = [names.calls, ...destinations.flatMap((d) => [names.deliveries(d), ...retryTopics(d), names.dlq(d)])];
+  const destinations = [...new Set([...followed, ...answered].map((p) => p.destination))];
+  const duplicated = [...new Set(followed.map((p) => p.destination))];
+  const topics = [names.calls, ...destinations.flatMap((d) => [names.deliveries(d), ...retryTopics(d), ...(duplicated.includes(d) ? [names.dlq(d)] : [])])];
+  let found: Map<string, TrailStop[]>;
   try {
-    const found = await findTrails(run.broker.brokers, topics, new Set(followed.map((p) => p.key)), (messageId, traceId) => run.ledger.keyOf(messageId, traceId));
-    const traced = followed.map((p) => ({ ...p, stops: (found.get(p.key) ?? []).filter((stop) => stop.topic === names.calls || stop.topic.startsWith(names.deliveries(p.destination))) }));
-    const mechanisms = duplicateMechanisms(
-      traced.map((p) => ({
-        answeredAt: p.answeredAt,
-        deliveryRecords: p.stops.filter((s) => s.topic === names.deliveries(p.destination)).length,
-        retryRecords: p.stops.filter((s) => retryTopics(p.destination).includes(s.topic)).length,
-      })),
-      faultRecords,
-    );
-    // Spread over the run: every n-th one.
-    const step = Math.max(1, Math.floor(traced.length / DUPLICATE_SAMPLE));
-    const trails = traced
-      .filter((_, i) => i % step === 0)
-      .slice(0, DUPLICATE_SAMPLE)
-      .map(({ answeredAt, ...p }) => ({ ...p, answeredAtMs: answeredAt.map((t) => t - answeredAt[0]!) }));
-    return { trails, mechanisms };
+    const wanted = new Set([...followed.map((p) => p.key), ...answered.map((p) => p.key)]);
+    found = await findTrails(run.broker.brokers, topics, wanted, (messageId, traceId) => run.ledger.keyOf(messageId, traceId), new Set(followed.map((p) => p.key)));
   } catch (error) {
     run.say(`could not follow the duplicates: ${String(error)}`);
-    return { trails: [], mechanisms: {} };
+    return { trails: [], mechanisms: {}, kills: killsWithout(`the topics could not be read: ${String(error)}`) };
   }
+  const traced = followed.map((p) => ({ ...p, stops: (found.get(p.key) ?? []).filter((stop) => stop.topic === names.calls || stop.topic.startsWith(names.deliveries(p.destination))) }));
+  const mechanisms = duplicateMechanisms(
+    traced.map((p) => ({
+      answeredAt: p.answeredAt,
+      deliveryRecords: p.stops.filter((s) => s.topic === names.deliveries(p.destination)).length,
+      retryRecords: p.stops.filter((s) => retryTopics(p.destination).includes(s.topic)).length,
+    })),
+    faultRecords,
+  );
+  // Spread over the run: every n-th one.
+  const step = Math.max(1, Math.floor(traced.length / DUPLICATE_SAMPLE));
+  const trails = traced
+    .filter((_, i) => i % step === 0)
+    .slice(0, DUPLICATE_SAMPLE)
+    .map(({ answeredAt, ...p }) => ({ ...p, answeredAtMs: answeredAt.map((t) => t - answeredAt[0]!) }));
+
+  const events: AnsweredEvent[] = answered.map((p) => {
+    const consumed = new Set([names.deliveries(p.destination), ...retryTopics(p.destination)]);
+    const records = (found.get(p.key) ?? [])
+      .filter((stop) => consumed.has(stop.topic))
+      .map((stop) => ({ topic: stop.topic, partition: stop.partition, offset: BigInt(stop.offset), writtenAtMs: stop.writtenAtMs }));
+    return { url: p.url, key: p.key, answeredAt: p.answeredAt, records };
+  });
+  const kills = run.delivererKills.map((kill, i): ChaosReport['delivererKills'][number] => {
+    if (kill.commits === undefined) return { ...summaryOf(kill), ...NOTHING_EXPOSED };
+    const exposure = killExposure({ atMs: kill.atMs, commits: kill.commits }, run.delivererKills[i + 1]?.atMs, events);
+    run.say(
+      `deliverer kill at ${new Date(kill.atMs).toISOString()}: ${kill.openEvents} events in open requests, ${exposure.answeredNotCommitted} answered 2xx but not committed (${exposure.unplaced} not found in the topics); answered again for the same record after it: ${exposure.redeliveredNotCommitted} not committed at the kill, ${exposure.redeliveredCommitted} COMMITTED; not committed and answered again for a later record (its retry): ${exposure.notCommittedAnsweredForLaterRecord}, not answered again: ${exposure.notCommittedNotAnsweredAgain}`,
+    );
+    return { ...summaryOf(kill), ...exposure };
+  });
+  return { trails, mechanisms, kills };
+}
+
+/** A kill's fields in the report, but for the commits themselves. */
+function summaryOf(kill: DelivererKill): { atMs: number; openEvents: number; commitsRead: boolean; commitsReadAfterMs: number; commitsNote?: string } {
+  return {
+    atMs: kill.atMs,
+    openEvents: kill.openEvents,
+    commitsRead: kill.commits !== undefined,
+    commitsReadAfterMs: kill.commitsReadAfterMs,
+    ...(kill.commitsNote === undefined ? {} : { commitsNote: kill.commitsNote }),
+  };
 }
 
 /** Records in each enabled destination's topic and in its retry tiers, once drained (ChaosReport.retryTierRecords). */
@@ -721,7 +833,7 @@ function buildReport(parts: {
   trails: Record<string, TrailStop[]>;
   duplicateTrails: ChaosReport['duplicateTrails'];
   duplicateMechanisms: Record<string, number>;
-  delivererKills: readonly { atMs: number; openEvents: number }[];
+  delivererKills: ChaosReport['delivererKills'];
   userOrder: Record<string, UserOrderResult>;
   tierRecords: ChaosReport['retryTierRecords'];
 }): ChaosReport {
@@ -799,13 +911,7 @@ function buildReport(parts: {
     trails: parts.trails,
     duplicateTrails: parts.duplicateTrails,
     duplicateMechanisms: parts.duplicateMechanisms,
-    delivererKills: parts.delivererKills.map((kill) => ({
-      ...kill,
-      answeredInSecondBefore: [...parts.receivers.values()].reduce(
-        (sum, r) => sum + [...r.arrivals.values()].reduce((n, a) => n + (a.deliveredAt ?? []).filter((t) => t > kill.atMs - 1_000 && t <= kill.atMs).length, 0),
-        0,
-      ),
-    })),
+    delivererKills: parts.delivererKills,
     retryTierRecords: parts.tierRecords,
     userOrder: parts.userOrder,
   };

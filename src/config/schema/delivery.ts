@@ -49,7 +49,7 @@ export const deliverySchema = strictObject({
   concurrencyPerDestination: field(checkInt(1, 100_000)).prefault(64),
   bufferBudget: field(checkSize(MIN_BUFFER_BUDGET, MAX_BUFFER_BUDGET)).prefault(formatSize(DEFAULT_BUFFER_BUDGET)),
   blockPrivateNetworks: field(checkBoolean).prefault(false),
-  transactionalMoves: field(checkBoolean).prefault(false),
+  transactionalMoves: field(checkBoolean).prefault(true),
   circuitBreaker: circuitBreakerSchema.optional(),
   proxy: proxySchema.optional(),
 }).transform(

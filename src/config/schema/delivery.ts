@@ -27,8 +27,8 @@ export interface DeliveryConfig {
   blockPrivateNetworks: boolean;
   /**
    * Moves to a retry tier or the dead letters in a Kafka transaction with the offset they
-   * move (with kafka.transactions; docs/kafka.md#transactions). Opt-in: see there for
-   * what it costs. Read at start.
+   * move (with kafka.transactions; docs/kafka.md#transactions). On by default; `false`
+   * writes, then commits. Read at start.
    */
   transactionalMoves: boolean;
   /** The circuit breaker's thresholds for every destination (each may override them). */

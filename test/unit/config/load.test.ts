@@ -105,7 +105,7 @@ describe('config/example.yaml', () => {
       maxRetryWindowMs: 14_400_000,
       concurrencyPerDestination: 64,
       bufferBudgetBytes: 64 * 1024 * 1024,
-        transactionalMoves: false,
+        transactionalMoves: true,
       blockPrivateNetworks: false,
     });
     expect(config.sources).toEqual([
@@ -197,7 +197,7 @@ describe('defaults', () => {
         maxRetryWindowMs: 4 * 3_600_000,
         concurrencyPerDestination: 64,
         bufferBudgetBytes: 64 * 1024 * 1024,
-        transactionalMoves: false,
+        transactionalMoves: true,
         blockPrivateNetworks: false,
       },
       router: { dedupeWindowMs: 3_600_000 },

@@ -39,6 +39,21 @@ const offsets = (from: bigint, part: FetchAnswerPartition, readCommitted: boolea
   return { offsets: records.map((r) => r.offset), values: records.map((r) => r.value?.toString()), next };
 };
 
+/** Producer 7 aborts its transaction at 0-1 (marker at 2); producer 8 commits its own at 3-4 (marker at 5); then 7 commits a new one at 6 (marker at 7). */
+function abortedThenCommitted(): FetchAnswerPartition {
+  return answer(
+    [
+      batch(0n, ['aborted-1', 'aborted-2'], { producerId: 7n, attributes: IS_TRANSACTIONAL }),
+      marker(2n, 7n, false),
+      batch(3n, ['kept-1', 'kept-2'], { producerId: 8n, attributes: IS_TRANSACTIONAL }),
+      marker(5n, 8n, true),
+      batch(6n, ['kept-3'], { producerId: 7n, attributes: IS_TRANSACTIONAL }),
+      marker(7n, 7n, true),
+    ],
+    [{ producerId: 7n, firstOffset: 0n }],
+  );
+}
+
 describe('decodeRecords', () => {
   it('hands over every record in offset order; the position moves past the last batch', () => {
     expect(offsets(0n, answer([batch(0n, ['a', 'b']), batch(2n, ['c'])]), false)).toEqual({ offsets: ['0', '1', '2'], values: ['a', 'b', 'c'], next: 3n });
@@ -55,18 +70,7 @@ describe('decodeRecords', () => {
   });
 
   it('reading committed, skips the records of an aborted transaction (kept when reading uncommitted)', () => {
-    // Producer 7 aborts its transaction at 0-1 (marker at 2); producer 8 commits its own at 3-4 (marker at 5); then 7 commits a new one at 6 (marker at 7).
-    const part = answer(
-      [
-        batch(0n, ['aborted-1', 'aborted-2'], { producerId: 7n, attributes: IS_TRANSACTIONAL }),
-        marker(2n, 7n, false),
-        batch(3n, ['kept-1', 'kept-2'], { producerId: 8n, attributes: IS_TRANSACTIONAL }),
-        marker(5n, 8n, true),
-        batch(6n, ['kept-3'], { producerId: 7n, attributes: IS_TRANSACTIONAL }),
-        marker(7n, 7n, true),
-      ],
-      [{ producerId: 7n, firstOffset: 0n }],
-    );
+    const part = abortedThenCommitted();
     expect(offsets(0n, part, true)).toEqual({ offsets: ['3', '4', '6'], values: ['kept-1', 'kept-2', 'kept-3'], next: 8n });
     expect(offsets(0n, part, false)).toEqual({ offsets: ['0', '1', '3', '4', '6'], values: ['aborted-1', 'aborted-2', 'kept-1', 'kept-2', 'kept-3'], next: 8n });
   });
@@ -151,17 +155,7 @@ describe('decodeRecords', () => {
 
 describe('recordOffsets', () => {
   it('gives the offsets a committed reader sees (no markers, no aborted records) and the position after the answer, as decodeRecords does', () => {
-    const part = answer(
-      [
-        batch(0n, ['aborted-1', 'aborted-2'], { producerId: 7n, attributes: IS_TRANSACTIONAL }),
-        marker(2n, 7n, false),
-        batch(3n, ['kept-1', 'kept-2'], { producerId: 8n, attributes: IS_TRANSACTIONAL }),
-        marker(5n, 8n, true),
-        batch(6n, ['kept-3'], { producerId: 7n, attributes: IS_TRANSACTIONAL }),
-        marker(7n, 7n, true),
-      ],
-      [{ producerId: 7n, firstOffset: 0n }],
-    );
+    const part = abortedThenCommitted();
     expect(recordOffsets(0n, part)).toEqual({ offsets: [3n, 4n, 6n], next: 8n });
     // Asked from 4, the broker answers from the batch holding it, and lists no transaction aborted before.
     const later = answer([batch(3n, ['kept-1', 'kept-2'], { producerId: 8n, attributes: IS_TRANSACTIONAL }), marker(5n, 8n, true), batch(6n, ['kept-3'], { producerId: 7n, attributes: IS_TRANSACTIONAL }), marker(7n, 7n, true)]);

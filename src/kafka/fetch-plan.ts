@@ -61,11 +61,6 @@ export interface PlanInput {
   readonly sharing: number;
 }
 
-/** A partition's fair share of the budget while `sharing` partitions hold or may have records. */
-export function fairShare(settings: PlanSettings, sharing: number): number {
-  return Math.max(settings.minPartitionBytes, Math.floor(settings.budgetBytes / Math.max(1, sharing)));
-}
-
 /**
  * The next request to the leader of `input`, or undefined when none of its partitions
  * may be asked for now. `outstanding`: the bytes held by every partition plus what the
@@ -75,7 +70,7 @@ export function fairShare(settings: PlanSettings, sharing: number): number {
  * ride along.
  */
 export function planFetch(input: PlanInput, settings: PlanSettings, outstanding: number, pollEmpty: boolean): FetchPlan | undefined {
-  const share = fairShare(settings, input.sharing);
+  const fairShare = Math.max(settings.minPartitionBytes, Math.floor(settings.budgetBytes / Math.max(1, input.sharing)));
   const budgetLeft = Math.min(settings.maxRequestBytes, settings.budgetBytes - outstanding);
   let left = budgetLeft;
   const askable = (p: PlanPartition) => !p.paused && !p.inFlight;
@@ -83,14 +78,14 @@ export function planFetch(input: PlanInput, settings: PlanSettings, outstanding:
   const withRecords: PlannedPartition[] = [];
   const empty: PlannedPartition[] = [];
   for (const p of mine) {
-    const room = Math.min(settings.maxPartitionBytes, share - p.held);
+    const room = Math.min(settings.maxPartitionBytes, fairShare - p.held);
     if (p.alone && room >= settings.minPartitionBytes) {
       // NOTE: alone, whatever else waits: only the first batch of a request comes whole,
       // and only while the budget has room: the broker sends that batch whole whatever
-      // the limit. Asked whatever the budget held, every truncated partition brought its
-      // whole batch: at 1,000 destinations with 700 KB batches, 347 MB held on a 64 MB
-      // budget (destinations bench, backlog), and the deliverer ran out of heap. The
-      // answer keeps only the records within the partition's share (FetchPositions.keepBytes).
+      // the limit, so the budget is passed by one batch at most. Asked whatever the
+      // budget held, every truncated partition brought its whole batch: at 1,000
+      // destinations with 700 KB batches, 347 MB held on a 64 MB budget (destinations
+      // bench, backlog), and the deliverer ran out of heap.
       if (budgetLeft < settings.minPartitionBytes) continue;
       const bytes = Math.min(room, budgetLeft);
       return { partitions: [{ key: p.key, topic: p.topic, partition: p.partition, maxBytes: bytes }], maxBytes: bytes, polls: false };
@@ -102,7 +97,7 @@ export function planFetch(input: PlanInput, settings: PlanSettings, outstanding:
   }
   if (pollEmpty) {
     for (const p of input.empty) {
-      const room = Math.min(settings.maxPartitionBytes, share - p.held);
+      const room = Math.min(settings.maxPartitionBytes, fairShare - p.held);
       if (askable(p) && room >= settings.minPartitionBytes) empty.push({ key: p.key, topic: p.topic, partition: p.partition, maxBytes: room });
     }
   }

@@ -5,7 +5,7 @@
 // partitions split by whether they are at their end, and the budget's sums, as they
 // change, so that planning walks only what it may ask for; fetch-plan.test.ts checks
 // that against a full walk under random pauses, releases, rebalances and late answers.
-import { fairShare, planFetch } from './fetch-plan.js';
+import { planFetch } from './fetch-plan.js';
 import type { FetchPlan, PlanInput, PlanPartition, PlanSettings } from './fetch-plan.js';
 
 /** A partition's fetch state; `leader`, `held` and `hasRecords` change only through FetchPositions (they are indexed). */
@@ -159,21 +159,7 @@ export class FetchPositions {
     for (const { partition, epoch } of asked) if (partition.epoch === epoch) partition.inFlight = false;
   }
 
-  /**
-   * The bytes of records an answer of `p` (a current one, of `leader`'s request) may
-   * keep: its room in its fair share, within what the budget has left with the request's
-   * own bytes. The fetcher keeps at least one record (progress) and fetches the rest
-   * again later, so the budget is passed by one record per partition, not by a batch:
-   * the broker sends a request's first batch whole, and with 1,000 partitions of 700 KB
-   * batches on a 64 MB budget (destinations bench, backlog) a few partitions held the
-   * whole budget while the others waited.
-   */
-  keepBytes(p: FetchPartition, leader: number): number {
-    const share = fairShare(this.settings, this.sharing + (sharesBudget(p) ? 0 : 1));
-    return Math.min(share - p.held, this.settings.budgetBytes - this.outstanding() + (this.inFlightBytes.get(leader) ?? 0));
-  }
-
-  /** A counted answer of `p` asked at `from`, kept up to `next`, the log ending at `end`: whether it was truncated (asked for alone next). */
+  /** A counted answer of `p` asked at `from`, decoded up to `next`, the log ending at `end`: whether it was truncated (asked for alone next). */
   answered(p: FetchPartition, from: bigint, next: bigint, end: bigint, held: number): boolean {
     p.alone = next === from && end > from;
     p.position = next;

@@ -202,7 +202,7 @@ export class Fetcher {
           if (!this.partitions.current(entry)) continue; // fenced: assigned anew, sought or revoked meanwhile
           const { partition: p, position } = entry;
           const part = byKey.get(p.key);
-          if (part !== undefined) await this.take(p, leader, position, part);
+          if (part !== undefined) await this.take(p, position, part);
           await this.handOverTurn();
         }
         this.partitions.settled(leader);
@@ -216,18 +216,17 @@ export class Fetcher {
     }
   }
 
-  /** One partition's answer (of `leader`'s request): the records within what it may keep (FetchPositions.keepBytes); the position moves to the first one left. */
-  private async take(p: Partition, leader: number, asked: bigint, part: FetchAnswerPartition): Promise<void> {
+  /** One partition's answer. */
+  private async take(p: Partition, asked: bigint, part: FetchAnswerPartition): Promise<void> {
     if (part.errorCode !== ERROR.NONE) {
       await this.answerError(p, part.errorCode);
       return;
     }
-    const { records, next, trimmed } = decodeRecords(p.topic, p.partition, asked, part, this.settings.isolation === 1, this.partitions.keepBytes(p, leader));
+    const { records, next } = decodeRecords(p.topic, p.partition, asked, part, this.settings.isolation === 1);
     const end = this.settings.isolation === 1 ? part.lastStableOffset : part.highWatermark;
     let held = 0;
     for (const record of records) held += heldBytes(record);
     if (this.partitions.answered(p, asked, next, end, held)) this.logger.debug({ topic: p.topic, partition: p.partition, offset: asked.toString() }, 'record batch larger than its share; fetching the partition alone');
-    if (trimmed) this.logger.debug({ topic: p.topic, partition: p.partition, offset: asked.toString(), next: next.toString() }, 'answer larger than the partition\'s share; the rest is fetched again later');
     if (records.length === 0 && next === asked) return;
     this.events.records(p.topic, p.partition, records, asked, next);
   }
@@ -311,10 +310,9 @@ type AnswerBatch = NonNullable<FetchAnswerPartition['records']>[number];
 /**
  * Walks the batches of one partition's answer that end at or after `from`, handing over
  * those a reader keeps (control batches, and aborted transactions' records when reading
- * committed, left out), and gives back the position after the last batch, or the offset
- * `keep` stopped at (it returns one to end the walk there). Pure.
+ * committed, left out), and gives back the position after the last batch. Pure.
  */
-function walkBatches(from: bigint, part: FetchAnswerPartition, readCommitted: boolean, keep: (batch: AnswerBatch) => bigint | undefined): bigint {
+function walkBatches(from: bigint, part: FetchAnswerPartition, readCommitted: boolean, keep: (batch: AnswerBatch) => void): bigint {
   let next = from;
   const aborted = readCommitted ? [...(part.abortedTransactions ?? [])].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : 1)) : [];
   const abortedProducers = new Set<bigint>();
@@ -332,8 +330,7 @@ function walkBatches(from: bigint, part: FetchAnswerPartition, readCommitted: bo
       next = after;
       continue;
     }
-    const stoppedAt = keep(batch);
-    if (stoppedAt !== undefined) return stoppedAt;
+    keep(batch);
     next = after;
   }
   return next;
@@ -342,13 +339,9 @@ function walkBatches(from: bigint, part: FetchAnswerPartition, readCommitted: bo
 /**
  * The records of one partition's answer at or after `from`, and the position after
  * the last batch (control batches and aborted transactions' records skipped, their
- * offsets passed). With `keepBytes`, the records stop (`trimmed`) before the first one
- * that would take their heldBytes past it, the first record kept whatever its size:
- * `next` is then that record's offset. Pure.
+ * offsets passed). Pure.
  */
-export function decodeRecords(topic: string, partition: number, from: bigint, part: FetchAnswerPartition, readCommitted: boolean, keepBytes = Infinity): { records: InboundRecord[]; next: bigint; trimmed: boolean } {
-  let kept = 0;
-  let trimmed = false;
+export function decodeRecords(topic: string, partition: number, from: bigint, part: FetchAnswerPartition, readCommitted: boolean): { records: InboundRecord[]; next: bigint } {
   const records: InboundRecord[] = [];
   const next = walkBatches(from, part, readCommitted, (batch) => {
     for (const r of batch.records) {
@@ -366,17 +359,10 @@ export function decodeRecords(topic: string, partition: number, from: bigint, pa
           else headers[name] = [known, value];
         }
       }
-      const record: InboundRecord = { topic, partition, offset: offset.toString(), key: own(r.key), value: own(r.value), headers, timestamp: (batch.firstTimestamp + BigInt(r.timestampDelta)).toString() };
-      kept += heldBytes(record);
-      if (kept > keepBytes && records.length > 0) {
-        trimmed = true;
-        return offset;
-      }
-      records.push(record);
+      records.push({ topic, partition, offset: offset.toString(), key: own(r.key), value: own(r.value), headers, timestamp: (batch.firstTimestamp + BigInt(r.timestampDelta)).toString() });
     }
-    return undefined;
   });
-  return { records, next, trimmed };
+  return { records, next };
 }
 
 /**
@@ -391,7 +377,6 @@ export function recordOffsets(from: bigint, part: FetchAnswerPartition): { offse
       const offset = batch.firstOffset + BigInt(r.offsetDelta);
       if (offset >= from) offsets.push(offset);
     }
-    return undefined;
   });
   return { offsets, next };
 }

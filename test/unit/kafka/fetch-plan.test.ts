@@ -1,7 +1,7 @@
 // The fetcher's planning (fetch-plan.ts) and bookkeeping (fetch-positions.ts): the
 // rules in tables, then a simulation of the fetcher's loop (fetcher.ts) against a model
-// of the broker's answers (record batches sent whole), with random pauses, resumes,
-// finished records, seeks, rebalances, failed and late answers (fast-check).
+// of the broker's answers, with random pauses, resumes, finished records, seeks,
+// rebalances, failed and late answers (fast-check).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { planFetch } from '../../../src/kafka/fetch-plan.js';
@@ -178,45 +178,30 @@ describe('FetchPositions', () => {
 interface Sim {
   readonly settings: PlanSettings;
   readonly leaders: number;
-  /** Per partition key: its log, one record per offset, by size. */
+  /** Per partition key: its log, one batch (of one record) per offset, by size. */
   readonly logs: Map<string, number[]>;
-  /** Per partition key: the first offset of the batch each offset is in. */
-  readonly batchOf: Map<string, number[]>;
   readonly leaderOf: Map<string, number>;
   readonly state: FetchPositions;
   /** Each leader's request out, with how many rounds it has waited. */
   readonly pending: Map<number, SentRequest & { waited: number }>;
   /** The owner: per partition, the records handed over and not finished (offset → size), the finished offsets, and the epoch it reads. */
   readonly owner: Map<string, { handed: Map<number, number>; finished: Set<number>; epoch: { object: FetchPartition; epoch: number; next: bigint; seen: Set<number> } | undefined }>;
-  maxRecord: number;
+  maxBatch: number;
 }
 
 const POLL_ROUNDS = 8;
 
-/** Each partition's log as batches: a number is a batch of one record of that size, an array a batch of records of those sizes. */
-function createSim(partitions: number, leaders: number, logs: (number | number[])[][], settings: PlanSettings, leaderOf = (i: number) => 1 + (i % leaders)): Sim {
-  const sim: Sim = { settings, leaders, logs: new Map(), batchOf: new Map(), leaderOf: new Map(), state: new FetchPositions(settings), pending: new Map(), owner: new Map(), maxRecord: 0 };
+function createSim(partitions: number, leaders: number, logs: number[][], settings: PlanSettings, leaderOf = (i: number) => 1 + (i % leaders)): Sim {
+  const sim: Sim = { settings, leaders, logs: new Map(), leaderOf: new Map(), state: new FetchPositions(settings), pending: new Map(), owner: new Map(), maxBatch: 0 };
   for (let i = 0; i < partitions; i++) {
     const key = `t:${i}`;
-    sim.logs.set(key, []);
-    sim.batchOf.set(key, []);
+    sim.logs.set(key, [...(logs[i] ?? [])]);
     sim.leaderOf.set(key, leaderOf(i));
     sim.owner.set(key, { handed: new Map(), finished: new Set(), epoch: undefined });
-    for (const batch of logs[i] ?? []) produce(sim, key, typeof batch === 'number' ? [batch] : batch);
+    for (const size of logs[i] ?? []) sim.maxBatch = Math.max(sim.maxBatch, size);
   }
   assign(sim, [...sim.logs.keys()]);
   return sim;
-}
-
-/** Appends one batch of records of these sizes to the partition's log. */
-function produce(sim: Sim, key: string, sizes: readonly number[]): void {
-  const log = sim.logs.get(key)!;
-  const start = log.length;
-  for (const size of sizes) {
-    log.push(size);
-    sim.batchOf.get(key)!.push(start);
-    sim.maxRecord = Math.max(sim.maxRecord, size);
-  }
 }
 
 /** The first offset not finished (what the group's commit names). */
@@ -287,11 +272,10 @@ function send(sim: Sim, leader: number, pollEmpty: boolean): SentRequest | undef
 }
 
 /**
- * The broker's answer to `request`, read now: per partition the whole batches from the
- * one its position is in that fit its limit and what is left of the request's (the
- * records before the position are decoded and dropped: only those from it are given);
- * the first batch of the first partition that brings any comes whole whatever the
- * limits (KIP-74); a later partition whose first batch does not fit gets none.
+ * The broker's answer to `request`, read now: per partition the batches from its
+ * position that fit its limit and what is left of the request's; the first batch of
+ * the first partition that brings any comes whole whatever the limits (KIP-74); a
+ * later partition whose first batch does not fit gets none.
  */
 function brokerAnswer(sim: Sim, request: SentRequest): Map<AskedPartition, { sizes: number[]; end: number }> {
   const answers = new Map<AskedPartition, { sizes: number[]; end: number }>();
@@ -299,18 +283,14 @@ function brokerAnswer(sim: Sim, request: SentRequest): Map<AskedPartition, { siz
   let first = true;
   for (const asked of request.asked) {
     const log = sim.logs.get(asked.partition.key)!;
-    const batchOf = sim.batchOf.get(asked.partition.key)!;
     const limit = Math.min(asked.maxBytes, remaining);
     const sizes: number[] = [];
     let bytes = 0;
-    for (let o = Number(asked.position); o < log.length; ) {
-      let end = o;
-      let batchBytes = 0;
-      for (let r = batchOf[o]!; r < log.length && batchOf[r] === batchOf[o]; r++, end = r) batchBytes += log[r]!;
-      if (bytes + batchBytes > limit && !(first && sizes.length === 0)) break;
-      for (let r = o; r < end; r++) sizes.push(log[r]!);
-      bytes += batchBytes;
-      o = end;
+    for (let o = Number(asked.position); o < log.length; o++) {
+      const size = log[o]!;
+      if (bytes + size > limit && !(first && sizes.length === 0)) break;
+      sizes.push(size);
+      bytes += size;
     }
     if (sizes.length > 0) first = false;
     remaining = Math.max(0, remaining - bytes);
@@ -324,7 +304,7 @@ function nothingYet(sim: Sim, request: SentRequest): boolean {
   return request.asked.every((a) => Number(a.position) >= sim.logs.get(a.partition.key)!.length);
 }
 
-/** The fetch loop's handling of an answer (fetcher.ts runLeader and take, decodeRecords' trimming to keepBytes). */
+/** The fetch loop's handling of an answer (fetcher.ts runLeader and take). */
 function answer(sim: Sim, leader: number): void {
   const request = sim.pending.get(leader);
   if (request === undefined) return;
@@ -333,19 +313,11 @@ function answer(sim: Sim, leader: number): void {
   for (const asked of request.asked) {
     if (!sim.state.current(asked)) continue;
     const { sizes, end } = answers.get(asked)!;
-    const p = asked.partition;
-    const keep = sim.state.keepBytes(p, leader);
-    let kept = 0;
-    let count = 0;
-    for (const size of sizes) {
-      if (kept + size > keep && count > 0) break;
-      kept += size;
-      count += 1;
-    }
     const from = asked.position;
-    const next = from + BigInt(count);
-    sim.state.answered(p, from, next, BigInt(end), kept);
-    handOver(sim, p, from, sizes.slice(0, count));
+    const next = from + BigInt(sizes.length);
+    const p = asked.partition;
+    sim.state.answered(p, from, next, BigInt(end), sizes.reduce((a, b) => a + b, 0));
+    handOver(sim, p, from, sizes);
   }
   sim.state.settled(leader);
 }
@@ -391,16 +363,10 @@ function checkIndex(sim: Sim): void {
   expect(sim.state.outstanding()).toBe(out);
 }
 
-/**
- * Held plus what the requests out may bring, within the budget plus, per partition, one
- * record it holds (an answer keeps one whatever its size) and, per leader, twice the
- * minimum (a poll's allowance): not one batch.
- */
+/** Held plus what the requests out may bring, within the budget plus, per leader, two batches (the broker's whole first batch of a request, a poll's) and twice the minimum: not one batch per partition. */
 function checkBudget(sim: Sim): void {
   checkIndex(sim);
-  let records = 0;
-  for (const owner of sim.owner.values()) records += Math.max(0, ...owner.handed.values());
-  const bound = sim.settings.budgetBytes + records + sim.leaders * 2 * sim.settings.minPartitionBytes;
+  const bound = sim.settings.budgetBytes + sim.leaders * (2 * sim.maxBatch + 2 * sim.settings.minPartitionBytes);
   expect(sim.state.outstanding()).toBeLessThanOrEqual(bound);
   let held = 0;
   for (const owner of sim.owner.values()) for (const size of owner.handed.values()) held += size;
@@ -418,12 +384,9 @@ type Step =
   | { kind: 'resume'; partition: number }
   | { kind: 'seek'; partition: number }
   | { kind: 'rebalance'; mask: number }
-  | { kind: 'produce'; partition: number; sizes: number[] };
+  | { kind: 'produce'; partition: number; size: number };
 
-/** One batch: one to six records of up to `maxRecord` bytes. */
-const batchArbitrary = (maxRecord: number) => fc.array(fc.integer({ min: 100, max: maxRecord }), { minLength: 1, maxLength: 6 });
-
-function stepArbitrary(maxRecord: number): fc.Arbitrary<Step> {
+function stepArbitrary(maxBatch: number): fc.Arbitrary<Step> {
   const leader = fc.integer({ min: 1, max: 3 });
   const partition = fc.nat({ max: 7 });
   return fc.oneof(
@@ -435,7 +398,7 @@ function stepArbitrary(maxRecord: number): fc.Arbitrary<Step> {
     { weight: 2, arbitrary: fc.record({ kind: fc.constant('resume' as const), partition }) },
     { weight: 3, arbitrary: fc.record({ kind: fc.constant('seek' as const), partition }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('rebalance' as const), mask: fc.nat({ max: 255 }) }) },
-    { weight: 2, arbitrary: fc.record({ kind: fc.constant('produce' as const), partition, sizes: batchArbitrary(maxRecord) }) },
+    { weight: 2, arbitrary: fc.record({ kind: fc.constant('produce' as const), partition, size: fc.integer({ min: 100, max: maxBatch }) }) },
   );
 }
 
@@ -471,9 +434,11 @@ function apply(sim: Sim, step: Step): void {
     case 'rebalance':
       assign(sim, [...sim.logs.keys()].filter((_, i) => (step.mask >> i) & 1));
       break;
-    case 'produce':
-      produce(sim, keyOf(step.partition), step.sizes);
+    case 'produce': {
+      sim.logs.get(keyOf(step.partition))!.push(step.size);
+      sim.maxBatch = Math.max(sim.maxBatch, step.size);
       break;
+    }
   }
 }
 
@@ -518,15 +483,14 @@ function drain(sim: Sim, patience: number): number {
 }
 
 describe('the fetch loop, simulated (fast-check)', () => {
-  it('hands each offset over once per epoch and none skipped, keeps an answer within the share (the budget passed by one record per partition), asks a truncated partition alone, and starves none', () => {
-    // Records up to 20 KB (larger than a partition's limit: truncated answers happen) in batches of up to six (larger than a share: trimmed answers happen).
-    const maxRecord = 20 * KB;
+  it('hands each offset over once per epoch and none skipped, stays within the budget plus one batch per partition, asks a truncated partition alone, and starves none', () => {
+    const maxBatch = 20 * KB; // larger than a partition's limit: truncated answers happen
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 8 }),
         fc.integer({ min: 1, max: 3 }),
-        fc.array(fc.array(batchArbitrary(maxRecord), { maxLength: 12 }), { minLength: 8, maxLength: 8 }),
-        fc.array(stepArbitrary(maxRecord), { maxLength: 150 }),
+        fc.array(fc.array(fc.integer({ min: 100, max: maxBatch }), { maxLength: 30 }), { minLength: 8, maxLength: 8 }),
+        fc.array(stepArbitrary(maxBatch), { maxLength: 150 }),
         (partitions, leaders, logs, steps) => {
           const sim = createSim(partitions, leaders, logs, SETTINGS);
           for (const step of steps) {
@@ -551,25 +515,6 @@ describe('the fetch loop, simulated (fast-check)', () => {
     [[[100, 8093, 4558, 3771, 1034], [100, 8093], [8193, 1063, 107, 9256, 107], [8193, 9363, 6646, 2717], [100, 9363, 100], [8193, 9363, 9363], [100, 9363, 10923], []]],
   ])('starves none in the logs where a rotating start did (found by fast-check): %j', (logs) => {
     drain(createSim(8, 1, logs, SETTINGS), 2 * 8 + POLL_ROUNDS + 4);
-  });
-
-  it('batches larger than a share: the budget is spread over every partition, each answer trimmed to its share', () => {
-    // 16 partitions with one 20 KB batch of 40 records each, a 64 KB budget (4 KB a share), the owner finishing nothing.
-    // NOTE: kept whole, the first answers took the budget: four partitions held records (80 KB), the other 12 none.
-    const sim = createSim(16, 1, Array.from({ length: 16 }, () => [Array.from({ length: 40 }, () => 500)]), { ...SETTINGS, maxRequestBytes: 64 * KB });
-    for (let round = 0; round < 100; round++) {
-      answer(sim, 1);
-      send(sim, 1, round % 3 === 0);
-      checkBudget(sim);
-    }
-    const holding = [...sim.owner.values()].filter((owner) => owner.handed.size > 0);
-    expect(holding).toHaveLength(16);
-    let held = 0;
-    for (const owner of holding) for (const size of owner.handed.values()) held += size;
-    expect(held).toBeLessThanOrEqual(SETTINGS.budgetBytes + 16 * 500);
-    // Finishing them all, every record is handed over once (the trimmed rest fetched again) and the commits reach the ends.
-    drain(sim, 2 * 16 + POLL_ROUNDS + 4);
-    for (const [key, log] of sim.logs) expect(committed(sim, key), key).toBe(log.length);
   });
 
   it('a poll of many idle partitions on one leader does not keep another leader\'s partitions from being fetched', () => {

@@ -3,7 +3,7 @@
 import { IS_CONTROL, IS_TRANSACTIONAL, Reader, createRecordsBatch, readRecordsBatches } from '@platformatic/kafka';
 import type { RecordsBatch } from '@platformatic/kafka';
 import { describe, expect, it } from 'vitest';
-import { decodeRecords, heldBytes, recordOffsets } from '../../../src/kafka/fetcher.js';
+import { decodeRecords, recordOffsets } from '../../../src/kafka/fetcher.js';
 import type { FetchAnswerPartition } from '../../../src/kafka/wire.js';
 
 const TOPIC = 'orders';
@@ -96,33 +96,7 @@ describe('decodeRecords', () => {
 
   it('an empty answer hands over nothing and leaves the position (a truncated batch reads as none)', () => {
     expect(offsets(30n, answer([]), false)).toEqual({ offsets: [], values: [], next: 30n });
-    expect(decodeRecords(TOPIC, 0, 30n, { ...answer([]), records: null }, false)).toEqual({ records: [], next: 30n, trimmed: false });
-  });
-
-  it('within keepBytes: stops before the record that would pass it, the position on that record; one record kept whatever its size', () => {
-    const part = answer([batch(0n, ['a', 'b', 'c']), batch(3n, ['d'])]);
-    const { records } = decodeRecords(TOPIC, 0, 0n, part, false);
-    const each = heldBytes(records[0]!); // one-letter records: all the same size
-    const trim = (from: bigint, keepBytes: number) => {
-      const { records: kept, next, trimmed } = decodeRecords(TOPIC, 0, from, part, false, keepBytes);
-      return { offsets: kept.map((r) => r.offset), next, trimmed };
-    };
-    expect(trim(0n, 2 * each)).toEqual({ offsets: ['0', '1'], next: 2n, trimmed: true });
-    expect(trim(0n, 2 * each + 1)).toEqual({ offsets: ['0', '1'], next: 2n, trimmed: true });
-    expect(trim(0n, 0)).toEqual({ offsets: ['0'], next: 1n, trimmed: true });
-    // Asked again from where it stopped: the rest, once.
-    expect(trim(2n, 2 * each)).toEqual({ offsets: ['2', '3'], next: 4n, trimmed: false });
-    expect(trim(0n, 4 * each)).toEqual({ offsets: ['0', '1', '2', '3'], next: 4n, trimmed: false });
-  });
-
-  it('trimmed past skipped records (a marker, an aborted transaction), the position is on the first record not kept: nothing between is lost', () => {
-    const part = answer(
-      [batch(0n, ['a'], { producerId: 7n, attributes: IS_TRANSACTIONAL }), marker(1n, 7n, false), batch(2n, ['b']), batch(3n, ['c', 'd'])],
-      [{ producerId: 7n, firstOffset: 0n }],
-    );
-    const each = heldBytes(decodeRecords(TOPIC, 0, 2n, part, true).records[0]!);
-    const { records, next, trimmed } = decodeRecords(TOPIC, 0, 0n, part, true, 2 * each);
-    expect({ offsets: records.map((r) => r.offset), next, trimmed }).toEqual({ offsets: ['2', '3'], next: 4n, trimmed: true });
+    expect(decodeRecords(TOPIC, 0, 30n, { ...answer([]), records: null }, false)).toEqual({ records: [], next: 30n });
   });
 
   it('copies key, value, headers (repeated names as arrays), timestamp, topic and partition out of the answer', () => {

@@ -41,9 +41,11 @@ export async function readKafkaFigures(kafka: { admin: KafkaAdmin; gaps: GapRead
   const dlqSpans = dlqs.flatMap((topic) => (ends.get(topic) ?? []).map((e) => ({ topic, partition: e.partition, from: BigInt(e.low), to: BigInt(e.high) })));
   return counter.counting(gaps, [...retrySpans, ...dlqSpans], (records) => {
     const recordsIn = (spans: readonly OffsetSpan[]) => spans.reduce((sum, s) => sum + records(s.topic, s.partition, s.from, s.to), 0);
+    const spansOf = new Map<string, OffsetSpan[]>();
+    for (const span of retrySpans) spansOf.set(span.topic, [...(spansOf.get(span.topic) ?? []), span]);
+    const waiting = (topic: string) => recordsIn(spansOf.get(topic) ?? []);
     const figures = new Map<string, KafkaFigures>();
     for (const { id, topics } of plans) {
-      const waiting = (topic: string) => (present.has(topic) ? recordsIn(retrySpans.filter((s) => s.topic === topic)) : 0);
       figures.set(id, {
         consumerLag: present.has(topics.main) ? topicLag(ends.get(topics.main) ?? [], commits.get(topics.main) ?? []) : 0,
         retryBacklog: topics.retries.filter((r) => !r.leftover || waiting(r.topic) > 0).map((r) => ({ tier: r.tier.name, waiting: waiting(r.topic) })),

@@ -3,6 +3,7 @@
 // a member whose generation ended can never move the group's position (the broker
 // answers ILLEGAL_GENERATION). Also the read of a group's commits.
 import type { Generation } from './membership.js';
+import { byTopic } from './partition-key.js';
 import { ERROR, KafkaAnswerError } from './wire.js';
 import type { Wire } from './wire.js';
 
@@ -21,16 +22,6 @@ export interface CommittedEntry {
   metadata: string | null;
 }
 
-function byTopic<T extends { topic: string }>(entries: readonly T[]): Map<string, T[]> {
-  const topics = new Map<string, T[]>();
-  for (const e of entries) {
-    let list = topics.get(e.topic);
-    if (list === undefined) topics.set(e.topic, (list = []));
-    list.push(e);
-  }
-  return topics;
-}
-
 /**
  * Commits `entries` for `generation` (undefined: for a group nobody is a member of, as
  * the upgrade from older group names does). Throws KafkaAnswerError for the first
@@ -38,10 +29,7 @@ function byTopic<T extends { topic: string }>(entries: readonly T[]): Map<string
  */
 export async function commitOffsets(wire: Wire, groupId: string, generation: Pick<Generation, 'id' | 'memberId' | 'coordinator'> | { coordinator: number; id: -1; memberId: '' }, entries: readonly OffsetCommitEntry[]): Promise<void> {
   if (entries.length === 0) return;
-  const topics = [...byTopic(entries)].map(([topic, list]) => ({
-    topic,
-    partitions: list.map((e) => ({ partition: e.partition, offset: BigInt(e.offset), metadata: e.metadata })),
-  }));
+  const topics = byTopic(entries, (e) => ({ partition: e.partition, offset: BigInt(e.offset), metadata: e.metadata }));
   const answer = await wire.offsetCommit(generation.coordinator, groupId, generation.id, generation.memberId, topics);
   for (const t of answer.topics) {
     for (const p of t.partitions) {

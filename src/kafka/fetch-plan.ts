@@ -98,7 +98,9 @@ export function planFetch(input: PlanInput, settings: PlanSettings, outstanding:
   if (pollEmpty) {
     for (const p of input.empty) {
       const room = Math.min(settings.maxPartitionBytes, fairShare - p.held);
-      if (askable(p) && room >= settings.minPartitionBytes) empty.push({ key: p.key, topic: p.topic, partition: p.partition, maxBytes: room });
+      // NOTE: rounded down to a power of two, so that a poll's limits stay the same while
+      // the fair share moves a little: a fetch session names only the partitions that change.
+      if (askable(p) && room >= settings.minPartitionBytes) empty.push({ key: p.key, topic: p.topic, partition: p.partition, maxBytes: 2 ** Math.floor(Math.log2(room)) });
     }
   }
   const polls = empty.length > 0;

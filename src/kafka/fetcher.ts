@@ -8,11 +8,12 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { PlanSettings } from './fetch-plan.js';
 import { FetchPositions } from './fetch-positions.js';
+import { FetchSession } from './fetch-session.js';
 import { earliestOrLatest } from './offset-lookup.js';
-import { partitionKey as keyOf } from './partition-key.js';
+import { byTopic, partitionKey as keyOf } from './partition-key.js';
 import type { FetchPartition as Partition } from './fetch-positions.js';
 import type { InboundRecord, RecordHeaders } from './records.js';
-import { ERROR, errorName } from './wire.js';
+import { ERROR, KafkaAnswerError, errorName } from './wire.js';
 import type { FetchAnswerPartition, Wire } from './wire.js';
 
 /** A record's share of the budget: its bytes plus what holding it costs besides (objects, strings). */
@@ -59,6 +60,8 @@ export class Fetcher {
   private readonly partitions: FetchPositions;
   private readonly loops = new Map<number, Promise<void>>();
   private readonly wakers = new Map<number, () => void>();
+  /** Each leader's fetch session, which the requests that poll go through (fetch-session.ts). */
+  private readonly sessions = new Map<number, FetchSession>();
   private running = true;
   private lastEmptyPoll = new Map<number, number>();
   private metadataWanted = false;
@@ -187,17 +190,27 @@ export class Fetcher {
       }
       const { plan, asked } = sent;
       if (plan.polls) this.lastEmptyPoll.set(leader, now);
+      const wanted = asked.map(({ partition: p, position, maxBytes }) => ({ key: p.key, topic: p.topic, partition: p.partition, offset: position, maxBytes }));
+      // NOTE: only a poll goes through the session: it names the partitions at their end,
+      // thousands at many destinations, which stay as they are from one poll to the next.
+      if (plan.polls && !this.sessions.has(leader)) this.sessions.set(leader, new FetchSession());
+      const session = plan.polls ? this.sessions.get(leader) : undefined;
+      const step = session?.request(wanted);
       try {
         const answer = await this.wire.fetch(leader, {
           maxWaitMs: plan.polls ? this.settings.pollWaitMs() : 0,
           minBytes: plan.polls ? (this.settings.minBytes ?? 1) : 1,
           maxBytes: plan.maxBytes,
           isolation: this.settings.isolation,
-          topics: groupByTopic(asked.map(({ partition: p, position, maxBytes }) => ({ topic: p.topic, partition: p.partition, offset: position, maxBytes }))),
+          topics: byTopic(step?.partitions ?? wanted, (p) => ({ partition: p.partition, offset: p.offset, maxBytes: p.maxBytes })),
+          ...(step === undefined ? {} : { session: step }),
         });
+        if (answer.errorCode !== ERROR.NONE) throw new KafkaAnswerError(answer.errorCode, `fetching from broker ${leader}`);
+        session?.answered(answer.sessionId);
         this.events.fetched?.();
         const byKey = new Map<string, FetchAnswerPartition>();
         for (const t of answer.responses) for (const part of t.partitions) byKey.set(keyOf(t.topicId, part.partitionIndex), part);
+        // NOTE: a session's answer leaves out the partitions with neither records nor news.
         for (const entry of asked) {
           if (!this.partitions.current(entry)) continue; // fenced: assigned anew, sought or revoked meanwhile
           const { partition: p, position } = entry;
@@ -207,8 +220,11 @@ export class Fetcher {
         }
         this.partitions.settled(leader);
       } catch (error) {
+        session?.reset();
         this.partitions.settled(leader);
         this.partitions.failed(asked);
+        // The broker let the session go (evicted, or restarted): the next poll opens another.
+        if (error instanceof KafkaAnswerError && SESSION_ERRORS.has(error.code)) continue;
         this.metadataWanted = true;
         this.events.trouble?.(error as Error);
         await this.idle(leader, 500);
@@ -243,13 +259,7 @@ export class Fetcher {
       this.events.reset(p.topic, p.partition, from, to);
       return;
     }
-    if (
-      code === ERROR.NOT_LEADER_OR_FOLLOWER ||
-      code === ERROR.UNKNOWN_TOPIC_OR_PARTITION ||
-      code === ERROR.LEADER_NOT_AVAILABLE ||
-      code === ERROR.FENCED_LEADER_EPOCH ||
-      code === ERROR.UNKNOWN_LEADER_EPOCH
-    ) {
+    if (LEADER_MOVED.has(code)) {
       this.metadataWanted = true;
       return;
     }
@@ -286,15 +296,9 @@ export class Fetcher {
   }
 }
 
-function groupByTopic(entries: readonly { topic: string; partition: number; offset: bigint; maxBytes: number }[]) {
-  const topics = new Map<string, { partition: number; offset: bigint; maxBytes: number }[]>();
-  for (const e of entries) {
-    let list = topics.get(e.topic);
-    if (list === undefined) topics.set(e.topic, (list = []));
-    list.push({ partition: e.partition, offset: e.offset, maxBytes: e.maxBytes });
-  }
-  return [...topics].map(([topic, partitions]) => ({ topic, partitions }));
-}
+const SESSION_ERRORS = new Set<number>([ERROR.FETCH_SESSION_ID_NOT_FOUND, ERROR.INVALID_FETCH_SESSION_EPOCH]);
+/** Answers of a partition whose leader moved or is not known yet: the leaders are asked anew. */
+const LEADER_MOVED = new Set<number>([ERROR.NOT_LEADER_OR_FOLLOWER, ERROR.UNKNOWN_TOPIC_OR_PARTITION, ERROR.LEADER_NOT_AVAILABLE, ERROR.FENCED_LEADER_EPOCH, ERROR.UNKNOWN_LEADER_EPOCH]);
 
 const CONTROL = 0x20;
 const TRANSACTIONAL = 0x10;

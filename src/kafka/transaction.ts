@@ -11,6 +11,7 @@ import { errorTypes, isRetriable } from './commit.js';
 import { clientRetryDelay, platformaticOptions, toPlatformaticMessages } from './platformatic-client.js';
 import { LIBRARY_METADATA_MAX_AGE_MS, checkSendMetadata, topicsOf } from './platformatic-send-guard.js';
 import { createSendQueue } from './producer.js';
+import { byTopic } from './partition-key.js';
 import type { RecordProducer } from './producer.js';
 import type { TopicRecords } from './records.js';
 import { COORDINATOR_OF, ERROR, KafkaAnswerError, Wire, errorName, isRetriableCode } from './wire.js';
@@ -178,16 +179,11 @@ class OpenTransaction implements Transaction {
       });
       this.groups.add(member.groupId);
     }
-    const topics = new Map<string, TransactionOffset[]>();
-    for (const o of offsets) {
-      const list = topics.get(o.topic);
-      if (list === undefined) topics.set(o.topic, [o]);
-      else list.push(o);
-    }
+    const topics = byTopic(offsets, (o) => o);
     let node = member.coordinator;
     await retrying(`committing the offsets of group "${member.groupId}" in the transaction of "${transactionalId}"`, async () => {
       node ??= await coordinator(wire, member.groupId, COORDINATOR_OF.group);
-      const answer = await wire.txnOffsetCommit(node, transaction, member, [...topics].map(([topic, partitions]) => ({ topic, partitions })));
+      const answer = await wire.txnOffsetCommit(node, transaction, member, topics);
       for (const t of answer.topics) {
         for (const p of t.partitions) {
           if (p.errorCode === ERROR.NONE) continue;

@@ -52,6 +52,8 @@ export const ERROR = {
   INVALID_PRODUCER_EPOCH: 47,
   INVALID_TXN_STATE: 48,
   CONCURRENT_TRANSACTIONS: 51,
+  FETCH_SESSION_ID_NOT_FOUND: 70,
+  INVALID_FETCH_SESSION_EPOCH: 71,
   FENCED_LEADER_EPOCH: 74,
   UNKNOWN_LEADER_EPOCH: 75,
   MEMBER_ID_REQUIRED: 79,
@@ -130,6 +132,8 @@ export interface FetchAsk {
   /** 0: read uncommitted; 1: read committed (records of open or aborted transactions held back). */
   isolation: 0 | 1;
   topics: { topic: string; partitions: FetchPartitionAsk[] }[];
+  /** A step of an incremental fetch session (fetch-session.ts); without it, a request of its own that names every partition. */
+  session?: { id: number; epoch: number; forgotten: readonly { topic: string; partitions: number[] }[] };
 }
 
 export interface OffsetToCommit {
@@ -257,27 +261,9 @@ export class Wire {
   }
 
   /** Commits offsets with their metadata; `generationId` -1 and member '' for a group nobody is a member of. */
-  async offsetCommit(
-    nodeId: number,
-    groupId: string,
-    generationId: number,
-    memberId: string,
-    topics: readonly { topic: string; partitions: readonly OffsetToCommit[] }[],
-  ): Promise<OffsetCommitAnswer> {
+  async offsetCommit(nodeId: number, groupId: string, generationId: number, memberId: string, topics: readonly { topic: string; partitions: readonly OffsetToCommit[] }[]): Promise<OffsetCommitAnswer> {
     const connection = await this.node(nodeId);
-    return call(() =>
-      offsetCommitV8.api.async(
-        connection,
-        groupId,
-        generationId,
-        memberId,
-        null,
-        topics.map((t) => ({
-          name: t.topic,
-          partitions: t.partitions.map((p) => ({ partitionIndex: p.partition, committedOffset: p.offset, committedLeaderEpoch: -1, committedMetadata: p.metadata })),
-        })),
-      ),
-    );
+    return call(() => offsetCommitV8.api.async(connection, groupId, generationId, memberId, null, committedTopics(topics)));
   }
 
   /** The group's committed offsets (with metadata); with `requireStable`, one a transaction holds pending answers UNSTABLE_OFFSET_COMMIT until it ends (KIP-447). */
@@ -301,68 +287,42 @@ export class Wire {
     topics: readonly { topic: string; partitions: readonly OffsetToCommit[] }[],
   ): Promise<TxnOffsetCommitAnswer> {
     const connection = await this.node(nodeId);
-    return call(() =>
-      txnOffsetCommitV3.api.async(
-        connection,
-        transaction.transactionalId,
-        group.groupId,
-        transaction.producerId,
-        transaction.producerEpoch,
-        group.generationId,
-        group.memberId,
-        group.groupInstanceId,
-        topics.map((t) => ({
-          name: t.topic,
-          partitions: t.partitions.map((p) => ({ partitionIndex: p.partition, committedOffset: p.offset, committedLeaderEpoch: -1, committedMetadata: p.metadata })),
-        })),
-      ),
-    );
+    const { transactionalId, producerId, producerEpoch } = transaction;
+    return call(() => txnOffsetCommitV3.api.async(connection, transactionalId, group.groupId, producerId, producerEpoch, group.generationId, group.memberId, group.groupInstanceId, committedTopics(topics)));
   }
+
 
   /** Offsets by timestamp (-2: the earliest, -1: the latest) of partitions led by `nodeId`. */
   async listOffsets(nodeId: number, isolation: 0 | 1, topics: readonly { topic: string; partitions: readonly { partition: number; timestamp: bigint }[] }[]): Promise<ListOffsetsAnswer> {
     const connection = await this.node(nodeId);
-    return call(() =>
-      listOffsetsV6.api.async(
-        connection,
-        -1,
-        isolation,
-        topics.map((t) => ({ name: t.topic, partitions: t.partitions.map((p) => ({ partitionIndex: p.partition, currentLeaderEpoch: -1, timestamp: p.timestamp })) })),
-      ),
-    );
+    const asked = topics.map((t) => ({ name: t.topic, partitions: t.partitions.map((p) => ({ partitionIndex: p.partition, currentLeaderEpoch: -1, timestamp: p.timestamp })) }));
+    return call(() => listOffsetsV6.api.async(connection, -1, isolation, asked));
   }
 
-  /** One fetch from the leader `nodeId` (no fetch session: every request names its partitions). */
+
   /** One partition's answer to a read-committed fetch of `maxBytes` from `offset`, as a read without a group asks (undefined when the answer does not name it). */
   async fetchOne(nodeId: number, topic: string, partition: number, offset: bigint, maxBytes: number): Promise<FetchAnswerPartition | undefined> {
     const answer = await this.fetch(nodeId, { isolation: 1, maxWaitMs: 100, minBytes: 1, maxBytes, topics: [{ topic, partitions: [{ partition, offset, maxBytes }] }] });
     return answer.responses.find((t) => t.topicId === topic)?.partitions.find((p) => p.partitionIndex === partition);
   }
 
+  /** One fetch from the leader `nodeId`; a session error comes back as the answer's errorCode. */
   async fetch(nodeId: number, ask: FetchAsk): Promise<FetchAnswer> {
     const connection = await this.node(nodeId, this.fetchPool);
-    return call(() =>
-      fetchV12.api.async(
-        connection,
-        ask.maxWaitMs,
-        ask.minBytes,
-        ask.maxBytes,
-        ask.isolation,
-        0,
-        -1,
-        ask.topics.map((t) => ({
-          topicId: t.topic,
-          partitions: t.partitions.map((p) => ({ partition: p.partition, currentLeaderEpoch: -1, fetchOffset: p.offset, lastFetchedEpoch: -1, partitionMaxBytes: p.maxBytes })),
-        })),
-        [],
-        '',
-      ),
-    );
+    const { session } = ask;
+    const topics = ask.topics.map((t) => ({ topicId: t.topic, partitions: t.partitions.map((p) => ({ partition: p.partition, currentLeaderEpoch: -1, fetchOffset: p.offset, lastFetchedEpoch: -1, partitionMaxBytes: p.maxBytes })) }));
+    const forgotten = session === undefined ? [] : session.forgotten.map((t) => ({ topicId: t.topic, partitions: t.partitions }));
+    return call(() => fetchV12.api.async(connection, ask.maxWaitMs, ask.minBytes, ask.maxBytes, ask.isolation, session?.id ?? 0, session?.epoch ?? -1, topics, forgotten, ''));
   }
 
   async close(): Promise<void> {
     await Promise.all([this.pool.close(), this.fetchPool.close()]);
   }
+}
+
+/** Offsets to commit as OffsetCommit and TxnOffsetCommit name them. */
+function committedTopics(topics: readonly { topic: string; partitions: readonly OffsetToCommit[] }[]) {
+  return topics.map((t) => ({ name: t.topic, partitions: t.partitions.map((p) => ({ partitionIndex: p.partition, committedOffset: p.offset, committedLeaderEpoch: -1, committedMetadata: p.metadata })) }));
 }
 
 function parseBroker(address: string): { host: string; port: number } {

@@ -210,6 +210,71 @@ describe('a record batch larger than its partition\'s share', () => {
   });
 });
 
+describe('fetch sessions', () => {
+  it('a poll of partitions at their end names none of them once the session is open; records that come are handed over; a lost session opens anew', async () => {
+    const topic = `${randomPrefix()}session`;
+    const PARTITIONS = 40;
+    await makeTopics([topic], PARTITIONS);
+    const wire = new RecordingWire(kafkaSettings(), randomName('engine-session'));
+    const got: string[] = [];
+    const settings: FetcherSettings = { isolation: 1, budgetBytes: 8 * 1024 * 1024, maxPartitionBytes: 1024 * 1024, maxRequestBytes: 8 * 1024 * 1024, pollWaitMs: () => 100, emptyPollMs: 50 };
+    const fetcher: Fetcher = new Fetcher(
+      wire,
+      settings,
+      {
+        records: (t, partition, records) => {
+          for (const r of records) got.push(`${partition}:${r.offset}:${r.value!.toString()}`);
+          fetcher.release(t, partition, records.reduce((sum, r) => sum + 600 + (r.key?.length ?? 0) + (r.value?.length ?? 0), 0));
+        },
+        reset: () => undefined,
+      },
+      silentLogger(),
+    );
+    cleanups.push(async () => {
+      await fetcher.stop();
+      await wire.close();
+    });
+    await fetcher.add(Array.from({ length: PARTITIONS }, (_, partition) => ({ topic, partition, position: 0n })));
+    const polls = () => wire.exchanges.filter((e) => e.ask.session !== undefined);
+    const named = (e: { ask: FetchAsk }) => e.ask.topics.reduce((n, t) => n + t.partitions.length, 0);
+    const quiet = () => polls().filter((e) => e.ask.session!.id !== 0 && named(e) === 0);
+    await waitFor(() => quiet().length >= 3, { what: 'three polls in an open session that name no partition' });
+
+    // The session opened with every partition named; the steps after it count its epochs, and once the
+    // partitions' limits settled (the first poll may come while the budget's share still moves), they
+    // name none, and answers leave out the partitions with nothing new.
+    const opening = polls().find((e) => e.ask.session!.id === 0)!;
+    expect(opening.ask.session!.epoch).toBe(0);
+    expect(named(opening)).toBe(PARTITIONS);
+    expect(opening.answer.sessionId).not.toBe(0);
+    const steps = polls().filter((e) => e.ask.session!.id === opening.answer.sessionId);
+    expect(steps.map((e) => e.ask.session!.epoch)).toEqual(steps.map((_, i) => i + 1));
+    expect(quiet().some((step) => step.answer.responses.length === 0)).toBe(true);
+    expect(quiet().every((e) => e.ask.session!.id === opening.answer.sessionId)).toBe(true);
+
+    // Records that come are handed over; the step after names that partition at its new position.
+    await produce(topic, 17, ['a', 'b']);
+    await waitFor(() => got.length === 2, { what: 'the two records' });
+    expect(got).toEqual(['17:0:a', '17:1:b']);
+    await waitFor(() => wire.exchanges.some((e) => e.ask.session !== undefined && e.ask.topics[0]?.partitions.some((p) => p.partition === 17 && p.offset === 2n)), { what: 'a poll that names partition 17 at 2' });
+
+    // Another request closes the session (its id with the final epoch, -1): the broker refuses the fetcher's next step, and the fetcher opens another session.
+    const last = polls().at(-1)!.ask.session!;
+    expect(last.id).not.toBe(0);
+    const other = new Wire(kafkaSettings(), randomName('engine-closer'));
+    cleanups.push(() => other.close());
+    const leader = (await other.metadata([topic])).topics.get(topic)!.partitions[0]!.leader;
+    const closing = await other.fetch(leader, { maxWaitMs: 0, minBytes: 1, maxBytes: 1024, isolation: 1, topics: [], session: { id: last.id, epoch: -1, forgotten: [] } });
+    expect(closing.errorCode).toBe(0);
+    const before = wire.exchanges.length;
+    await waitFor(() => wire.exchanges.slice(before).some((e) => e.ask.session?.id === 0 && e.answer.sessionId !== 0 && e.answer.sessionId !== last.id), { what: 'a new session' });
+    expect(wire.exchanges.slice(before).some((e) => e.answer.errorCode !== 0)).toBe(true);
+    await produce(topic, 3, ['c']);
+    await waitFor(() => got.length === 3, { what: 'the record after the new session' });
+    expect(got[2]).toBe('3:0:c');
+  });
+});
+
 describe('a fetch answer delayed across a rebalance', () => {
   it('never moves a position: each member is handed each record once per generation, and the commits skip none', async () => {
     const topic = `${randomPrefix()}delayed`;

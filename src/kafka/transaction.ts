@@ -121,6 +121,8 @@ interface TransactionHost {
   ended(failed: boolean): void;
   /** The transaction's commit failed (after it ended here): the next begins on a new producer. */
   failed(): void;
+  /** The transactional id's coordinator, once it answered (shared by the producer's transactions). */
+  coordinator: { node?: number | undefined };
 }
 
 type LibraryTransaction = Awaited<ReturnType<PlatformaticProducer['beginTransaction']>>;
@@ -170,10 +172,15 @@ class OpenTransaction implements Transaction {
     const transaction = { transactionalId, producerId: producer.producerId!, producerEpoch: producer.producerEpoch! };
     this.written = true;
     if (!this.groups.has(member.groupId)) {
+      const known = this.host.coordinator;
       await retrying(`adding the offsets of group "${member.groupId}" to the transaction of "${transactionalId}"`, async () => {
-        const node = await coordinator(wire, transactionalId, COORDINATOR_OF.transaction);
+        // NOTE: the coordinator is found once and kept (it was one FindCoordinator per
+        // transaction); any answer but NONE, or none at all, has it found again.
+        const node = known.node ?? (await coordinator(wire, transactionalId, COORDINATOR_OF.transaction));
+        known.node = undefined;
         const code = await wire.addOffsetsToTxn(node, transactionalId, transaction.producerId, transaction.producerEpoch, member.groupId);
         if (PRODUCER_FENCED_CODES.has(code)) throw new TransactionFencedError(transactionalId, new KafkaAnswerError(code, 'AddOffsetsToTxn'));
+        if (code === ERROR.NONE) known.node = node;
         return code;
       });
       this.groups.add(member.groupId);
@@ -252,6 +259,7 @@ export function createTransactionalProducer(client: KafkaClient, options: Transa
   let replace = false;
 
   const fenced = (error: unknown): unknown => fencedError(transactionalId, error);
+  const coordinatorOfId: TransactionHost['coordinator'] = {};
   const newHost = (): TransactionHost => ({
     transactionalId,
     producer: libraryProducer(client, transactionalId, timeoutMs),
@@ -261,6 +269,7 @@ export function createTransactionalProducer(client: KafkaClient, options: Transa
       if (failed) replace = true;
     },
     failed: () => (replace = true),
+    coordinator: coordinatorOfId,
   });
   let host = newHost();
 

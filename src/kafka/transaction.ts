@@ -175,12 +175,14 @@ class OpenTransaction implements Transaction {
       const known = this.host.coordinator;
       await retrying(`adding the offsets of group "${member.groupId}" to the transaction of "${transactionalId}"`, async () => {
         // NOTE: the coordinator is found once and kept (it was one FindCoordinator per
-        // transaction); any answer but NONE, or none at all, has it found again.
+        // transaction). It is found again after no answer, or an answer other than NONE
+        // and CONCURRENT_TRANSACTIONS (which the right coordinator gives while the last
+        // transaction's markers are written).
         const node = known.node ?? (await coordinator(wire, transactionalId, COORDINATOR_OF.transaction));
         known.node = undefined;
         const code = await wire.addOffsetsToTxn(node, transactionalId, transaction.producerId, transaction.producerEpoch, member.groupId);
         if (PRODUCER_FENCED_CODES.has(code)) throw new TransactionFencedError(transactionalId, new KafkaAnswerError(code, 'AddOffsetsToTxn'));
-        if (code === ERROR.NONE) known.node = node;
+        if (code === ERROR.NONE || code === ERROR.CONCURRENT_TRANSACTIONS) known.node = node;
         return code;
       });
       this.groups.add(member.groupId);

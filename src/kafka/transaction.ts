@@ -122,6 +122,8 @@ interface TransactionHost {
   ended(failed: boolean): void;
   /** The transaction's commit failed (after it ended here): the next begins on a new producer. */
   failed(): void;
+  /** The transactional id's coordinator, once it answered (shared by the producer's transactions). */
+  coordinator: { node?: number | undefined };
 }
 
 type LibraryTransaction = Awaited<ReturnType<PlatformaticProducer['beginTransaction']>>;
@@ -171,10 +173,17 @@ class OpenTransaction implements Transaction {
     const transaction = { transactionalId, producerId: producer.producerId!, producerEpoch: producer.producerEpoch! };
     this.written = true;
     if (!this.groups.has(member.groupId)) {
+      const known = this.host.coordinator;
       await retrying(`adding the offsets of group "${member.groupId}" to the transaction of "${transactionalId}"`, async () => {
-        const node = await coordinator(wire, transactionalId, COORDINATOR_OF.transaction);
+        // NOTE: the coordinator is found once and kept (it was one FindCoordinator per
+        // transaction). It is found again after no answer, or an answer other than NONE
+        // and CONCURRENT_TRANSACTIONS (which the right coordinator gives while the last
+        // transaction's markers are written).
+        const node = known.node ?? (await coordinator(wire, transactionalId, COORDINATOR_OF.transaction));
+        known.node = undefined;
         const code = await wire.addOffsetsToTxn(node, transactionalId, transaction.producerId, transaction.producerEpoch, member.groupId);
         if (PRODUCER_FENCED_CODES.has(code)) throw new TransactionFencedError(transactionalId, new KafkaAnswerError(code, 'AddOffsetsToTxn'));
+        if (code === ERROR.NONE || code === ERROR.CONCURRENT_TRANSACTIONS) known.node = node;
         return code;
       });
       this.groups.add(member.groupId);
@@ -248,6 +257,7 @@ export function createTransactionalProducer(client: KafkaClient, options: Transa
   let replace = false;
 
   const fenced = (error: unknown): unknown => fencedError(transactionalId, error);
+  const coordinatorOfId: TransactionHost['coordinator'] = {};
   const newHost = (): TransactionHost => ({
     transactionalId,
     producer: libraryProducer(client, transactionalId, timeoutMs),
@@ -257,6 +267,7 @@ export function createTransactionalProducer(client: KafkaClient, options: Transa
       if (failed) replace = true;
     },
     failed: () => (replace = true),
+    coordinator: coordinatorOfId,
   });
   let host = newHost();
 

@@ -11,7 +11,7 @@ import type { AudienceEventOut, AudienceHook } from './audience-hook.js';
 import { invalidRecord } from './invalid-records.js';
 import type { InvalidOutcome } from './invalid-records.js';
 import type { CallMemory } from './dedupe/call-memory.js';
-import { hashId } from './dedupe/id-window.js';
+import { IdSet, hashId } from './dedupe/id-window.js';
 import type { IdHash } from './dedupe/id-window.js';
 import { planShapedCall } from './plan-call.js';
 import type { RoutedCall } from './plan-call.js';
@@ -92,7 +92,8 @@ export class RouterBatch {
   private readonly spans: Span[] = [];
   /** The ids of the calls in `out`: remembered once their send is acknowledged. */
   private readonly ids: IdHash[] = [];
-  private readonly idsInBatch = new Set<string>();
+  /** The ids of this batch's calls so far (made with the first one: only with a dedupe window). */
+  private idsInBatch: IdSet | undefined;
   private pendingThrough: string | undefined;
   private doneThrough: string | undefined;
   private lastYieldMs = performance.now();
@@ -209,9 +210,9 @@ export class RouterBatch {
     const own = routed.call.messageId;
     if (dedupe === undefined || this.isDeletions || own === undefined) return undefined;
     const hash = hashId(routed.source.id, own);
-    const text = `${hash.hi}:${hash.lo}`;
-    if (this.idsInBatch.has(text) || dedupe.isCopy(this.batch.partition, hash)) return 'copy';
-    this.idsInBatch.add(text);
+    const inBatch = (this.idsInBatch ??= new IdSet());
+    if (inBatch.has(hash) || dedupe.isCopy(this.batch.partition, hash)) return 'copy';
+    inBatch.add(hash);
     return hash;
   }
 

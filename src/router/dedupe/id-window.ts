@@ -26,31 +26,28 @@ export interface IdHash {
 export function hashId(source: string, messageId: string): IdHash {
   let h1 = 0xdeadbeef ^ source.length;
   let h2 = 0x41c6ce57 ^ messageId.length;
-  const mix = (text: string) => {
-    for (let i = 0; i < text.length; i++) {
-      const c = text.charCodeAt(i);
-      h1 = Math.imul(h1 ^ c, 2654435761);
-      h2 = Math.imul(h2 ^ c, 1597334677);
-    }
-  };
-  mix(source);
+  // NOTE: the two loops written out, not a helper closure: this runs once per routed call.
+  for (let i = 0; i < source.length; i++) {
+    const c = source.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 2654435761);
+    h2 = Math.imul(h2 ^ c, 1597334677);
+  }
   h1 = Math.imul(h1 ^ 0x1f, 2654435761);
-  mix(messageId);
+  for (let i = 0; i < messageId.length; i++) {
+    const c = messageId.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 2654435761);
+    h2 = Math.imul(h2 ^ c, 1597334677);
+  }
   h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
   h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
   // NOTE: the low bit set, so that (0, 0) marks an empty slot.
   return { hi: h1 >>> 0, lo: (h2 | 1) >>> 0 };
 }
 
-/** One generation: ids first seen from `fromMs`, the newest at `untilMs`. */
-class Generation {
+/** A set of id hashes: open addressing in one typed array, grown at three quarters full. */
+export class IdSet {
   private slots = new Uint32Array(FIRST_SLOTS * 2);
   count = 0;
-  untilMs: number;
-
-  constructor(readonly fromMs: number) {
-    this.untilMs = fromMs;
-  }
 
   get bytes(): number {
     return this.slots.byteLength;
@@ -61,8 +58,7 @@ class Generation {
   }
 
   /** Adds `hash`; false when it was there already. */
-  add(hash: IdHash, atMs: number): boolean {
-    if (atMs > this.untilMs) this.untilMs = atMs;
+  add(hash: IdHash): boolean {
     const slot = this.slotOf(this.slots, hash);
     if (slot < 0) return false;
     this.slots[slot] = hash.hi;
@@ -99,6 +95,22 @@ class Generation {
   }
 }
 
+/** One generation: ids first seen from `fromMs`, the newest at `untilMs`. */
+class Generation extends IdSet {
+  untilMs: number;
+
+  constructor(readonly fromMs: number) {
+    super();
+    this.untilMs = fromMs;
+  }
+
+  /** Adds `hash` seen at `atMs`; false when it was there already. */
+  addAt(hash: IdHash, atMs: number): boolean {
+    if (atMs > this.untilMs) this.untilMs = atMs;
+    return this.add(hash);
+  }
+}
+
 /** The ids of one partition seen within `windowMs`. */
 export class IdWindow {
   private generations: Generation[] = [];
@@ -123,7 +135,7 @@ export class IdWindow {
       newest = new Generation(atMs);
       this.generations.push(newest);
     }
-    newest.add(hash, atMs);
+    newest.addAt(hash, atMs);
   }
 
   /** Ids remembered (an id added twice in two generations counts twice). */

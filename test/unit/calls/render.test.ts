@@ -112,6 +112,25 @@ describe('renderBody: fields and edge cases', () => {
     );
   });
 
+  it.each([
+    ['2026-05-01t12:00:00.000z', '2026-05-01T12:00:00.000Z'],
+    ['2026-05-01 12:00:00.000Z', '2026-05-01T12:00:00.000Z'],
+    ['2026-05-01T12:00:00,250Z', '2026-05-01T12:00:00.250Z'],
+    ['0001-01-01T00:00:00.000Z', '0001-01-01T00:00:00.000Z'],
+    ['9999-12-31T23:59:59.999Z', '9999-12-31T23:59:59.999Z'],
+  ])('writes timestamp %s in the body form %s (the call’s own text only when it is in that form)', (timestamp, utc) => {
+    expect(render(`{"type":"identify","userId":"u","messageId":"m","timestamp":"${timestamp}"}`)).toBe(
+      `{"version":1,"type":"identify","userId":"u","messageId":"m","timestamp":"${utc}"}`,
+    );
+  });
+
+  it('formats timestampMs when it no longer names the instant of the call’s own text (corrected after parsing)', () => {
+    const call = callFrom('{"type":"identify","userId":"u","messageId":"m","timestamp":"2026-05-01T12:00:00.000Z"}');
+    expect(stable(renderBody(withMessageId({ ...call, timestampMs: LATER }, 'm'), NOON))).toBe(
+      '{"version":1,"type":"identify","userId":"u","messageId":"m","timestamp":"2026-06-02T08:30:00.000Z"}',
+    );
+  });
+
   it('fills a missing messageId from withMessageId, and keeps the call’s own', () => {
     expect(render('{"type":"identify","userId":"u"}', NOON, 'gen-1')).toBe(
       '{"version":1,"type":"identify","userId":"u","messageId":"gen-1","timestamp":"2026-05-01T12:00:00.000Z"}',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IdWindow, hashId } from '../../../src/router/dedupe/id-window.js';
+import { IdSet, IdWindow, hashId } from '../../../src/router/dedupe/id-window.js';
 
 const HOUR = 3_600_000;
 
@@ -21,6 +21,18 @@ describe('hashId', () => {
       seen.add(`${hi}:${lo}`);
     }
     expect(seen.size).toBe(200_000);
+  });
+});
+
+describe('IdSet', () => {
+  it('adds each hash once, and keeps them all as it grows', () => {
+    const set = new IdSet();
+    const hashes = Array.from({ length: 5_000 }, (_, i) => hashId('web', `m-${i}`));
+    for (const hash of hashes) expect(set.add(hash)).toBe(true);
+    for (const hash of hashes) expect(set.add(hash)).toBe(false);
+    expect(hashes.every((hash) => set.has(hash))).toBe(true);
+    expect(set.has(hashId('web', 'm-5000'))).toBe(false);
+    expect(set.count).toBe(5_000);
   });
 });
 

@@ -1,8 +1,8 @@
 // The one module that owns undici. The rest of the deliverer talks to `HttpSender`:
 // send(target, body, headers) → an AttemptResult value.
 import { isIP } from 'node:net';
-import { Agent, Client, Dispatcher, EnvHttpProxyAgent, buildConnector } from 'undici';
-import type { errors } from 'undici';
+import { Agent, EnvHttpProxyAgent, buildConnector } from 'undici';
+import type { Dispatcher } from 'undici';
 import { judgeAddress } from '../network/address-rule.js';
 import type { AttemptResult } from './classify.js';
 import { classifyError, classifyStatus, timedOut } from './classify.js';
@@ -283,95 +283,6 @@ function hostCheck(resolve: ResolveAll | undefined): (origin: string) => Promise
 }
 
 /**
- * One origin's connections, made by the Agent (its `factory`) in place of undici's Pool:
- * a request goes to the connection freed last, a new one is made when none is free (no
- * cap: the lanes' permits bound the requests, as with the Agent's own pools). NOTE:
- * undici's Pool looks for a free connection from its first on every request; with a busy
- * lane's permits' worth in flight nearly all are busy, and that walk went over half of
- * them per request: 2 % of the deliverer's CPU with three destinations on one receiver
- * (192 connections; docs/benchmarks.md#figures-behind-the-code). Freed last, used first
- * leaves the others idle to close after the keep-alive when the rate drops, as the
- * Pool's order does. One connector for all (TLS sessions shared, as in a Pool); a
- * connection that failed to connect is dropped, as the Pool drops it.
- */
-class LastFreedPool extends Dispatcher {
-  private readonly idle: Client[] = [];
-  private readonly isIdle = new Set<Client>();
-  private readonly clients = new Set<Client>();
-  private readonly options: Client.Options;
-
-  /** `options`: the Agent's, as it hands them to its factory. */
-  constructor(
-    private readonly origin: string | URL,
-    options: object,
-  ) {
-    super();
-    const { connect, factory: _factory, maxOrigins: _maxOrigins, ...clientOptions } = options as Agent.Options & Client.Options;
-    this.options = { ...clientOptions, connect: typeof connect === 'function' ? connect : buildConnector({ ...(connect as buildConnector.BuildOptions | undefined) }) };
-  }
-
-  override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
-    let client = this.idle.pop();
-    if (client === undefined) client = this.add();
-    else this.isIdle.delete(client);
-    // true: it can take another request now (else it says so with 'drain' once it can).
-    if (client.dispatch(options, handler)) this.freed(client);
-    return true;
-  }
-
-  private add(): Client {
-    const client = new Client(this.origin, this.options);
-    this.clients.add(client);
-    client
-      .on('drain', () => this.freed(client))
-      .on('connect', (origin: URL, targets: readonly Dispatcher[]) => this.emit('connect', origin, [this, ...targets]))
-      .on('disconnect', (origin: URL, targets: readonly Dispatcher[], error: errors.UndiciError) => this.emit('disconnect', origin, [this, ...targets], error))
-      .on('connectionError', (origin: URL, targets: readonly Dispatcher[], error: errors.UndiciError) => {
-        this.forget(client);
-        this.emit('connectionError', origin, [this, ...targets], error);
-      });
-    return client;
-  }
-
-  private freed(client: Client): void {
-    if (!this.clients.has(client) || this.isIdle.has(client)) return;
-    this.isIdle.add(client);
-    this.idle.push(client);
-  }
-
-  private forget(client: Client): void {
-    this.clients.delete(client);
-    if (this.isIdle.delete(client)) this.idle.splice(this.idle.indexOf(client), 1);
-  }
-
-  private all(end: (client: Client) => Promise<void>): Promise<void> {
-    const clients = [...this.clients];
-    for (const client of clients) this.forget(client);
-    return Promise.all(clients.map(end)).then(() => undefined);
-  }
-
-  override close(): Promise<void>;
-  override close(callback: () => void): void;
-  override close(callback?: () => void): Promise<void> | void {
-    const closed = this.all((client) => client.close());
-    if (callback === undefined) return closed;
-    void closed.then(callback);
-  }
-
-  override destroy(): Promise<void>;
-  override destroy(error: Error | null): Promise<void>;
-  override destroy(callback: () => void): void;
-  override destroy(error: Error | null, callback: () => void): void;
-  override destroy(first?: Error | null | (() => void), second?: () => void): Promise<void> | void {
-    const error = typeof first === 'function' ? null : (first ?? null);
-    const callback = typeof first === 'function' ? first : second;
-    const destroyed = this.all((client) => client.destroy(error));
-    if (callback === undefined) return destroyed;
-    void destroyed.then(callback);
-  }
-}
-
-/**
  * A keep-alive connection pool per origin (an undici Agent). Never follows redirects
  * (undici's dispatch does not), verifies certificates (undici's default: a self-signed
  * certificate fails the handshake, so no request is sent), and never holds a response
@@ -394,7 +305,7 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
     bodyTimeout: backstopMs,
   });
   const makeAgent = (profile?: ConnectionProfile): Agent | EnvHttpProxyAgent => {
-    if (profile?.proxy === undefined) return new Agent({ ...agentOptions(profile?.tls), factory: (origin, options) => new LastFreedPool(origin, options) });
+    if (profile?.proxy === undefined) return new Agent(agentOptions(profile?.tls));
     // NOTE: every option given, so undici reads nothing from process.env. Hosts in
     // noProxy go straight, through the checking connector; the others through the proxy,
     // which connects to them itself (hence the check before dispatch, in send), with the

@@ -239,7 +239,7 @@ class EnginePartitionStream<L extends StreamCommits> implements PartitionStream<
       progress: this.progress,
       finish: (topic, partition, offset) => {
         const key = keyOf(topic, partition);
-        this.finished(key, offset);
+        this.finished(key, topic, partition, offset);
         return this.progress.finish(key, offset);
       },
       isMember: () => this.member,
@@ -582,12 +582,11 @@ class EnginePartitionStream<L extends StreamCommits> implements PartitionStream<
   }
 
   /** A record finished (CommitChannel.finish): its bytes leave the budget. */
-  private finished(key: string, offset: string): void {
+  private finished(key: string, topic: string, partition: number, offset: string): void {
     const handed = this.handed.get(key);
     const bytes = handed?.get(offset);
     if (handed === undefined || bytes === undefined) return;
     handed.delete(offset);
-    const { topic, partition } = splitKey(key);
     this.letGo(topic, partition, bytes);
   }
 

@@ -1,8 +1,23 @@
 // The one spelling of a partition as a map key, everywhere in the port and its roles:
 // `<partition>:<topic>` (topic names hold no `:`, so the split is exact).
 
+/**
+ * Keys made before, by topic and partition. NOTE: the deliverer looks a partition up by
+ * its key several times per event (the lane's queue, the stream's progress, the
+ * fetcher's budget); a key built anew each time is a new string to allocate, flatten and
+ * hash for every lookup (docs/benchmarks.md#figures-behind-the-code). Bounded: past
+ * KEYED_TOPICS topics it starts afresh.
+ */
+const keys = new Map<string, string[]>();
+const KEYED_TOPICS = 20_000;
+
 export function partitionKey(topic: string, partition: number): string {
-  return `${partition}:${topic}`;
+  let ofTopic = keys.get(topic);
+  if (ofTopic === undefined) {
+    if (keys.size >= KEYED_TOPICS) keys.clear();
+    keys.set(topic, (ofTopic = []));
+  }
+  return (ofTopic[partition] ??= `${partition}:${topic}`);
 }
 
 /** `entries` by topic, each topic's in their order, as `{ topic, partitions }` (a request's shape). */

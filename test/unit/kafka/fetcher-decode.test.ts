@@ -120,6 +120,17 @@ describe('decodeRecords', () => {
     expect(record!.key!.toString()).toBe('k-v');
   });
 
+  it('reads each header name afresh where it differs from the name read before at its position (same length, other bytes, other order)', () => {
+    const first = decodeRecords(TOPIC, 0, 0n, answer([batch(0n, ['a'], { headers: [['message-id', 'm-1'], ['attempt', '0']] })]), false);
+    const swapped = decodeRecords(TOPIC, 0, 0n, answer([batch(0n, ['b'], { headers: [['attempt', '1'], ['message-id', 'm-2']] })]), false);
+    const sameLength = decodeRecords(TOPIC, 0, 0n, answer([batch(0n, ['c'], { headers: [['message-iD', 'm-3'], ['attemps', '2']] })]), false);
+    const again = decodeRecords(TOPIC, 0, 0n, answer([batch(0n, ['d'], { headers: [['message-id', 'm-4'], ['attempt', '3']] })]), false);
+    expect(first.records[0]?.headers).toEqual({ 'message-id': Buffer.from('m-1'), attempt: Buffer.from('0') });
+    expect(swapped.records[0]?.headers).toEqual({ attempt: Buffer.from('1'), 'message-id': Buffer.from('m-2') });
+    expect(sameLength.records[0]?.headers).toEqual({ 'message-iD': Buffer.from('m-3'), attemps: Buffer.from('2') });
+    expect(again.records[0]?.headers).toEqual({ 'message-id': Buffer.from('m-4'), attempt: Buffer.from('3') });
+  });
+
   it('a record without key or headers has key null and no headers', () => {
     const { records } = decodeRecords(TOPIC, 0, 0n, answer([batch(0n, ['v'], { keys: false })]), false);
     expect(records[0]?.key).toBeNull();

@@ -239,9 +239,9 @@ function topicsOf(prefix: string, id: string, tiers: readonly string[]): string[
   return [`${prefix}deliveries.${id}`, ...tiers.map((tier) => `${prefix}deliveries.${id}.retry.${tier}`), `${prefix}deliveries.${id}.dlq`];
 }
 
-/** /proc/<pid>/stat utime + stime, in seconds. */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+/** /proc/<pid>/stat utime + stime, in seconds; `thread`: that thread's alone (/proc/<pid>/task/<thread>/stat). */
+function cpuSeconds(pid: number, thread?: number): number {
+  const stat = readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // After "(comm)": field 3 is state, so utime (14) and stime (15) are at 11 and 12.
   return (Number(fields[11]) + Number(fields[12])) / 100; // NOTE: USER_HZ is 100 on Linux
@@ -293,6 +293,10 @@ interface RunResult {
   rate?: number;
   /** The deliverer's CPU time (user + system) per event of a measured wave, from its resumption to the last arrival, in µs: the median. */
   cpuPerEventUs?: number;
+  /** The same, of the deliverer's main thread alone (JavaScript; the rest is GC helpers, libuv's pool, the profiler). */
+  mainCpuPerEventUs?: number;
+  /** The broker's CPU per event over the same windows (its JVM, when its pid is known), the median. */
+  brokerCpuPerEventUs?: number;
   /** The measured waves' rates (events/s), in the order run. */
   rates?: number[];
   duplicates?: number;
@@ -353,6 +357,8 @@ interface RunOptions {
   tiers: readonly string[];
   /** delivery.bufferBudget; '' for the shipped default. */
   bufferBudget: string;
+  /** The broker's JVM, when known: its CPU per event is given beside the deliverer's. */
+  brokerPid: number | undefined;
 }
 
 /** concurrencyPerDestination at D destinations: the same requests at once at every D, at least one per destination. */
@@ -503,6 +509,9 @@ async function runOnce(options: RunOptions): Promise<RunResult> {
     const perHealthy = options.perDestination * healthyIds.length;
     const rates: number[] = [];
     const cpuPerEvent: number[] = [];
+    const mainCpuPerEvent: number[] = [];
+    const brokerCpuPerEvent: number[] = [];
+    const brokerCpu = () => (options.brokerPid === undefined ? 0 : cpuSeconds(options.brokerPid));
     for (let wave = 1; wave <= 1 + options.waves; wave++) {
       log(`D=${d}: wave ${wave}, ${options.perDestination * d} events`);
       // A measured wave is written while the deliverer is stopped (SIGSTOP): its rate is
@@ -517,11 +526,15 @@ async function runOnce(options: RunOptions): Promise<RunResult> {
       }
       log(`D=${d}: wave ${wave} written to Kafka in ${((performance.now() - producing) / 1000).toFixed(1)} s`);
       const cpuAtStart = cpuSeconds(pid);
+      const mainCpuAtStart = cpuSeconds(pid, pid);
+      const brokerCpuAtStart = brokerCpu();
       const resumedAt = process.hrtime.bigint();
       const done = await waitUntil(async () => (await options.receiver.stats(wave)).wave.count >= perHealthy, 600_000);
       if (!done) throw new Error(`D=${d}: wave ${wave} not delivered in 10 minutes: ${JSON.stringify(await options.receiver.stats(wave))}`);
       if (measured) {
         cpuPerEvent.push(((cpuSeconds(pid) - cpuAtStart) * 1e6) / perHealthy);
+        mainCpuPerEvent.push(((cpuSeconds(pid, pid) - mainCpuAtStart) * 1e6) / perHealthy);
+        brokerCpuPerEvent.push(((brokerCpu() - brokerCpuAtStart) * 1e6) / perHealthy);
         const { wave: arrivals } = await options.receiver.stats(wave);
         rates.push((arrivals.count - 1) / ((arrivals.last - arrivals.first) / 1000));
       }
@@ -531,6 +544,8 @@ async function runOnce(options: RunOptions): Promise<RunResult> {
     result.rates = rates;
     result.rate = median(rates);
     result.cpuPerEventUs = median(cpuPerEvent);
+    result.mainCpuPerEventUs = median(mainCpuPerEvent);
+    if (options.brokerPid !== undefined) result.brokerCpuPerEventUs = median(brokerCpuPerEvent);
     result.rssLoadedMb = rssMb(pid);
     // Late duplicates (a redelivery after the last first arrival) would be missed without a pause.
     await sleep(2_000);
@@ -771,6 +786,7 @@ export async function main(args: string[]): Promise<void> {
     waves: options.waves,
     tiers: options.tiers.split(','),
     bufferBudget: options['buffer-budget'],
+    brokerPid: broker.pid,
   };
   const withReceiver = async (healthy: number, hanging: number, d: number): Promise<RunResult> => {
     const receiver = await startReceiver();
@@ -834,10 +850,10 @@ export async function main(args: string[]): Promise<void> {
         '',
         `destinations bench: one \`switchyard deliverer\` (dist/, a child process), retry tiers ${options.tiers}, ${n} events per wave split evenly over D destinations, ${options.partitions} partition(s) per topic, concurrencyPerDestination ${options['in-flight']} / D (at least 1), one node:http receiver (0 ms)${batch > 0 ? `; batches of up to ${batch} events (maxWait 100ms)` : ''}`,
         ...formatTable(
-          ['round', 'D', 'per dest', 'at once', 'ready s', 'RSS idle MB', 'RSS loaded MB', 'broker conns', `CPU % first ${options.settle} s`, 'idle CPU %', `events/s (median of ${options.waves})`, 'each wave', `vs D=${firstD}`, 'µs CPU/ev', 'duplicates', 'timeouts'],
+          ['round', 'D', 'per dest', 'at once', 'ready s', 'RSS idle MB', 'RSS loaded MB', 'broker conns', `CPU % first ${options.settle} s`, 'idle CPU %', `events/s (median of ${options.waves})`, 'each wave', `vs D=${firstD}`, 'µs CPU/ev', 'main thread', 'broker µs/ev', 'duplicates', 'timeouts'],
           results.map((r) =>
             r.note !== undefined
-              ? [String(r.round), String(r.d), String(Math.max(1, Math.floor(n / r.d))), String(atOnce(r.d)), r.note, cell(r.rssIdleMb), '-', cell(r.connections), '-', '-', '-', '-', '-', '-', '-', '-']
+              ? [String(r.round), String(r.d), String(Math.max(1, Math.floor(n / r.d))), String(atOnce(r.d)), r.note, cell(r.rssIdleMb), '-', cell(r.connections), '-', '-', '-', '-', '-', '-', '-', '-', '-', '-']
               : [
                   String(r.round),
                   String(r.d),
@@ -853,6 +869,8 @@ export async function main(args: string[]): Promise<void> {
                   r.rates === undefined ? '-' : r.rates.map((rate) => Math.round(rate)).join('/'),
                   baseOf(r.round) && r.rate ? `${(r.rate / baseOf(r.round)!).toFixed(2)}×` : '-',
                   cell(r.cpuPerEventUs, 1),
+                  cell(r.mainCpuPerEventUs, 1),
+                  cell(r.brokerCpuPerEventUs, 1),
                   r.duplicates === undefined || r.received === undefined ? '-' : `${r.duplicates} of ${r.received - r.duplicates}`,
                   cell(r.attempts?.['timeout'] ?? 0),
                 ],
@@ -861,7 +879,7 @@ export async function main(args: string[]): Promise<void> {
         'at once: requests in flight at most (concurrencyPerDestination × D); at least one per destination, so past --in-flight destinations it grows with D (and so do the connections to the receiver: one per request in flight). ' +
           `CPU % first ${options.settle} s: right after ready (the start-up's last work); idle CPU %: the ${options.idle} s after that, nothing to deliver; ` +
           `events/s: of each measured wave (after a warm-up wave), first to last arrival at the receiver; the median of ${options.waves}, and each wave's; per dest: events per destination and wave; ` +
-          'µs CPU/ev: the deliverer process\'s CPU time per event of a measured wave (its resumption to the last arrival), the median; duplicates: 2xx answers past the first for a message id, of the events delivered (all waves); timeouts: requests the deliverer gave up on (delivery.timeout), sent again later',
+          'µs CPU/ev: the deliverer process\'s CPU time per event of a measured wave (its resumption to the last arrival), the median; main thread: the same of its main thread alone (JavaScript; the rest is GC helper threads, libuv\'s pool, the profiler\'s thread); broker µs/ev: the broker JVM\'s CPU per event over the same windows, the median (- when its pid is unknown); duplicates: 2xx answers past the first for a message id, of the events delivered (all waves); timeouts: requests the deliverer gave up on (delivery.timeout), sent again later',
         `events/s of each D, the median of its ${options.rounds} round(s) (vs D=${firstD}): ${summary.join(', ')}`,
         'targets: ready < 10 s; connections independent of D; idle CPU < 2 % of a core; D=1000 ≥ 0.90× D=1; zero duplicates',
       ];

@@ -159,9 +159,13 @@ export class FetchPositions {
     for (const { partition, epoch } of asked) if (partition.epoch === epoch) partition.inFlight = false;
   }
 
-  /** A counted answer of `p` asked at `from`, decoded up to `next`, the log ending at `end`: whether it was truncated (asked for alone next). */
-  answered(p: FetchPartition, from: bigint, next: bigint, end: bigint, held: number): boolean {
-    p.alone = next === from && end > from;
+  /**
+   * A counted answer of `p` asked at `from`, decoded up to `next`, the log ending at `end`;
+   * `roomy`: the answer had room for its whole limit (else it was full before it). Returns
+   * whether it was truncated, its first batch larger than its limit (asked for alone next).
+   */
+  answered(p: FetchPartition, from: bigint, next: bigint, end: bigint, held: number, roomy: boolean): boolean {
+    p.alone = roomy && next === from && end > from;
     p.position = next;
     this.change(p, (e) => {
       e.hasRecords = end > next;

@@ -118,13 +118,24 @@ describe('FetchPositions', () => {
     const state = positions();
     const [a, b] = state.send(1, false)!.asked;
     expect(state.current(a!)).toBe(true);
-    expect(state.answered(a!.partition, 10n, 13n, 20n, 3_000)).toBe(false);
+    expect(state.answered(a!.partition, 10n, 13n, 20n, 3_000, true)).toBe(false);
     expect(state.current(b!)).toBe(true);
-    expect(state.answered(b!.partition, 10n, 10n, 20n, 0)).toBe(true);
+    expect(state.answered(b!.partition, 10n, 10n, 20n, 0, true)).toBe(true);
     state.settled(1);
     expect({ position: state.get('a')!.position, held: state.get('a')!.held, outstanding: state.outstanding() }).toEqual({ position: 13n, held: 3_000, outstanding: 3_000 });
     // b is asked for alone next.
     expect(state.send(1, false)?.asked.map((x) => x.partition.key)).toEqual(['b']);
+  });
+
+  it('an empty answer of a partition with more, the answer full before it, is not truncated: it is asked for with the others next', () => {
+    const state = positions();
+    const [a, b] = state.send(1, false)!.asked;
+    expect(state.current(a!)).toBe(true);
+    expect(state.answered(a!.partition, 10n, 10n, 20n, 0, false)).toBe(false);
+    expect(state.current(b!)).toBe(true);
+    expect(state.answered(b!.partition, 10n, 10n, 20n, 0, false)).toBe(false);
+    state.settled(1);
+    expect(state.send(1, false)?.asked.map((x) => x.partition.key)).toEqual(['a', 'b']);
   });
 
   it('a plan reads only the leader\'s partitions not at their end, unless those at their end ride along', () => {
@@ -136,7 +147,7 @@ describe('FetchPositions', () => {
     state.add('r', 'r', 0, 0n, 0);
     state.setLeader(state.get('r')!, 1);
     // Every partition answered once: the 1,000 at their end, r with more to read.
-    for (const p of state.values()) state.answered(p, 0n, 0n, p.key === 'r' ? 5n : 0n, 0);
+    for (const p of state.values()) state.answered(p, 0n, 0n, p.key === 'r' ? 5n : 0n, 0, true);
     expect(state.inputOf(1, false)).toEqual({ active: [state.get('r')], empty: [], sharing: 1 });
     expect(state.inputOf(1, true).empty).toHaveLength(1_000);
     expect(state.send(1, false)?.asked.map((a) => a.partition.key)).toEqual(['r']);
@@ -277,12 +288,15 @@ function send(sim: Sim, leader: number, pollEmpty: boolean): SentRequest | undef
  * the first partition that brings any comes whole whatever the limits (KIP-74); a
  * later partition whose first batch does not fit gets none.
  */
-function brokerAnswer(sim: Sim, request: SentRequest): Map<AskedPartition, { sizes: number[]; end: number }> {
-  const answers = new Map<AskedPartition, { sizes: number[]; end: number }>();
+function brokerAnswer(sim: Sim, request: SentRequest): Map<AskedPartition, { sizes: number[]; end: number; roomy: boolean }> {
+  const answers = new Map<AskedPartition, { sizes: number[]; end: number; roomy: boolean }>();
   let remaining = request.plan.maxBytes;
   let first = true;
+  // What the fetcher counts as taken of the answer's limit before each partition (fetcher.ts hadRoom).
+  let used = 0;
   for (const asked of request.asked) {
     const log = sim.logs.get(asked.partition.key)!;
+    const roomy = request.plan.maxBytes - used >= asked.maxBytes;
     const limit = Math.min(asked.maxBytes, remaining);
     const sizes: number[] = [];
     let bytes = 0;
@@ -294,7 +308,8 @@ function brokerAnswer(sim: Sim, request: SentRequest): Map<AskedPartition, { siz
     }
     if (sizes.length > 0) first = false;
     remaining = Math.max(0, remaining - bytes);
-    answers.set(asked, { sizes, end: log.length });
+    used += Number(asked.position) + sizes.length < log.length ? Math.max(bytes, asked.maxBytes) : bytes;
+    answers.set(asked, { sizes, end: log.length, roomy });
   }
   return answers;
 }
@@ -312,11 +327,11 @@ function answer(sim: Sim, leader: number): void {
   const answers = brokerAnswer(sim, request);
   for (const asked of request.asked) {
     if (!sim.state.current(asked)) continue;
-    const { sizes, end } = answers.get(asked)!;
+    const { sizes, end, roomy } = answers.get(asked)!;
     const from = asked.position;
     const next = from + BigInt(sizes.length);
     const p = asked.partition;
-    sim.state.answered(p, from, next, BigInt(end), sizes.reduce((a, b) => a + b, 0));
+    sim.state.answered(p, from, next, BigInt(end), sizes.reduce((a, b) => a + b, 0), roomy);
     handOver(sim, p, from, sizes);
   }
   sim.state.settled(leader);

@@ -3,8 +3,10 @@
 import { IS_CONTROL, IS_TRANSACTIONAL, Reader, createRecordsBatch, readRecordsBatches } from '@platformatic/kafka';
 import type { RecordsBatch } from '@platformatic/kafka';
 import { describe, expect, it } from 'vitest';
-import { decodeRecords, recordOffsets } from '../../../src/kafka/fetcher.js';
-import type { FetchAnswerPartition } from '../../../src/kafka/wire.js';
+import { decodeRecords, hadRoom, recordOffsets } from '../../../src/kafka/fetcher.js';
+import type { AskedPartition, FetchPartition } from '../../../src/kafka/fetch-positions.js';
+import { partitionKey } from '../../../src/kafka/partition-key.js';
+import type { FetchAnswer, FetchAnswerPartition } from '../../../src/kafka/wire.js';
 
 const TOPIC = 'orders';
 
@@ -145,5 +147,35 @@ describe('recordOffsets', () => {
     // Asked from 4, the broker answers from the batch holding it, and lists no transaction aborted before.
     const later = answer([batch(3n, ['kept-1', 'kept-2'], { producerId: 8n, attributes: IS_TRANSACTIONAL }), marker(5n, 8n, true), batch(6n, ['kept-3'], { producerId: 7n, attributes: IS_TRANSACTIONAL }), marker(7n, 7n, true)]);
     expect(recordOffsets(4n, later)).toEqual({ offsets: [4n, 6n], next: 8n });
+  });
+});
+
+describe('hadRoom', () => {
+  // Three partitions of one topic asked from offset 0, each with a log ending at 100.
+  const one = batch(0n, ['x'.repeat(200)]);
+  const size = 12 + one.length;
+  const asked = (limits: number[]): AskedPartition[] =>
+    limits.map((maxBytes, i) => ({ partition: { key: partitionKey(TOPIC, i) } as FetchPartition, epoch: 0, position: 0n, maxBytes }));
+  const answerOf = (parts: RecordsBatch[][], end = 100n): FetchAnswer => ({
+    throttleTimeMs: 0,
+    errorCode: 0,
+    sessionId: 0,
+    responses: [{ topicId: TOPIC, partitions: parts.map((records, i) => ({ ...answer(records), partitionIndex: i, highWatermark: end, lastStableOffset: end })) }],
+  });
+
+  it('names every partition when the limits asked fit in the answer\'s: an empty one of them was truncated by its own limit', () => {
+    expect([...hadRoom(answerOf([[one], [], []]), asked([1_000, 100, 100]), 1_200, false)]).toEqual(['0:orders', '1:orders', '2:orders']);
+  });
+
+  it('leaves out the partitions after the answer\'s limit was taken: a partition with more counts its whole limit', () => {
+    // The first took up to its 1,000 bytes (more waits behind its batch): 200 of 1,200 were
+    // left, not the second's 1,000, and the broker may have given it all 200 (a batch cut off).
+    expect([...hadRoom(answerOf([[one], [], []]), asked([1_000, 1_000, 100]), 1_200, false)]).toEqual(['0:orders']);
+    expect([...hadRoom(answerOf([[one], [], []]), asked([1_000, 100, 100]), 1_200, false)]).toEqual(['0:orders', '1:orders', '2:orders']);
+  });
+
+  it('counts only the bytes that came of a partition that reached its end', () => {
+    const atEnd = answerOf([[one], [], []], 1n);
+    expect([...hadRoom(atEnd, asked([1_000, 1_000, 1_000]), size + 1_000, false)]).toEqual(['0:orders', '1:orders']);
   });
 });

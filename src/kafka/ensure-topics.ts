@@ -15,11 +15,7 @@ export interface TopicSpec {
 const LEADER_WAIT_MS = 30_000;
 const LEADER_POLL_MS = 100;
 
-/**
- * Partitions per CreateTopics request, at most (a larger topic goes alone). NOTE: a KRaft
- * controller refuses more than 10,000 per request (KAFKA-17870): 1,000 destinations made
- * the deliverer exit at start. Half the limit keeps each request's leader wait short.
- */
+/** Partitions per CreateTopics request, at most (a larger topic alone). NOTE: a KRaft controller refuses over 10,000 (KAFKA-17870); half keeps each leader wait short. */
 export const MAX_PARTITIONS_PER_CREATE = 5_000;
 /** Tries of a request the broker refused as transient (NOT_CONTROLLER, a timeout, the connection lost). */
 const CREATE_TRIES = 5;
@@ -103,10 +99,9 @@ export interface TopicMaker {
 }
 
 /**
- * Creates the topics that do not exist yet (existing ones are left alone), in requests of
- * at most MAX_PARTITIONS_PER_CREATE partitions, trying again what the broker refuses as
- * transient, and waits for every new partition's leader. Returns the created topics;
- * throws TopicsNotCreatedError naming those it could not make, once the others are.
+ * Creates the topics that do not exist yet, in requests of at most MAX_PARTITIONS_PER_CREATE
+ * partitions, again where the broker refuses as transient, and waits for their leaders.
+ * Returns those created; throws TopicsNotCreatedError naming those it could not make.
  */
 export async function ensureTopics(
   maker: TopicMaker,

@@ -1,8 +1,7 @@
-// The fetcher's bookkeeping (fetcher.ts), pure: each partition's position and epoch,
-// the bytes its owner holds, whether it is paused or in a request; which request goes
-// to a leader next (fetch-plan.ts), and whether an answer still counts (only for a
-// partition still here with the epoch it was asked with). It keeps each leader's
-// partitions split by whether they are at their end, and the budget's sums, as they
+// The fetcher's bookkeeping (fetcher.ts), pure: each partition's position, epoch, held
+// bytes, pause and request; the next request to a leader (fetch-plan.ts), and whether an
+// answer still counts (the partition still here, with the epoch it was asked with). It
+// keeps each leader's partitions split by whether they are at their end, and the budget's sums, as they
 // change, so that planning walks only what it may ask for; fetch-plan.test.ts checks
 // that against a full walk under random pauses, releases, rebalances and late answers.
 import { planFetch } from './fetch-plan.js';

@@ -301,12 +301,10 @@ const SESSION_ERRORS = new Set<number>([ERROR.FETCH_SESSION_ID_NOT_FOUND, ERROR.
 /** Answers of a partition whose leader moved or is not known yet: the leaders are asked anew. */
 const LEADER_MOVED = new Set<number>([ERROR.NOT_LEADER_OR_FOLLOWER, ERROR.UNKNOWN_TOPIC_OR_PARTITION, ERROR.LEADER_NOT_AVAILABLE, ERROR.FENCED_LEADER_EPOCH, ERROR.UNKNOWN_LEADER_EPOCH]);
 /**
- * The partitions of an answer that had room for their whole limit: the broker reads them
- * in order, each taking up to its limit of what the request's limit left (`used`: at most;
- * a batch's cut-off tail is not decoded). NOTE: only such a partition that brought no whole
- * batch has one larger than its limit (asked for alone next); the others were cut off by
- * the request's limit. Taken for the former, 780 of 1,000 destinations' partitions were
- * fetched one per request (docs/benchmarks.md#figures-behind-the-code).
+ * The partitions of an answer that had room for their whole limit (the broker fills an
+ * answer in order, each up to its limit of what the request's limit left): only such a
+ * partition that brought no whole batch has one larger than its limit, to ask for alone.
+ * The others were cut off by the request's limit (docs/benchmarks.md#figures-behind-the-code).
  */
 export function hadRoom(answer: FetchAnswer, asked: readonly AskedPartition[], requestBytes: number, readCommitted: boolean): Set<string> {
   const askedByKey = new Map(asked.map((a) => [a.partition.key, a]));

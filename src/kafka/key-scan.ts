@@ -67,19 +67,10 @@ export interface KeyReader {
 /** Read committed (docs/kafka.md#transactions): a record of an open or aborted transaction never counts; the log's end is the last stable offset. */
 const ISOLATION = 1;
 
-/**
- * Bytes of one fetch (one partition). NOTE: large, so a window of 100,000 records takes
- * a few dozen requests; bounded, since a trace on a role's admin port holds its event
- * loop while one answer decodes (docs/benchmarks.md#figures-behind-the-code).
- */
+/** Bytes of one fetch (one partition): a window of 100,000 records in a few dozen requests, each answer decoded in one turn (docs/benchmarks.md#figures-behind-the-code). */
 const PARTITION_FETCH_BYTES = 4 * 1024 * 1024;
 
-/**
- * Partitions read at once. NOTE: more than one, so that the broker serves one while this
- * process decodes another's answer; few, so that a trace over many destinations does not
- * flood the broker. (Reading one partition in pieces side by side gained nothing on the
- * trace bench.)
- */
+/** Partitions read at once: the broker serves one while another's answer decodes; few, not to flood the broker. */
 const READS_AT_ONCE = 4;
 
 /** Answers in a row without a record below the end, before a partition is given up (an aborted transaction's records, a compacted tail). */

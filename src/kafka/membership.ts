@@ -30,10 +30,7 @@ export interface MembershipSettings {
 export interface MembershipEvents {
   /** A new assignment (after each join). */
   assigned(generation: Generation): void;
-  /**
-   * The member is giving up `generation` (a rebalance, new topics, leaving): the owner
-   * stops fetching and commits what finished. The next join waits for it.
-   */
+  /** The member is giving up `generation` (a rebalance, new topics, leaving): the owner stops fetching and commits what finished; the next join waits for it. */
   revoking(generation: Generation): Promise<void>;
   /** A join or heartbeat failed; the member tries again in `retryInMs`. */
   trouble?(error: Error, retryInMs: number): void;
@@ -50,10 +47,7 @@ const backoff = (attempt: number): number => Math.min(1_000, 200 * 2 ** Math.min
  * subscribe to it, round-robin over the members in a stable order, topics in name
  * order, so that members spread evenly whatever their subscriptions. Pure.
  */
-export function assignPartitions(
-  subscriptions: ReadonlyMap<string, readonly string[]>,
-  partitionCounts: ReadonlyMap<string, number>,
-): Map<string, Map<string, number[]>> {
+export function assignPartitions(subscriptions: ReadonlyMap<string, readonly string[]>, partitionCounts: ReadonlyMap<string, number>): Map<string, Map<string, number[]>> {
   const result = new Map<string, Map<string, number[]>>();
   const members = [...subscriptions.keys()].sort();
   for (const member of members) result.set(member, new Map());

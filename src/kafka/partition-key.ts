@@ -1,13 +1,7 @@
 // The one spelling of a partition as a map key, everywhere in the port and its roles:
 // `<partition>:<topic>` (topic names hold no `:`, so the split is exact).
 
-/**
- * Keys made before, by topic and partition. NOTE: the deliverer looks a partition up by
- * its key several times per event (the lane's queue, the stream's progress, the
- * fetcher's budget); a key built anew each time is a new string to allocate, flatten and
- * hash for every lookup (docs/benchmarks.md#figures-behind-the-code). Bounded: past
- * KEYED_TOPICS topics it starts afresh.
- */
+/** Keys made before, by topic and partition, not built anew per lookup (docs/benchmarks.md#figures-behind-the-code); afresh past KEYED_TOPICS topics. */
 const keys = new Map<string, string[]>();
 const KEYED_TOPICS = 20_000;
 

@@ -1,15 +1,10 @@
 // The port's producer: every role writes through it, acks=all, with ONE batching policy
-// and ONE size cap (send-buffer.ts). Up to `maxConcurrentSends` sends (default one) are
-// in flight at once; sends that arrive meanwhile wait and leave together, merged per
-// topic, when a send finishes. At low load a send leaves at the end of the event loop's
-// turn it was made in, with the others of that turn (no timer: no added delay). A send
-// over the cap (per topic) goes out as several requests, one after the other, so each
-// topic's order is kept.
-//
-// NOTE: each send resolves only once the request that carried it was acknowledged. A
-// merged request that fails fails every send in it (the callers' retries may then make
-// duplicates: allowed). A send that times out while still waiting here is never sent:
-// a timeout before sending means "not written".
+// and ONE size cap (send-buffer.ts). Up to `maxConcurrentSends` sends are in flight; those
+// that arrive meanwhile, or in the same turn of the event loop, leave together, merged
+// per topic; a send over the cap goes as several requests in order.
+// NOTE: a send resolves once the request that carried it was acknowledged; a merged
+// request that fails fails every send in it (retries may duplicate: allowed). A send
+// that times out while still waiting here is never sent.
 import { compatibilityPartitioner, Producer as PlatformaticProducer } from '@platformatic/kafka';
 import { SendTimeoutError } from '../errors.js';
 import type { KafkaClient } from './client.js';
@@ -20,15 +15,7 @@ import type { OutboundRecord, TopicRecords } from './records.js';
 import { MAX_TOPIC_BYTES_PER_SEND, SendBuffer } from './send-buffer.js';
 
 export interface ProducerOptions {
-  /**
-   * Sends in flight at once; further sends wait and are merged. Default 1.
-   *
-   * NOTE: the client sends one request at a time per broker (maxInflights 1:
-   * platformatic-client.ts), so a second send handed to it only waits there as a request
-   * of its own; waiting here, all that arrive meanwhile leave as one request: fewer
-   * produce requests and less broker CPU per event under a steady load of single-event
-   * POSTs (gateway bench; docs/benchmarks.md#figures-behind-the-code).
-   */
+  /** Sends in flight at once (default 1: the client sends one request at a time per broker anyway); the others wait and are merged (docs/benchmarks.md#figures-behind-the-code). */
   maxConcurrentSends?: number;
   /** The cap on one request's bytes per topic (tests and the benchmark lower it). Default MAX_TOPIC_BYTES_PER_SEND. */
   maxTopicBytesPerSend?: number;
@@ -67,12 +54,9 @@ export type SendRequest = (records: TopicRecords[]) => Promise<void>;
  * Java client do (murmur2, sign bit masked), so a user's calls land on the same
  * partition whichever client wrote them. NOT idempotent.
  *
- * NOTE: an idempotent producer can acknowledge records it never wrote. kafkajs's did:
- * after a request failed that the broker had stored (a restart cut the connection), it
- * rolled its sequence numbers back and reused them for other records, which the broker
- * took for duplicates: answered success, wrote nothing (the chaos harness lost
- * acknowledged calls; test/integration/producer-broker-restart.test.ts). Without
- * idempotence a retry can only write a record twice, which the contract allows.
+ * NOTE: an idempotent producer can acknowledge records it never wrote (kafkajs's reused
+ * sequence numbers after a broker restart: test/integration/producer-broker-restart.test.ts);
+ * without idempotence a retry can only write a record twice, which the contract allows.
  *
  * NOTE: this client connects on first use; `connect()` asks for the cluster's metadata
  * so that a broker that cannot be reached fails the start.

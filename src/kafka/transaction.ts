@@ -175,10 +175,8 @@ class OpenTransaction implements Transaction {
     if (!this.groups.has(member.groupId)) {
       const known = this.host.coordinator;
       await retrying(`adding the offsets of group "${member.groupId}" to the transaction of "${transactionalId}"`, async () => {
-        // NOTE: the coordinator is found once and kept (it was one FindCoordinator per
-        // transaction). It is found again after no answer, or an answer other than NONE
-        // and CONCURRENT_TRANSACTIONS (which the right coordinator gives while the last
-        // transaction's markers are written).
+        // NOTE: found once and kept; found again after no answer, or one other than NONE and
+        // CONCURRENT_TRANSACTIONS (the right coordinator's while the last markers are written).
         const node = known.node ?? (await coordinator(wire, transactionalId, COORDINATOR_OF.transaction));
         known.node = undefined;
         const code = await wire.addOffsetsToTxn(node, transactionalId, transaction.producerId, transaction.producerEpoch, member.groupId);
@@ -272,12 +270,9 @@ export function createTransactionalProducer(client: KafkaClient, options: Transa
   let host = newHost();
 
   /**
-   * NOTE: after a transaction that did not commit, the library's producer may be left
-   * with an epoch the broker has moved past (it aborted the transaction on its timeout
-   * during a broker stop) or with sequence numbers it no longer takes: every later
-   * transaction was refused as fenced and the router stopped routing (chaos harness,
-   * a 4.3 s broker stop). A new producer registers the id again (InitProducerId),
-   * which bumps the epoch and ends whatever the old one left open.
+   * NOTE: after a transaction that did not commit, the library's producer may hold an epoch
+   * or sequence numbers the broker moved past (every later transaction refused as fenced:
+   * chaos harness, a broker stop); a new producer registers the id again, bumping the epoch.
    */
   const renewed = (): TransactionHost => {
     if (!replace) return host;
@@ -320,11 +315,7 @@ export function createTransactionalProducer(client: KafkaClient, options: Transa
   };
 }
 
-/**
- * The library's wait before it asks again: CONCURRENT_TRANSACTIONS, which a transaction
- * opened just after the last one ended nearly always meets, after CONCURRENT_RETRY_MS,
- * doubling (docs/benchmarks.md#figures-behind-the-code); anything else as every client.
- */
+/** The library's wait before it asks again: CONCURRENT_TRANSACTIONS (nearly every transaction's first send meets it) after CONCURRENT_RETRY_MS, doubling (docs/benchmarks.md#figures-behind-the-code); the rest as every client. */
 export function transactionRetryDelay(client: unknown, operation: string, attempt: number, retries: number, error: unknown): number {
   if (errorTypes(error).includes('CONCURRENT_TRANSACTIONS')) return Math.min(CONCURRENT_RETRY_MS * 2 ** (attempt - 1), 1_000);
   return clientRetryDelay(client, operation, attempt);

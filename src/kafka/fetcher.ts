@@ -211,7 +211,8 @@ export class Fetcher {
         const byKey = new Map<string, FetchAnswerPartition>();
         for (const t of answer.responses) for (const part of t.partitions) byKey.set(keyOf(t.topicId, part.partitionIndex), part);
         // NOTE: a session's answer leaves out the partitions with neither records nor news.
-        const roomy = hadRoom(answer, asked, plan.maxBytes, this.settings.isolation === 1);
+        // NOTE: hadRoom is given the partitions the answer names: a poll asks thousands.
+        const roomy = hadRoom(answer, asked.filter((a) => byKey.has(a.partition.key)), plan.maxBytes, this.settings.isolation === 1);
         for (const entry of asked) {
           if (!this.partitions.current(entry)) continue; // fenced: assigned anew, sought or revoked meanwhile
           const { partition: p, position } = entry;

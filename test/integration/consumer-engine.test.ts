@@ -128,6 +128,27 @@ class RecordingWire extends Wire {
   }
 }
 
+/** A fetcher on `wire` whose owner takes each partition's records and finishes them at once (their bytes leave the budget); stopped after the tests. */
+function startFetcher(wire: Wire, settings: FetcherSettings, take: (records: InboundRecord[]) => void): Fetcher {
+  const fetcher: Fetcher = new Fetcher(
+    wire,
+    settings,
+    {
+      records: (topic, partition, records) => {
+        take(records);
+        for (const r of records) fetcher.release(topic, partition, 600 + (r.key?.length ?? 0) + (r.value?.length ?? 0));
+      },
+      reset: () => undefined,
+    },
+    silentLogger(),
+  );
+  cleanups.push(async () => {
+    await fetcher.stop();
+    await wire.close();
+  });
+  return fetcher;
+}
+
 describe('a record batch larger than its partition\'s share', () => {
   const BIG = 3 * 1024 * 1024;
 
@@ -143,23 +164,7 @@ describe('a record batch larger than its partition\'s share', () => {
     const wire = new RecordingWire(kafkaSettings(), randomName('engine-big'));
     const got: InboundRecord[] = [];
     const settings: FetcherSettings = { isolation: 0, budgetBytes: 2 * 1024 * 1024, maxPartitionBytes: 1024 * 1024, maxRequestBytes: 2 * 1024 * 1024, pollWaitMs: () => 100, emptyPollMs: 50 };
-    const fetcher: Fetcher = new Fetcher(
-      wire,
-      settings,
-      {
-        records: (topic, partition, records) => {
-          got.push(...records);
-          // The owner finishes each record at once: its bytes leave the budget.
-          for (const r of records) fetcher.release(topic, partition, 600 + (r.key?.length ?? 0) + (r.value?.length ?? 0));
-        },
-        reset: () => undefined,
-      },
-      silentLogger(),
-    );
-    cleanups.push(async () => {
-      await fetcher.stop();
-      await wire.close();
-    });
+    const fetcher = startFetcher(wire, settings, (records) => got.push(...records));
     // In this order the big partition is second in the first request.
     await fetcher.add([first, big, last].map((topic) => ({ topic, partition: 0, position: 0n })));
     await waitFor(() => got.length === 8, { what: 'all eight records' });
@@ -218,22 +223,7 @@ describe('fetch sessions', () => {
     const wire = new RecordingWire(kafkaSettings(), randomName('engine-session'));
     const got: string[] = [];
     const settings: FetcherSettings = { isolation: 1, budgetBytes: 8 * 1024 * 1024, maxPartitionBytes: 1024 * 1024, maxRequestBytes: 8 * 1024 * 1024, pollWaitMs: () => 100, emptyPollMs: 50 };
-    const fetcher: Fetcher = new Fetcher(
-      wire,
-      settings,
-      {
-        records: (t, partition, records) => {
-          for (const r of records) got.push(`${partition}:${r.offset}:${r.value!.toString()}`);
-          fetcher.release(t, partition, records.reduce((sum, r) => sum + 600 + (r.key?.length ?? 0) + (r.value?.length ?? 0), 0));
-        },
-        reset: () => undefined,
-      },
-      silentLogger(),
-    );
-    cleanups.push(async () => {
-      await fetcher.stop();
-      await wire.close();
-    });
+    const fetcher = startFetcher(wire, settings, (records) => got.push(...records.map((r) => `${r.partition}:${r.offset}:${r.value!.toString()}`)));
     await fetcher.add(Array.from({ length: PARTITIONS }, (_, partition) => ({ topic, partition, position: 0n })));
     const polls = () => wire.exchanges.filter((e) => e.ask.session !== undefined);
     const named = (e: { ask: FetchAsk }) => e.ask.topics.reduce((n, t) => n + t.partitions.length, 0);

@@ -135,6 +135,12 @@ export class CommitLedger implements StreamCommits {
   private committedTicket = 0;
   private waiters: (() => void)[] = [];
   private stopped = false;
+  /** The partitions of the round's request out (its snapshot's), for `hold`. */
+  private roundKeys: ReadonlyMap<string, number> | undefined;
+  /** The last round found only held partitions dirty: none starts again before a release or a new completion. */
+  private onlyHeld = false;
+  /** Holds waiting for another's release. */
+  private holdWaiters: (() => void)[] = [];
 
   constructor(
     private readonly settings: CommitLedgerSettings,
@@ -151,6 +157,35 @@ export class CommitLedger implements StreamCommits {
   /** A partition's progress (keyed by partitionKey); what a transaction's offsets are made from (kafka-transactions.ts). */
   progressAt(key: string): PartitionProgress | undefined {
     return this.channel.progress.progressAt(key);
+  }
+
+  /**
+   * Keeps `keys` out of the rounds until the returned release (called at most `maxMs`
+   * later by itself). Resolves once no other hold has them and no request out names
+   * them: a transaction's offsets of these partitions are then the last the coordinator
+   * stores until the transaction ends (kafka-transactions.ts). NOTE: the coordinator
+   * keeps the offset stored last; a commit stored after a transaction's TxnOffsetCommit
+   * (plain, or another transaction's) wins when the transaction commits, with a point
+   * that lacks its events (docs/kafka.md#transactions).
+   */
+  async hold(keys: readonly string[], maxMs: number): Promise<() => void> {
+    const { progress } = this.channel;
+    while (keys.some((key) => progress.isHeld(key))) await new Promise<void>((resolve) => this.holdWaiters.push(resolve));
+    for (const key of keys) progress.hold(key);
+    let held = true;
+    const release = () => {
+      if (!held) return;
+      held = false;
+      clearTimeout(timer);
+      for (const key of keys) progress.release(key);
+      for (const wake of this.holdWaiters.splice(0)) wake();
+      this.onlyHeld = false;
+      this.scheduleRound();
+    };
+    const timer = setTimeout(release, maxMs);
+    timer.unref();
+    while (this.round !== undefined && keys.some((key) => this.roundKeys?.has(key) === true)) await this.round;
+    return release;
   }
 
   // ---- The side of the role that finishes records.
@@ -197,6 +232,7 @@ export class CommitLedger implements StreamCommits {
 
   /** A partition's progress moved (StreamProgress): a round is due. */
   private dirtied(first: boolean): void {
+    this.onlyHeld = false;
     if (first) {
       // Nothing was dirty: every completion so far is committed.
       this.waitingSince = Date.now();
@@ -249,7 +285,7 @@ export class CommitLedger implements StreamCommits {
    * Nothing finished, no timer: an idle stream costs nothing.
    */
   private scheduleRound(delayMs = commitDelay(this.lastRoundPartitions, this.settings.commitDelayMs)): void {
-    if (this.timer !== undefined || this.round !== undefined || this.stopped) return;
+    if (this.timer !== undefined || this.round !== undefined || this.stopped || this.onlyHeld) return;
     if (this.dirtyCount === 0 || !this.channel.isMember()) return; // the join schedules the next
     this.timer = setTimeout(() => {
       this.timer = undefined;
@@ -281,8 +317,10 @@ export class CommitLedger implements StreamCommits {
     const snapshotAt = Date.now();
     const snapshotTicket = this.lastTicket;
     const { offsets, changes } = this.channel.progress.snapshot();
+    this.onlyHeld = offsets.length === 0 && this.dirtyCount > 0;
     if (offsets.length === 0) return;
     this.lastRoundPartitions = offsets.length;
+    this.roundKeys = changes;
     const acknowledged = this.channel.acknowledged();
     const slices: Promise<void>[] = [];
     for (let i = 0; i < offsets.length; i += PARTITIONS_PER_COMMIT) slices.push(this.channel.send(offsets.slice(i, i + PARTITIONS_PER_COMMIT)));
@@ -292,6 +330,7 @@ export class CommitLedger implements StreamCommits {
     // waiting for its answer after another failed would land after the next round's
     // commit and move its partitions back to older offsets.
     const settled = await Promise.allSettled(slices);
+    if (this.roundKeys === changes) this.roundKeys = undefined;
     if (this.requestOut === out) this.requestOut = undefined;
     const failed = settled.find((result) => result.status === 'rejected');
     if (failed !== undefined) throw failed.reason;

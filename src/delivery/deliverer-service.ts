@@ -544,12 +544,10 @@ class DelivererService implements Service, DelivererStatus {
     const stream = this.stream!;
     const options = {
       deadlineMs: config.delivery.timeoutMs + DEFAULT_TRANSACTION_TIMEOUT_MS,
-      // NOTE: a committed transaction's offsets until the ledger shows them finished (the lane finishes them once the write returns): each transaction's commit includes them.
-      committed: new Map<string, Set<string>>(),
       kafka: this.deps.kafka,
       groupId: this.groupId,
       member: () => stream.transactionMember(),
-      progressAt: (key: string) => stream.ledger.progressAt(key),
+      ledger: stream.ledger,
       logger: this.logger,
     };
     this.transactions ??= { shared: new KafkaTransactions(options), alone: new KafkaTransactions({ ...options, alone: true }) };

@@ -16,19 +16,29 @@
 //
 // NOTE: the offsets are committed with the group member's generation (KIP-447): a
 // deliverer whose partitions moved to another member cannot commit (its transaction
-// aborts, the new owner writes the events). After the transaction, the lane finishes the
-// events in the ledger as any others; its own commit names the same point or a later one.
-// NOTE: a window is left (docs/kafka.md#transactions): a ledger commit whose snapshot
-// predates these events and that the coordinator stores after this transaction's
-// TxnOffsetCommit wins when the transaction commits (the offset stored last is kept),
-// until the ledger's next commit, which names the events once the lane finished them.
-// Closing it means no ledger commit naming a partition between a transaction's offsets
-// of that partition and the lane's finish (a hold in the ledger); not done yet.
+// aborts, the new owner writes the events).
+// NOTE: the coordinator keeps the offset stored last, and a plain commit of the ledger
+// stored after a transaction's TxnOffsetCommit would win when the transaction commits,
+// with a point that lacks the transaction's events (docs/kafka.md#transactions; seen in
+// CI: 16 events written twice after a SIGKILL in that window). So the ledger holds a
+// partition out of its rounds (and out of other transactions' offsets) from before the
+// transaction's offsets of it until the transaction ended, and a committed transaction's
+// events are finished in the ledger before the hold is released: every commit after it
+// names them.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { PartitionProgress, createTransactionalProducer, partitionKey } from '../kafka/index.js';
 import type { InboundRecord, KafkaClient, TopicRecords, Transaction, TransactionGroupMember, TransactionOffset, TransactionalProducer } from '../kafka/index.js';
 import { GroupedTransactions } from '../runtime/grouped-transactions.js';
+
+/** What the transactions need of the deliverer's commit ledger (commit-ledger.ts). */
+export interface TransactionLedger {
+  /** A partition's progress (key: src/kafka/partition-key.ts); undefined once it is not this member's. */
+  progressAt(key: string): PartitionProgress | undefined;
+  /** Keeps the partitions out of the ledger's commits until the release (or `maxMs`); resolves once none is in a commit out. */
+  hold(keys: readonly string[], maxMs: number): Promise<() => void>;
+  finish(topic: string, partition: number, offset: string): number;
+}
 
 export interface KafkaTransactionsOptions {
   kafka: KafkaClient;
@@ -36,26 +46,21 @@ export interface KafkaTransactionsOptions {
   groupId: string;
   /** The deliverer's group member, as a transaction names it; undefined between generations. */
   member: () => TransactionGroupMember | undefined;
-  /** A partition's progress in the deliverer's commit ledger (key: src/kafka/partition-key.ts); undefined once it is not this member's. */
-  progressAt: (key: string) => PartitionProgress | undefined;
+  ledger: TransactionLedger;
   logger: Logger;
   /** One write per transaction, one transaction at a time: for an event tried again alone after its shared transaction failed. */
   alone?: boolean;
-  /**
-   * Offsets committed transactions named that the ledger may not show finished yet, by
-   * partition key: shared by the deliverer's transactions (shared and alone), so that
-   * each one's offsets include the others'.
-   */
-  committed: Map<string, Set<string>>;
   /** How long a write may take (its transaction's commit included) before it is given up (`delivery.timeout` and the transaction timeout). */
   deadlineMs: number;
 }
 
-/** One transaction's events so far, by partition; the writes waiting for its next request, and its requests in order. */
+/** One transaction's events so far, by partition; the writes waiting for its next request, its requests in order, and the ledger's holds of its partitions. */
 interface Round {
   finishing: Map<string, { topic: string; partition: number; offsets: string[] }>;
   waiting: { records: readonly TopicRecords[]; done: (error?: unknown) => void }[];
   chain: Promise<void>;
+  held: Set<string>;
+  releases: (() => void)[];
 }
 
 /** Thrown while the deliverer is between generations: the events are attempted again (never finished). */
@@ -135,32 +140,43 @@ export class KafkaTransactions {
       throw error;
     });
     await this.connected;
-    await this.grouped.within(async (transaction) => {
-      const member = this.options.member();
-      if (member === undefined) throw new NotAMemberError(this.options.groupId);
-      let round = this.rounds.get(transaction);
-      if (round === undefined) this.rounds.set(transaction, (round = { finishing: new Map(), waiting: [], chain: Promise.resolve() }));
-      for (const { topic, partition, offset } of events) {
-        const key = partitionKey(topic, partition);
-        let entry = round.finishing.get(key);
-        if (entry === undefined) round.finishing.set(key, (entry = { topic, partition, offsets: [] }));
-        entry.offsets.push(offset);
-      }
-      // NOTE: one request of the transaction at a time: concurrent sends into one
-      // transaction were answered TRANSACTION_ABORTABLE by the broker. The writes that
-      // joined meanwhile go together: their records in one send, then the offsets of
-      // every event of the transaction so far in one TxnOffsetCommit.
-      const current = round;
-      const done = new Promise<void>((resolve, reject) => current.waiting.push({ records, done: (error) => (error === undefined ? resolve() : reject(error)) }));
-      if (current.waiting.length === 1) current.chain = current.chain.then(() => this.flush(transaction, member, current));
-      await done;
-    });
-    for (const { topic, partition, offset } of events) {
-      const key = partitionKey(topic, partition);
-      let offsets = this.options.committed.get(key);
-      if (offsets === undefined) this.options.committed.set(key, (offsets = new Set()));
-      offsets.add(offset);
+    let joined: Round | undefined;
+    try {
+      await this.grouped.within(async (transaction) => {
+        const member = this.options.member();
+        if (member === undefined) throw new NotAMemberError(this.options.groupId);
+        let round = this.rounds.get(transaction);
+        if (round === undefined) this.rounds.set(transaction, (round = { finishing: new Map(), waiting: [], chain: Promise.resolve(), held: new Set(), releases: [] }));
+        joined = round;
+        for (const { topic, partition, offset } of events) {
+          const key = partitionKey(topic, partition);
+          let entry = round.finishing.get(key);
+          if (entry === undefined) round.finishing.set(key, (entry = { topic, partition, offsets: [] }));
+          entry.offsets.push(offset);
+        }
+        // NOTE: one request of the transaction at a time: concurrent sends into one
+        // transaction were answered TRANSACTION_ABORTABLE by the broker. The writes that
+        // joined meanwhile go together: their records in one send, then the offsets of
+        // every event of the transaction so far in one TxnOffsetCommit.
+        const current = round;
+        const done = new Promise<void>((resolve, reject) => current.waiting.push({ records, done: (error) => (error === undefined ? resolve() : reject(error)) }));
+        if (current.waiting.length === 1) current.chain = current.chain.then(() => this.flush(transaction, member, current));
+        await done;
+      });
+      if (joined !== undefined) this.ended(joined, true);
+    } catch (error) {
+      if (joined !== undefined) this.ended(joined, false);
+      throw error;
     }
+  }
+
+  /** The transaction of `round` ended (the first of its writes to learn it tells): a committed one's events are finished in the ledger, then its partitions released. */
+  private ended(round: Round, committed: boolean): void {
+    if (committed) {
+      for (const { topic, partition, offsets } of round.finishing.values()) for (const offset of offsets) this.options.ledger.finish(topic, partition, offset);
+    }
+    round.finishing.clear();
+    for (const release of round.releases.splice(0)) release();
   }
 
   /** The writes waiting in `round`: their records, then the round's offsets; each told how it went. */
@@ -169,6 +185,11 @@ export class KafkaTransactions {
     round.waiting = [];
     try {
       await transaction.send(writes.flatMap((w) => w.records));
+      const unheld = [...round.finishing.keys()].filter((key) => !round.held.has(key));
+      if (unheld.length > 0) {
+        for (const key of unheld) round.held.add(key);
+        round.releases.push(await this.options.ledger.hold(unheld, this.options.deadlineMs));
+      }
       await transaction.sendOffsets(member, this.offsetsOf(round));
       for (const write of writes) write.done();
     } catch (error) {
@@ -183,18 +204,12 @@ export class KafkaTransactions {
   /** Each partition's commit once the round's events are finished, over what the ledger finished already. */
   private offsetsOf(round: Round): TransactionOffset[] {
     return [...round.finishing].map(([key, { topic, partition, offsets }]) => {
-      const progress = this.options.progressAt(key);
+      const progress = this.options.ledger.progressAt(key);
       // Not this member's any more: the group refuses the offsets anyway; refused here, the transaction aborts.
       if (progress === undefined) throw new NotAMemberError(this.options.groupId);
       const { offset, metadata } = progress.commitPoint(Number.MAX_SAFE_INTEGER);
       const after = new PartitionProgress(offset, metadata);
       for (const done of offsets) after.finish(done);
-      const earlier = this.options.committed.get(key);
-      for (const done of earlier ?? []) {
-        if (progress.isFinished(done)) earlier!.delete(done);
-        else after.finish(done);
-      }
-      if (earlier?.size === 0) this.options.committed.delete(key);
       const point = after.commitPoint();
       return { topic, partition, offset: BigInt(point.offset), metadata: point.metadata };
     });

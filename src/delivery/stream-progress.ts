@@ -24,6 +24,8 @@ export class StreamProgress {
   private readonly dirty = new Set<string>();
   /** Each partition's `changeCount` at its last commit. */
   private readonly committedChanges = new Map<string, number>();
+  /** Partitions a transaction's offsets hold out of commits (CommitLedger.hold). */
+  private readonly held = new Set<string>();
   /** Told when a partition turns dirty (`first`: none was before). */
   private listener: ((first: boolean) => void) | undefined;
 
@@ -76,7 +78,20 @@ export class StreamProgress {
     this.committedChanges.delete(key);
   }
 
-  /** Every dirty partition at its commit point; those no longer assigned stop being dirty. */
+  /** Keeps the partition out of snapshots (it stays dirty) until its `release`. */
+  hold(key: string): void {
+    this.held.add(key);
+  }
+
+  release(key: string): void {
+    this.held.delete(key);
+  }
+
+  isHeld(key: string): boolean {
+    return this.held.has(key);
+  }
+
+  /** Every dirty partition at its commit point, but the held ones (still dirty); those no longer assigned stop being dirty. */
   snapshot(): CommitSnapshot {
     const changes = new Map<string, number>();
     const offsets: PartitionCommit[] = [];
@@ -86,6 +101,7 @@ export class StreamProgress {
         this.dirty.delete(key);
         continue;
       }
+      if (this.held.has(key)) continue;
       changes.set(key, progress.changeCount);
       const { topic, partition } = splitPartitionKey(key);
       offsets.push({ topic, partition, ...progress.commitPoint() });

@@ -110,6 +110,72 @@ describe('CommitLedger: what a round names', () => {
   });
 });
 
+describe('CommitLedger: holds (a transaction\'s offsets of a partition are the last stored until it ends)', () => {
+  it('a held partition stays out of the rounds, dirty, and is committed right after its release', async () => {
+    const { ledger, channel, answerAll } = ledgerFixture({ partitions: 2 });
+    const release = await ledger.hold([key(0)], 60_000);
+    ledger.finish(T, 0, '0');
+    ledger.finish(T, 1, '0');
+    await vi.advanceTimersByTimeAsync(5);
+    expect(channel.sent.map((r) => r.map((c) => c.partition))).toEqual([[1]]);
+    await answerAll();
+    ledger.finish(T, 0, '1');
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(channel.sent).toHaveLength(1);
+    expect(vi.getTimerCount()).toBe(1); // the hold's own: with only the held partition dirty, no round waits to start (none every 5 ms)
+    release();
+    await vi.advanceTimersByTimeAsync(5);
+    expect(channel.sent.slice(1).map((r) => r.map(readable))).toEqual([[{ partition: 0, offset: '2', above: [] }]]);
+  });
+
+  it('waits for a request out that names the partition; one naming others only does not delay it', async () => {
+    const { ledger, channel } = ledgerFixture({ partitions: 2 });
+    ledger.finish(T, 0, '0');
+    await vi.advanceTimersByTimeAsync(5);
+    expect(channel.out).toHaveLength(1);
+    let heldOne = false;
+    void ledger.hold([key(0)], 60_000).then(() => (heldOne = true));
+    let heldOther = false;
+    void ledger.hold([key(1)], 60_000).then(() => (heldOther = true));
+    await vi.advanceTimersByTimeAsync(0);
+    expect([heldOne, heldOther]).toEqual([false, true]);
+    channel.out[0]!.answer();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(heldOne).toBe(true);
+  });
+
+  it('a second hold of a partition (another transaction) waits for the first one\'s release; a release called twice counts once', async () => {
+    const { ledger, channel } = ledgerFixture({ partitions: 2 });
+    const first = await ledger.hold([key(0)], 60_000);
+    let second: (() => void) | undefined;
+    void ledger.hold([key(1), key(0)], 60_000).then((release) => (second = release));
+    ledger.finish(T, 0, '0');
+    ledger.finish(T, 1, '0');
+    await vi.advanceTimersByTimeAsync(5);
+    expect(second).toBeUndefined();
+    expect(channel.sent.map((r) => r.map((c) => c.partition))).toEqual([[1]]); // the second holds nothing while it waits
+    channel.out[0]!.answer();
+    first();
+    first();
+    await vi.advanceTimersByTimeAsync(100);
+    expect(second).toBeDefined();
+    expect(channel.sent).toHaveLength(1);
+    second!();
+    await vi.advanceTimersByTimeAsync(5);
+    expect(channel.sent.slice(1).map((r) => r.map((c) => c.partition))).toEqual([[0]]);
+  });
+
+  it('a hold never released (a transaction whose end never came) lets go by itself after maxMs', async () => {
+    const { ledger, channel } = ledgerFixture();
+    await ledger.hold([key(0)], 2_000);
+    ledger.finish(T, 0, '0');
+    await vi.advanceTimersByTimeAsync(1_999);
+    expect(channel.sent).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(6);
+    expect(channel.sent.map((r) => r.map((c) => c.partition))).toEqual([[0]]);
+  });
+});
+
 describe('CommitLedger: tickets', () => {
   it('each completion gets the next ticket; committedThrough reaches those a round took once it is answered', async () => {
     const { ledger, answerAll } = ledgerFixture({ partitions: 2 });

@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { PartitionProgress } from '../../../src/kafka/index.js';
+import pino from 'pino';
+import type { Logger } from 'pino';
+import { GroupFencedError, PartitionProgress } from '../../../src/kafka/index.js';
 import { CommitLedger } from '../../../src/delivery/commit-ledger.js';
 import type { InboundRecord } from '../../../src/kafka/index.js';
 import type { BatchJob, DeliveryJob, DeliveryResult } from '../../../src/delivery/deliver-event.js';
@@ -52,6 +54,7 @@ function laneFixture(options: {
   /** Real circuits (with `targets` in the settings); else every URL lets every request through. */
   circuits?: UrlCircuits;
   targets?: PreparedDestination['targets'];
+  logger?: Logger;
 }) {
   const log: string[] = [];
   const pending = new Map<string, { resolve: (result?: unknown) => void; reject: (e: unknown) => void; size: number }>();
@@ -97,15 +100,16 @@ function laneFixture(options: {
       release: (topic, partition, offset) => log.push(`release ${topic}/${partition}@${offset}`),
     },
     commits: new CommitAccount(ledger, options.uncommittedBound ?? laneUncommittedBound(options.concurrency)),
-    logger: silentLogger(),
+    logger: options.logger ?? silentLogger(),
     writeRetryMs: 1_000,
   });
   /** `held`: an ordered destination's attempt failed, its next one due in a second. */
-  const finish = async (id: string, outcome: 'ok' | 'write failed' | 'held' = 'ok') => {
+  const finish = async (id: string, outcome: 'ok' | 'write failed' | 'write fenced' | 'held' = 'ok') => {
     const p = pending.get(id)!;
     pending.delete(id);
     if (outcome === 'ok') p.resolve();
     else if (outcome === 'held') p.resolve({ held: { attemptsMade: 1, firstAttemptAtMs: Date.now(), dueAtMs: Date.now() + 1_000, receivedAtMs: undefined, traceparent: undefined, problems: [] } });
+    else if (outcome === 'write fenced') p.reject(new GroupFencedError(22, { groupId: 'g', generationId: 3, memberId: 'm', groupInstanceId: null, coordinator: 1 }));
     else p.reject(new Error('broker down'));
     await vi.advanceTimersByTimeAsync(0);
   };
@@ -295,6 +299,17 @@ describe('DestinationLane', () => {
     expect(started).toEqual([`${MAIN}/0@1`, `${MAIN}/0@1`]);
     await finish(`${MAIN}/0@1`);
     expect(log).toEqual([`pause ${MAIN}/0`, `resume ${MAIN}/0`, `done ${MAIN}/0@1`]);
+  });
+
+  it('a write refused by a rebalance is logged as a warning, any other failed write as an error', async () => {
+    const lines: { level: number; msg: string }[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line) as { level: number; msg: string }) });
+    const { lane, finish } = laneFixture({ concurrency: 4, queueBound: 100, logger });
+    lane.accept([record(MAIN, 0, 1)]);
+    await finish(`${MAIN}/0@1`, 'write fenced');
+    await vi.advanceTimersByTimeAsync(1_000);
+    await finish(`${MAIN}/0@1`, 'write failed');
+    expect(lines.filter((l) => l.msg.startsWith('could not write a retry')).map((l) => pino.levels.labels[l.level])).toEqual(['warn', 'error']);
   });
 
   it('a rate limit holds the lane (its head waits for its token) and nothing else', async () => {

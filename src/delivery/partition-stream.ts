@@ -9,6 +9,7 @@
 // fetch, the hand-over, and the pause and resume of single partitions (a full queue, a
 // retry not yet due) without stopping the fetch loop.
 import type { Logger } from 'pino';
+import { DEFAULT_BUFFER_BUDGET } from '../config/schema.js';
 import { GroupReader, PartitionProgress, assignedTopics, committedWithin, heldBytes as heldBytesOf, partitionKey as keyOf, splitPartitionKey as splitKey } from '../kafka/index.js';
 import type { Generation, InboundRecord, KafkaAdmin, KafkaClient, TransactionGroupMember } from '../kafka/index.js';
 import { ForeignAssignment } from '../runtime/foreign-assignment.js';
@@ -32,9 +33,6 @@ export interface StreamHandler {
    */
   revoke(topic: string, partition: number): Iterable<string>;
 }
-
-/** The default of `bufferBudgetBytes` (docs/operations.md#memory says how to size it). */
-export const DEFAULT_BUFFER_BUDGET_BYTES = 128 * 1024 * 1024;
 
 /** The stream's side a role's commit ledger commits through. */
 export interface CommitChannel {
@@ -80,7 +78,7 @@ export interface PartitionStreamSettings {
   maxBytesPerPartition?: number;
   /**
    * The bytes of fetched records the stream may hold at once, handed over and not
-   * finished (fetch-plan.ts shares it among the partitions). Default DEFAULT_BUFFER_BUDGET_BYTES.
+   * finished (fetch-plan.ts shares it among the partitions). Default `delivery.bufferBudget`'s (docs/operations.md#memory).
    */
   bufferBudgetBytes?: number;
   /**
@@ -211,7 +209,7 @@ class EnginePartitionStream<L extends StreamCommits> implements PartitionStream<
     this.foreign = new ForeignAssignment(settings.groupId, logger);
     let resolve: () => void = () => undefined;
     this.firstJoin = { promise: new Promise<void>((r) => (resolve = r)), resolve: () => resolve() };
-    const budget = settings.bufferBudgetBytes ?? DEFAULT_BUFFER_BUDGET_BYTES;
+    const budget = settings.bufferBudgetBytes ?? DEFAULT_BUFFER_BUDGET;
     this.reader = new GroupReader(
       client,
       {

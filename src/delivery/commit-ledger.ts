@@ -31,7 +31,7 @@
 // not finished: the commit stays below it and the metadata lists what finished above.
 import type { Logger } from 'pino';
 import { isGenerationLost } from '../kafka/index.js';
-import type { PartitionProgress } from '../kafka/index.js';
+import type { CommitPoint, PartitionProgress } from '../kafka/index.js';
 import type { CommitChannel, StreamCommits } from './partition-stream.js';
 import { commitUntilDone } from '../runtime/commit-until-done.js';
 
@@ -186,6 +186,11 @@ export class CommitLedger implements StreamCommits {
     timer.unref();
     while (this.round !== undefined && keys.some((key) => this.roundKeys?.has(key) === true)) await this.round;
     return release;
+  }
+
+  /** A committed transaction's offsets named `point` for the partition: clean, if that is its commit point (kafka-transactions.ts). */
+  committedElsewhere(key: string, point: CommitPoint): void {
+    this.channel.progress.committedAt(key, point);
   }
 
   // ---- The side of the role that finishes records.

@@ -28,7 +28,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { PartitionProgress, createTransactionalProducer, partitionKey } from '../kafka/index.js';
-import type { InboundRecord, KafkaClient, TopicRecords, Transaction, TransactionGroupMember, TransactionOffset, TransactionalProducer } from '../kafka/index.js';
+import type { CommitPoint, InboundRecord, KafkaClient, TopicRecords, Transaction, TransactionGroupMember, TransactionOffset, TransactionalProducer } from '../kafka/index.js';
 import { GroupedTransactions } from '../runtime/grouped-transactions.js';
 
 /** What the transactions need of the deliverer's commit ledger (commit-ledger.ts). */
@@ -38,6 +38,8 @@ export interface TransactionLedger {
   /** Keeps the partitions out of the ledger's commits until the release (or `maxMs`); resolves once none is in a commit out. */
   hold(keys: readonly string[], maxMs: number): Promise<() => void>;
   finish(topic: string, partition: number, offset: string): number;
+  /** A committed transaction named this point of the partition: no commit of its own is due if the ledger's is the same. */
+  committedElsewhere(key: string, point: CommitPoint): void;
 }
 
 export interface KafkaTransactionsOptions {
@@ -61,6 +63,8 @@ interface Round {
   chain: Promise<void>;
   held: Set<string>;
   releases: (() => void)[];
+  /** The last point each partition's TxnOffsetCommit named. */
+  named: Map<string, CommitPoint>;
 }
 
 /** Thrown while the deliverer is between generations: the events are attempted again (never finished). */
@@ -146,7 +150,7 @@ export class KafkaTransactions {
         const member = this.options.member();
         if (member === undefined) throw new NotAMemberError(this.options.groupId);
         let round = this.rounds.get(transaction);
-        if (round === undefined) this.rounds.set(transaction, (round = { finishing: new Map(), waiting: [], chain: Promise.resolve(), held: new Set(), releases: [] }));
+        if (round === undefined) this.rounds.set(transaction, (round = { finishing: new Map(), waiting: [], chain: Promise.resolve(), held: new Set(), releases: [], named: new Map() }));
         joined = round;
         for (const { topic, partition, offset } of events) {
           const key = partitionKey(topic, partition);
@@ -170,12 +174,19 @@ export class KafkaTransactions {
     }
   }
 
-  /** The transaction of `round` ended (the first of its writes to learn it tells): a committed one's events are finished in the ledger, then its partitions released. */
+  /**
+   * The transaction of `round` ended (the first of its writes to learn it tells): a
+   * committed one's events are finished in the ledger, and a partition whose ledger point
+   * is then the one the transaction committed needs no plain commit; then its partitions
+   * are released.
+   */
   private ended(round: Round, committed: boolean): void {
     if (committed) {
       for (const { topic, partition, offsets } of round.finishing.values()) for (const offset of offsets) this.options.ledger.finish(topic, partition, offset);
+      for (const [key, point] of round.named) this.options.ledger.committedElsewhere(key, point);
     }
     round.finishing.clear();
+    round.named.clear();
     for (const release of round.releases.splice(0)) release();
   }
 
@@ -190,7 +201,9 @@ export class KafkaTransactions {
         for (const key of unheld) round.held.add(key);
         round.releases.push(await this.options.ledger.hold(unheld, this.options.deadlineMs));
       }
-      await transaction.sendOffsets(member, this.offsetsOf(round));
+      const offsets = this.offsetsOf(round);
+      await transaction.sendOffsets(member, offsets);
+      for (const { topic, partition, offset, metadata } of offsets) round.named.set(partitionKey(topic, partition), { offset: offset.toString(), metadata: metadata ?? '' });
       for (const write of writes) write.done();
     } catch (error) {
       for (const write of writes) write.done(error);

@@ -3,7 +3,7 @@
 // commit (dirty). Partitions and offsets only: when a commit goes out and what the lanes
 // wait for is the commit ledger's (commit-ledger.ts).
 import { splitPartitionKey } from '../kafka/index.js';
-import type { PartitionProgress } from '../kafka/index.js';
+import type { CommitPoint, PartitionProgress } from '../kafka/index.js';
 
 /** One partition's entry of a commit request: the first unfinished offset, and the finished ones above it. */
 export interface PartitionCommit {
@@ -107,6 +107,16 @@ export class StreamProgress {
       offsets.push({ topic, partition, ...progress.commitPoint() });
     }
     return { offsets, changes };
+  }
+
+  /** The group holds `point` for the partition (a transaction committed it): clean if that is its commit point now. */
+  committedAt(key: string, point: CommitPoint): void {
+    const progress = this.progress.get(key);
+    if (progress === undefined) return;
+    const now = progress.commitPoint();
+    if (now.offset !== point.offset || now.metadata !== point.metadata) return;
+    this.committedChanges.set(key, progress.changeCount);
+    this.dirty.delete(key);
   }
 
   /** The snapshot's commit was answered: a partition that did not move since is clean. */

@@ -165,6 +165,18 @@ describe('CommitLedger: holds (a transaction\'s offsets of a partition are the l
     expect(channel.sent.slice(1).map((r) => r.map((c) => c.partition))).toEqual([[0]]);
   });
 
+  it('a partition a committed transaction named at its commit point needs no round of its own; at another point it does', async () => {
+    const { ledger, channel } = ledgerFixture({ partitions: 2 });
+    for (const p of [0, 1]) {
+      ledger.finish(T, p, '0');
+      ledger.finish(T, p, '2');
+    }
+    ledger.committedElsewhere(key(0), { offset: '1', metadata: ledger.progressAt(key(0))!.commitPoint().metadata });
+    ledger.committedElsewhere(key(1), { offset: '1', metadata: '' }); // the transaction named less than the ledger finished
+    await vi.advanceTimersByTimeAsync(5);
+    expect(channel.sent.map((r) => r.map(readable))).toEqual([[{ partition: 1, offset: '1', above: ['2'] }]]);
+  });
+
   it('a hold never released (a transaction whose end never came) lets go by itself after maxMs', async () => {
     const { ledger, channel } = ledgerFixture();
     await ledger.hold([key(0)], 2_000);

@@ -111,6 +111,12 @@ const FIRST_COMMIT_ANSWER_MS = 50;
  */
 export const PARTITIONS_PER_COMMIT = 50;
 
+/** Partitions kept out of the ledger's rounds (CommitLedger.hold): `held` until released, or until it let go by itself. */
+export interface Hold {
+  readonly held: boolean;
+  release(): void;
+}
+
 export class CommitLedger implements StreamCommits {
   /** The next round's timer. */
   private timer: NodeJS.Timeout | undefined;
@@ -168,24 +174,26 @@ export class CommitLedger implements StreamCommits {
    * (plain, or another transaction's) wins when the transaction commits, with a point
    * that lacks its events (docs/kafka.md#transactions).
    */
-  async hold(keys: readonly string[], maxMs: number): Promise<() => void> {
+  async hold(keys: readonly string[], maxMs: number): Promise<Hold> {
     const { progress } = this.channel;
     while (keys.some((key) => progress.isHeld(key))) await new Promise<void>((resolve) => this.holdWaiters.push(resolve));
     for (const key of keys) progress.hold(key);
-    let held = true;
-    const release = () => {
-      if (!held) return;
-      held = false;
-      clearTimeout(timer);
-      for (const key of keys) progress.release(key);
-      for (const wake of this.holdWaiters.splice(0)) wake();
-      this.onlyHeld = false;
-      this.scheduleRound();
+    const hold = {
+      held: true,
+      release: () => {
+        if (!hold.held) return;
+        hold.held = false;
+        clearTimeout(timer);
+        for (const key of keys) progress.release(key);
+        for (const wake of this.holdWaiters.splice(0)) wake();
+        this.onlyHeld = false;
+        this.scheduleRound();
+      },
     };
-    const timer = setTimeout(release, maxMs);
+    const timer = setTimeout(hold.release, maxMs);
     timer.unref();
     while (this.round !== undefined && keys.some((key) => this.roundKeys?.has(key) === true)) await this.round;
-    return release;
+    return hold;
   }
 
   /** A committed transaction's offsets named `point` for the partition: clean, if that is its commit point (kafka-transactions.ts). */

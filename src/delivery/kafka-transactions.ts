@@ -30,13 +30,14 @@ import type { Logger } from 'pino';
 import { PartitionProgress, createTransactionalProducer, partitionKey } from '../kafka/index.js';
 import type { CommitPoint, InboundRecord, KafkaClient, TopicRecords, Transaction, TransactionGroupMember, TransactionOffset, TransactionalProducer } from '../kafka/index.js';
 import { GroupedTransactions } from '../runtime/grouped-transactions.js';
+import type { Hold } from './commit-ledger.js';
 
 /** What the transactions need of the deliverer's commit ledger (commit-ledger.ts). */
 export interface TransactionLedger {
   /** A partition's progress (key: src/kafka/partition-key.ts); undefined once it is not this member's. */
   progressAt(key: string): PartitionProgress | undefined;
   /** Keeps the partitions out of the ledger's commits until the release (or `maxMs`); resolves once none is in a commit out. */
-  hold(keys: readonly string[], maxMs: number): Promise<() => void>;
+  hold(keys: readonly string[], maxMs: number): Promise<Hold>;
   finish(topic: string, partition: number, offset: string): number;
   /** A committed transaction named this point of the partition: no commit of its own is due if the ledger's is the same. */
   committedElsewhere(key: string, point: CommitPoint): void;
@@ -61,8 +62,8 @@ interface Round {
   finishing: Map<string, { topic: string; partition: number; offsets: string[] }>;
   waiting: { records: readonly TopicRecords[]; done: (error?: unknown) => void }[];
   chain: Promise<void>;
-  held: Set<string>;
-  releases: (() => void)[];
+  /** The ledger's hold of each partition of the round (one hold per request that named new ones). */
+  holds: Map<string, Hold>;
   /** The last point each partition's TxnOffsetCommit named. */
   named: Map<string, CommitPoint>;
 }
@@ -150,7 +151,7 @@ export class KafkaTransactions {
         const member = this.options.member();
         if (member === undefined) throw new NotAMemberError(this.options.groupId);
         let round = this.rounds.get(transaction);
-        if (round === undefined) this.rounds.set(transaction, (round = { finishing: new Map(), waiting: [], chain: Promise.resolve(), held: new Set(), releases: [], named: new Map() }));
+        if (round === undefined) this.rounds.set(transaction, (round = { finishing: new Map(), waiting: [], chain: Promise.resolve(), holds: new Map(), named: new Map() }));
         joined = round;
         for (const { topic, partition, offset } of events) {
           const key = partitionKey(topic, partition);
@@ -183,11 +184,13 @@ export class KafkaTransactions {
   private ended(round: Round, committed: boolean): void {
     if (committed) {
       for (const { topic, partition, offsets } of round.finishing.values()) for (const offset of offsets) this.options.ledger.finish(topic, partition, offset);
-      for (const [key, point] of round.named) this.options.ledger.committedElsewhere(key, point);
+      // NOTE: not after a hold let go by itself (a transaction past its deadline): a plain commit may have been stored after its offsets.
+      for (const [key, point] of round.named) if (round.holds.get(key)?.held === true) this.options.ledger.committedElsewhere(key, point);
     }
     round.finishing.clear();
     round.named.clear();
-    for (const release of round.releases.splice(0)) release();
+    for (const hold of new Set(round.holds.values())) hold.release();
+    round.holds.clear();
   }
 
   /** The writes waiting in `round`: their records, then the round's offsets; each told how it went. */
@@ -196,10 +199,10 @@ export class KafkaTransactions {
     round.waiting = [];
     try {
       await transaction.send(writes.flatMap((w) => w.records));
-      const unheld = [...round.finishing.keys()].filter((key) => !round.held.has(key));
+      const unheld = [...round.finishing.keys()].filter((key) => !round.holds.has(key));
       if (unheld.length > 0) {
-        for (const key of unheld) round.held.add(key);
-        round.releases.push(await this.options.ledger.hold(unheld, this.options.deadlineMs));
+        const hold = await this.options.ledger.hold(unheld, this.options.deadlineMs);
+        for (const key of unheld) round.holds.set(key, hold);
       }
       const offsets = this.offsetsOf(round);
       await transaction.sendOffsets(member, offsets);

@@ -2,6 +2,7 @@
 // the test says (test/support/commit-channel.ts), its timers are fake.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CommitLedger } from '../../../src/delivery/commit-ledger.js';
+import type { Hold } from '../../../src/delivery/commit-ledger.js';
 import { PartitionProgress, decodeFinished } from '../../../src/kafka/index.js';
 import type { PartitionCommit } from '../../../src/delivery/stream-progress.js';
 import { silentLogger } from '../../../src/observability/logger.js';
@@ -113,7 +114,7 @@ describe('CommitLedger: what a round names', () => {
 describe('CommitLedger: holds (a transaction\'s offsets of a partition are the last stored until it ends)', () => {
   it('a held partition stays out of the rounds, dirty, and is committed right after its release', async () => {
     const { ledger, channel, answerAll } = ledgerFixture({ partitions: 2 });
-    const release = await ledger.hold([key(0)], 60_000);
+    const { release } = await ledger.hold([key(0)], 60_000);
     ledger.finish(T, 0, '0');
     ledger.finish(T, 1, '0');
     await vi.advanceTimersByTimeAsync(5);
@@ -147,20 +148,20 @@ describe('CommitLedger: holds (a transaction\'s offsets of a partition are the l
   it('a second hold of a partition (another transaction) waits for the first one\'s release; a release called twice counts once', async () => {
     const { ledger, channel } = ledgerFixture({ partitions: 2 });
     const first = await ledger.hold([key(0)], 60_000);
-    let second: (() => void) | undefined;
-    void ledger.hold([key(1), key(0)], 60_000).then((release) => (second = release));
+    let second: Hold | undefined;
+    void ledger.hold([key(1), key(0)], 60_000).then((hold) => (second = hold));
     ledger.finish(T, 0, '0');
     ledger.finish(T, 1, '0');
     await vi.advanceTimersByTimeAsync(5);
     expect(second).toBeUndefined();
     expect(channel.sent.map((r) => r.map((c) => c.partition))).toEqual([[1]]); // the second holds nothing while it waits
     channel.out[0]!.answer();
-    first();
-    first();
+    first.release();
+    first.release();
     await vi.advanceTimersByTimeAsync(100);
-    expect(second).toBeDefined();
+    expect([first.held, second?.held]).toEqual([false, true]);
     expect(channel.sent).toHaveLength(1);
-    second!();
+    second!.release();
     await vi.advanceTimersByTimeAsync(5);
     expect(channel.sent.slice(1).map((r) => r.map((c) => c.partition))).toEqual([[0]]);
   });
@@ -179,11 +180,13 @@ describe('CommitLedger: holds (a transaction\'s offsets of a partition are the l
 
   it('a hold never released (a transaction whose end never came) lets go by itself after maxMs', async () => {
     const { ledger, channel } = ledgerFixture();
-    await ledger.hold([key(0)], 2_000);
+    const hold = await ledger.hold([key(0)], 2_000);
     ledger.finish(T, 0, '0');
     await vi.advanceTimersByTimeAsync(1_999);
     expect(channel.sent).toHaveLength(0);
+    expect(hold.held).toBe(true);
     await vi.advanceTimersByTimeAsync(6);
+    expect(hold.held).toBe(false);
     expect(channel.sent.map((r) => r.map((c) => c.partition))).toEqual([[0]]);
   });
 });

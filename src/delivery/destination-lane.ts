@@ -11,13 +11,12 @@
 // owns the partition next keeps the order; docs/webhooks.md#batches, #per-user-order) →
 // deliver-event.ts (sign, send, count) → retry-or-dead-letter.ts → the lane's account in
 // the stream's commit ledger (src/delivery/commit-ledger.ts: committed out of order).
-import { isFenced } from '../kafka/index.js';
 import type { InboundRecord } from '../kafka/index.js';
 import { OpenBatch } from './batch-fill.js';
 import type { DeliveryResult } from './deliver-event.js';
 import type { PreparedDestination } from './destination-settings.js';
 import { EndOfTurn } from './end-of-turn.js';
-import { NotAMemberError } from './kafka-transactions.js';
+import { refusedByRebalance } from './kafka-transactions.js';
 import { readEnvelope } from './envelope.js';
 import { HeldRetries, nodeTimers } from './held-retries.js';
 import { LaneFetch } from './lane-fetch.js';
@@ -331,7 +330,7 @@ export class DestinationLane {
     const { queue, item } = entry;
     const { record } = item;
     // A rebalance (the group moved on, or this member is between generations) is no error: the partition's owner attempts the event.
-    const rebalance = isFenced(error) || error instanceof NotAMemberError;
+    const rebalance = refusedByRebalance(error);
     this.parts.logger[rebalance ? 'warn' : 'error'](
       { err: error, topic: record.topic, partition: record.partition, offset: record.offset },
       'could not write a retry or dead letter to Kafka; the event will be attempted again',

@@ -15,7 +15,6 @@
 // copies of its own retries within one session, not those of a retry tier). Into the
 // same cluster, exactly once: kafka-transactions.ts.
 import type { Logger } from 'pino';
-import { isFenced } from '../kafka/index.js';
 import type { InboundRecord, OutboundRecord, RecordHeaders, RecordProducer } from '../kafka/index.js';
 import { SendTimeoutError } from '../errors.js';
 import type { AttemptResult } from './classify.js';
@@ -27,7 +26,7 @@ import type { Envelope } from './envelope.js';
 import { summarize } from './fan-out.js';
 import type { UrlResult } from './fan-out.js';
 import type { KafkaTransactions } from './kafka-transactions.js';
-import { NotAMemberError } from './kafka-transactions.js';
+import { refusedByRebalance } from './kafka-transactions.js';
 import type { RetryOrDeadLetter } from './retry-or-dead-letter.js';
 import { HEADER, headerText, headerValue } from '../runtime/headers.js';
 import { describeProduceError, isRecordRefused } from './produce-errors.js';
@@ -166,7 +165,7 @@ export class KafkaDelivery {
       this.options.counters.requestTook(took());
       return undefined;
     } catch (error) {
-      if (isFenced(error) || error instanceof NotAMemberError) throw error;
+      if (refusedByRebalance(error)) throw error;
       const durationMs = took();
       this.options.counters.requestTook(durationMs);
       return { ...produceFailure(error, this.options.timeoutMs, target.topic), durationMs };

@@ -27,7 +27,7 @@
 // names them.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { PartitionProgress, createTransactionalProducer, partitionKey } from '../kafka/index.js';
+import { PartitionProgress, createTransactionalProducer, isFenced, partitionKey } from '../kafka/index.js';
 import type { CommitPoint, InboundRecord, KafkaClient, TopicRecords, Transaction, TransactionGroupMember, TransactionOffset, TransactionalProducer } from '../kafka/index.js';
 import { GroupedTransactions } from '../runtime/grouped-transactions.js';
 import type { Hold } from './commit-ledger.js';
@@ -75,6 +75,11 @@ export class NotAMemberError extends Error {
     super(`the deliverer is not a member of group ${groupId} at the moment (a rebalance); the transaction was not started and its events are attempted again`);
     this.name = 'NotAMemberError';
   }
+}
+
+/** A transaction refused because of a rebalance (this member fenced, or between generations): the partition's owner writes the events. */
+export function refusedByRebalance(error: unknown): boolean {
+  return isFenced(error) || error instanceof NotAMemberError;
 }
 
 export class KafkaTransactions {

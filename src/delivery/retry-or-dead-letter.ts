@@ -13,7 +13,6 @@
 // (docs/kafka.md#transactions). Without, the write is acknowledged, then committed by
 // the lane: a crash in between moves the message twice.
 import type { Logger } from 'pino';
-import { isFenced } from '../kafka/index.js';
 import type { InboundRecord, RecordHeaders, RecordProducer } from '../kafka/index.js';
 import type { DeliveryCounters } from './delivery-counters.js';
 import type { PreparedDestination } from './destination-settings.js';
@@ -24,7 +23,7 @@ import type { Envelope } from './envelope.js';
 import { deadLetterHeaders, describeFailures, retryHeaders } from './envelope.js';
 import type { EventSummary, UrlResult } from './fan-out.js';
 import type { KafkaTransactions } from './kafka-transactions.js';
-import { NotAMemberError } from './kafka-transactions.js';
+import { refusedByRebalance } from './kafka-transactions.js';
 import { planNextStep } from './retry-schedule.js';
 import type { RetryPolicy } from './retry-schedule.js';
 import { HEADER, headerText } from '../runtime/headers.js';
@@ -188,7 +187,7 @@ export class RetryOrDeadLetter {
     try {
       await transactions.shared.write(records, [record]);
     } catch (error) {
-      if (isFenced(error) || error instanceof NotAMemberError) throw error;
+      if (refusedByRebalance(error)) throw error;
       this.options.logger.debug({ err: error, topic: record.topic, partition: record.partition, offset: record.offset }, 'a shared transaction of retries and dead letters failed; writing this one in a transaction of its own');
       await transactions.alone.write(records, [record]);
     }

@@ -130,7 +130,7 @@ async function started(run: Run, form: keyof typeof STARTED = 'json'): Promise<I
     // The broker's own log says why it did not start; the state folder is removed after the run.
     const brokerLog = join(stateDir, 'kafka', 'broker.log');
     const brokerTail = existsSync(brokerLog) ? readFileSync(brokerLog, 'utf8').slice(-3000) : '(no broker log)';
-    throw new Error(`${(error as Error).message}; its stderr:\n${run.stderr().slice(-3000)}\nthe end of ${brokerLog}:\n${brokerTail}`);
+    throw new Error(`${(error as Error).message}; its stderr:\n${run.stderr().slice(-3000)}\nthe end of its stdout (the daemon's log):\n${run.stdout().slice(-3000)}\nthe end of ${brokerLog}:\n${brokerTail}`);
   } finally {
     early.catch(() => undefined);
     up.catch(() => undefined);

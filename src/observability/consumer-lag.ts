@@ -72,6 +72,12 @@ export function waitingSpans(topic: string, ends: readonly PartitionEnds[], comm
 }
 
 const DEFAULT_QUIET_INTERVAL_MS = 60_000;
+/**
+ * While the groups have no topics (a deliverer's lanes come after its sampler starts),
+ * how often the sampler looks at them again: their first sample comes with the topics,
+ * in the start-up, not a whole interval later, when the role is already idle.
+ */
+const NO_TOPICS_LOOK_MS = 1_000;
 
 export interface LagSampler {
   /** Takes one sample now (also what the timer runs). Never throws; failures are logged. */
@@ -169,13 +175,15 @@ export function startLagSampler(options: {
 
   const schedule = () => {
     if (stopped) return;
+    const noTopics = last !== undefined && last.topics === 0;
     timer = setTimeout(() => {
+      if (noTopics && topicCount(options.groups()) === 0) return schedule();
       const { recordsMovedAt } = options;
       const skip =
         recordsMovedAt !== undefined &&
         quietSkip(last, { recordsMovedAt: recordsMovedAt(), topicsNow: topicCount(options.groups()), now: Date.now() }, options.quietIntervalMs ?? DEFAULT_QUIET_INTERVAL_MS);
       void (skip ? Promise.resolve() : sample()).then(schedule);
-    }, options.intervalMs);
+    }, noTopics ? Math.min(NO_TOPICS_LOOK_MS, options.intervalMs) : options.intervalMs);
     timer.unref();
   };
   void sample().then(schedule);

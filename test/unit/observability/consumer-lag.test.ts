@@ -106,6 +106,30 @@ describe('startLagSampler', () => {
     await sampler.stop();
   });
 
+  it('samples the topics as soon as the groups have some, not an interval after a sample that found none', async () => {
+    vi.useFakeTimers({ now: 1_000_000 });
+    const { state, source } = fakeSource();
+    let topics: string[] = [];
+    const sampler = startLagSampler({
+      source,
+      metrics: createMetrics({ defaultMetrics: false }),
+      groups: () => [{ groupId: 'g', topics }],
+      intervalMs: 10_000,
+      quietIntervalMs: 60_000,
+      recordsMovedAt: () => 0,
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(state.asked).toBe(0); // no topics yet: nothing asked
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect(state.asked).toBe(0);
+    topics = ['t', 'u']; // the lanes started
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(state.asked).toBe(2); // sampled within a second, not at 10 s
+    await vi.advanceTimersByTimeAsync(50_000);
+    expect(state.asked).toBe(2); // then quiet as before: caught up, no record moved
+    await sampler.stop();
+  });
+
   it('samples every interval without recordsMovedAt', async () => {
     vi.useFakeTimers({ now: 1_000_000 });
     const { state, source } = fakeSource();

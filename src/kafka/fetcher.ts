@@ -4,6 +4,7 @@
 // answer that comes back after its partition was assigned anew, sought or revoked moves
 // nothing (fetch-positions.ts's epochs). Control batches are skipped, and aborted
 // transactions' records when reading committed data.
+import { isUtf8 } from 'node:buffer';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { PlanSettings } from './fetch-plan.js';
@@ -17,15 +18,9 @@ import { ERROR, KafkaAnswerError, errorName } from './wire.js';
 import type { FetchAnswer, FetchAnswerPartition, Wire } from './wire.js';
 
 /** A record's share of the budget: its bytes plus what holding it costs besides (objects, strings). */
-export function heldBytes(record: InboundRecord): number {
-  let size = 600 + (record.key?.length ?? 0) + (record.value?.length ?? 0);
-  const { headers } = record;
-  if (headers !== undefined) {
-    for (const name in headers) {
-      const value = headers[name];
-      size += 64 + name.length + (Buffer.isBuffer(value) ? value.length : 0);
-    }
-  }
+export function heldBytes({ key, value, headers = {} }: InboundRecord): number {
+  let size = 600 + (key?.length ?? 0) + (value?.length ?? 0);
+  for (const name in headers) size += 64 + name.length + (Array.isArray(headers[name]) ? 0 : (headers[name]?.length ?? 0));
   return size;
 }
 
@@ -332,23 +327,32 @@ const CONTROL = 0x20;
 const TRANSACTIONAL = 0x10;
 
 /** Copies `bytes` out of the fetch answer, so that a held record does not keep the whole answer alive. */
-function own(bytes: Buffer | null | undefined): Buffer | null {
-  if (bytes === null || bytes === undefined) return null;
-  return Buffer.from(bytes);
+const own = (bytes: Buffer | null | undefined): Buffer | null => (bytes === null || bytes === undefined ? null : Buffer.from(bytes));
+
+/**
+ * A header name's or value's text (undefined: not UTF-8, which alone is not written back
+ * as the same bytes); the string read at its position before when the bytes are the same
+ * (docs/benchmarks.md#figures-behind-the-code).
+ */
+const namesAt: string[] = [], valuesAt: string[] = [];
+function textAt(seen: string[], raw: Buffer, at: number): string | undefined {
+  const known = seen[at];
+  let same = known !== undefined && known.length === raw.length;
+  for (let i = 0; same && i < raw.length; i++) same = known!.charCodeAt(i) === raw[i];
+  if (same) return known;
+  let ascii = true;
+  for (let i = 0; ascii && i < raw.length; i++) ascii = raw[i]! < 0x80;
+  if (!ascii) return isUtf8(raw) ? raw.toString('utf8') : undefined;
+  const text = raw.toString('latin1');
+  if (at < 16 && raw.length <= 64) seen[at] = text;
+  return text;
 }
 
-/** NOTE: a producer writes the same header names in the same order on every record: the name read again at its position is the string of before, not decoded (and hashed as a property name) anew (docs/benchmarks.md#figures-behind-the-code). */
-const namesAt: { bytes: Buffer; name: string }[] = [];
-
-function headerName(raw: Buffer | null, at: number): string {
-  if (raw === null) return '';
-  const known = namesAt[at];
-  let same = known !== undefined && known.bytes.length === raw.length;
-  for (let i = 0; same && i < raw.length; i++) same = known!.bytes[i] === raw[i];
-  if (same) return known!.name;
-  const name = raw.toString();
-  if (at < 16 && raw.length <= 64) namesAt[at] = { bytes: Buffer.from(raw), name };
-  return name;
+const EXACT = BigInt(Number.MAX_SAFE_INTEGER);
+/** `base + delta` in decimal, added as doubles where they are exact (offsets and epoch ms are): no BigInt made per record. */
+function sumText(base: bigint, delta: number | bigint): string {
+  const sum = Number(base) + Number(delta);
+  return base <= EXACT && base >= -EXACT && Number.isSafeInteger(sum) ? String(sum) : (base + BigInt(delta)).toString();
 }
 
 type AnswerBatch = NonNullable<FetchAnswerPartition['records']>[number];
@@ -383,30 +387,30 @@ function walkBatches(from: bigint, part: FetchAnswerPartition, readCommitted: bo
 }
 
 /**
- * The records of one partition's answer at or after `from`, and the position after
- * the last batch (control batches and aborted transactions' records skipped, their
- * offsets passed). Pure.
+ * The records of one partition's answer at or after `from` (only the first batch may hold
+ * some before it), and the position after the last batch (control batches and aborted
+ * transactions' records skipped, their offsets passed). Pure.
  */
 export function decodeRecords(topic: string, partition: number, from: bigint, part: FetchAnswerPartition, readCommitted: boolean): { records: InboundRecord[]; next: bigint } {
   const records: InboundRecord[] = [];
   const next = walkBatches(from, part, readCommitted, (batch) => {
+    const skip = from > batch.firstOffset ? Number(from - batch.firstOffset) : 0;
     for (const r of batch.records) {
-      const offset = batch.firstOffset + BigInt(r.offsetDelta);
-      if (offset < from) continue;
+      if (r.offsetDelta < skip) continue;
       let headers: RecordHeaders | undefined;
       if (r.headers.length > 0) {
         headers = {};
         for (let at = 0; at < r.headers.length; at++) {
           const [rawName, rawValue] = r.headers[at]!;
-          const name = headerName(rawName, at);
-          const value = own(rawValue) ?? Buffer.alloc(0);
+          const name = rawName === null ? '' : (textAt(namesAt, rawName, at) ?? rawName.toString());
+          const value = rawValue === null ? '' : (textAt(valuesAt, rawValue, at) ?? Buffer.from(rawValue));
           const known = headers[name];
           if (known === undefined) headers[name] = value;
           else if (Array.isArray(known)) known.push(value);
           else headers[name] = [known, value];
         }
       }
-      records.push({ topic, partition, offset: offset.toString(), key: own(r.key), value: own(r.value), headers, timestamp: (batch.firstTimestamp + BigInt(r.timestampDelta)).toString() });
+      records.push({ topic, partition, offset: sumText(batch.firstOffset, r.offsetDelta), key: own(r.key), value: own(r.value), headers, timestamp: sumText(batch.firstTimestamp, r.timestampDelta) });
     }
   });
   return { records, next };

@@ -1,7 +1,7 @@
 // The records the port hands to roles and takes from them: Switchyard's own types,
 // so that no role needs the client library's (a later swap of client library stays in src/kafka/).
 
-/** Record headers as read or written: values are bytes (or text), repeated names give arrays. */
+/** Record headers as read or written: values are text or bytes (read: text where they are UTF-8, bytes where not), repeated names give arrays. */
 export interface RecordHeaders {
   [name: string]: Buffer | string | (Buffer | string)[] | undefined;
 }

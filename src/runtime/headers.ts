@@ -22,7 +22,7 @@ export const HEADER = {
 /** A header value as written: the producer takes either; a Buffer made once is not encoded again per record. */
 export type HeaderValue = Buffer | string;
 
-/** One header as a string; records read give Buffers (or arrays when repeated). */
+/** One header as a string; records read give text where the value is UTF-8, else Buffers (arrays when repeated). */
 export function headerText(headers: RecordHeaders | undefined, name: string): string | undefined {
   const value = headers?.[name];
   if (value === undefined) return undefined;

@@ -101,7 +101,7 @@ describe('decodeRecords', () => {
     expect(decodeRecords(TOPIC, 0, 30n, { ...answer([]), records: null }, false)).toEqual({ records: [], next: 30n });
   });
 
-  it('copies key, value, headers (repeated names as arrays), timestamp, topic and partition out of the answer', () => {
+  it('copies key, value, headers (text, repeated names as arrays), timestamp, topic and partition out of the answer', () => {
     const source = batch(0n, ['v'], { headers: [['trace', 't-1'], ['hop', '1'], ['hop', '2']] });
     const { records } = decodeRecords(TOPIC, 3, 0n, answer([source]), false);
     const [record] = records;
@@ -111,7 +111,7 @@ describe('decodeRecords', () => {
       offset: '0',
       key: Buffer.from('k-v'),
       value: Buffer.from('v'),
-      headers: { trace: Buffer.from('t-1'), hop: [Buffer.from('1'), Buffer.from('2')] },
+      headers: { trace: 't-1', hop: ['1', '2'] },
       timestamp: '1700000000000',
     });
     // Copies: the held record does not keep the answer's buffer alive, nor change with it.
@@ -127,10 +127,34 @@ describe('decodeRecords', () => {
     const swapped = decodeRecords(TOPIC, 0, 0n, answer([batch(0n, ['b'], { headers: [['attempt', '1'], ['message-id', 'm-2']] })]), false);
     const sameLength = decodeRecords(TOPIC, 0, 0n, answer([batch(0n, ['c'], { headers: [['message-iD', 'm-3'], ['attemps', '2']] })]), false);
     const again = decodeRecords(TOPIC, 0, 0n, answer([batch(0n, ['d'], { headers: [['message-id', 'm-4'], ['attempt', '3']] })]), false);
-    expect(first.records[0]?.headers).toEqual({ 'message-id': Buffer.from('m-1'), attempt: Buffer.from('0') });
-    expect(swapped.records[0]?.headers).toEqual({ attempt: Buffer.from('1'), 'message-id': Buffer.from('m-2') });
-    expect(sameLength.records[0]?.headers).toEqual({ 'message-iD': Buffer.from('m-3'), attemps: Buffer.from('2') });
-    expect(again.records[0]?.headers).toEqual({ 'message-id': Buffer.from('m-4'), attempt: Buffer.from('3') });
+    expect(first.records[0]?.headers).toEqual({ 'message-id': 'm-1', attempt: '0' });
+    expect(swapped.records[0]?.headers).toEqual({ attempt: '1', 'message-id': 'm-2' });
+    expect(sameLength.records[0]?.headers).toEqual({ 'message-iD': 'm-3', attemps: '2' });
+    expect(again.records[0]?.headers).toEqual({ 'message-id': 'm-4', attempt: '3' });
+  });
+
+  it('reads a header value as text when it is UTF-8 (the same bytes when written again), as copied bytes when it is not', () => {
+    const binary = Buffer.from([0xff, 0xfe, 0x00, 0x41]);
+    const source = batch(0n, ['v'], { headers: [['source-id', 'web'], ['name', 'Zoë ✓'], ['empty', '']] });
+    source.records[0]!.headers.push([Buffer.from('raw'), binary]);
+    const { records } = decodeRecords(TOPIC, 0, 0n, answer([source]), false);
+    const headers = records[0]!.headers!;
+    expect(headers).toEqual({ 'source-id': 'web', name: 'Zoë ✓', empty: '', raw: binary });
+    expect(Buffer.from(headers.name as string)).toEqual(Buffer.from('Zoë ✓'));
+    source.records[0]!.headers[3]![1]!.fill(0);
+    expect(headers.raw).toEqual(Buffer.from([0xff, 0xfe, 0x00, 0x41]));
+  });
+
+  it('reads each header value afresh where it differs from the value read before at its position (same length, other bytes)', () => {
+    const values = ['web', 'app', 'web', 'wEb', 'web'].map((sourceId) => decodeRecords(TOPIC, 0, 0n, answer([batch(0n, ['a'], { headers: [['source-id', sourceId]] })]), false).records[0]!.headers!['source-id']);
+    expect(values).toEqual(['web', 'app', 'web', 'wEb', 'web']);
+  });
+
+  it('offsets and timestamps past a double\'s exact range stay exact', () => {
+    const far = 2n ** 60n + 3n;
+    const source = batch(far, ['a', 'b']);
+    const { records } = decodeRecords(TOPIC, 0, far + 1n, answer([{ ...source, firstTimestamp: far }]), false);
+    expect(records.map((r) => [r.offset, r.timestamp])).toEqual([[(far + 1n).toString(), (far + 1n).toString()]]);
   });
 
   it('a record without key or headers has key null and no headers', () => {

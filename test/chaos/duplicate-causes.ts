@@ -66,6 +66,15 @@ export interface DuplicatedEvent {
 }
 
 /**
+ * Whether an answer at `atMs` came while the deliverer was down after a SIGKILL: no
+ * deliverer ran to send that request, so it was open at the kill, and the kill lost its
+ * answer (a receiver answers after the kill what it took before it).
+ */
+function openAtKill(record: FaultRecord, atMs: number): boolean {
+  return record.fault.kind === 'kill' && record.fault.role === 'deliverer' && record.startedAtMs <= atMs && atMs <= record.endedAtMs;
+}
+
+/**
  * Duplicates by how they came about, from the topics rather than by timing alone:
  * - `routed twice`: the event has more records in `deliveries.<id>` than one, each
  *   delivered: a copy written by the router or a client's retry through the gateway
@@ -78,7 +87,9 @@ export interface DuplicatedEvent {
  *   twice: the deliverer sent it again after it lost the record's progress, put down
  *   to the first fault between the event's first 2xx and the extra one (the first
  *   such fault already lost what was not committed; a redelivery can come seconds
- *   later, after a rejoin, past later faults), `none` when there was none.
+ *   later, after a rejoin, past later faults), `none` when there was none. A first
+ *   answer that came while the deliverer was down after a kill (the receiver answered
+ *   a request open at the kill) is put down to that kill.
  * One count per 2xx answer past the first.
  */
 export function duplicateMechanisms(events: Iterable<DuplicatedEvent>, faults: readonly FaultRecord[]): Record<string, number> {
@@ -97,9 +108,10 @@ export function duplicateMechanisms(events: Iterable<DuplicatedEvent>, faults: r
     const records = Math.max(1, event.deliveryRecords) + event.retryRecords;
     const redone = Math.max(0, answers.length - records);
     add('answer not taken', extra - Math.min(extra, redone));
-    // The extra answers past the records' count are the latest ones: each is put down to the first fault since the first answer.
+    // The extra answers past the records' count are the latest ones: each is put down to the first fault since the first answer,
+    // or to a deliverer kill the first answer came during (openAtKill).
     for (const at of answers.slice(answers.length - Math.min(extra, redone))) {
-      const first = starts.find((record) => record.startedAtMs >= answers[0]! && record.startedAtMs <= at);
+      const first = starts.find((record) => openAtKill(record, answers[0]!) || (record.startedAtMs >= answers[0]! && record.startedAtMs <= at));
       add(`redelivered ${first !== undefined ? causeOf(first) : 'none'}`, 1);
     }
   }

@@ -258,13 +258,15 @@ describe('duplicate mechanisms', () => {
           { answeredAt: [12_000, 13_000], deliveryRecords: 1, retryRecords: 1 }, // a 2xx, then its retry delivered
           { answeredAt: [9_000, 12_000], deliveryRecords: 1, retryRecords: 0 }, // one record answered twice, after the kill
           { answeredAt: [9_500, 31_000], deliveryRecords: 1, retryRecords: 0 }, // again only after the reload: the kill between lost it first
+          { answeredAt: [10_500, 31_000], deliveryRecords: 1, retryRecords: 0 }, // first answered while the deliverer was down: open at the kill, which lost it
+          { answeredAt: [11_500, 31_500], deliveryRecords: 1, retryRecords: 0 }, // first answered after the deliverer was back: the reload
           { answeredAt: [31_000, 29_000, 32_000], deliveryRecords: 1, retryRecords: 1 }, // one of each, the reload between
           { answeredAt: [1_000], deliveryRecords: 1, retryRecords: 3 }, // no duplicate
           { answeredAt: [100_000, 200_000], deliveryRecords: 1, retryRecords: 0 }, // long after every fault
         ],
         faults,
       ),
-    ).toEqual({ 'answer not taken': 2, 'routed twice': 1, 'redelivered kill deliverer': 2, 'redelivered reload': 1, 'redelivered none': 1 });
+    ).toEqual({ 'answer not taken': 2, 'routed twice': 1, 'redelivered kill deliverer': 3, 'redelivered reload': 2, 'redelivered none': 1 });
   });
 });
 

@@ -279,6 +279,12 @@ class DelivererService implements Service, DelivererStatus {
   health(): ServiceHealth {
     const ready = this.started && !this.stopping && (this.lanes.size === 0 || this.stream?.joined() === true);
     if (!ready) return { live: true, ready, detail: this.stopping ? 'stopping' : `waiting for the consumer group ${this.groupId} to join` };
+    // NOTE: a destination the config enables has a lane, or its topics could not be made
+    // (reported below): until then the deliverer is not delivering what it was given, as
+    // at a start under the lifecycle, every destination held back until the states are
+    // read (docs/admin-api.md, /readyz).
+    const laneless = this.deps.config.current().destinations.filter((d) => d.enabled && !this.lanes.has(d.id) && !this.unmade.has(d.id));
+    if (laneless.length > 0) return { live: true, ready: false, detail: lanelessDetail(laneless.map((d) => d.id)) };
     const foreign = this.lanes.size === 0 ? undefined : this.stream?.assignmentProblem();
     if (foreign !== undefined) return { live: true, ready: false, detail: foreign };
     // NOTE: still ready: the other destinations deliver (docs/operations.md#topics-that-cannot-be-created).
@@ -634,6 +640,12 @@ function retryJsonOf(config: Config, destination: DestinationConfig): string {
   const { tiers, maxRetryWindowMs } = retryPolicyOf(config, destination);
   // NOTE: the type too: a lane sends with what its type needs (HTTP or a Kafka producer), so another type needs a new lane.
   return JSON.stringify({ tiers, maxRetryWindowMs, type: destination.type });
+}
+
+/** The /readyz detail while some enabled destinations have no lane yet (a config being applied). */
+export function lanelessDetail(ids: readonly string[]): string {
+  const more = ids.length > 5 ? ` and ${ids.length - 5} more` : '';
+  return `applying the config: no lane yet for ${ids.slice(0, 5).join(', ')}${more} (their topics are being made, or the deliverer is starting)`;
 }
 
 /** The /readyz detail while some destinations' topics could not be created. */

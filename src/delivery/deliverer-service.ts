@@ -643,7 +643,7 @@ function retryJsonOf(config: Config, destination: DestinationConfig): string {
 }
 
 /** The /readyz detail while some enabled destinations have no lane yet (a config being applied). */
-export function lanelessDetail(ids: readonly string[]): string {
+function lanelessDetail(ids: readonly string[]): string {
   const more = ids.length > 5 ? ` and ${ids.length - 5} more` : '';
   return `applying the config: no lane yet for ${ids.slice(0, 5).join(', ')}${more} (their topics are being made, or the deliverer is starting)`;
 }

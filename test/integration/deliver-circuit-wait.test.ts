@@ -5,11 +5,12 @@
 // written; a config reload under load stalls nothing, opens no circuit and duplicates nothing.
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ConfigStore } from '../../src/config/store.js';
 import { createDelivererService } from '../../src/delivery/deliverer-service.js';
 import { createKafka } from '../../src/kafka/client.js';
-import { silentLogger } from '../../src/observability/logger.js';
+import { createLogger, silentLogger } from '../../src/observability/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import type { Metrics } from '../../src/observability/metrics.js';
 import type { Service } from '../../src/runtime/service.js';
@@ -72,9 +73,19 @@ function watchCircuits(): Map<string, number> {
   return highest;
 }
 
-async function start(store: ConfigStore): Promise<void> {
+/** The deliverer's log messages, in order, when started with `logged`. */
+const logMessages: string[] = [];
+const logSink = new Writable({
+  write(chunk: Buffer, _encoding, done) {
+    for (const line of chunk.toString('utf8').split('\n')) if (line.startsWith('{')) logMessages.push(String((JSON.parse(line) as { msg?: unknown }).msg));
+    done();
+  },
+});
+
+async function start(store: ConfigStore, logged = false): Promise<void> {
   metrics = createMetrics({ defaultMetrics: false });
-  service = createDelivererService({ config: store, kafka: createKafka(store.current().kafka, silentLogger()), metrics, logger: silentLogger() }, { sampleIntervalMs: 60_000 });
+  const logger = logged ? createLogger({ level: 'info', destination: logSink }) : silentLogger();
+  service = createDelivererService({ config: store, kafka: createKafka(store.current().kafka, silentLogger()), metrics, logger }, { sampleIntervalMs: 60_000 });
   await service.start();
   await waitFor(() => service!.health().ready, { timeoutMs: 60_000, what: 'the deliverer to join its group' });
 }
@@ -152,7 +163,10 @@ describe('circuit breaker, default thresholds', () => {
   });
 
   it('a reload under load (a destination added) opens no circuit, times nothing out and delivers every event once', async () => {
-    const healthy = await startProcessReceiver();
+    // NOTE: every answer after 200 ms: 128 in flight deliver about 640 events a second, so
+    // the 8,000 take over ten seconds and the reload's rejoin lands while they go on
+    // (checked below: the new destination's first event arrives before the last of them).
+    const healthy = await startProcessReceiver({ ok: 0, unavailable: 0, slowMs: 200 });
     stopLater.push(() => healthy.close());
     const prefix = randomPrefix();
     const clientId = randomName('circuit-reload-load');
@@ -163,13 +177,21 @@ describe('circuit breaker, default thresholds', () => {
       destinations: ids.map((id) => ({ id, type: 'webhooks', settings: { webhooks: [{ url: healthy.url(`/${id}`) }] } })),
     });
     const store = mutableStore(testConfig(shape(['first', 'second']), 'deliver-circuit-wait.test.yaml'));
-    await start(store);
+    await start(store, true);
     const highest = watchCircuits();
     const ids = Array.from({ length: 4_000 }, (_, i) => `r-${i}`);
     await Promise.all(['first', 'second'].map((d) => produce(prefix, d, ids)));
     await waitFor(async () => (await count('deliveries', { result: 'delivered' })) >= 1_000, { timeoutMs: 60_000, what: 'deliveries under way' });
+    const applied = () => logMessages.filter((m) => m === 'delivering for the configured destinations').length;
+    const appliedBefore = applied();
     store.set(testConfig(shape(['first', 'second', 'third']), 'deliver-circuit-wait.test.yaml'));
-    await waitFor(async () => (await count('deliveries', { result: 'delivered' })) === 2 * ids.length, { timeoutMs: 90_000, what: 'every event delivered' });
+    await waitFor(() => applied() > appliedBefore, { timeoutMs: 60_000, what: "the reload to be applied (the third destination's lane started)" });
+    // The third destination's partitions come with the rejoin the reload started.
+    await produce(prefix, 'third', ['t-1']);
+    await waitFor(async () => (await count('deliveries', { destination: 'third', result: 'delivered' })) === 1, { timeoutMs: 60_000, what: 'the third destination to get its event after the rejoin' });
+    const deliveredAtRejoin = await count('deliveries', { result: 'delivered', destination: 'first' }) + (await count('deliveries', { result: 'delivered', destination: 'second' }));
+    expect(deliveredAtRejoin, 'events of first and second delivered once the rejoin was done (the reload must land under load)').toBeLessThan(2 * ids.length);
+    await waitFor(async () => (await count('deliveries', { result: 'delivered' })) === 2 * ids.length + 1, { timeoutMs: 90_000, what: 'every event delivered' });
 
     const counts = (await healthy.counts()).requests;
     for (const d of ['first', 'second']) {

@@ -17,7 +17,7 @@ export const MASK = '****';
  */
 export const MIN_SCRUBBED_SECRET_LENGTH = 8;
 
-/** TLS options (as kafkajs passes them to tls.connect) that hold private material. */
+/** TLS options (as Node's tls.connect takes them) that hold private material. */
 const SSL_SECRET_KEYS = new Set(['key', 'cert', 'passphrase', 'pfx']);
 
 /** A secret and where it is in the config (`sources[0].writeKey`), for warnings that must not quote it. */

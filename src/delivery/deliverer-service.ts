@@ -68,8 +68,8 @@ export interface DelivererTuning {
   maxFetchWaitMs: number;
   /**
    * The fetch wait once idle (nothing fetched for 2 s, no paused partition due soon): an
-   * idle deliverer's cost grows with its partitions per fetch. Under a third of the
-   * consumer session timeout, as kafkajs heartbeats between fetches.
+   * idle deliverer's cost grows with its partitions per fetch. Heartbeats run on their own
+   * timer (src/kafka/membership.ts), so the wait need not stay under the session timeout.
    */
   idleFetchWaitMs: number;
   /**
@@ -353,7 +353,7 @@ class DelivererService implements Service, DelivererStatus {
     // back redoes nothing (docs/kafka.md#copies-of-a-call). The other lanes deliver meanwhile.
     if (leaving.length > 0) await settledWithin(Promise.all(leaving), config.delivery.timeoutMs + LEAVING_DRAIN_SLACK_MS);
     const topics = [...this.laneOfTopic.keys()];
-    // No destination enabled: no consumer (kafkajs cannot run one without topics); the stream leaves its group.
+    // No destination enabled: no consumer; the stream leaves its group.
     this.subscribed = topics.length > 0;
     await this.stream!.resubscribe(topics);
     if (topics.length === 0) {

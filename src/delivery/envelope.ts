@@ -41,7 +41,7 @@ function epochMs(text: string | undefined, name: string, problems: string[]): nu
   return undefined;
 }
 
-/** A record's Kafka timestamp (kafkajs gives epoch ms as a string; -1 when the record has none). */
+/** A record's Kafka timestamp (epoch ms as a decimal string, src/kafka/records.ts; -1 when the record has none). */
 function recordTimeMs(timestamp: string | undefined): number | undefined {
   const ms = Number(timestamp);
   return Number.isSafeInteger(ms) && ms > 0 ? ms : undefined;

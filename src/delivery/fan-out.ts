@@ -73,7 +73,7 @@ export interface EventSummary {
   /**
    * Some URL failed in a way a later attempt may cure (a 5xx, 408, 429, a timeout: the
    * `retryable` verdict of classify.ts), so the event goes to a retry tier rather than
-   * the dead letters. Not kafkajs's `retriable` (src/kafka/commit.ts `isRetriable`).
+   * the dead letters. Not a Kafka error's retriability (src/kafka/commit.ts `isRetriable`).
    */
   worthRetrying: boolean;
   /** The longest Retry-After among retryable answers. */

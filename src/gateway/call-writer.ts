@@ -54,9 +54,10 @@ export function createCallWriter(options: {
     },
     async send(records) {
       if (producer === undefined) return { ok: false, error: new NotStartedError('the producer is not started') };
-      // NOTE: kafkajs retries a failing send internally for far longer than a client
-      // waits; the timeout bounds the answer. A send that still succeeds after the 503
-      // makes a duplicate when the client retries, which the contract allows.
+      // NOTE: the Kafka client retries a failing send for far longer than a client waits
+      // (about 30 s: src/kafka/platformatic-client.ts); the timeout bounds the answer. A
+      // send that still succeeds after the 503 makes a duplicate when the client retries,
+      // which the contract allows.
       const outcome = await sendCalls(producer, records, sendTimeoutMs);
       lastSendError = outcome.ok ? undefined : errorText(outcome.error);
       return outcome;

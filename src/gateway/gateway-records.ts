@@ -10,7 +10,8 @@ import { invalidRecord } from '../runtime/invalid-record.js';
 /**
  * The headers of the records of one request, in `calls` and (with an `error` added)
  * in `calls.invalid`. One object for every call of the request, values as bytes:
- * kafkajs would otherwise convert the same strings once per record.
+ * the port (src/kafka/platformatic-client.ts) would otherwise turn the same strings into
+ * bytes once per record.
  */
 export function recordHeaders(sourceId: string, traceparent: string | undefined): RecordHeaders {
   const headers: RecordHeaders = { [HEADER.sourceId]: Buffer.from(sourceId) };

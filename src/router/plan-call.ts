@@ -78,9 +78,9 @@ export const RECEIPT_TIMESTAMP_MAX_AHEAD_MS = 60_000;
  * `switchyard_end_to_end_seconds`): the record's Kafka timestamp, or else an internal
  * `received-at` header on records stamped now.
  *
- * NOTE: the timestamp when it can, because headers are dear: kafkajs encodes every
- * header of every record in a zeroed 512-byte buffer of its own, and the router
- * writes three or more records per call (docs/benchmarks.md#figures-behind-the-code). Only a
+ * NOTE: the timestamp when it can, because headers are dear: each is encoded again in
+ * every record (with the earlier client, kafkajs, in a zeroed 512-byte buffer each), and
+ * the router writes three or more records per call (docs/benchmarks.md#figures-behind-the-code). Only a
  * recent receipt time, though: the record timestamp also drives time-based retention,
  * so one far in the past (a backlog, a producer that sets old CreateTimes) could let
  * the broker delete an undelivered record early, and one far in the future can be
@@ -138,7 +138,7 @@ function plan(record: InboundRecord, table: RoutingTable, nowMs: () => number, o
     timestamp = String(now);
   }
   // Buffers, not strings: the same headers object goes out once per destination, and
-  // kafkajs would encode a string value again for each.
+  // the port would turn a string value into bytes again for each.
   const headers = freshDeliveryHeaders({
     sourceId: source.source.idHeader,
     messageId: Buffer.from(messageId, 'utf8'),

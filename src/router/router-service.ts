@@ -33,15 +33,15 @@ export type { DeletionHook } from './router-batch.js';
 
 /** Consumer and send settings; the defaults suit production, the benchmark shares them with its baseline. */
 export interface RouterTuning {
-  /** How much one fetch takes from one partition (kafkajs `maxBytesPerPartition`). */
+  /** How much one fetch takes from one partition (the Fetch request's `partition_max_bytes`). */
   maxBytesPerPartition: number;
-  /** How much one fetch takes in all (kafkajs `maxBytes`). */
+  /** How much one fetch takes in all (the Fetch request's `max_bytes`). */
   maxBytes: number;
-  /** How long an idle fetch waits on the broker (kafkajs `maxWaitTimeInMs`); also bounds how long stop() waits for it. */
+  /** How long an idle fetch waits on the broker (the Fetch request's `max_wait_ms`); also bounds how long stop() waits for it. */
   maxWaitTimeInMs: number;
-  /** How much a fetch waits for, up to `maxWaitTimeInMs` (kafkajs `minBytes`). */
+  /** How much a fetch waits for, up to `maxWaitTimeInMs` (the Fetch request's `min_bytes`). */
   minBytes: number;
-  /** Partitions whose batches are routed at once (kafkajs `partitionsConsumedConcurrently`). */
+  /** Partitions whose batches are routed at once. */
   partitionsConsumedConcurrently: number;
   /** Cap on the bytes one send writes to one topic (see MAX_TOPIC_BYTES_PER_SEND). */
   maxTopicBytesPerSend: number;

@@ -9,9 +9,9 @@ import { runAll } from './service.js';
  *
  * NOTE: Node prints warnings from a 'warning' listener of its own, so removing the
  * listeners is what silences that line. The one seen in practice (chaos runs, in the
- * deliverer, amid kafkajs's ECONNREFUSED retries while the broker is down):
- * MaxListenersExceededWarning, "11 connect listeners added to [Socket]". It has not
- * grown past that in any run; its source inside kafkajs is not pinned down.
+ * deliverer, amid the ECONNREFUSED retries of the Kafka client of the time, kafkajs,
+ * while the broker was down): MaxListenersExceededWarning, "11 connect listeners added
+ * to [Socket]". Any library may warn so; the listener stays for all of them.
  */
 export function logProcessWarnings(logger: Logger): () => void {
   const previous = process.listeners('warning');

@@ -49,7 +49,7 @@ export interface TraceResult {
 
 /**
  * NOTE: the Kafka clients retry a broker that refuses connections for about half a minute
- * (platformatic-client.ts; kafkajs-legacy.ts for the key reads); a person waiting on a trace is
+ * (src/kafka/platformatic-client.ts); a person waiting on a trace is
  * told sooner. Reads after the first answer are not timed: a long window takes as long as it
  * takes, each request within the client's request timeout.
  */

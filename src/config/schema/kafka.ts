@@ -60,7 +60,7 @@ const checkGroupPrefix = withInput(orFromEnv({ type: 'string', pattern: `^$|${TO
   return ok(text.value);
 });
 
-// host:port or [ipv6]:port — the form kafkajs takes.
+// host:port or [ipv6]:port — the form the Kafka client takes.
 const BROKER_PATTERN = /^(?:\[[0-9a-fA-F:.]+\]|[^\s:[\]]+):(\d{1,5})$/;
 
 export function checkBroker(value: unknown): Checked<string> {
@@ -78,7 +78,7 @@ checkBroker.input = orFromEnv({ type: 'string', pattern: BROKER_PATTERN.source, 
 export function checkSsl(value: unknown): Checked<boolean | Record<string, unknown>> {
   if (typeof value === 'boolean' || isPlainObject(value)) return ok(value);
   if (value === 'true' || value === 'false') return ok(value === 'true');
-  return fail(`must be true, false, or a mapping of TLS options as kafkajs takes them (ca, cert, key, ...), got ${describe(value)}`);
+  return fail(`must be true, false, or a mapping of TLS options as Node's tls.connect takes them (ca, cert, key, ...), got ${describe(value)}`);
 }
 checkSsl.input = { anyOf: [{ type: ['boolean', 'object'] }, { enum: ['true', 'false'] }, FROM_ENV] };
 

@@ -122,7 +122,7 @@ export interface PartitionStream<L extends StreamCommits = StreamCommits> {
    * handed over again after the next join, which fetches from the commit.
    */
   revokeTopic(topic: string): void;
-  /** Joined, and not crashed since. */
+  /** Joined, and neither crashed nor asked to join on other topics (resubscribe) since. */
   joined(): boolean;
   /**
    * Why the member is not ready although joined: its latest assignment held partitions
@@ -187,6 +187,8 @@ class EnginePartitionStream<L extends StreamCommits> implements PartitionStream<
   /** When a fetch last brought records (epoch ms). */
   private lastRecordsAt = Date.now();
   private member = false;
+  /** Asked to join again on other topics (resubscribe), not joined since: not `joined()`, though the old generation may still commit. */
+  private rejoining = false;
   private stopping = false;
   private resetCount = 0;
   /** Commits the broker acknowledged. */
@@ -262,6 +264,9 @@ class EnginePartitionStream<L extends StreamCommits> implements PartitionStream<
       await this.reader.membership.leave();
       return;
     }
+    // Not joined from now on: the generation that does not read these topics is over,
+    // though its revoke (a last commit) is still to run.
+    this.rejoining = true;
     this.reader.membership.subscribe(topics);
   }
 
@@ -326,7 +331,7 @@ class EnginePartitionStream<L extends StreamCommits> implements PartitionStream<
   }
 
   joined(): boolean {
-    return this.member;
+    return this.member && !this.rejoining;
   }
 
   transactionMember(): TransactionGroupMember | undefined {
@@ -398,6 +403,7 @@ class EnginePartitionStream<L extends StreamCommits> implements PartitionStream<
     void this.loadUntilDone(generation).then((loaded) => {
       if (!loaded || this.reader.membership.current() !== generation) return;
       this.member = true;
+      this.rejoining = false;
       this.ledger.joined();
       this.firstJoin.resolve();
       this.events.onJoin?.(assignment);

@@ -2,13 +2,14 @@
 // a destination the config enables has a lane before the deliverer says ready, as at a
 // start under the lifecycle, where every destination is held back until the destination
 // states are read (src/lifecycle/effective-config.ts heldConfig) and then released at once.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Writable } from 'node:stream';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createDelivererService } from '../../src/delivery/deliverer-service.js';
 import { createKafka } from '../../src/kafka/client.js';
 import { heldConfig } from '../../src/lifecycle/effective-config.js';
-import { silentLogger } from '../../src/observability/logger.js';
+import { createLogger, silentLogger } from '../../src/observability/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
-import type { Service } from '../../src/runtime/service.js';
+import type { Service, ServiceHealth } from '../../src/runtime/service.js';
 import { mutableStore, testConfig } from '../support/config.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import { startReceiver } from '../support/receiver.js';
@@ -27,8 +28,12 @@ beforeAll(async () => {
   receiver = await startReceiver();
 });
 
-afterAll(async () => {
+afterEach(async () => {
   await service?.stop();
+  service = undefined;
+});
+
+afterAll(async () => {
   await receiver?.close();
   await kafka?.close();
 });
@@ -75,5 +80,46 @@ describe('deliverer readiness', () => {
     const headers = { 'source-id': 'web', 'message-id': 'r-1', attempt: '0', 'first-attempt-at': '', 'received-at': String(Date.now()) };
     await kafka.produce(`${prefix}deliveries.second`, [{ key: 'u-1', value: trackBody('r-1'), headers }]);
     await waitFor(() => receiver.requests.some((r) => r.path === '/second'), { what: 'the released destination to deliver' });
+  });
+
+  it('is not ready from the moment a reload that changes its topics is applied until the group has joined on them', async () => {
+    const prefix = randomPrefix();
+    const shape = (ids: string[]) =>
+      testConfig(
+        {
+          kafka: { brokers: testBrokers(), clientId: randomName('readiness-reload'), topicPrefix: prefix, partitions: 1 },
+          sources: [{ id: 'web' }],
+          destinations: ids.map((id) => ({ id, type: 'webhooks', settings: { webhooks: [{ url: receiver.url(`/${id}`) }] } })),
+        },
+        'deliver-readiness.test.yaml',
+      );
+    // NOTE: the health read in the log line's own write (pino writes synchronously): the
+    // moment the new subscription is in place, before the old generation's revoke has run.
+    const atApplied: ServiceHealth[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString('utf8').split('\n')) {
+          if (line.startsWith('{') && (JSON.parse(line) as { msg?: unknown }).msg === 'delivering for the configured destinations') atApplied.push(service!.health());
+        }
+        done();
+      },
+    });
+    const store = mutableStore(shape(['first']));
+    service = createDelivererService(
+      { config: store, kafka: createKafka(store.current().kafka, silentLogger()), metrics: createMetrics({ defaultMetrics: false }), logger: createLogger({ level: 'info', destination: sink }) },
+      { sampleIntervalMs: 60_000 },
+    );
+    await service.start();
+    await waitFor(() => service!.health().ready, { timeoutMs: 60_000, what: 'the deliverer to join' });
+    const appliedBefore = atApplied.length;
+
+    store.set(shape(['first', 'second']));
+    await waitFor(() => atApplied.length > appliedBefore, { timeoutMs: 60_000, what: 'the reload to be applied' });
+    expect(atApplied.at(-1)).toMatchObject({ ready: false, detail: expect.stringMatching(/^waiting for the consumer group .* to join$/) });
+    await waitFor(() => service!.health().ready, { timeoutMs: 60_000, what: 'the group to join on the new topics' });
+    // Ready again means joined on the new topics: the new destination's partition is fetched.
+    const headers = { 'source-id': 'web', 'message-id': 'r-2', attempt: '0', 'first-attempt-at': '', 'received-at': String(Date.now()) };
+    await kafka.produce(`${prefix}deliveries.second`, [{ key: 'u-1', value: trackBody('r-2'), headers }]);
+    await waitFor(() => receiver.requests.some((r) => r.path === '/second' && r.text.includes('"r-2"')), { what: 'the added destination to deliver' });
   });
 });

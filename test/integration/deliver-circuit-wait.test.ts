@@ -5,15 +5,15 @@
 // written; a config reload under load stalls nothing, opens no circuit and duplicates nothing.
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ConfigStore } from '../../src/config/store.js';
 import { createDelivererService } from '../../src/delivery/deliverer-service.js';
 import { createKafka } from '../../src/kafka/client.js';
-import { createLogger, silentLogger } from '../../src/observability/logger.js';
+import { silentLogger } from '../../src/observability/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import type { Metrics } from '../../src/observability/metrics.js';
 import type { Service } from '../../src/runtime/service.js';
+import { captureLogs } from '../support/captured-logs.js';
 import { mutableStore, testConfig } from '../support/config.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import { startProcessReceiver } from '../support/process-receiver.js';
@@ -73,18 +73,8 @@ function watchCircuits(): Map<string, number> {
   return highest;
 }
 
-/** The deliverer's log messages, in order, when started with `logged`. */
-const logMessages: string[] = [];
-const logSink = new Writable({
-  write(chunk: Buffer, _encoding, done) {
-    for (const line of chunk.toString('utf8').split('\n')) if (line.startsWith('{')) logMessages.push(String((JSON.parse(line) as { msg?: unknown }).msg));
-    done();
-  },
-});
-
-async function start(store: ConfigStore, logged = false): Promise<void> {
+async function start(store: ConfigStore, logger = silentLogger()): Promise<void> {
   metrics = createMetrics({ defaultMetrics: false });
-  const logger = logged ? createLogger({ level: 'info', destination: logSink }) : silentLogger();
   service = createDelivererService({ config: store, kafka: createKafka(store.current().kafka, silentLogger()), metrics, logger }, { sampleIntervalMs: 60_000 });
   await service.start();
   await waitFor(() => service!.health().ready, { timeoutMs: 60_000, what: 'the deliverer to join its group' });
@@ -177,12 +167,13 @@ describe('circuit breaker, default thresholds', () => {
       destinations: ids.map((id) => ({ id, type: 'webhooks', settings: { webhooks: [{ url: healthy.url(`/${id}`) }] } })),
     });
     const store = mutableStore(testConfig(shape(['first', 'second']), 'deliver-circuit-wait.test.yaml'));
-    await start(store, true);
+    const logs = captureLogs();
+    await start(store, logs.logger);
     const highest = watchCircuits();
     const ids = Array.from({ length: 4_000 }, (_, i) => `r-${i}`);
     await Promise.all(['first', 'second'].map((d) => produce(prefix, d, ids)));
     await waitFor(async () => (await count('deliveries', { result: 'delivered' })) >= 1_000, { timeoutMs: 60_000, what: 'deliveries under way' });
-    const applied = () => logMessages.filter((m) => m === 'delivering for the configured destinations').length;
+    const applied = () => logs.count('delivering for the configured destinations');
     const appliedBefore = applied();
     store.set(testConfig(shape(['first', 'second', 'third']), 'deliver-circuit-wait.test.yaml'));
     await waitFor(() => applied() > appliedBefore, { timeoutMs: 60_000, what: "the reload to be applied (the third destination's lane started)" });

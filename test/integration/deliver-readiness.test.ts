@@ -2,14 +2,14 @@
 // a destination the config enables has a lane before the deliverer says ready, as at a
 // start under the lifecycle, where every destination is held back until the destination
 // states are read (src/lifecycle/effective-config.ts heldConfig) and then released at once.
-import { Writable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createDelivererService } from '../../src/delivery/deliverer-service.js';
 import { createKafka } from '../../src/kafka/client.js';
 import { heldConfig } from '../../src/lifecycle/effective-config.js';
-import { createLogger, silentLogger } from '../../src/observability/logger.js';
+import { silentLogger } from '../../src/observability/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import type { Service, ServiceHealth } from '../../src/runtime/service.js';
+import { captureLogs } from '../support/captured-logs.js';
 import { mutableStore, testConfig } from '../support/config.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import { startReceiver } from '../support/receiver.js';
@@ -96,17 +96,12 @@ describe('deliverer readiness', () => {
     // NOTE: the health read in the log line's own write (pino writes synchronously): the
     // moment the new subscription is in place, before the old generation's revoke has run.
     const atApplied: ServiceHealth[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        for (const line of chunk.toString('utf8').split('\n')) {
-          if (line.startsWith('{') && (JSON.parse(line) as { msg?: unknown }).msg === 'delivering for the configured destinations') atApplied.push(service!.health());
-        }
-        done();
-      },
+    const logs = captureLogs('info', (line) => {
+      if (line.msg === 'delivering for the configured destinations') atApplied.push(service!.health());
     });
     const store = mutableStore(shape(['first']));
     service = createDelivererService(
-      { config: store, kafka: createKafka(store.current().kafka, silentLogger()), metrics: createMetrics({ defaultMetrics: false }), logger: createLogger({ level: 'info', destination: sink }) },
+      { config: store, kafka: createKafka(store.current().kafka, silentLogger()), metrics: createMetrics({ defaultMetrics: false }), logger: logs.logger },
       { sampleIntervalMs: 60_000 },
     );
     await service.start();

@@ -3,16 +3,16 @@
 // window retries on its own tier topics and dead-letters at its own window's end, while
 // another keeps `delivery.retryTiers`; `stopOn: [410]` dead-letters a 410 at once, where
 // Segment's rules retry it; a Retry-After is honoured up to the policy's largest tier.
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config/schema.js';
 import type { ConfigListener, ConfigStore } from '../../src/config/store.js';
 import { createDelivererService } from '../../src/delivery/deliverer-service.js';
 import { createKafka } from '../../src/kafka/client.js';
-import { createLogger, silentLogger } from '../../src/observability/logger.js';
+import { silentLogger } from '../../src/observability/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import type { Metrics } from '../../src/observability/metrics.js';
 import type { Service } from '../../src/runtime/service.js';
+import { captureLogs } from '../support/captured-logs.js';
 import { testConfig } from '../support/config.js';
 import { createTestKafka, randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import type { ReadMessage } from '../support/kafka.js';
@@ -46,14 +46,8 @@ function reload(next: Config): void {
   for (const listener of listeners) listener(next, previous);
 }
 let service: Service;
-/** The deliverer's log messages, in order. */
-const logMessages: string[] = [];
-const logSink = new Writable({
-  write(chunk: Buffer, _encoding, done) {
-    for (const line of chunk.toString('utf8').split('\n')) if (line.startsWith('{')) logMessages.push(String((JSON.parse(line) as { msg?: unknown }).msg));
-    done();
-  },
-});
+/** The deliverer's log lines, in order. */
+const logs = captureLogs();
 const RECEIVER_IDS = ['own', 'plain', 'gone', 'goneDefault', 'capped'] as const;
 const receivers = {} as Record<(typeof RECEIVER_IDS)[number], Receiver>;
 
@@ -99,7 +93,7 @@ beforeAll(async () => {
   );
   metrics = createMetrics({ defaultMetrics: false });
   service = createDelivererService(
-    { config: store, kafka: createKafka(config.kafka, silentLogger()), metrics, logger: createLogger({ level: 'info', destination: logSink }) },
+    { config: store, kafka: createKafka(config.kafka, silentLogger()), metrics, logger: logs.logger },
     { sampleIntervalMs: 500 },
   );
   await service.start();
@@ -197,7 +191,7 @@ describe('a retry policy per destination', () => {
     next.destinations[0]!.settings.retry = { tiers: [{ name: '150ms', ms: 150 }], maxWindowMs: 10_000 };
     receivers.own.requests.length = 0;
     receivers.own.replyWith((_req, i) => ({ status: i === 0 ? 503 : 200 }));
-    const applied = () => logMessages.filter((m) => m === 'delivering for the configured destinations').length;
+    const applied = () => logs.count('delivering for the configured destinations');
     const appliedBefore = applied();
     reload(next);
     // NOTE: the new tier topic shows before the reload is applied: an event the old lane

@@ -2,16 +2,16 @@
 // receiver sees, and where each kind of answer sends the event next.
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config/schema.js';
 import { staticConfigStore } from '../../src/config/store.js';
 import { createDelivererService } from '../../src/delivery/deliverer-service.js';
 import { createKafka } from '../../src/kafka/client.js';
-import { createLogger, silentLogger } from '../../src/observability/logger.js';
+import { silentLogger } from '../../src/observability/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import type { Metrics } from '../../src/observability/metrics.js';
 import type { Service } from '../../src/runtime/service.js';
+import { captureLogs } from '../support/captured-logs.js';
 import { testConfig } from '../support/config.js';
 import { startSelfSignedReceiver } from '../support/https-receiver.js';
 import type { SelfSignedReceiver } from '../support/https-receiver.js';
@@ -26,13 +26,7 @@ const SECRET = 'shh-its-a-secret';
 const TRACEPARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
 const WINDOW_MS = 4_000;
 /** The deliverer's log lines, parsed. */
-const logLines: Record<string, unknown>[] = [];
-const logSink = new Writable({
-  write(chunk: Buffer, _encoding, done) {
-    for (const line of chunk.toString('utf8').split('\n')) if (line.startsWith('{')) logLines.push(JSON.parse(line) as Record<string, unknown>);
-    done();
-  },
-});
+const logs = captureLogs('warn');
 
 const trackBody = (messageId: string) =>
   `{"version":1,"type":"track","userId":"u-1","messageId":"${messageId}","timestamp":"2026-05-01T12:00:00.000Z","event":"Order Completed","properties":{"total":99.5},"context":{"ip":"203.0.113.9"}}`;
@@ -104,7 +98,7 @@ beforeAll(async () => {
   config = testConfig(doc, 'deliver.test.yaml');
   metrics = createMetrics({ defaultMetrics: false });
   service = createDelivererService(
-    { config: staticConfigStore(config), kafka: createKafka(config.kafka, silentLogger()), metrics, logger: createLogger({ level: 'warn', destination: logSink }) },
+    { config: staticConfigStore(config), kafka: createKafka(config.kafka, silentLogger()), metrics, logger: logs.logger },
     { sampleIntervalMs: 500 },
   );
   await service.start();
@@ -224,7 +218,7 @@ describe('deliverer', () => {
     expect(receivers.bad!.requests).toHaveLength(1);
     expect(await count('deliveries', { destination: 'bad', result: 'dead_lettered' })).toBe(1);
     // The warning says which message it was and where it sat.
-    const warned = logLines.find((line) => line.destination === 'bad' && String(line.msg).startsWith('event dead-lettered'));
+    const warned = logs.lines.find((line) => line.destination === 'bad' && String(line.msg).startsWith('event dead-lettered'));
     expect(warned).toMatchObject({ level: 40, messageId: 'b-1', topic: `${prefix}deliveries.bad`, partition: expect.any(Number), offset: expect.stringMatching(/^\d+$/) });
   });
 

@@ -1,7 +1,8 @@
 // `npm run bench -- destinations [--scenarios counts,hanging] [--counts 1,100,1000] [--n auto] [--partitions 1]
 //   [--in-flight 256] [--ready-timeout 120] [--settle 5] [--idle 10] [--hanging 100] [--timeout 5s] [--batch off]
 //   [--waves 3] [--rounds 2] [--cpu-prof-dir DIR] [--tiers 10s,1m,10m,1h]
-//   [--destinations 1000] [--backlog 1000] [--backlog-small 10] [--slow 60] [--slow-delay 2000] [--idle-window 30]`,
+//   [--destinations 1000] [--backlog 1000] [--backlog-small 10] [--slow 60] [--slow-delay 2000] [--idle-window 30]
+//   [--interleave off]`,
 //   or standalone: `tsx bench/destinations.ts [same options]`.
 //
 // `--scenarios` picks the parts: `counts` and `hanging` (below), `backlog` (the
@@ -470,29 +471,43 @@ async function waitReady(deliverer: Running & { adminPort: number }, timeoutS: n
  * One deliverer run: `healthy` destinations to /ok, `hanging` ones to /hang; the events
  * of each wave split evenly over all of them. Measures only the healthy ones' arrivals.
  */
-async function runOnce(options: RunOptions): Promise<RunResult> {
+/** A deliverer of a counts run, started and past its idle measurement: its waves come next (runWave). */
+interface StartedRun {
+  options: RunOptions;
+  result: RunResult;
+  prepared: Prepared;
+  deliverer: (Running & { adminPort: number }) | undefined;
+  /** Events of the healthy destinations in a wave: what the receiver counts. */
+  perHealthy: number;
+  waves: { rate: number; cpu: number; mainCpu: number; brokerCpu: number }[];
+}
+
+/**
+ * Starts one deliverer run: `healthy` destinations to /ok, `hanging` ones to /hang; waits
+ * for ready and measures idle CPU. `result.note` says why it has no waves (not ready).
+ */
+async function startRun(options: RunOptions): Promise<StartedRun> {
   const d = options.healthy + options.hanging;
   // The last `hanging` destinations hang (ids sort as they are made).
   const isHanging = (id: string) => Number(id.slice(1)) >= options.healthy;
   const prepared = await prepare({ ...options, concurrencyPerDestination: concurrencyAt(options.inFlight, d) }, d, (id) => options.receiver.url(isHanging(id) ? `/hang/${id}` : `/ok/${id}`));
-  const { ids, prefix, producer } = prepared;
-  const healthyIds = ids.filter((id) => !isHanging(id));
+  const healthyIds = prepared.ids.filter((id) => !isHanging(id));
   const brokerPorts = new Set(options.brokers.split(',').map((b) => Number(b.split(':').pop())));
-  const result: RunResult = { d };
-  let deliverer: (Running & { adminPort: number }) | undefined;
+  const run: StartedRun = { options, result: { d }, prepared, deliverer: undefined, perHealthy: options.perDestination * healthyIds.length, waves: [] };
+  const { result } = run;
   try {
     const started = performance.now();
-    deliverer = await prepared.start();
+    const deliverer = await prepared.start();
+    run.deliverer = deliverer;
     const pid = deliverer.child.pid!;
-    const adminPort = deliverer.adminPort;
     const ready = await waitReady(deliverer, options.readyTimeoutS);
     if (!ready) {
       result.note = `not ready in ${options.readyTimeoutS} s`;
-      const why = await fetch(`http://127.0.0.1:${adminPort}/readyz`).then((r) => r.text(), (error: unknown) => String(error));
+      const why = await fetch(`http://127.0.0.1:${deliverer.adminPort}/readyz`).then((r) => r.text(), (error: unknown) => String(error));
       log(`D=${d}: not ready in ${options.readyTimeoutS} s; /readyz: ${why.slice(0, 600)}; last output: ${deliverer.output().slice(-1500)}`);
       result.rssIdleMb = rssMb(pid);
       result.connections = brokerConnections(pid, brokerPorts);
-      return result;
+      return run;
     }
     result.readySeconds = (performance.now() - started) / 1000;
     log(`D=${d}: ready in ${result.readySeconds.toFixed(1)} s; measuring idle CPU for ${options.idleS} s after ${options.settleS} s`);
@@ -505,58 +520,111 @@ async function runOnce(options: RunOptions): Promise<RunResult> {
     result.idleCpuPercent = ((cpuSeconds(pid) - cpuBefore) / ((performance.now() - idleStart) / 1000)) * 100;
     result.rssIdleMb = rssMb(pid);
     result.connections = brokerConnections(pid, brokerPorts);
+    return run;
+  } catch (error) {
+    await prepared.stop(run.deliverer);
+    throw error;
+  }
+}
 
-    const perHealthy = options.perDestination * healthyIds.length;
-    const rates: number[] = [];
-    const cpuPerEvent: number[] = [];
-    const mainCpuPerEvent: number[] = [];
-    const brokerCpuPerEvent: number[] = [];
-    const brokerCpu = () => (options.brokerPid === undefined ? 0 : cpuSeconds(options.brokerPid));
-    for (let wave = 1; wave <= 1 + options.waves; wave++) {
-      log(`D=${d}: wave ${wave}, ${options.perDestination * d} events`);
-      // A measured wave is written while the deliverer is stopped (SIGSTOP): its rate is
-      // then the deliverer's, not the writing's (see the NOTE at the top).
-      const measured = wave > 1;
-      if (measured) process.kill(pid, 'SIGSTOP');
-      const producing = performance.now();
-      try {
-        await produceWave(producer, prefix, ids, options.perDestination, wave);
-      } finally {
-        if (measured) process.kill(pid, 'SIGCONT');
-      }
-      log(`D=${d}: wave ${wave} written to Kafka in ${((performance.now() - producing) / 1000).toFixed(1)} s`);
-      const cpuAtStart = cpuSeconds(pid);
-      const mainCpuAtStart = cpuSeconds(pid, pid);
-      const brokerCpuAtStart = brokerCpu();
-      const resumedAt = process.hrtime.bigint();
-      const done = await waitUntil(async () => (await options.receiver.stats(wave)).wave.count >= perHealthy, 600_000);
-      if (!done) throw new Error(`D=${d}: wave ${wave} not delivered in 10 minutes: ${JSON.stringify(await options.receiver.stats(wave))}`);
-      if (measured) {
-        cpuPerEvent.push(((cpuSeconds(pid) - cpuAtStart) * 1e6) / perHealthy);
-        mainCpuPerEvent.push(((cpuSeconds(pid, pid) - mainCpuAtStart) * 1e6) / perHealthy);
-        brokerCpuPerEvent.push(((brokerCpu() - brokerCpuAtStart) * 1e6) / perHealthy);
-        const { wave: arrivals } = await options.receiver.stats(wave);
-        rates.push((arrivals.count - 1) / ((arrivals.last - arrivals.first) / 1000));
-      }
-      // The wave on the clock of a CPU profile's timestamps (CLOCK_MONOTONIC, µs): to read only its samples.
-      if (options.cpuProfDir !== '') log(`D=${d}: wave ${wave} window (monotonic µs) ${resumedAt / 1000n}..${process.hrtime.bigint() / 1000n}`);
-    }
-    result.rates = rates;
-    result.rate = median(rates);
-    result.cpuPerEventUs = median(cpuPerEvent);
-    result.mainCpuPerEventUs = median(mainCpuPerEvent);
-    if (options.brokerPid !== undefined) result.brokerCpuPerEventUs = median(brokerCpuPerEvent);
+/** One wave of a started run (wave 1 is the warm-up: not measured, written while the deliverer runs). */
+async function runWave(run: StartedRun, wave: number): Promise<void> {
+  const { options, prepared, perHealthy } = run;
+  const { d } = run.result;
+  const pid = run.deliverer!.child.pid!;
+  const brokerCpu = () => (options.brokerPid === undefined ? 0 : cpuSeconds(options.brokerPid));
+  log(`D=${d}: wave ${wave}, ${options.perDestination * d} events`);
+  // A measured wave is written while the deliverer is stopped (SIGSTOP): its rate is
+  // then the deliverer's, not the writing's (see the NOTE at the top).
+  const measured = wave > 1;
+  if (measured) process.kill(pid, 'SIGSTOP');
+  const producing = performance.now();
+  try {
+    await produceWave(prepared.producer, prepared.prefix, prepared.ids, options.perDestination, wave);
+  } finally {
+    if (measured) process.kill(pid, 'SIGCONT');
+  }
+  log(`D=${d}: wave ${wave} written to Kafka in ${((performance.now() - producing) / 1000).toFixed(1)} s`);
+  const cpuAtStart = cpuSeconds(pid);
+  const mainCpuAtStart = cpuSeconds(pid, pid);
+  const brokerCpuAtStart = brokerCpu();
+  const resumedAt = process.hrtime.bigint();
+  const done = await waitUntil(async () => (await options.receiver.stats(wave)).wave.count >= perHealthy, 600_000);
+  if (!done) throw new Error(`D=${d}: wave ${wave} not delivered in 10 minutes: ${JSON.stringify(await options.receiver.stats(wave))}`);
+  if (measured) {
+    const { wave: arrivals } = await options.receiver.stats(wave);
+    run.waves.push({
+      rate: (arrivals.count - 1) / ((arrivals.last - arrivals.first) / 1000),
+      cpu: ((cpuSeconds(pid) - cpuAtStart) * 1e6) / perHealthy,
+      mainCpu: ((cpuSeconds(pid, pid) - mainCpuAtStart) * 1e6) / perHealthy,
+      brokerCpu: ((brokerCpu() - brokerCpuAtStart) * 1e6) / perHealthy,
+    });
+  }
+  // The wave on the clock of a CPU profile's timestamps (CLOCK_MONOTONIC, µs): to read only its samples.
+  if (options.cpuProfDir !== '') log(`D=${d}: wave ${wave} window (monotonic µs) ${resumedAt / 1000n}..${process.hrtime.bigint() / 1000n}`);
+}
+
+/** The run's figures from its waves and the receiver's counts; stops the deliverer and deletes its topics. */
+async function finishRun(run: StartedRun): Promise<RunResult> {
+  const { result } = run;
+  try {
+    if (result.note !== undefined) return result;
+    const pid = run.deliverer!.child.pid!;
+    result.rates = run.waves.map((w) => w.rate);
+    result.rate = median(result.rates);
+    result.cpuPerEventUs = median(run.waves.map((w) => w.cpu));
+    result.mainCpuPerEventUs = median(run.waves.map((w) => w.mainCpu));
+    if (run.options.brokerPid !== undefined) result.brokerCpuPerEventUs = median(run.waves.map((w) => w.brokerCpu));
     result.rssLoadedMb = rssMb(pid);
     // Late duplicates (a redelivery after the last first arrival) would be missed without a pause.
     await sleep(2_000);
-    const after = await options.receiver.stats(1);
+    const after = await run.options.receiver.stats(1);
     result.received = after.total;
     result.duplicates = after.total - after.unique;
-    result.attempts = await attemptOutcomes(adminPort);
+    result.attempts = await attemptOutcomes(run.deliverer!.adminPort);
     return result;
   } finally {
-    await prepared.stop(deliverer);
+    await run.prepared.stop(run.deliverer);
   }
+}
+
+/** One deliverer run, start to finish: its waves one after the other. */
+async function runOnce(options: RunOptions): Promise<RunResult> {
+  const run = await startRun(options);
+  if (run.result.note === undefined) {
+    try {
+      for (let wave = 1; wave <= 1 + options.waves; wave++) await runWave(run, wave);
+    } catch (error) {
+      await run.prepared.stop(run.deliverer);
+      throw error;
+    }
+  }
+  return finishRun(run);
+}
+
+/**
+ * `--interleave`: every D of the round at once, each its own deliverer and receiver, the
+ * waves taking turns (D = 1's wave, then D = 1,000's, then D = 1,000's, then D = 1's, ...):
+ * each D's waves meet the same moments of the machine, so a ratio of neighbouring waves
+ * is not a ratio of two minutes of a machine whose speed drifts. The deliverers not in
+ * their wave are idle (under 2 % of a core each).
+ */
+async function runInterleaved(optionsOf: readonly RunOptions[]): Promise<RunResult[]> {
+  const runs: StartedRun[] = [];
+  try {
+    for (const options of optionsOf) runs.push(await startRun(options));
+    const live = runs.filter((run) => run.result.note === undefined);
+    const waves = Math.max(0, ...live.map((run) => run.options.waves));
+    for (let wave = 1; wave <= 1 + waves; wave++) {
+      for (const run of wave % 2 === 1 ? live : [...live].reverse()) await runWave(run, wave);
+    }
+  } catch (error) {
+    await Promise.all(runs.map((run) => run.prepared.stop(run.deliverer)));
+    throw error;
+  }
+  const results: RunResult[] = [];
+  for (const run of runs) results.push(await finishRun(run));
+  return results;
 }
 
 // ---------------------------------------------------------------------------
@@ -727,6 +795,20 @@ async function runIdle(setup: DelivererSetup, d: number, readyTimeoutS: number, 
   }
 }
 
+/** With --interleave: per round and D, each wave's rate over the first D's wave of the same number (they ran next to each other), and the median of all. */
+function pairedRatios(results: readonly (RunResult & { round: number })[], firstD: number): string {
+  const all: number[] = [];
+  const parts: string[] = [];
+  for (const r of results) {
+    const base = results.find((b) => b.round === r.round && b.d === firstD);
+    if (r.d === firstD || base?.rates === undefined || r.rates === undefined) continue;
+    const ratios = r.rates.map((rate, i) => rate / base.rates![i]!).filter(Number.isFinite);
+    all.push(...ratios);
+    parts.push(`round ${r.round} D=${r.d} ${ratios.map((ratio) => `${ratio.toFixed(2)}×`).join('/')}`);
+  }
+  return all.length === 0 ? '-' : `${parts.join('; ')}; the median of ${all.length}: ${median(all).toFixed(2)}×`;
+}
+
 export async function main(args: string[]): Promise<void> {
   const options = benchOptions(args, {
     counts: '1,100,1000',
@@ -751,6 +833,7 @@ export async function main(args: string[]): Promise<void> {
     'slow-delay': 2000,
     'idle-window': 30,
     'buffer-budget': '',
+    interleave: 'off',
   });
   const scenarios = options.scenarios.split(',');
   const unknownScenarios = scenarios.filter((name) => !(SCENARIOS as readonly string[]).includes(name));
@@ -763,6 +846,8 @@ export async function main(args: string[]): Promise<void> {
   if (!Number.isInteger(n) || n < 1) throw new Error(`--n takes a positive integer (events per wave), or auto, not ${options.n}`);
   const counts = options.counts.split(',').map(Number);
   if (counts.some((c) => !Number.isInteger(c) || c <= 0)) throw new Error(`--counts takes positive integers, comma-separated, not ${options.counts}`);
+  if (options.interleave !== 'off' && options.interleave !== 'on') throw new Error(`--interleave takes on or off, not ${options.interleave}`);
+  const interleave = options.interleave === 'on';
   const hangingAt = options.hanging === 'none' || !runs('hanging') ? [] : options.hanging.split(',').map(Number);
   if (hangingAt.some((c) => !Number.isInteger(c) || c < 10)) throw new Error(`--hanging takes D values of 10 or more (comma-separated) or "none", not ${options.hanging}`);
 
@@ -799,6 +884,19 @@ export async function main(args: string[]): Promise<void> {
   try {
     const results: (RunResult & { round: number })[] = [];
     for (let round = 1; round <= (runs('counts') ? options.rounds : 0); round++) {
+      if (interleave) {
+        const receivers = await Promise.all(counts.map(() => startReceiver()));
+        try {
+          const roundResults = await runInterleaved(counts.map((d, i) => ({ ...common, receiver: receivers[i]!, healthy: d, hanging: 0, perDestination: Math.max(1, Math.floor(n / d)) })));
+          for (const result of roundResults) {
+            log(`round ${round}, D=${result.d} (interleaved): ${JSON.stringify(result)}`);
+            results.push({ ...result, round });
+          }
+        } finally {
+          for (const receiver of receivers) receiver.stop();
+        }
+        continue;
+      }
       for (const d of counts) {
         const result = await withReceiver(d, 0, d);
         log(`round ${round}, D=${d}: ${JSON.stringify(result)}`);
@@ -881,6 +979,7 @@ export async function main(args: string[]): Promise<void> {
           `events/s: of each measured wave (after a warm-up wave), first to last arrival at the receiver; the median of ${options.waves}, and each wave's; per dest: events per destination and wave; ` +
           'µs CPU/ev: the deliverer process\'s CPU time per event of a measured wave (its resumption to the last arrival), the median; main thread: the same of its main thread alone (JavaScript; the rest is GC helper threads, libuv\'s pool, the profiler\'s thread); broker µs/ev: the broker JVM\'s CPU per event over the same windows, the median (- when its pid is unknown); duplicates: 2xx answers past the first for a message id, of the events delivered (all waves); timeouts: requests the deliverer gave up on (delivery.timeout), sent again later',
         `events/s of each D, the median of its ${options.rounds} round(s) (vs D=${firstD}): ${summary.join(', ')}`,
+        ...(interleave ? [`interleaved: each measured wave against D=${firstD}'s wave of the same turn, round by round: ${pairedRatios(results, firstD)}`] : []),
         'targets: ready < 10 s; connections independent of D; idle CPU < 2 % of a core; D=1000 ≥ 0.90× D=1; zero duplicates',
       ];
     const hangingLines = [

@@ -467,10 +467,6 @@ async function waitReady(deliverer: Running & { adminPort: number }, timeoutS: n
   }, timeoutS * 1000);
 }
 
-/**
- * One deliverer run: `healthy` destinations to /ok, `hanging` ones to /hang; the events
- * of each wave split evenly over all of them. Measures only the healthy ones' arrivals.
- */
 /** A deliverer of a counts run, started and past its idle measurement: its waves come next (runWave). */
 interface StartedRun {
   options: RunOptions;
@@ -483,8 +479,9 @@ interface StartedRun {
 }
 
 /**
- * Starts one deliverer run: `healthy` destinations to /ok, `hanging` ones to /hang; waits
- * for ready and measures idle CPU. `result.note` says why it has no waves (not ready).
+ * Starts one deliverer run: `healthy` destinations to /ok, `hanging` ones to /hang (the
+ * events of each wave split evenly over all of them; only the healthy ones' arrivals are
+ * measured); waits for ready and measures idle CPU. `result.note` says why it has no waves (not ready).
  */
 async function startRun(options: RunOptions): Promise<StartedRun> {
   const d = options.healthy + options.hanging;
@@ -552,13 +549,12 @@ async function runWave(run: StartedRun, wave: number): Promise<void> {
   const done = await waitUntil(async () => (await options.receiver.stats(wave)).wave.count >= perHealthy, 600_000);
   if (!done) throw new Error(`D=${d}: wave ${wave} not delivered in 10 minutes: ${JSON.stringify(await options.receiver.stats(wave))}`);
   if (measured) {
+    // The CPU read first, as the wave ends: the stats request after it is not the wave's.
+    const cpu = ((cpuSeconds(pid) - cpuAtStart) * 1e6) / perHealthy;
+    const mainCpu = ((cpuSeconds(pid, pid) - mainCpuAtStart) * 1e6) / perHealthy;
+    const brokerCpuUs = ((brokerCpu() - brokerCpuAtStart) * 1e6) / perHealthy;
     const { wave: arrivals } = await options.receiver.stats(wave);
-    run.waves.push({
-      rate: (arrivals.count - 1) / ((arrivals.last - arrivals.first) / 1000),
-      cpu: ((cpuSeconds(pid) - cpuAtStart) * 1e6) / perHealthy,
-      mainCpu: ((cpuSeconds(pid, pid) - mainCpuAtStart) * 1e6) / perHealthy,
-      brokerCpu: ((brokerCpu() - brokerCpuAtStart) * 1e6) / perHealthy,
-    });
+    run.waves.push({ rate: (arrivals.count - 1) / ((arrivals.last - arrivals.first) / 1000), cpu, mainCpu, brokerCpu: brokerCpuUs });
   }
   // The wave on the clock of a CPU profile's timestamps (CLOCK_MONOTONIC, µs): to read only its samples.
   if (options.cpuProfDir !== '') log(`D=${d}: wave ${wave} window (monotonic µs) ${resumedAt / 1000n}..${process.hrtime.bigint() / 1000n}`);

@@ -47,6 +47,11 @@ interface PartitionQueue {
   records: InboundRecord[];
   /** The fetcher's position after the last queued record (past control records). */
   next: bigint;
+  /**
+   * An answer moved `next` with no record (an aborted transaction, a marker): owed a
+   * commit that no batch of records will carry, or the group's lag stays above 0.
+   */
+  moved: boolean;
   running: boolean;
 }
 
@@ -104,7 +109,7 @@ class BatchRuntime {
           trouble: (error) => this.events.onCrash?.(error, true),
         },
         fetch: {
-          records: (topic, partition, records, _from, next) => this.onRecords(topic, partition, records, next),
+          records: (topic, partition, records, from, next) => this.onRecords(topic, partition, records, from, next),
           reset: (topic, partition, from, to) =>
             logger.warn({ topic, partition, from: from.toString(), to: to.toString(), groupId: settings.groupId }, `records of ${topic} partition ${partition} from offset ${from} were removed by retention before they were read; reading on from ${to}`),
           trouble: (error) => logger.debug({ err: error, groupId: settings.groupId }, 'fetch failed; asking the leaders again'),
@@ -170,20 +175,24 @@ class BatchRuntime {
   }
 
   private dropQueued(): void {
-    for (const queue of this.queues.values()) queue.records = [];
+    for (const queue of this.queues.values()) {
+      queue.records = [];
+      queue.moved = false;
+    }
   }
 
-  private onRecords(topic: string, partition: number, records: InboundRecord[], next: bigint): void {
+  private onRecords(topic: string, partition: number, records: InboundRecord[], from: bigint, next: bigint): void {
     if (this.stopping) return;
     const key = keyOf(topic, partition);
     if (!this.assigned.has(key)) return;
     let queue = this.queues.get(key);
     if (queue === undefined) {
-      queue = { topic, partition, records: [], next, running: false };
+      queue = { topic, partition, records: [], next, moved: false, running: false };
       this.queues.set(key, queue);
     }
     queue.records.push(...records);
     queue.next = next;
+    if (records.length === 0 && next > from) queue.moved = true;
     // NOTE: the answers of one fetch are handed over one after the other in the same
     // turn; batches start once they are all queued, so that a batch takes them together.
     if (!this.scheduled) {
@@ -199,10 +208,13 @@ class BatchRuntime {
     if (this.stopping) return;
     for (const queue of this.queues.values()) {
       if (this.running >= this.concurrency) return;
-      if (queue.running || queue.records.length === 0) continue;
+      if (queue.running) continue;
+      // A queue with no record whose position moved gets a batch of none: it commits `next`.
+      if (queue.records.length === 0 && !(queue.moved && this.settings.commit.kind !== 'none')) continue;
       const taken = queue.records.length <= MAX_BATCH_RECORDS ? queue.records : queue.records.slice(0, MAX_BATCH_RECORDS);
       queue.records = taken === queue.records ? [] : queue.records.slice(MAX_BATCH_RECORDS);
       const next = queue.records.length === 0 ? queue.next : undefined;
+      if (next !== undefined) queue.moved = false;
       queue.running = true;
       this.running += 1;
       void this.runBatch(queue, taken, next).finally(() => {
@@ -246,7 +258,7 @@ class BatchRuntime {
     };
     let failure: unknown;
     try {
-      await this.handler(view);
+      if (records.length > 0) await this.handler(view);
     } catch (error) {
       failure = error;
     }
@@ -260,11 +272,10 @@ class BatchRuntime {
     }
     this.reader.fetcher.release(topic, partition, released);
     this.requeueNotDone(queue, records, doneIndex, epoch);
-    const done = records[doneIndex];
     // NOTE: not owned() here: a batch that finishes after stop() began still commits (stop waits for it).
     const stillOurs = () => this.epoch === epoch && this.assigned.has(key);
-    if (this.settings.commit.kind === 'none' || done === undefined || !stillOurs()) return;
-    const offset = doneIndex === records.length - 1 && next !== undefined ? next : BigInt(done.offset) + 1n;
+    const offset = committedAfter(records, doneIndex, next);
+    if (this.settings.commit.kind === 'none' || offset === undefined || !stillOurs()) return;
     try {
       await commitUntilDone(() => this.commits.commit({ topic, partition, offset, leaderEpoch: -1 }), { stillOwned: stillOurs, logger: this.logger, what: `${topic} partition ${partition}` });
     } catch (error) {
@@ -355,6 +366,18 @@ class BatchRuntime {
   }
 }
 
+/**
+ * The offset a batch commits: past its last record marked done, or `next` (past control
+ * records after it) when that is the batch's last record and nothing was queued after
+ * it. A batch of no record commits `next`: the position an answer moved without records.
+ */
+function committedAfter(records: readonly InboundRecord[], doneIndex: number, next: bigint | undefined): bigint | undefined {
+  if (records.length === 0) return next;
+  const done = records[doneIndex];
+  if (done === undefined) return undefined;
+  return doneIndex === records.length - 1 && next !== undefined ? next : BigInt(done.offset) + 1n;
+}
+
 /** One batch of a `commit: transaction` consumer, as runInTransaction sees it. */
 interface TransactionRun {
   topic: string;
@@ -401,10 +424,9 @@ async function runInTransaction(run: TransactionRun, transactions: GroupedTransa
         send: (out) => transaction.send(out),
         afterCommit: (effect) => effects.push(effect),
       };
-      await run.handler(view);
-      const done = records[doneIndex];
-      if (done === undefined) return;
-      const offset = doneIndex === records.length - 1 && run.next !== undefined ? run.next : BigInt(done.offset) + 1n;
+      if (records.length > 0) await run.handler(view);
+      const offset = committedAfter(records, doneIndex, run.next);
+      if (offset === undefined) return;
       await transaction.sendOffsets(member, [{ topic, partition, offset, metadata: null }]);
     });
   } catch (error) {

@@ -24,7 +24,9 @@ import { testConfig } from '../support/config.js';
 import { randomName, randomPrefix, testBrokers } from '../support/kafka.js';
 import { waitFor } from '../support/wait-for.js';
 import { startConsumer } from '../../src/runtime/consumer.js';
-import type { RecordBatch, RunningConsumer } from '../../src/runtime/consumer.js';
+import type { ConsumerSettings, RecordBatch, RunningConsumer } from '../../src/runtime/consumer.js';
+import { GroupedTransactions } from '../../src/runtime/grouped-transactions.js';
+import { createTransactionalProducer } from '../../src/kafka/transaction.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -483,6 +485,49 @@ describe('transactions', () => {
     expect(got.map((r) => r.value?.toString())).toEqual(['c-1', 'c-2', 'c-3', 'c-4', 'c-5']);
     // Offsets 3, 6 and 9 hold the markers, 4 and 5 the aborted records.
     expect(got.map((r) => r.offset)).toEqual(['0', '1', '2', '7', '8']);
+  });
+
+  // An answer may hold no record and still move the position: an aborted transaction
+  // at the end of the log read after the consumer caught up. Its marker must be committed
+  // too, or the group's lag stays above 0 until the next record.
+  it.each([
+    ['batch-end', false],
+    ['transaction', true],
+  ] as const)('the ordered consumer (commit: %s): an aborted transaction after the consumer caught up is committed past its marker', async (_kind, transactional) => {
+    const topic = `${randomPrefix()}tx-tail`;
+    await makeTopics([topic]);
+    const tx = new Producer({ clientId: randomName('engine-tx'), bootstrapBrokers: testBrokers(), transactionalId: randomName('engine-tx'), idempotent: true, acks: -1 });
+    cleanups.push(() => tx.close());
+    const write = async (values: string[], commit: boolean) => {
+      const transaction = await tx.beginTransaction();
+      await transaction.send({ messages: values.map((value) => ({ topic, partition: 0, key: Buffer.from('k'), value: Buffer.from(value) })) });
+      if (commit) await transaction.commit();
+      else await transaction.abort();
+    };
+    const client = createKafka(kafkaSettings(), silentLogger());
+    let commit: ConsumerSettings['commit'] = { kind: 'batch-end' };
+    if (transactional) {
+      const producer = createTransactionalProducer(client, { transactionalId: randomName('engine-tx-tail') });
+      await producer.connect();
+      cleanups.push(() => producer.close());
+      commit = { kind: 'transaction', transactions: new GroupedTransactions(producer, { maxOpenMs: 20 }) };
+    }
+    const groupId = randomName('engine-tx-tail');
+    const got: string[] = [];
+    const consumer = await startConsumer(client, { groupId, topics: [topic], fromBeginning: true, commit, maxWaitTimeInMs: 200 }, async (batch) => {
+      got.push(...batch.records.map((r) => r.value!.toString()));
+      await batch.markDone(batch.records.at(-1)!.offset);
+    }, {}, silentLogger());
+    cleanups.push(() => consumer.stop());
+    await write(['c-1'], true);
+    await waitFor(async () => (await committedOf(groupId, topic, [0])).get(0)?.offset === '2', { what: 'the commit past the first transaction (offset 2)' });
+    // Offsets 2 and 3 aborted, 4 its marker: the next answer holds no record.
+    await write(['aborted-1', 'aborted-2'], false);
+    await waitFor(async () => (await endOf(topic, 0)) === 5n, { what: 'the aborted transaction and its marker in the log' });
+    await waitFor(async () => (await committedOf(groupId, topic, [0])).get(0)?.offset === '5', { timeoutMs: 15_000, what: 'the commit past the abort marker (offset 5, lag 0)' });
+    await write(['c-2'], true);
+    await waitFor(async () => (await committedOf(groupId, topic, [0])).get(0)?.offset === '7', { what: 'the commit past the next transaction (offset 7)' });
+    expect(got).toEqual(['c-1', 'c-2']);
   });
 
   it('the partition stream: the committed records each once, no control record, the commit past the last marker', async () => {

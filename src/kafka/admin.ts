@@ -100,10 +100,10 @@ export function createAdmin(client: KafkaClient): KafkaAdmin {
       }));
     },
     async partitionEnds(topic) {
-      const found = await ends.partitionEnds([topic]);
+      const found = await retryingTransient(() => ends.partitionEnds([topic]));
       return found.get(topic) ?? [];
     },
-    partitionEndsOf: (topics) => ends.partitionEnds(topics),
+    partitionEndsOf: (topics) => retryingTransient(() => ends.partitionEnds(topics)),
     committedOffsetsOf: (groupId, partitions) => retryingTransient(() => ends.committedOffsets(groupId, partitions)),
     async commitOffsets(groupId, commits) {
       const list = commits.map((t) => ({ topic: t.topic, partitions: t.partitions.map((p) => ({ partition: p.partition, offset: p.offset, metadata: p.metadata })) }));
@@ -130,8 +130,8 @@ const TRANSIENT_TRIES = 5;
 
 /**
  * `call`, again (up to five tries, 0.2 s, 0.4 s … apart) while its error is retriable.
- * NOTE: a coordinator moving or loading on a busy broker failed `switchyard dlq list`
- * where the next try would have answered; each try asks for the coordinator again.
+ * NOTE: a coordinator moving (`switchyard dlq list`), or a partition made a moment ago (its
+ * ListOffsets NOT_LEADER_OR_FOLLOWER: `npm start`), failed where a next try answered.
  */
 export async function retryingTransient<T>(call: () => Promise<T>, sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))): Promise<T> {
   for (let attempt = 1; ; attempt++) {

@@ -27,6 +27,20 @@ describe('retryingTransient', () => {
     expect(waits).toEqual([200, 400]);
   });
 
+  it('asks again when a partition made a moment ago has no leader ready for ListOffsets yet', async () => {
+    let calls = 0;
+    const result = await retryingTransient(
+      async () => {
+        calls += 1;
+        if (calls === 1) throw new KafkaAnswerError(ERROR.NOT_LEADER_OR_FOLLOWER, 'listing the offsets of partition 0 of topic "switchyard.destinations.state"');
+        return 'ends';
+      },
+      async () => undefined,
+    );
+    expect(result).toBe('ends');
+    expect(calls).toBe(2);
+  });
+
   it('gives up after five tries, with the last error', async () => {
     let calls = 0;
     const call = retryingTransient(

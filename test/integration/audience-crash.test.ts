@@ -88,11 +88,17 @@ describe('audiences survive a SIGKILL of the router mid-stream', () => {
     expect((await lag(`${prefix}router`, names.calls)) + (await lag(`${prefix}audiences`, events))).toBeGreaterThan(0);
 
     // NOTE: the new process joins both groups only once the killed member's session
-    // has timed out (30 s): that wait is most of this test's time.
+    // has timed out (10 s): that wait is most of this test's time.
     const second = await startRole('router', file);
     daemons.push(second);
-    await waitFor(async () => (await lag(`${prefix}router`, names.calls)) === 0, { timeoutMs: 45_000, what: 'the router to finish the calls' });
-    await waitFor(async () => (await lag(`${prefix}audiences`, events)) === 0, { timeoutMs: 45_000, what: 'the audience processor to finish' });
+    /** A wait that failed says where each group stands and what the new process logged. */
+    const orExplain = async (error: Error) => {
+      const where = async (groupId: string, topic: string) => ({ ends: await tk.admin.fetchTopicOffsets(topic), committed: await tk.admin.fetchOffsets({ groupId, topics: [topic] }) });
+      const state = { router: await where(`${prefix}router`, names.calls), audiences: await where(`${prefix}audiences`, events) };
+      throw new Error(`${error.message}\nwhere the groups stand: ${JSON.stringify(state)}\nthe new process's output:\n${second.output().slice(-3000)}`);
+    };
+    await waitFor(async () => (await lag(`${prefix}router`, names.calls)) === 0, { timeoutMs: 45_000, what: 'the router to finish the calls' }).catch(orExplain);
+    await waitFor(async () => (await lag(`${prefix}audiences`, events)) === 0, { timeoutMs: 45_000, what: 'the audience processor to finish' }).catch(orExplain);
 
     const messages = await tk.readAll(names.deliveries('aud'));
     const byId = new Map<string, string>();

@@ -443,8 +443,8 @@ describe('OFFSET_OUT_OF_RANGE after retention', () => {
 });
 
 describe('transactions', () => {
-  /** Three transactions on partition 0: 3 records committed, 2 aborted, 2 committed; the log ends after the last marker. */
-  async function transactionalTopic(): Promise<{ topic: string; end: bigint }> {
+  /** A new topic of one partition, and a function that writes `values` to it in one transaction, committed or aborted. */
+  async function transactionalWriter(): Promise<{ topic: string; write(values: string[], commit: boolean): Promise<void> }> {
     const topic = `${randomPrefix()}tx`;
     await makeTopics([topic]);
     const tx = new Producer({ clientId: randomName('engine-tx'), bootstrapBrokers: testBrokers(), transactionalId: randomName('engine-tx'), idempotent: true, acks: -1 });
@@ -455,6 +455,12 @@ describe('transactions', () => {
       if (commit) await transaction.commit();
       else await transaction.abort();
     };
+    return { topic, write };
+  }
+
+  /** Three transactions on partition 0: 3 records committed, 2 aborted, 2 committed; the log ends after the last marker. */
+  async function transactionalTopic(): Promise<{ topic: string; end: bigint }> {
+    const { topic, write } = await transactionalWriter();
     await write(['c-1', 'c-2', 'c-3'], true);
     await write(['aborted-1', 'aborted-2'], false);
     await write(['c-4', 'c-5'], true);
@@ -494,16 +500,7 @@ describe('transactions', () => {
     ['batch-end', false],
     ['transaction', true],
   ] as const)('the ordered consumer (commit: %s): an aborted transaction after the consumer caught up is committed past its marker', async (_kind, transactional) => {
-    const topic = `${randomPrefix()}tx-tail`;
-    await makeTopics([topic]);
-    const tx = new Producer({ clientId: randomName('engine-tx'), bootstrapBrokers: testBrokers(), transactionalId: randomName('engine-tx'), idempotent: true, acks: -1 });
-    cleanups.push(() => tx.close());
-    const write = async (values: string[], commit: boolean) => {
-      const transaction = await tx.beginTransaction();
-      await transaction.send({ messages: values.map((value) => ({ topic, partition: 0, key: Buffer.from('k'), value: Buffer.from(value) })) });
-      if (commit) await transaction.commit();
-      else await transaction.abort();
-    };
+    const { topic, write } = await transactionalWriter();
     const client = createKafka(kafkaSettings(), silentLogger());
     let commit: ConsumerSettings['commit'] = { kind: 'batch-end' };
     if (transactional) {

@@ -86,6 +86,9 @@ describe('dead letters written in transactions', () => {
       { records: [{ topic: dlq, messages: [letter('d-5', 1, 10)] }, { topic: retry, messages: [letter('r-x', 0, 1)] }], commit: false },
       { records: [{ topic: dlq, messages: [letter('d-5', 1, 10)] }, { topic: retry, messages: [letter('r-3', 0, 1)] }], commit: true },
     ]);
+    // The last transaction's markers land a moment after its commit() returned.
+    await kafka.admin.waitForSettled(dlq);
+    await kafka.admin.waitForSettled(retry);
     const admin = createAdmin(client);
     await admin.connect();
     const offsets = (await admin.partitionEnds(dlq)).reduce((sum, e) => sum + Number(BigInt(e.high) - BigInt(e.low)), 0);

@@ -173,6 +173,7 @@ describe("the daemon's producers check the metadata before each send", () => {
       await transaction.send([{ topic, messages: [record(2)] }]);
       await transaction.commit();
       // The committed record and its commit marker; the refused send wrote nothing.
+      await admin.waitForSettled(topic);
       expect(await stored(topic)).toBe(2);
     } finally {
       await producer.close();

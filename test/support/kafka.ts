@@ -75,6 +75,12 @@ export interface TestAdmin {
   fetchTopicMetadata(options: { topics: string[] }): Promise<{ topics: { name: string; partitions: { partitionId: number; leader: number }[] }[] }>;
   /** Fails on a topic that does not exist. */
   fetchTopicOffsets(topic: string): Promise<TestPartitionEnds[]>;
+  /**
+   * Waits until no transaction is open on the topic: each partition's last stable offset
+   * at its end. A transaction's commit() returns once its coordinator has the commit; the
+   * markers reach the partitions a moment later, and read committed stops before them.
+   */
+  waitForSettled(topic: string): Promise<void>;
   /** The group's commits of every partition of each topic (offset '-1': none); fails on a topic that does not exist. */
   fetchOffsets(options: { groupId: string; topics: string[] }): Promise<{ topic: string; partitions: { partition: number; offset: string; metadata: string | null }[] }[]>;
   /** Commits offsets (no metadata) for a group that has no member. */
@@ -187,6 +193,14 @@ export function createTestAdmin(brokers = testBrokers()): TestAdmin {
       return {
         topics: [...found].map(([name, t]) => ({ name, partitions: t.partitions.map((p, partitionId) => ({ partitionId, leader: p.leader })) })),
       };
+    },
+    async waitForSettled(topic) {
+      const partitions = (await partitionsOf([topic])).get(topic) ?? 0;
+      const ends = async (isolationLevel: 0 | 1) => {
+        const [answer] = await admin.listOffsets({ isolationLevel, topics: [{ name: topic, partitions: Array.from({ length: partitions }, (_, partitionIndex) => ({ partitionIndex, timestamp: -1n })) }] });
+        return (answer?.partitions ?? []).map((p) => `${p.partitionIndex}:${p.offset}`).sort().join();
+      };
+      await waitFor(async () => (await ends(1)) === (await ends(0)), { timeoutMs: 15_000, what: `no transaction open on ${topic} (its last stable offsets at its ends)` });
     },
     async fetchTopicOffsets(topic) {
       const partitions = (await partitionsOf([topic])).get(topic) ?? 0;

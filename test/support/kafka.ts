@@ -196,6 +196,7 @@ export function createTestAdmin(brokers = testBrokers()): TestAdmin {
     },
     async waitForSettled(topic) {
       const partitions = (await partitionsOf([topic])).get(topic) ?? 0;
+      if (partitions === 0) throw new Error(`topic ${topic} has no partitions (yet)`);
       const ends = async (isolationLevel: 0 | 1) => {
         const [answer] = await admin.listOffsets({ isolationLevel, topics: [{ name: topic, partitions: Array.from({ length: partitions }, (_, partitionIndex) => ({ partitionIndex, timestamp: -1n })) }] });
         return (answer?.partitions ?? []).map((p) => `${p.partitionIndex}:${p.offset}`).sort().join();

@@ -224,7 +224,11 @@ async function runBarePlatformatic(spec: BareSpec): Promise<void> {
   const queue: PlatformaticMessage[] = [];
   let batches = 0;
   let commits: Promise<void> = Promise.resolve();
+  let stopping = false;
   const fail = (error: unknown) => {
+    // A commit in flight when SIGTERM closed the client fails with "Client is closed":
+    // the run is over, not broken.
+    if (stopping) return;
     const causes = error instanceof AggregateError ? error.errors.map((cause: unknown) => `\n  cause: ${inspect(cause, { depth: 4 })}`).join('') : '';
     process.stderr.write(`bench e2e bare ${spec.role}: ${(error as Error).stack ?? String(error)}${causes}\n`);
     process.exit(2);
@@ -285,6 +289,7 @@ async function runBarePlatformatic(spec: BareSpec): Promise<void> {
   });
   stream.on('error', fail);
   process.once('SIGTERM', () => {
+    stopping = true;
     void (async () => {
       await stream.close().catch(() => undefined);
       await consumer.close(true).catch(() => undefined);

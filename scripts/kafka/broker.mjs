@@ -2,7 +2,9 @@
 // A single-node KRaft Kafka broker run from Apache Kafka's own jars, for tests,
 // benchmarks and `npm start` on machines without a Docker engine.
 //
-//   node scripts/kafka/broker.mjs [--port N]     # prints the bootstrap address; Ctrl-C, SIGTERM or SIGHUP stops it
+//   node scripts/kafka/broker.mjs [--port N] [--in-memory] [--jvm server]
+//     prints the bootstrap address; Ctrl-C, SIGTERM or SIGHUP stops it. --in-memory: its
+//     data in /dev/shm (see startBroker); --jvm server: Kafka's own JVM settings (see JVM).
 //
 // The jars are resolved from Maven Central with Maven (scripts/kafka/pom.xml)
 // into .cache/kafka/<version>/lib, once. Java 17+ and Maven must be on PATH.
@@ -13,7 +15,7 @@ import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { stripVTControlCharacters } from 'node:util';
+import { parseArgs, stripVTControlCharacters } from 'node:util';
 import { canListen } from '../processes.mjs';
 import { startReaper } from '../reaper.mjs';
 
@@ -184,8 +186,11 @@ async function previousControllerPort(propsFile, log) {
  * (each page written again faults, in system time): 20,000 records to 1,000 fresh topics
  * took 31 s to write 15 s after the first 20,000 took 1 s (0.5 s in memory), and a broker
  * restart once took over 2 minutes. That measures the disk, not Switchyard.
+ * `jvm`: the JVM settings (JVM below): 'test' by default, 'server' for benchmarks.
  */
-export async function startBroker({ port, heapMb = 384, startTimeoutMs = 120_000, log, detached = false, baseDir: keptDir, inMemory = false, watch: given } = {}) {
+export async function startBroker({ port, heapMb, startTimeoutMs = 120_000, log, detached = false, baseDir: keptDir, inMemory = false, watch: given, jvm = 'test' } = {}) {
+  const jvmSettings = JVM[jvm];
+  if (jvmSettings === undefined) throw new Error(`kafka: jvm takes ${Object.keys(JVM).join(' or ')}, not ${jvm}`);
   const lib = ensureKafkaJars({ log });
   const watch = given ?? reaperWatch(startReaper());
   const brokerPort = port ?? (await freePort());
@@ -204,10 +209,7 @@ export async function startBroker({ port, heapMb = 384, startTimeoutMs = 120_000
   writeFileSync(log4jFile, LOG4J);
   const classpath = `${lib}/*`;
   const jvmArgs = [
-    `-Xms${Math.min(heapMb, 256)}m`,
-    `-Xmx${heapMb}m`,
-    '-XX:+UseSerialGC',
-    '-XX:TieredStopAtLevel=1',
+    ...jvmSettings(heapMb ?? (jvm === 'server' ? 1024 : 384)),
     '-Djava.awt.headless=true',
     `-Dlog4j2.configurationFile=${log4jFile}`,
     '-cp',
@@ -302,16 +304,45 @@ export async function startBroker({ port, heapMb = 384, startTimeoutMs = 120_000
   };
 }
 
+/**
+ * The broker's JVM settings, by heap size in MB.
+ * - test: quick to start and small (the tests start brokers often, on a 2-core machine):
+ *   the serial collector and the first JIT tier only.
+ * - server: what Kafka's own start scripts give a broker (kafka-server-start.sh's 1 GB
+ *   heap, kafka-run-class.sh's G1 flags, every JIT tier), as a deployment runs it. For
+ *   benchmarks: on the test settings, a broker serving 6,000 partitions spent as much CPU
+ *   in its serial collector as in its request handlers (docs/benchmarks.md).
+ */
+const JVM = {
+  test: (heapMb) => [`-Xms${Math.min(heapMb, 256)}m`, `-Xmx${heapMb}m`, '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1'],
+  server: (heapMb) => [
+    `-Xms${heapMb}m`,
+    `-Xmx${heapMb}m`,
+    '-server',
+    '-XX:+UseG1GC',
+    '-XX:MaxGCPauseMillis=20',
+    '-XX:InitiatingHeapOccupancyPercent=35',
+    '-XX:+ExplicitGCInvokesConcurrent',
+    '-XX:MaxInlineLevel=15',
+  ],
+};
+
 function reaperWatch(reaper) {
   return { add: reaper.watch, remove: reaper.forget, removeAtEnd: reaper.removeAtEnd };
 }
 
 async function main() {
-  const args = process.argv.slice(2);
-  const portIndex = args.indexOf('--port');
-  const port = portIndex >= 0 ? Number(args[portIndex + 1]) : 9092;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    process.stderr.write('usage: node scripts/kafka/broker.mjs [--port N]   (N = 0 picks a free port)\n');
+  const usage = 'usage: node scripts/kafka/broker.mjs [--port N] [--in-memory] [--jvm test|server]   (N = 0 picks a free port)\n';
+  let values;
+  try {
+    ({ values } = parseArgs({ options: { port: { type: 'string', default: '9092' }, 'in-memory': { type: 'boolean', default: false }, jvm: { type: 'string', default: 'test' } } }));
+  } catch (error) {
+    process.stderr.write(`${error.message}\n${usage}`);
+    process.exit(1);
+  }
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535 || !(values.jvm in JVM)) {
+    process.stderr.write(usage);
     process.exit(1);
   }
   // The reaper stops the JVM should this script end without stopping it (a SIGKILL).
@@ -326,7 +357,7 @@ async function main() {
     broker.stop().then(() => process.exit(0), () => process.exit(2));
   };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, stop);
-  broker = await startBroker({ port: port === 0 ? undefined : port, watch: reaperWatch(reaper) });
+  broker = await startBroker({ port: port === 0 ? undefined : port, watch: reaperWatch(reaper), inMemory: values['in-memory'], jvm: values.jvm });
   process.stdout.write(`${broker.brokers}\n`);
   process.stderr.write(`kafka: broker ready at ${broker.brokers} (pid ${broker.pid}, log ${broker.logFile}); Ctrl-C stops it\n`);
 }

@@ -1,4 +1,4 @@
-// `npm run bench -- e2e [--calls 30000] [--dests 3] [--rounds 3] [--partitions 6]
+// `npm run bench -- e2e [--calls 30000] [--dests 3] [--rounds 3] [--warmup on] [--partitions 6]
 //   [--pipelines single-hop,two-hop,two-hop-kafkajs,switchyard,switchyard-at-least-once] [--calls-written before] [--batch N] [--cpu-prof-dir DIR]`
 // (or standalone: `tsx bench/e2e.ts ...`)
 //
@@ -324,10 +324,11 @@ async function runRound(setup: Setup, pipeline: Pipeline, round: number): Promis
 }
 
 export async function main(args: string[]): Promise<void> {
-  const options = benchOptions(args, { calls: 30_000, dests: 3, rounds: 3, partitions: 6, pipelines: DEFAULT_PIPELINES.join(','), 'calls-written': 'before', batch: 'off', 'cpu-prof-dir': '' });
+  const options = benchOptions(args, { calls: 30_000, dests: 3, rounds: 3, warmup: 'on', partitions: 6, pipelines: DEFAULT_PIPELINES.join(','), 'calls-written': 'before', batch: 'off', 'cpu-prof-dir': '' });
   const batch = batchOption(options.batch);
   if (options['cpu-prof-dir'] !== '') profileProcessesInto(options['cpu-prof-dir']);
   if (options['calls-written'] !== 'before' && options['calls-written'] !== 'during') throw new Error(`--calls-written takes before or during, not ${options['calls-written']}`);
+    if (options.warmup !== 'on' && options.warmup !== 'off') throw new Error(`--warmup takes on or off, not ${options.warmup}`);
   const asked = options.pipelines.split(',');
   const unknown = asked.filter((p) => !(PIPELINES as readonly string[]).includes(p));
   if (unknown.length > 0 || asked.length === 0) throw new Error(`--pipelines takes ${PIPELINES.join(', ')}, comma-separated; not ${unknown.join(', ')}`);
@@ -367,6 +368,17 @@ export async function main(args: string[]): Promise<void> {
       setup.messages.push(chunk);
     }
     if (setup.brokerPid === undefined) log('the broker\'s pid is not known here: no broker CPU in the table');
+    // NOTE: a warm-up round of each pipeline first, not counted: a fresh broker on Kafka's
+    // JVM settings spends seconds compiling in the first rounds (its JIT's compiler
+    // threads, about 3 s of CPU over three rounds), charged to whichever pipeline first
+    // takes a path (transactions: only Switchyard); a deployment's broker is warm.
+    // `--warmup off` leaves it out.
+    if (options.warmup === 'on') {
+      for (const pipeline of pipelines) {
+        const result = await runRound(setup, pipeline, 0);
+        log(`warm-up ${pipeline}: ${result.main.eventsPerSecond.toFixed(0)} events/s (not counted)`);
+      }
+    }
     const rounds: Round[] = [];
     for (let round = 1; round <= options.rounds; round++) {
       // Rotate which pipeline goes first, so none always gets the warmer broker.

@@ -189,7 +189,7 @@ async function previousControllerPort(propsFile, log) {
  * `jvm`: the JVM settings (JVM below): 'test' by default, 'server' for benchmarks.
  */
 export async function startBroker({ port, heapMb, startTimeoutMs = 120_000, log, detached = false, baseDir: keptDir, inMemory = false, watch: given, jvm = 'test' } = {}) {
-  const jvmSettings = JVM[jvm];
+  const jvmSettings = Object.hasOwn(JVM, jvm) ? JVM[jvm] : undefined;
   if (jvmSettings === undefined) throw new Error(`kafka: jvm takes ${Object.keys(JVM).join(' or ')}, not ${jvm}`);
   const lib = ensureKafkaJars({ log });
   const watch = given ?? reaperWatch(startReaper());
@@ -341,7 +341,7 @@ async function main() {
     process.exit(1);
   }
   const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535 || !(values.jvm in JVM)) {
+  if (!Number.isInteger(port) || port < 0 || port > 65535 || !Object.hasOwn(JVM, values.jvm)) {
     process.stderr.write(usage);
     process.exit(1);
   }

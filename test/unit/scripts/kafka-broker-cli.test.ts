@@ -13,6 +13,7 @@ function run(args: string[]) {
 describe('scripts/kafka/broker.mjs', () => {
   it('refuses a --jvm it has no settings for, naming the ones it has', () => {
     const { status, stderr } = run(['--port', '0', '--jvm', 'fast']);
+    expect(run(['--port', '0', '--jvm', 'toString']).status).toBe(1);
     expect(status).toBe(1);
     expect(stderr).toContain('--jvm test|server');
   });

@@ -192,7 +192,8 @@ class BatchRuntime {
     }
     queue.records.push(...records);
     queue.next = next;
-    if (records.length === 0 && next > from) queue.moved = true;
+    // A commit policy of none owes no commit.
+    if (records.length === 0 && next > from && this.settings.commit.kind !== 'none') queue.moved = true;
     // NOTE: the answers of one fetch are handed over one after the other in the same
     // turn; batches start once they are all queued, so that a batch takes them together.
     if (!this.scheduled) {
@@ -210,7 +211,7 @@ class BatchRuntime {
       if (this.running >= this.concurrency) return;
       if (queue.running) continue;
       // A queue with no record whose position moved gets a batch of none: it commits `next`.
-      if (queue.records.length === 0 && !(queue.moved && this.settings.commit.kind !== 'none')) continue;
+      if (queue.records.length === 0 && !queue.moved) continue;
       const taken = queue.records.length <= MAX_BATCH_RECORDS ? queue.records : queue.records.slice(0, MAX_BATCH_RECORDS);
       queue.records = taken === queue.records ? [] : queue.records.slice(MAX_BATCH_RECORDS);
       const next = queue.records.length === 0 ? queue.next : undefined;

@@ -328,7 +328,7 @@ export async function main(args: string[]): Promise<void> {
   const batch = batchOption(options.batch);
   if (options['cpu-prof-dir'] !== '') profileProcessesInto(options['cpu-prof-dir']);
   if (options['calls-written'] !== 'before' && options['calls-written'] !== 'during') throw new Error(`--calls-written takes before or during, not ${options['calls-written']}`);
-    if (options.warmup !== 'on' && options.warmup !== 'off') throw new Error(`--warmup takes on or off, not ${options.warmup}`);
+  if (options.warmup !== 'on' && options.warmup !== 'off') throw new Error(`--warmup takes on or off, not ${options.warmup}`);
   const asked = options.pipelines.split(',');
   const unknown = asked.filter((p) => !(PIPELINES as readonly string[]).includes(p));
   if (unknown.length > 0 || asked.length === 0) throw new Error(`--pipelines takes ${PIPELINES.join(', ')}, comma-separated; not ${unknown.join(', ')}`);

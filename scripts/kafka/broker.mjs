@@ -209,7 +209,7 @@ export async function startBroker({ port, heapMb, startTimeoutMs = 120_000, log,
   writeFileSync(log4jFile, LOG4J);
   const classpath = `${lib}/*`;
   const jvmArgs = [
-    ...jvmSettings(heapMb ?? (jvm === 'server' ? 1024 : 384)),
+    ...jvmSettings.args(heapMb ?? jvmSettings.heapMb),
     '-Djava.awt.headless=true',
     `-Dlog4j2.configurationFile=${log4jFile}`,
     '-cp',
@@ -305,7 +305,7 @@ export async function startBroker({ port, heapMb, startTimeoutMs = 120_000, log,
 }
 
 /**
- * The broker's JVM settings, by heap size in MB.
+ * The broker's JVM settings: the default heap (MB) and the arguments for a heap size.
  * - test: quick to start and small (the tests start brokers often, on a 2-core machine):
  *   the serial collector and the first JIT tier only.
  * - server: what Kafka's own start scripts give a broker (kafka-server-start.sh's 1 GB
@@ -314,17 +314,20 @@ export async function startBroker({ port, heapMb, startTimeoutMs = 120_000, log,
  *   in its serial collector as in its request handlers (docs/benchmarks.md).
  */
 const JVM = {
-  test: (heapMb) => [`-Xms${Math.min(heapMb, 256)}m`, `-Xmx${heapMb}m`, '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1'],
-  server: (heapMb) => [
-    `-Xms${heapMb}m`,
-    `-Xmx${heapMb}m`,
-    '-server',
-    '-XX:+UseG1GC',
-    '-XX:MaxGCPauseMillis=20',
-    '-XX:InitiatingHeapOccupancyPercent=35',
-    '-XX:+ExplicitGCInvokesConcurrent',
-    '-XX:MaxInlineLevel=15',
-  ],
+  test: { heapMb: 384, args: (heapMb) => [`-Xms${Math.min(heapMb, 256)}m`, `-Xmx${heapMb}m`, '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1'] },
+  server: {
+    heapMb: 1024,
+    args: (heapMb) => [
+      `-Xms${heapMb}m`,
+      `-Xmx${heapMb}m`,
+      '-server',
+      '-XX:+UseG1GC',
+      '-XX:MaxGCPauseMillis=20',
+      '-XX:InitiatingHeapOccupancyPercent=35',
+      '-XX:+ExplicitGCInvokesConcurrent',
+      '-XX:MaxInlineLevel=15',
+    ],
+  },
 };
 
 function reaperWatch(reaper) {

@@ -13,9 +13,10 @@ function run(args: string[]) {
 describe('scripts/kafka/broker.mjs', () => {
   it('refuses a --jvm it has no settings for, naming the ones it has', () => {
     const { status, stderr } = run(['--port', '0', '--jvm', 'fast']);
-    expect(run(['--port', '0', '--jvm', 'toString']).status).toBe(1);
     expect(status).toBe(1);
     expect(stderr).toContain('--jvm test|server');
+    // A name every object has is no setting either.
+    expect(run(['--port', '0', '--jvm', 'toString']).status).toBe(1);
   });
 
   it('refuses an option it does not know', () => {
